@@ -1,0 +1,41 @@
+/* Internals shared by the files of alloc/: a bump arena that owns everything of one generation,
+ * and small jansson accessors. Never included from another folder. */
+#ifndef RF_ALLOC_PRIVATE_H
+#define RF_ALLOC_PRIVATE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "alloc/model.h"
+
+struct rf_arena;
+
+struct rf_arena *rf_arena_new(void);
+void rf_arena_free(struct rf_arena *a);
+/** Zeroed, 16-byte aligned memory; NULL on OOM. */
+void *rf_arena_alloc(struct rf_arena *a, size_t size);
+void *rf_arena_calloc(struct rf_arena *a, size_t n, size_t size);
+char *rf_arena_strdup(struct rf_arena *a, const char *s);
+char *rf_arena_printf(struct rf_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/** Borrowed string at key, or NULL when absent or not a string. */
+const char *rf_jstr(const json_t *obj, const char *key);
+/** Object at a dotted path ("spec.pool"), or NULL. */
+const json_t *rf_jpath(const json_t *obj, const char *path);
+/** Integer at key (accepting whole reals), or def. */
+long long rf_jint(const json_t *obj, const char *key, long long def);
+bool rf_jbool(const json_t *obj, const char *key, bool def);
+
+/** Parse a claim spec (ResourceClaimSpec) into *claim using the arena; sets claim->unsupported
+ * when something cannot be evaluated. -ENOMEM only. */
+int rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *claim,
+			const json_t *spec);
+
+/** The claim name a pod's spec.resourceClaims entry resolves to, or NULL (template not yet
+ * instantiated). */
+const char *rf_pod_claim_name(const json_t *pod, const json_t *entry);
+
+struct rf_cel_cache *rf_cluster_cel(const struct rf_cluster *c);
+
+#endif

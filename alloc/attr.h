@@ -1,0 +1,70 @@
+/* Device attributes and capacities as the DRA API publishes them, after railfit normalised their
+ * names to "domain/id" (an unqualified name belongs to the driver's domain, dra-api.md section 3).
+ * Shared by the cluster model and the CEL evaluator. Plain values, no I/O. */
+#ifndef RF_ALLOC_ATTR_H
+#define RF_ALLOC_ATTR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/quantity.h"
+
+enum rf_attr_kind {
+	RF_ATTR_INT,
+	RF_ATTR_BOOL,
+	RF_ATTR_STRING,
+	RF_ATTR_VERSION, /* semver 2.0.0 text in s */
+	RF_ATTR_OTHER,   /* a value kind this build does not know (1.36 list types): never matches */
+};
+
+struct rf_attr {
+	const char *name; /* "domain/id", borrowed from the owning device */
+	enum rf_attr_kind kind;
+	int64_t i;
+	bool b;
+	const char *s; /* string or version text */
+};
+
+struct rf_capacity {
+	const char *name; /* "domain/id" */
+	const char *raw_name; /* the key exactly as published (consumable capacity matches on it) */
+	struct rf_quantity value;
+	/* requestPolicy (consumable capacity, KEP-5075) */
+	bool has_policy;
+	bool has_default;
+	struct rf_quantity def;
+	const struct rf_quantity *valid_values; /* ascending */
+	size_t n_valid_values;
+	bool has_range;
+	struct rf_quantity range_min;
+	bool has_range_max;
+	struct rf_quantity range_max;
+	bool has_range_step;
+	struct rf_quantity range_step;
+};
+
+/** What a CEL selector can see of one device (dra-api.md section 11). */
+struct rf_cel_device {
+	const char *driver;
+	const struct rf_attr *attrs; /* sorted by name */
+	size_t n_attrs;
+	const struct rf_capacity *caps; /* sorted by name */
+	size_t n_caps;
+	bool allow_multiple_allocations;
+};
+
+/** Find an attribute by its full "domain/id" name; NULL if absent. */
+const struct rf_attr *rf_attr_find(const struct rf_attr *attrs, size_t n, const char *name);
+
+/** Same for a name split into domain and id (no allocation). */
+const struct rf_attr *rf_attr_find2(const struct rf_attr *attrs, size_t n, const char *domain,
+				    size_t domain_len, const char *id, size_t id_len);
+
+const struct rf_capacity *rf_capacity_find(const struct rf_capacity *caps, size_t n,
+					   const char *name);
+const struct rf_capacity *rf_capacity_find2(const struct rf_capacity *caps, size_t n,
+					    const char *domain, size_t domain_len, const char *id,
+					    size_t id_len);
+
+#endif

@@ -1,0 +1,51 @@
+/* What a pod asks railfit for (DESIGN section 6): its ResourceClaims (those still to allocate and
+ * those already allocated, which pin devices and a node), railfit's annotations, the CNI bandwidth
+ * annotations and its rail group. The demand is "none" for pods that are not railfit's business,
+ * "unknown" when something cannot be evaluated exactly (then railfit never guesses). Pure logic. */
+#ifndef RF_ALLOC_DEMAND_H
+#define RF_ALLOC_DEMAND_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "alloc/model.h"
+
+#define RF_MAX_POD_CLAIMS 16
+
+enum rf_demand_kind { RF_DEMAND_NONE = 0, RF_DEMAND_KNOWN, RF_DEMAND_UNKNOWN };
+
+const char *rf_demand_kind_name(enum rf_demand_kind k);
+
+struct rf_demand {
+	enum rf_demand_kind kind;
+	char unknown_reason[512];
+	char pod_key[320]; /* "ns/name" */
+	const char *pod_ns, *pod_name; /* point into pod_key storage copies */
+	char ns_buf[256];
+	/* claims to allocate, in pod order, and claims already allocated */
+	const struct rf_claim *claims[RF_MAX_POD_CLAIMS];
+	size_t n_claims;
+	const struct rf_claim *pinned[RF_MAX_POD_CLAIMS];
+	size_t n_pinned;
+	struct rf_claim *owned[RF_MAX_POD_CLAIMS]; /* instantiated from templates */
+	size_t n_owned;
+	/* annotations */
+	enum rf_level min_alignment;
+	bool min_alignment_from_pod;
+	bool has_nic_bw, has_egress, has_ingress;
+	struct rf_quantity nic_bw, egress, ingress;
+	char bad_annotation[256]; /* malformed bandwidth annotation: reported, not counted */
+	char group[320];          /* "ns/group" or "" */
+};
+
+/**
+ * Resolve a pod's demand against a generation. pod is the Pod as kube-scheduler sent it (or as
+ * cached); claims and classes come from the generation. Never fails except on OOM (-ENOMEM); a
+ * demand that cannot be evaluated comes back as RF_DEMAND_UNKNOWN with a reason.
+ */
+int rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_demand *ret);
+
+/** Free what a demand owns (template-instantiated claims). */
+void rf_demand_release(struct rf_demand *d);
+
+#endif

@@ -1,0 +1,627 @@
+/* Filter and score of one node for one pod (see evaluate.h, DESIGN section 7). */
+#include "alloc/evaluate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc/alloc-private.h"
+
+const char *
+rf_verdict_name(enum rf_verdict v)
+{
+	switch (v) {
+	case RF_VERDICT_PASS:
+		return "pass";
+	case RF_VERDICT_FAIL:
+		return "fail";
+	case RF_VERDICT_UNRESOLVABLE:
+		return "unresolvable";
+	}
+	return "?";
+}
+
+const char *
+rf_part_name(enum rf_part p)
+{
+	static const char *const names[] = { "alignment", "bandwidth", "rail", "packing" };
+	return p < RF_PART_COUNT ? names[p] : "?";
+}
+
+static void __attribute__((format(printf, 2, 3)))
+reason(struct rf_node_eval *e, const char *fmt, ...)
+{
+	if (e->n_reasons >= RF_MAX_REASONS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->reasons[e->n_reasons++], RF_REASON_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* A failing reason goes first: the first reason is the filter message. */
+static void __attribute__((format(printf, 3, 4)))
+fail(struct rf_node_eval *e, enum rf_verdict v, const char *fmt, ...)
+{
+	char msg[RF_REASON_LEN];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (e->verdict == RF_VERDICT_PASS) {
+		/* make room at the front */
+		size_t n = e->n_reasons < RF_MAX_REASONS ? e->n_reasons : RF_MAX_REASONS - 1;
+		memmove(e->reasons[1], e->reasons[0], n * RF_REASON_LEN);
+		snprintf(e->reasons[0], RF_REASON_LEN, "%s", msg);
+		e->n_reasons = n + 1;
+	} else {
+		reason(e, "%s", msg);
+	}
+	if (v > e->verdict)
+		e->verdict = v;
+}
+
+bool
+rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cfg,
+			const struct rf_assignment *a, enum rf_level *ret_worst, double *ret_points)
+{
+	enum rf_level worst = RF_LEVEL_PIX;
+	double sum = 0;
+	size_t gpus = 0, nics = 0;
+	for (size_t i = 0; i < a->n; i++)
+		nics += a->picks[i].dev->kind == RF_DEV_NIC;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *g = a->picks[i].dev;
+		if (g->kind != RF_DEV_GPU)
+			continue;
+		enum rf_level best = RF_LEVEL_UNKNOWN;
+		for (size_t j = 0; j < a->n; j++) {
+			const struct rf_device *nic = a->picks[j].dev;
+			if (nic->kind != RF_DEV_NIC)
+				continue;
+			enum rf_level l = rf_node_level(n, g, nic, NULL);
+			if (l < best)
+				best = l;
+		}
+		gpus++;
+		sum += cfg->scoring.levels[best];
+		if (best > worst)
+			worst = best;
+	}
+	if (!gpus || !nics)
+		return false;
+	if (ret_worst)
+		*ret_worst = worst;
+	if (ret_points)
+		*ret_points = sum / (double)gpus;
+	return true;
+}
+
+struct score_ctx {
+	const struct rf_node *node;
+	const struct rf_config *cfg;
+};
+
+static double
+alignment_score_fn(const struct rf_assignment *a, void *userdata)
+{
+	const struct score_ctx *sc = userdata;
+	double pts = 0;
+	if (!rf_assignment_alignment(sc->node, sc->cfg, a, NULL, &pts))
+		return 0;
+	return pts;
+}
+
+static const char *
+fmt_q(struct rf_quantity q, char buf[RF_QUANTITY_FMT_MAX])
+{
+	return rf_quantity_format(q, buf);
+}
+
+/* "gpu-1 + pci-0000-18-00-0" */
+static void
+describe_devices(const struct rf_assignment *a, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < a->n && off < len; i++) {
+		if (a->picks[i].dev->kind == RF_DEV_OTHER)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
+					a->picks[i].dev->name);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "(no GPU or NIC)");
+}
+
+/* Why a claim cannot be allocated: per request, which devices match and which of them are free. */
+static void
+describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const struct rf_demand *d,
+		    char *buf, size_t len)
+{
+	size_t off = (size_t)snprintf(buf, len, "claims cannot be allocated on this node:");
+	for (size_t ci = 0; ci < d->n_claims && off < len; ci++) {
+		const struct rf_claim *cl = d->claims[ci];
+		off += (size_t)snprintf(buf + off, len - off, " claim %s/%s", cl->ns, cl->name);
+		for (size_t r = 0; r < cl->n_requests && off < len; r++) {
+			const struct rf_request_alt *alt = &cl->requests[r].alts[0];
+			size_t match = 0, nfree = 0, shown = 0;
+			char names[160] = "";
+			size_t noff = 0;
+			for (size_t i = 0; i < n->n_devices; i++) {
+				const struct rf_device *dev = n->devices[i];
+				struct rf_cel_device v = { dev->pool->driver, dev->attrs, dev->n_attrs,
+							   dev->caps, dev->n_caps,
+							   dev->allow_multiple };
+				bool ok = true;
+				for (size_t s = 0; ok && alt->class && s < alt->class->n_selectors; s++)
+					ok = rf_cel_eval(alt->class->selectors[s], &v, NULL) == 1;
+				for (size_t s = 0; ok && s < alt->n_selectors; s++)
+					ok = rf_cel_eval(alt->selectors[s], &v, NULL) == 1;
+				if (!ok)
+					continue;
+				match++;
+				if (dev->holder && !dev->allow_multiple)
+					continue;
+				nfree++;
+				if (shown < 4 && noff < sizeof(names)) {
+					noff += (size_t)snprintf(names + noff, sizeof(names) - noff,
+								 "%s%s", shown ? " " : "",
+								 dev->name);
+					shown++;
+				}
+			}
+			const char *count_txt = alt->all ? "all" : NULL;
+			char cnt[24];
+			if (!count_txt) {
+				snprintf(cnt, sizeof(cnt), "%lld", (long long)alt->count);
+				count_txt = cnt;
+			}
+			off += (size_t)snprintf(buf + off, len - off,
+						"%s request %s needs %s of class %s, %zu match, %zu free%s%s%s",
+						r ? ";" : ":", alt->name, count_txt, alt->class_name,
+						match, nfree, shown ? " (" : "", names,
+						shown ? (nfree > shown ? " ...)" : ")") : "");
+		}
+		for (size_t k = 0; k < cl->n_constraints && off < len; k++) {
+			const struct rf_constraint *co = &cl->constraints[k];
+			if (!co->match_attribute)
+				continue;
+			off += (size_t)snprintf(buf + off, len - off, "; constraint matchAttribute %s",
+						co->match_attribute);
+		}
+	}
+	(void)c;
+}
+
+static const char *
+constraint_hint(const struct rf_demand *d, const struct rf_assignment *a, char *buf, size_t len)
+{
+	/* find the claims holding the GPUs and NICs of the assignment */
+	const struct rf_claim *gpu_claim = NULL, *nic_claim = NULL;
+	const char *gpu_req = NULL, *nic_req = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_pick *p = &a->picks[i];
+		if (p->dev->kind == RF_DEV_GPU && !gpu_claim) {
+			gpu_claim = p->claim;
+			gpu_req = p->request;
+		} else if (p->dev->kind == RF_DEV_NIC && !nic_claim) {
+			nic_claim = p->claim;
+			nic_req = p->request;
+		}
+	}
+	(void)d;
+	if (!gpu_claim || !nic_claim)
+		return "";
+	if (gpu_claim != nic_claim) {
+		snprintf(buf, len,
+			 ": the GPU (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
+			 "and constraints only apply within one claim; put requests %s and %s in one "
+			 "claim with constraint matchAttribute resource.kubernetes.io/pcieRoot",
+			 gpu_claim->ns, gpu_claim->name, nic_claim->ns, nic_claim->name, gpu_req,
+			 nic_req);
+		return buf;
+	}
+	for (size_t k = 0; k < gpu_claim->n_constraints; k++) {
+		const struct rf_constraint *co = &gpu_claim->constraints[k];
+		if (co->match_attribute &&
+		    strcmp(co->match_attribute, "resource.kubernetes.io/pcieRoot") == 0)
+			return ""; /* already constrained: the free set is the problem */
+	}
+	snprintf(buf, len,
+		 ": add constraint matchAttribute resource.kubernetes.io/pcieRoot over requests "
+		 "[%s %s] to claim %s/%s",
+		 gpu_req, nic_req, gpu_claim->ns, gpu_claim->name);
+	return buf;
+}
+
+static void
+pinned_assignment(const struct rf_demand *d, struct rf_assignment *a)
+{
+	a->n = 0;
+	for (size_t i = 0; i < d->n_pinned; i++) {
+		const struct rf_claim *cl = d->pinned[i];
+		for (size_t r = 0; r < cl->n_results && a->n < RF_MAX_PICKS; r++) {
+			const struct rf_alloc_result *ar = &cl->results[r];
+			if (!ar->dev || ar->admin_access)
+				continue;
+			a->picks[a->n++] = (struct rf_pick){ .claim = cl,
+							     .request = ar->request,
+							     .dev = ar->dev,
+							     .pinned = true };
+		}
+	}
+}
+
+/* Node a pinned claim is bound to: its nodeSelector, else the node of its devices' pools. */
+static const char *
+pinned_node(const struct rf_claim *cl)
+{
+	if (cl->alloc_node)
+		return cl->alloc_node;
+	for (size_t r = 0; r < cl->n_results; r++)
+		if (cl->results[r].dev && cl->results[r].dev->pool->node)
+			return cl->results[r].dev->pool->node;
+	return NULL;
+}
+
+static double
+clamp01(double v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+static double
+fraction(struct rf_quantity part, struct rf_quantity whole)
+{
+	double w = rf_quantity_to_double(whole);
+	return w > 0 ? rf_quantity_to_double(part) / w : 0;
+}
+
+/* Parts, headroom and score of one assignment; filter failures for headroom go to e. */
+static void
+score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
+		 const struct rf_assignment *a, struct rf_node_eval *e, bool apply_filter)
+{
+	const struct rf_config *cfg = rf_cluster_config(c);
+	enum rf_level worst;
+	double pts;
+	char b1[RF_QUANTITY_FMT_MAX], b2[RF_QUANTITY_FMT_MAX], b3[RF_QUANTITY_FMT_MAX],
+		b4[RF_QUANTITY_FMT_MAX];
+
+	for (int p = 0; p < RF_PART_COUNT; p++) {
+		e->parts[p] = 0;
+		e->part_applies[p] = false;
+	}
+	e->alignment_applies = rf_assignment_alignment(n, cfg, a, &worst, &pts);
+	e->predicted_level = e->alignment_applies ? worst : RF_LEVEL_UNKNOWN;
+	if (e->alignment_applies) {
+		e->parts[RF_PART_ALIGNMENT] = pts;
+		e->part_applies[RF_PART_ALIGNMENT] = true;
+	}
+
+	/* bandwidth: every NIC of the assignment, then the front-end NIC */
+	double min_frac = 2;
+	e->n_nics = 0;
+	for (size_t i = 0; i < a->n && e->n_nics < RF_MAX_NICS; i++) {
+		const struct rf_pick *pk = &a->picks[i];
+		if (pk->dev->kind != RF_DEV_NIC)
+			continue;
+		struct rf_nic_headroom *h = &e->nics[e->n_nics++];
+		h->dev = pk->dev;
+		h->capacity = rf_device_bw_capacity(pk->dev, cfg, &h->capacity_source);
+		h->used = rf_device_bw_used(pk->dev);
+		h->asked = pk->has_bw ? pk->bw : d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
+		if (pk->pinned)
+			h->asked = d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
+		h->free_after = rf_quantity_sub(rf_quantity_sub(h->capacity, h->used), h->asked);
+		double f = fraction(h->free_after, h->capacity);
+		if (f < min_frac)
+			min_frac = f;
+		if (apply_filter && rf_quantity_cmp(h->free_after, rf_quantity_from_int(0)) < 0) {
+			bool never = rf_quantity_cmp(h->asked, h->capacity) > 0;
+			fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+			     "NIC %s has %s of %s free, the pod asks %s per NIC",
+			     pk->dev->name, fmt_q(rf_quantity_sub(h->capacity, h->used), b1),
+			     fmt_q(h->capacity, b2), fmt_q(h->asked, b3));
+		}
+	}
+	e->fe_applies = d->has_egress || d->has_ingress;
+	if (e->fe_applies) {
+		e->fe_capacity = n->fe_capacity;
+		e->fe_egress_used = n->fe_egress_used;
+		e->fe_ingress_used = n->fe_ingress_used;
+		e->fe_source = n->fe_source;
+		struct {
+			bool has;
+			struct rf_quantity ask, used;
+			const char *dir;
+		} dirs[2] = { { d->has_egress, d->egress, n->fe_egress_used, "egress" },
+			      { d->has_ingress, d->ingress, n->fe_ingress_used, "ingress" } };
+		for (int k = 0; k < 2; k++) {
+			if (!dirs[k].has)
+				continue;
+			struct rf_quantity free_after =
+				rf_quantity_sub(rf_quantity_sub(n->fe_capacity, dirs[k].used),
+						dirs[k].ask);
+			double f = fraction(free_after, n->fe_capacity);
+			if (f < min_frac)
+				min_frac = f;
+			if (apply_filter && rf_quantity_cmp(free_after, rf_quantity_from_int(0)) < 0) {
+				bool never = rf_quantity_cmp(dirs[k].ask, n->fe_capacity) > 0;
+				fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+				     "front-end NIC has %s of %s %s free (%s), the pod asks %s",
+				     fmt_q(rf_quantity_sub(n->fe_capacity, dirs[k].used), b1),
+				     fmt_q(n->fe_capacity, b2), dirs[k].dir, n->fe_source,
+				     fmt_q(dirs[k].ask, b4));
+			}
+		}
+	}
+	/* bandwidth only ranks nodes when something consumes it: the pod declares bandwidth, or a
+	 * predicted NIC already carries traffic; otherwise it would be 1.0 everywhere and only
+	 * dilute the other parts */
+	bool bw_matters = d->has_nic_bw || e->fe_applies;
+	for (size_t i = 0; i < e->n_nics && !bw_matters; i++)
+		bw_matters = !rf_quantity_is_zero(e->nics[i].used) ||
+			     !rf_quantity_is_zero(e->nics[i].asked);
+	if (bw_matters && min_frac <= 1.5) {
+		min_frac = clamp01(min_frac);
+		e->parts[RF_PART_BANDWIDTH] =
+			cfg->scoring.bandwidth_policy == RF_BW_BINPACK ? 1 - min_frac : min_frac;
+		e->part_applies[RF_PART_BANDWIDTH] = true;
+	}
+
+	/* rail: share of the assignment's rails the pod's group already uses elsewhere */
+	e->group_rails = d->group[0] ? rf_cluster_group_rails(c, d->group, n->name) : 0;
+	if (e->group_rails) {
+		size_t rails = 0, same = 0;
+		for (size_t i = 0; i < a->n; i++) {
+			int r = a->picks[i].dev->kind == RF_DEV_NIC ? a->picks[i].dev->rail : -1;
+			if (r < 0)
+				continue;
+			rails++;
+			same += (e->group_rails >> r) & 1;
+		}
+		if (rails) {
+			e->parts[RF_PART_RAIL] = (double)same / (double)rails;
+			e->part_applies[RF_PART_RAIL] = true;
+		}
+	}
+
+	/* packing: prefer nodes already in use, so whole aligned sets stay free for big jobs */
+	size_t new_gpus = 0, new_nics = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		if (a->picks[i].pinned || a->picks[i].dev->allow_multiple)
+			continue;
+		new_gpus += a->picks[i].dev->kind == RF_DEV_GPU;
+		new_nics += a->picks[i].dev->kind == RF_DEV_NIC;
+	}
+	if (new_gpus && n->n_gpus) {
+		e->parts[RF_PART_PACKING] =
+			clamp01((double)(n->n_gpus - n->n_gpus_free + new_gpus) / n->n_gpus);
+		e->part_applies[RF_PART_PACKING] = true;
+	} else if (new_nics && n->n_nics) {
+		e->parts[RF_PART_PACKING] =
+			clamp01((double)(n->n_nics - n->n_nics_free + new_nics) / n->n_nics);
+		e->part_applies[RF_PART_PACKING] = true;
+	}
+
+	const double w[RF_PART_COUNT] = { cfg->scoring.w_alignment, cfg->scoring.w_bandwidth,
+					  cfg->scoring.w_rail, cfg->scoring.w_packing };
+	double num = 0, den = 0;
+	for (int p = 0; p < RF_PART_COUNT; p++)
+		if (e->part_applies[p]) {
+			num += w[p] * e->parts[p];
+			den += w[p];
+		}
+	e->score = den > 0 ? (int)lround(10.0 * num / den) : 0;
+	if (e->score < 0)
+		e->score = 0;
+	if (e->score > 10)
+		e->score = 10;
+}
+
+static int
+eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
+	   bool explain, struct rf_node_eval *e)
+{
+	const struct rf_config *cfg = rf_cluster_config(c);
+	struct rf_assignment pinned;
+	struct rf_search_result *res = NULL;
+	char buf[RF_REASON_LEN], hint[RF_REASON_LEN], b1[RF_REASON_LEN / 2];
+	int r = 0;
+
+	pinned_assignment(d, &pinned);
+	struct rf_search_request sr = { .cluster = c,
+					.node = n,
+					.claims = d->claims,
+					.n_claims = d->n_claims,
+					.pinned = &pinned };
+
+	if (d->n_claims == 0) {
+		e->status = RF_SEARCH_FOUND;
+		e->has_predicted = true;
+		e->predicted = pinned;
+		e->deterministic = true;
+		e->orders_exhaustive = true;
+		if (d->n_pinned)
+			reason(e, "claims already allocated on this node: devices are fixed");
+		goto judge;
+	}
+
+	res = malloc(sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	if ((r = rf_predict(&sr, res)) < 0)
+		goto out;
+	e->status = res->status;
+	e->n_orders = res->n_orders;
+	e->orders_exhaustive = res->orders_exhaustive;
+	switch (res->status) {
+	case RF_SEARCH_FOUND:
+		break;
+	case RF_SEARCH_CEL_ERROR:
+		e->cel_error = true;
+		reason(e,
+		       "selector error: %s; kube-scheduler's DRA plugin fails the pod's whole "
+		       "scheduling attempt on this (guard the lookup with has()); railfit passes the "
+		       "node",
+		       res->error);
+		goto out;
+	case RF_SEARCH_POOL_ERROR:
+		reason(e, "allocator error: %s; railfit passes the node", res->error);
+		goto out;
+	case RF_SEARCH_BUDGET:
+	case RF_SEARCH_TOO_MANY:
+		reason(e, "railfit's bounded search gave up (%s); the node is not judged",
+		       rf_search_status_name(res->status));
+		goto out;
+	case RF_SEARCH_INFEASIBLE: {
+		struct rf_search_result *again = malloc(sizeof(*again));
+		if (!again) {
+			r = -ENOMEM;
+			goto out;
+		}
+		sr.ignore_usage = true;
+		r = rf_predict(&sr, again);
+		sr.ignore_usage = false;
+		bool never = r == 0 && again->status == RF_SEARCH_INFEASIBLE;
+		free(again);
+		if (r < 0)
+			goto out;
+		describe_infeasible(c, n, d, buf, sizeof(buf));
+		fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL, "%s%s", buf,
+		     never ? " (even with every device free)" : "");
+		goto out;
+	}
+	}
+
+	/* the worst outcome over the scan orders that matter */
+	e->n_outcomes = res->n_outcomes;
+	e->deterministic = res->n_outcomes <= 1;
+	int worst_score = 11;
+	size_t worst = 0;
+	for (size_t i = 0; i < res->n_outcomes; i++) {
+		struct rf_node_eval tmp;
+		tmp.verdict = RF_VERDICT_PASS;
+		tmp.n_reasons = 0;
+		score_assignment(c, d, n, &res->outcomes[i], &tmp, false);
+		if (tmp.score < worst_score) {
+			worst_score = tmp.score;
+			worst = i;
+		}
+	}
+	e->predicted = res->outcomes[worst];
+	e->has_predicted = true;
+	if (!e->deterministic)
+		reason(e,
+		       "the allocator's pick is not deterministic here (%zu outcomes over %u scan "
+		       "orders of pools/slices): scored the worst",
+		       res->n_outcomes, res->n_orders);
+
+judge:
+	score_assignment(c, d, n, &e->predicted, e, true);
+	describe_devices(&e->predicted, b1, sizeof(b1));
+	if (e->alignment_applies)
+		reason(e, "allocator would pick %s (%s)", b1, rf_level_name(e->predicted_level));
+	else if (e->predicted.n)
+		reason(e, "allocator would pick %s", b1);
+
+	bool below_min = e->alignment_applies && !rf_level_at_least(e->predicted_level,
+								     d->min_alignment);
+	if ((explain || below_min) && e->predicted.n && d->n_claims) {
+		struct score_ctx sc = { n, cfg };
+		bool found = false, exh = false;
+		if ((r = rf_predict_best(&sr, alignment_score_fn, &sc, &e->best, &found, &exh)) < 0)
+			goto out;
+		e->has_best = found;
+		e->best_exhaustive = exh;
+		if (found && !rf_assignment_alignment(n, cfg, &e->best, &e->best_level, NULL))
+			e->best_level = RF_LEVEL_UNKNOWN;
+	}
+	if (!below_min && e->has_best && e->alignment_applies && e->best_level < e->predicted_level) {
+		char bb[RF_REASON_LEN / 2];
+		describe_devices(&e->best, bb, sizeof(bb));
+		reason(e, "better aligned: %s (%s) are free%s", bb, rf_level_name(e->best_level),
+		       constraint_hint(d, &e->best, hint, sizeof(hint)));
+	}
+	if (below_min) {
+		char bb[RF_REASON_LEN / 2];
+		if (e->has_best && rf_level_at_least(e->best_level, d->min_alignment)) {
+			describe_devices(&e->best, bb, sizeof(bb));
+			fail(e, RF_VERDICT_FAIL,
+			     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
+			     rf_level_name(d->min_alignment), b1, rf_level_name(e->predicted_level),
+			     bb, rf_level_name(e->best_level),
+			     constraint_hint(d, &e->best, hint, sizeof(hint)));
+		} else {
+			/* could evicting pods ever give an aligned set here? */
+			struct score_ctx sc = { n, cfg };
+			struct rf_assignment *ideal = malloc(sizeof(*ideal));
+			bool found = false, exh = false;
+			enum rf_level il = RF_LEVEL_UNKNOWN;
+			if (!ideal) {
+				r = -ENOMEM;
+				goto out;
+			}
+			sr.ignore_usage = true;
+			r = rf_predict_best(&sr, alignment_score_fn, &sc, ideal, &found, &exh);
+			if (r == 0 && found &&
+			    !rf_assignment_alignment(n, cfg, ideal, &il, NULL))
+				il = RF_LEVEL_UNKNOWN;
+			free(ideal);
+			if (r < 0)
+				goto out;
+			bool never = !found || !rf_level_at_least(il, d->min_alignment);
+			fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+			     "min-alignment %s: allocator would pick %s (%s) and no free set is "
+			     "better; best on this node %s: %s",
+			     rf_level_name(d->min_alignment), b1, rf_level_name(e->predicted_level),
+			     never ? "even with every device free" : "once devices are freed",
+			     found ? rf_level_name(il) : "none");
+		}
+	}
+out:
+	free(res);
+	return r;
+}
+
+int
+rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
+		 bool explain, struct rf_node_eval *e)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->node_name, sizeof(e->node_name), "%s", node_name);
+	e->predicted_level = RF_LEVEL_UNKNOWN;
+	e->best_level = RF_LEVEL_UNKNOWN;
+	e->deterministic = true;
+	e->node = rf_cluster_node(c, node_name);
+
+	if (d->kind == RF_DEMAND_NONE) {
+		reason(e, "the pod asks for no devices or bandwidth: not railfit's business");
+		return 0;
+	}
+	if (d->kind == RF_DEMAND_UNKNOWN) {
+		reason(e, "demand unknown (%s): railfit passes every node and scores all equally",
+		       d->unknown_reason);
+		return 0;
+	}
+	for (size_t i = 0; i < d->n_pinned; i++) {
+		const char *pn = pinned_node(d->pinned[i]);
+		if (pn && strcmp(pn, node_name) != 0) {
+			fail(e, RF_VERDICT_UNRESOLVABLE,
+			     "claim %s/%s is already allocated on node %s", d->pinned[i]->ns,
+			     d->pinned[i]->name, pn);
+			return 0;
+		}
+	}
+	if (!e->node) {
+		fail(e, RF_VERDICT_FAIL, "node %s is not in railfit's cache (yet)", node_name);
+		return 0;
+	}
+	if (d->bad_annotation[0])
+		reason(e, "%s", d->bad_annotation);
+	return eval_known(c, d, e->node, explain, e);
+}

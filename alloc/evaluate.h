@@ -1,0 +1,89 @@
+/* Per node: prediction, filter and score (DESIGN section 7).
+ *
+ * rf_evaluate_node() runs the allocator mirror for the pod's demand on one node, takes the worst
+ * outcome over the scan orders that matter, computes the best achievable assignment, applies the
+ * filter rules (claims allocatable, min-alignment, NIC and front-end headroom) and the score parts
+ * (alignment, bandwidth, rail, packing). Every number it produces is kept in rf_node_eval so that
+ * explain can show it. Pure logic; any thread. */
+#ifndef RF_ALLOC_EVALUATE_H
+#define RF_ALLOC_EVALUATE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "alloc/demand.h"
+#include "alloc/model.h"
+#include "alloc/predict.h"
+
+enum rf_verdict { RF_VERDICT_PASS = 0, RF_VERDICT_FAIL, RF_VERDICT_UNRESOLVABLE };
+
+const char *rf_verdict_name(enum rf_verdict v);
+
+enum rf_part { RF_PART_ALIGNMENT = 0, RF_PART_BANDWIDTH, RF_PART_RAIL, RF_PART_PACKING, RF_PART_COUNT };
+
+const char *rf_part_name(enum rf_part p);
+
+#define RF_MAX_REASONS 8
+#define RF_REASON_LEN  512
+#define RF_MAX_NICS    32
+
+struct rf_nic_headroom {
+	const struct rf_device *dev;
+	struct rf_quantity capacity, used, asked, free_after;
+	const char *capacity_source; /* "slice" or "default" */
+};
+
+struct rf_node_eval {
+	const struct rf_node *node; /* NULL when the node is not in the cache */
+	char node_name[254];
+	enum rf_verdict verdict;
+	size_t n_reasons;
+	char reasons[RF_MAX_REASONS][RF_REASON_LEN];
+	int score;
+	double parts[RF_PART_COUNT];
+	bool part_applies[RF_PART_COUNT];
+
+	enum rf_search_status status;
+	bool has_predicted;
+	struct rf_assignment predicted; /* the worst outcome over the scan orders tried */
+	enum rf_level predicted_level;  /* worst GPU-to-nearest-NIC level; UNKNOWN if n/a */
+	bool alignment_applies;
+	bool deterministic;
+	unsigned n_orders;
+	size_t n_outcomes;
+	bool orders_exhaustive;
+	bool has_best;
+	struct rf_assignment best;
+	enum rf_level best_level;
+	bool best_exhaustive;
+	bool cel_error;
+
+	size_t n_nics;
+	struct rf_nic_headroom nics[RF_MAX_NICS];
+	bool fe_applies;
+	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
+	const char *fe_source;
+	uint64_t group_rails; /* rails of the pod's group on other nodes */
+};
+
+/**
+ * Evaluate one node. ret is fully overwritten. With explain, the best achievable assignment is
+ * always computed (otherwise only when it decides a message). Never fails except -ENOMEM.
+ */
+int rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
+		     bool explain, struct rf_node_eval *ret);
+
+/** The worst GPU level of an assignment (each GPU to its nearest NIC of the assignment), and
+ * the mean alignment points; false when the assignment has no GPU or no NIC. */
+bool rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cfg,
+			     const struct rf_assignment *a, enum rf_level *ret_worst,
+			     double *ret_points);
+
+/** Explain JSON of one node (DESIGN section 4 shape). New reference, NULL on OOM. */
+json_t *rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e);
+
+/** The whole explain document for a pod: {"pod","demand","unknownReason","nodes":[...]}. */
+json_t *rf_explain_json(const struct rf_cluster *c, const struct rf_demand *d,
+			const struct rf_node_eval *evals, size_t n);
+
+#endif

@@ -1,0 +1,251 @@
+/* The cluster model: one immutable generation of everything railfit knows (DESIGN section 7.1).
+ *
+ * rf_cluster_build() turns Kubernetes objects (Nodes, Pods, ResourceSlices, ResourceClaims,
+ * DeviceClasses, and optionally ResourceClaimTemplates) into indexed, derived state: pools at their
+ * highest generation with completeness, devices with normalised attribute names, their kind
+ * (GPU/NIC by driver), locality attributes, rails, and who holds them. A generation is never
+ * changed after it is built; readers on any thread take a reference (rf_cluster_ref) and drop it
+ * when done. Objects that cannot be understood are skipped and listed in the generation's warnings,
+ * never fatal. Pure logic, no I/O. */
+#ifndef RF_ALLOC_MODEL_H
+#define RF_ALLOC_MODEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc/attr.h"
+#include "alloc/cel.h"
+#include "config/config.h"
+#include "topology/locality.h"
+
+enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC };
+
+struct rf_claim;
+struct rf_pool;
+struct rf_pod;
+
+struct rf_taint {
+	const char *key, *value, *effect;
+};
+
+struct rf_counter_consumption {
+	const char *counter_set;
+	size_t n;
+	const char **names;
+	struct rf_quantity *values;
+};
+
+struct rf_device {
+	const char *name;
+	struct rf_pool *pool;
+	unsigned slice; /* index of its slice within the pool */
+	enum rf_dev_kind kind;
+	struct rf_attr *attrs; /* sorted by name */
+	size_t n_attrs;
+	struct rf_capacity *caps; /* sorted by name */
+	size_t n_caps;
+	bool allow_multiple;
+	struct rf_taint *taints;
+	size_t n_taints;
+	bool has_binding_conditions;
+	struct rf_counter_consumption *counters;
+	size_t n_counters;
+	const json_t *json; /* the device object in its slice */
+
+	/* derived */
+	struct rf_locality loc;   /* pcie_root, numa */
+	const char *numa_source;  /* attribute name, "nic-on-root", or NULL */
+	char pci[RF_PCI_ADDR_LEN]; /* "" when unknown */
+	int rdma;                 /* 1, 0, or -1 unknown */
+	int rail;                 /* rail index, -1 = not on a rail */
+	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
+	unsigned idx;             /* index in its node's device list */
+
+	/* usage */
+	const struct rf_claim *holder; /* exclusive allocation, NULL = not exclusively held */
+	unsigned n_shares;             /* consumable-capacity allocations */
+	struct rf_quantity *consumed;  /* per caps[i], summed over shares; NULL when none */
+	struct rf_quantity annotated_bw; /* railfit.io/nic-bandwidth of pods holding it */
+};
+
+struct rf_pool {
+	const char *driver, *name;
+	int64_t generation;
+	int64_t slice_count; /* resourceSliceCount */
+	unsigned n_slices;   /* slices seen at that generation */
+	bool complete;
+	bool invalid; /* duplicate device names */
+	const char *node; /* the node its slices name, or NULL */
+	struct rf_device **devices; /* slice order, then device order as published */
+	size_t n_devices;
+};
+
+struct rf_node {
+	const char *name;
+	const json_t *json; /* NULL when only slices name this node */
+	const json_t *labels, *annotations; /* borrowed, may be NULL */
+	bool ready;
+	struct rf_pool **pools;
+	size_t n_pools;
+	struct rf_device **devices; /* pool order, then pool device order */
+	size_t n_devices;
+	unsigned n_gpus, n_nics, n_gpus_free, n_nics_free;
+	struct rf_pod **pods; /* pods bound to this node and not terminated */
+	size_t n_pods;
+	struct rf_quantity fe_capacity; /* front-end NIC bandwidth */
+	const char *fe_source;          /* "annotation" or "default" */
+	struct rf_quantity fe_egress_used, fe_ingress_used;
+	unsigned n_rails;
+};
+
+/** One way to satisfy a request: an `exactly` request or one firstAvailable subrequest. */
+struct rf_request_alt {
+	const char *name; /* "req" or "req/sub" */
+	const char *class_name;
+	const struct rf_class *class; /* NULL when the class does not exist */
+	const struct rf_cel_program **selectors;
+	const char **selector_texts;
+	size_t n_selectors;
+	bool all; /* allocationMode: All */
+	int64_t count;
+	bool admin_access;
+	struct rf_toleration {
+		const char *key, *op, *value, *effect;
+	} *tolerations;
+	size_t n_tolerations;
+	size_t n_cap_requests;
+	const char **cap_request_names; /* exactly as written */
+	struct rf_quantity *cap_request_values;
+};
+
+struct rf_request {
+	const char *name;
+	bool first_available;
+	struct rf_request_alt *alts;
+	size_t n_alts;
+};
+
+struct rf_constraint {
+	const char **requests; /* empty = all requests of the claim */
+	size_t n_requests;
+	const char *match_attribute;
+	const char *distinct_attribute;
+};
+
+struct rf_alloc_result {
+	const char *request, *driver, *pool, *device;
+	bool admin_access;
+	const char *share_id;
+	const json_t *consumed; /* consumedCapacity object, borrowed */
+	struct rf_device *dev;  /* resolved, or NULL when the device is not in any slice */
+};
+
+struct rf_claim {
+	const char *ns, *name, *uid;
+	const json_t *json;
+	bool from_template; /* instantiated from a ResourceClaimTemplate for a pod */
+	struct rf_request *requests;
+	size_t n_requests;
+	struct rf_constraint *constraints;
+	size_t n_constraints;
+	const char *unsupported; /* why railfit cannot evaluate this claim, or NULL */
+	bool allocated;
+	struct rf_alloc_result *results;
+	size_t n_results;
+	const char *alloc_node; /* node the allocation is bound to, or NULL */
+};
+
+struct rf_class {
+	const char *name;
+	const json_t *json;
+	const struct rf_cel_program **selectors;
+	const char **selector_texts;
+	size_t n_selectors;
+	const char *unsupported;
+};
+
+struct rf_pod {
+	const char *ns, *name, *uid, *node_name, *phase;
+	const json_t *json;
+	const json_t *labels, *annotations;
+	const char *group; /* rail group key "ns/name" or NULL */
+	bool has_nic_bw, has_egress, has_ingress;
+	struct rf_quantity nic_bw, egress, ingress;
+	const char *bad_annotation; /* message for a malformed bandwidth annotation, or NULL */
+};
+
+/** Kubernetes objects by kind (borrowed arrays of objects; kind/apiVersion may be absent). */
+struct rf_cluster_objects {
+	json_t *nodes, *pods, *slices, *claims, *classes, *templates; /* each may be NULL */
+};
+
+struct rf_cluster;
+
+/**
+ * Build a generation. cfg and cel must outlive the generation. The objects are referenced, not
+ * copied, and must never be modified afterwards.
+ * @return 0, or -ENOMEM (nothing else: bad objects become warnings).
+ */
+int rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
+		     struct rf_cel_cache *cel, struct rf_cluster **ret);
+
+struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
+/** Drop a reference; returns NULL. Accepts NULL. */
+struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);
+
+const struct rf_config *rf_cluster_config(const struct rf_cluster *c);
+enum rf_dra_version rf_cluster_dra_version(const struct rf_cluster *c);
+
+size_t rf_cluster_n_nodes(const struct rf_cluster *c);
+const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */
+const struct rf_node *rf_cluster_node(const struct rf_cluster *c, const char *name);
+const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *ns,
+					const char *name);
+const struct rf_class *rf_cluster_class(const struct rf_cluster *c, const char *name);
+const struct rf_pod *rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name);
+const json_t *rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name);
+size_t rf_cluster_n_pods(const struct rf_cluster *c);
+const struct rf_pod *rf_cluster_pod_at(const struct rf_cluster *c, size_t i);
+
+/** Rails the group uses on nodes other than `node`, as a bit mask (rails 0..63). */
+uint64_t rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node);
+
+/** Warnings collected while building (objects skipped and why). Borrowed strings. */
+size_t rf_cluster_n_warnings(const struct rf_cluster *c);
+const char *rf_cluster_warning(const struct rf_cluster *c, size_t i);
+
+/** Number of objects of each kind held, for railfit_cache_objects. */
+struct rf_cluster_counts {
+	size_t nodes, pods, slices, claims, classes, templates;
+};
+struct rf_cluster_counts rf_cluster_counts(const struct rf_cluster *c);
+
+/** The objects the generation was built from (for /debug/snapshot). Borrowed. */
+const struct rf_cluster_objects *rf_cluster_objects(const struct rf_cluster *c);
+
+/** Level between two devices of one node, and its source (annotation beats DRA attributes). */
+enum rf_level rf_node_level(const struct rf_node *n, const struct rf_device *a,
+			    const struct rf_device *b, enum rf_level_source *ret_src);
+
+/** A device is free when nobody holds it exclusively (shares are counted separately). */
+bool rf_device_is_free(const struct rf_device *d);
+
+/** Free bandwidth of a NIC before any new placement (capacity - consumed - annotated). */
+struct rf_quantity rf_device_bw_capacity(const struct rf_device *d, const struct rf_config *cfg,
+					 const char **ret_source);
+struct rf_quantity rf_device_bw_used(const struct rf_device *d);
+
+/** Instantiate a claim for a pod's resourceClaimTemplate entry (explain of pods not yet
+ * scheduled whose claim the controller has not created yet). The claim is owned by the caller's
+ * arena-less allocation: free with rf_claim_free(). NULL on OOM or when the template is unusable
+ * (then *ret_err says why). */
+struct rf_claim *rf_claim_from_template(const struct rf_cluster *c, const char *ns,
+					const char *pod_name, const char *entry_name,
+					const json_t *tmpl, const char **ret_err);
+void rf_claim_free(struct rf_claim *claim);
+
+const char *rf_dev_kind_name(enum rf_dev_kind k);
+
+#endif

@@ -1,0 +1,908 @@
+/* The allocator mirror (see predict.h and reference/dra-allocator.md sections 2-4 and 9).
+ *
+ * One struct search per (node, scan order): a flat scan list of the node's devices in pool, slice
+ * and device order, a memo of selector results per (request alternative, device), and the picks
+ * made so far. The recursion is the allocator's: claim -> request -> alternative -> device slot,
+ * rescanning from the start for each slot. */
+#include "alloc/predict.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc-private.h"
+
+#define STEP_BUDGET      200000UL /* device checks per scan order */
+#define BEST_STEP_BUDGET 100000UL
+
+enum memo { M_UNKNOWN = 0, M_NO, M_YES, M_ERROR };
+
+struct scan_item {
+	const struct rf_device *dev;
+	unsigned ni;   /* index in node->devices */
+	unsigned pool; /* index in node->pools */
+};
+
+struct search {
+	const struct rf_search_request *req;
+	enum rf_dra_version ver;
+	struct scan_item *scan;
+	size_t n_scan;
+	unsigned char *memo; /* [alt_id * n_devs + ni] */
+	size_t n_devs;
+	size_t *alt_base; /* per (claim, request): first alt id */
+	size_t n_alt_ids;
+	struct rf_assignment cur;
+	size_t n_pinned;
+	/* best mode */
+	bool best;
+	rf_assignment_score_fn *score;
+	void *userdata;
+	double best_score;
+	struct rf_assignment *best_out;
+	bool found;
+	unsigned long steps, budget;
+	enum rf_search_status fatal;
+	char *err;
+	size_t errlen;
+};
+
+const char *
+rf_search_status_name(enum rf_search_status s)
+{
+	switch (s) {
+	case RF_SEARCH_FOUND:
+		return "found";
+	case RF_SEARCH_INFEASIBLE:
+		return "infeasible";
+	case RF_SEARCH_CEL_ERROR:
+		return "cel-error";
+	case RF_SEARCH_POOL_ERROR:
+		return "pool-error";
+	case RF_SEARCH_BUDGET:
+		return "budget";
+	case RF_SEARCH_TOO_MANY:
+		return "too-many-devices";
+	}
+	return "?";
+}
+
+static size_t
+alt_id(const struct search *s, size_t ci, size_t ri, size_t ai)
+{
+	size_t base = 0;
+	for (size_t c = 0; c < ci; c++)
+		base += s->req->claims[c]->n_requests;
+	return s->alt_base[base + ri] + ai;
+}
+
+static const struct rf_cel_device *
+cel_view(const struct rf_device *d, struct rf_cel_device *v)
+{
+	*v = (struct rf_cel_device){
+		.driver = d->pool->driver,
+		.attrs = d->attrs,
+		.n_attrs = d->n_attrs,
+		.caps = d->caps,
+		.n_caps = d->n_caps,
+		.allow_multiple_allocations = d->allow_multiple,
+	};
+	return v;
+}
+
+/* Class selectors, then request selectors, stopping at the first false (dra-allocator.md 8). */
+static enum memo
+selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+	   size_t aid, const struct scan_item *it, bool record_error)
+{
+	unsigned char *m = &s->memo[aid * s->n_devs + it->ni];
+	bool want_msg = *m == M_ERROR && record_error && s->err && !s->err[0];
+	if (*m != M_UNKNOWN && !want_msg)
+		return *m;
+	struct rf_cel_device view;
+	struct rf_cel_error err = { 0 };
+	enum memo res = M_YES;
+	cel_view(it->dev, &view);
+	const struct rf_class *cls = alt->class;
+	size_t total = (cls ? cls->n_selectors : 0) + alt->n_selectors;
+	for (size_t i = 0; i < total && res == M_YES; i++) {
+		const struct rf_cel_program *p;
+		const char *text;
+		if (cls && i < cls->n_selectors) {
+			p = cls->selectors[i];
+			text = cls->selector_texts[i];
+		} else {
+			p = alt->selectors[i - (cls ? cls->n_selectors : 0)];
+			text = alt->selector_texts[i - (cls ? cls->n_selectors : 0)];
+		}
+		int r = rf_cel_eval(p, &view, &err);
+		if (r < 0) {
+			res = M_ERROR;
+			if (record_error && s->err && !s->err[0])
+				snprintf(s->err, s->errlen,
+					 "claim %s/%s request %s: selector \"%s\" on device %s/%s/%s: "
+					 "%s",
+					 cl->ns, cl->name, alt->name, text, it->dev->pool->driver,
+					 it->dev->pool->name, it->dev->name, err.msg);
+		} else if (r == 0) {
+			res = M_NO;
+		}
+	}
+	*m = (unsigned char)res;
+	return res;
+}
+
+static rf_i128
+ceil_div(rf_i128 a, rf_i128 b)
+{
+	return (a + b - 1) / b;
+}
+
+/* What one allocation of alt consumes of capacity cap (dra-api.md section 10.5); false when the
+ * request cannot be satisfied by this capacity at all. */
+static bool
+consumption(const struct rf_request_alt *alt, const struct rf_capacity *cap,
+	    struct rf_quantity *ret)
+{
+	const struct rf_quantity *asked = NULL;
+	for (size_t i = 0; i < alt->n_cap_requests; i++)
+		if (strcmp(alt->cap_request_names[i], cap->raw_name) == 0)
+			asked = &alt->cap_request_values[i];
+	if (!asked) {
+		*ret = cap->has_default ? cap->def : cap->value;
+		return true;
+	}
+	struct rf_quantity v = *asked;
+	if (cap->has_range) {
+		if (rf_quantity_cmp(v, cap->range_min) < 0)
+			v = cap->range_min;
+		else if (cap->has_range_step && cap->range_step.nano > 0) {
+			rf_i128 over = v.nano - cap->range_min.nano;
+			v.nano = cap->range_min.nano +
+				 ceil_div(over, cap->range_step.nano) * cap->range_step.nano;
+		}
+		if (cap->has_range_max && rf_quantity_cmp(v, cap->range_max) > 0)
+			return false;
+	} else if (cap->n_valid_values) {
+		size_t i = 0;
+		while (i < cap->n_valid_values && rf_quantity_cmp(cap->valid_values[i], v) < 0)
+			i++;
+		if (i == cap->n_valid_values)
+			return false;
+		v = cap->valid_values[i];
+	}
+	*ret = v;
+	return true;
+}
+
+static bool
+capacity_fits(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	/* every requested key must exist on the device */
+	for (size_t i = 0; i < alt->n_cap_requests; i++) {
+		bool found = false;
+		for (size_t c = 0; c < d->n_caps && !found; c++)
+			found = strcmp(d->caps[c].raw_name, alt->cap_request_names[i]) == 0;
+		if (!found)
+			return false;
+	}
+	if (!d->allow_multiple) {
+		/* an exclusive device must simply be large enough */
+		for (size_t i = 0; i < alt->n_cap_requests; i++)
+			for (size_t c = 0; c < d->n_caps; c++)
+				if (strcmp(d->caps[c].raw_name, alt->cap_request_names[i]) == 0 &&
+				    rf_quantity_cmp(alt->cap_request_values[i], d->caps[c].value) > 0)
+					return false;
+		return true;
+	}
+	for (size_t c = 0; c < d->n_caps; c++) {
+		const struct rf_capacity *cap = &d->caps[c];
+		struct rf_quantity total = { 0 }, q;
+		if (!consumption(alt, cap, &q))
+			return false;
+		total = q;
+		if (d->consumed && !s->req->ignore_usage)
+			total = rf_quantity_add(total, d->consumed[c]);
+		for (size_t p = 0; p < s->cur.n; p++) {
+			const struct rf_pick *pk = &s->cur.picks[p];
+			if (pk->dev == d && pk->alt && consumption(pk->alt, cap, &q))
+				total = rf_quantity_add(total, q);
+		}
+		if (rf_quantity_cmp(total, cap->value) > 0)
+			return false;
+	}
+	return true;
+}
+
+static bool
+tolerated(const struct rf_request_alt *alt, const struct rf_taint *t)
+{
+	for (size_t i = 0; i < alt->n_tolerations; i++) {
+		const struct rf_toleration *tol = &alt->tolerations[i];
+		if (tol->effect && tol->effect[0] && strcmp(tol->effect, t->effect) != 0)
+			continue;
+		bool exists = tol->op && strcmp(tol->op, "Exists") == 0;
+		if (exists) {
+			if (!tol->key || !tol->key[0] || strcmp(tol->key, t->key) == 0)
+				return true;
+			continue;
+		}
+		if (tol->key && strcmp(tol->key, t->key) == 0 &&
+		    strcmp(tol->value ? tol->value : "", t->value ? t->value : "") == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool
+taints_ok(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	for (size_t i = 0; i < d->n_taints; i++) {
+		const struct rf_taint *t = &d->taints[i];
+		bool counts = s->ver == RF_DRA_1_34 || strcmp(t->effect, "NoSchedule") == 0 ||
+			      strcmp(t->effect, "NoExecute") == 0;
+		if (counts && !tolerated(alt, t))
+			return false;
+	}
+	return true;
+}
+
+/* Does constraint co cover request (alt) name? "req" covers "req/sub" (dra-allocator.md 4). */
+static bool
+covers(const struct rf_constraint *co, const char *name)
+{
+	if (co->n_requests == 0)
+		return true;
+	size_t base = strcspn(name, "/");
+	for (size_t i = 0; i < co->n_requests; i++) {
+		const char *r = co->requests[i];
+		if (strcmp(r, name) == 0 || (strlen(r) == base && strncmp(r, name, base) == 0))
+			return true;
+	}
+	return false;
+}
+
+static bool
+attr_equal(const struct rf_attr *a, const struct rf_attr *b)
+{
+	if (a->kind != b->kind || a->kind == RF_ATTR_OTHER)
+		return false;
+	switch (a->kind) {
+	case RF_ATTR_INT:
+		return a->i == b->i;
+	case RF_ATTR_BOOL:
+		return a->b == b->b;
+	case RF_ATTR_STRING:
+	case RF_ATTR_VERSION:
+		return strcmp(a->s, b->s) == 0;
+	case RF_ATTR_OTHER:
+		break;
+	}
+	return false;
+}
+
+static bool
+constraints_ok(const struct search *s, const struct rf_claim *cl, const char *alt_name,
+	       const struct rf_device *d)
+{
+	for (size_t i = 0; i < cl->n_constraints; i++) {
+		const struct rf_constraint *co = &cl->constraints[i];
+		if (!covers(co, alt_name))
+			continue;
+		if (co->match_attribute) {
+			const struct rf_attr *mine =
+				rf_attr_find(d->attrs, d->n_attrs, co->match_attribute);
+			if (!mine || mine->kind == RF_ATTR_OTHER)
+				return false;
+			for (size_t p = 0; p < s->cur.n; p++) {
+				const struct rf_pick *pk = &s->cur.picks[p];
+				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
+					continue;
+				const struct rf_attr *ref = rf_attr_find(
+					pk->dev->attrs, pk->dev->n_attrs, co->match_attribute);
+				if (!ref || !attr_equal(ref, mine))
+					return false;
+				break; /* the first device fixed the reference value */
+			}
+		}
+		if (co->distinct_attribute && s->ver != RF_DRA_1_34) {
+			/* 1.34 compared pointers and so never rejected on value */
+			const struct rf_attr *mine =
+				rf_attr_find(d->attrs, d->n_attrs, co->distinct_attribute);
+			if (!mine)
+				return false;
+			for (size_t p = 0; p < s->cur.n; p++) {
+				const struct rf_pick *pk = &s->cur.picks[p];
+				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
+					continue;
+				const struct rf_attr *o = rf_attr_find(
+					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
+				if (o && attr_equal(o, mine))
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
+static bool
+picked(const struct search *s, const struct rf_device *d, const struct rf_claim *only_claim)
+{
+	for (size_t p = 0; p < s->cur.n; p++)
+		if (s->cur.picks[p].dev == d && (!only_claim || s->cur.picks[p].claim == only_claim))
+			return true;
+	return false;
+}
+
+static bool
+in_use(const struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+       const struct rf_device *d)
+{
+	if (d->allow_multiple)
+		return false; /* shared: capacity decides */
+	if (alt->admin_access)
+		return picked(s, d, cl);
+	if (d->holder && !s->req->ignore_usage)
+		return true;
+	return picked(s, d, NULL);
+}
+
+static int push(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+		const struct rf_device *d);
+
+static int dfs_request(struct search *s, size_t ci, size_t ri);
+
+static int
+leaf(struct search *s)
+{
+	if (!s->best)
+		return 1;
+	double sc = s->score ? s->score(&s->cur, s->userdata) : 0;
+	if (!s->found || sc > s->best_score) {
+		s->found = true;
+		s->best_score = sc;
+		*s->best_out = s->cur;
+	}
+	return 0;
+}
+
+static int
+next_request(struct search *s, size_t ci, size_t ri)
+{
+	if (ri + 1 < s->req->claims[ci]->n_requests)
+		return dfs_request(s, ci, ri + 1);
+	if (ci + 1 < s->req->n_claims)
+		return dfs_request(s, ci + 1, 0);
+	return leaf(s);
+}
+
+static int
+fatal(struct search *s, enum rf_search_status st)
+{
+	if (s->fatal == RF_SEARCH_FOUND)
+		s->fatal = st;
+	return -1;
+}
+
+static bool
+pool_searchable(const struct search *s, const struct scan_item *it, int *ret_fatal)
+{
+	const struct rf_pool *p = it->dev->pool;
+	*ret_fatal = 0;
+	if (s->ver == RF_DRA_1_34) {
+		if (p->invalid) {
+			*ret_fatal = 1;
+			return false;
+		}
+		return true; /* 1.34 searches incomplete pools */
+	}
+	return p->complete && !p->invalid;
+}
+
+static int
+dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
+{
+	const struct rf_claim *cl = s->req->claims[ci];
+	const struct rf_request_alt *alt = &cl->requests[ri].alts[ai];
+	size_t aid = alt_id(s, ci, ri, ai), start = s->cur.n, n = 0;
+
+	for (size_t i = 0; i < s->n_scan; i++) {
+		const struct scan_item *it = &s->scan[i];
+		const struct rf_pool *p = it->dev->pool;
+		enum memo m = selectable(s, cl, alt, aid, it, true);
+		if (m == M_ERROR)
+			return fatal(s, RF_SEARCH_CEL_ERROR);
+		if (m != M_YES)
+			continue;
+		if (!p->complete || p->invalid) {
+			if (s->err && !s->err[0])
+				snprintf(s->err, s->errlen,
+					 "claim %s/%s request %s (allocationMode All): pool %s/%s is "
+					 "%s",
+					 cl->ns, cl->name, alt->name, p->driver, p->name,
+					 p->invalid ? "invalid" : "incomplete");
+			return fatal(s, RF_SEARCH_POOL_ERROR);
+		}
+		s->steps++;
+		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev) ||
+		    !taints_ok(s, alt, it->dev))
+			goto fail;
+		if (!constraints_ok(s, cl, alt->name, it->dev)) {
+			if (s->err && !s->err[0])
+				snprintf(s->err, s->errlen,
+					 "claim %s/%s request %s (allocationMode All): device %s "
+					 "violates a constraint",
+					 cl->ns, cl->name, alt->name, it->dev->name);
+			return fatal(s, RF_SEARCH_POOL_ERROR);
+		}
+		if (push(s, cl, alt, it->dev) < 0)
+			return -1;
+		n++;
+	}
+	if (n == 0)
+		goto fail;
+	int r = next_request(s, ci, ri);
+	if (r == 0)
+		s->cur.n = start;
+	return r;
+fail:
+	s->cur.n = start;
+	return 0;
+}
+
+static int
+push(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+     const struct rf_device *d)
+{
+	if (s->cur.n >= RF_MAX_PICKS)
+		return fatal(s, RF_SEARCH_TOO_MANY);
+	struct rf_pick *pk = &s->cur.picks[s->cur.n++];
+	*pk = (struct rf_pick){ .claim = cl, .request = alt->name, .dev = d, .alt = alt };
+	if (d->allow_multiple && d->bandwidth) {
+		pk->has_bw = consumption(alt, d->bandwidth, &pk->bw);
+	}
+	return 0;
+}
+
+/* A necessary condition for a request: at least count devices that pass every check except the
+ * constraints. Pruning a branch that cannot succeed never changes the first solution found. */
+static bool
+enough_candidates(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+		  size_t aid)
+{
+	int64_t n = 0;
+	for (size_t i = 0; i < s->n_scan && n < alt->count; i++) {
+		const struct scan_item *it = &s->scan[i];
+		int pool_fatal;
+		if (!pool_searchable(s, it, &pool_fatal)) {
+			if (pool_fatal)
+				return true; /* let the search reach it and report */
+			continue;
+		}
+		if (in_use(s, cl, alt, it->dev))
+			continue;
+		enum memo m = selectable(s, cl, alt, aid, it, false);
+		if (m == M_ERROR)
+			return true; /* the search must reach it in scan order to decide */
+		if (m == M_YES && capacity_fits(s, alt, it->dev) && taints_ok(s, alt, it->dev))
+			n += it->dev->allow_multiple ? alt->count : 1; /* a shared device may serve again */
+	}
+	return n >= alt->count;
+}
+
+static int
+dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t from)
+{
+	const struct rf_claim *cl = s->req->claims[ci];
+	const struct rf_request_alt *alt = &cl->requests[ri].alts[ai];
+
+	if (alt->all)
+		return dfs_all(s, ci, ri, ai);
+	if (k == alt->count)
+		return next_request(s, ci, ri);
+
+	size_t aid = alt_id(s, ci, ri, ai);
+	if (k == 0 && !enough_candidates(s, cl, alt, aid))
+		return 0; /* cannot succeed in any order: skip the factorial rescans */
+	for (size_t i = s->best ? from : 0; i < s->n_scan; i++) {
+		const struct scan_item *it = &s->scan[i];
+		int pool_fatal;
+		if (++s->steps > s->budget)
+			return fatal(s, RF_SEARCH_BUDGET);
+		if (!pool_searchable(s, it, &pool_fatal)) {
+			if (pool_fatal && !s->best) {
+				if (s->err && !s->err[0])
+					snprintf(s->err, s->errlen,
+						 "pool %s/%s has duplicate device names: the 1.34 "
+						 "allocator aborts when its scan reaches it",
+						 it->dev->pool->driver, it->dev->pool->name);
+				return fatal(s, RF_SEARCH_POOL_ERROR);
+			}
+			continue;
+		}
+		if (in_use(s, cl, alt, it->dev))
+			continue;
+		enum memo m = selectable(s, cl, alt, aid, it, !s->best);
+		if (m == M_ERROR) {
+			if (s->best)
+				continue;
+			return fatal(s, RF_SEARCH_CEL_ERROR);
+		}
+		if (m != M_YES || !capacity_fits(s, alt, it->dev) || !taints_ok(s, alt, it->dev) ||
+		    !constraints_ok(s, cl, alt->name, it->dev))
+			continue;
+		if (push(s, cl, alt, it->dev) < 0)
+			return -1;
+		int r = dfs_slot(s, ci, ri, ai, k + 1, i + 1);
+		if (r != 0)
+			return r; /* keep the picks: they are the solution */
+		s->cur.n--;
+	}
+	return 0;
+}
+
+static int
+dfs_request(struct search *s, size_t ci, size_t ri)
+{
+	const struct rf_request *rq = &s->req->claims[ci]->requests[ri];
+	/* firstAvailable: the whole rest of the search for subrequest i before i+1 */
+	for (size_t a = 0; a < rq->n_alts; a++) {
+		int r = dfs_slot(s, ci, ri, a, 0, 0);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- scan orders ---- */
+
+struct order {
+	unsigned *pool_perm; /* node pool indices in scan order */
+	unsigned **slice_perm; /* per node pool: slice indices in scan order */
+};
+
+static size_t
+build_scan(const struct rf_node *n, const struct order *o, struct scan_item *scan)
+{
+	size_t k = 0, off;
+	for (size_t pi = 0; pi < n->n_pools; pi++) {
+		unsigned p = o->pool_perm[pi];
+		const struct rf_pool *pool = n->pools[p];
+		off = 0; /* node index of the pool's first device */
+		for (unsigned q = 0; q < p; q++)
+			off += n->pools[q]->n_devices;
+		for (unsigned si = 0; si < pool->n_slices; si++) {
+			unsigned sl = o->slice_perm[p][si];
+			for (size_t d = 0; d < pool->n_devices; d++) {
+				if (pool->devices[d]->slice != sl)
+					continue;
+				scan[k].dev = pool->devices[d];
+				scan[k].ni = (unsigned)(off + d);
+				scan[k].pool = p;
+				k++;
+			}
+		}
+	}
+	return k;
+}
+
+static bool
+next_permutation(unsigned *a, size_t n)
+{
+	if (n < 2)
+		return false;
+	size_t i = n - 1;
+	while (i > 0 && a[i - 1] >= a[i])
+		i--;
+	if (i == 0)
+		return false;
+	size_t j = n - 1;
+	while (a[j] <= a[i - 1])
+		j--;
+	unsigned t = a[i - 1];
+	a[i - 1] = a[j];
+	a[j] = t;
+	for (size_t l = i, r = n - 1; l < r; l++, r--) {
+		t = a[l];
+		a[l] = a[r];
+		a[r] = t;
+	}
+	return true;
+}
+
+static int
+search_init(struct search *s, const struct rf_search_request *req)
+{
+	const struct rf_node *n = req->node;
+	memset(s, 0, sizeof(*s));
+	s->req = req;
+	s->ver = rf_cluster_dra_version(req->cluster);
+	s->n_devs = n->n_devices;
+	size_t n_req = 0;
+	for (size_t c = 0; c < req->n_claims; c++)
+		n_req += req->claims[c]->n_requests;
+	s->alt_base = calloc(n_req + 1, sizeof(size_t));
+	if (!s->alt_base)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t c = 0; c < req->n_claims; c++)
+		for (size_t r = 0; r < req->claims[c]->n_requests; r++) {
+			s->alt_base[k++] = s->n_alt_ids;
+			s->n_alt_ids += req->claims[c]->requests[r].n_alts;
+		}
+	s->memo = calloc(s->n_alt_ids * s->n_devs + 1, 1);
+	s->scan = calloc(s->n_devs + 1, sizeof(*s->scan));
+	if (!s->memo || !s->scan)
+		return -ENOMEM;
+	if (req->pinned) {
+		s->cur = *req->pinned;
+		s->n_pinned = req->pinned->n;
+	}
+	return 0;
+}
+
+static void
+search_release(struct search *s)
+{
+	free(s->alt_base);
+	free(s->memo);
+	free(s->scan);
+}
+
+static bool
+same_assignment(const struct rf_assignment *a, const struct rf_assignment *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->picks[i].dev != b->picks[i].dev ||
+		    strcmp(a->picks[i].request, b->picks[i].request) != 0)
+			return false;
+	return true;
+}
+
+/* Which pools and slices can change the outcome: those holding candidates of a request
+ * alternative that has candidates in more than one of them. */
+static void
+relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
+{
+	const struct rf_node *n = s->req->node;
+	struct order ident;
+	unsigned *pp = calloc(n->n_pools ? n->n_pools : 1, sizeof(unsigned));
+	unsigned **sp = calloc(n->n_pools ? n->n_pools : 1, sizeof(unsigned *));
+	if (!pp || !sp)
+		goto out;
+	for (size_t p = 0; p < n->n_pools; p++) {
+		pp[p] = (unsigned)p;
+		sp[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
+		if (!sp[p])
+			goto out;
+		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+			sp[p][q] = q;
+	}
+	ident.pool_perm = pp;
+	ident.slice_perm = sp;
+	s->n_scan = build_scan(n, &ident, s->scan);
+	for (size_t c = 0; c < s->req->n_claims; c++) {
+		const struct rf_claim *cl = s->req->claims[c];
+		for (size_t r = 0; r < cl->n_requests; r++)
+			for (size_t a = 0; a < cl->requests[r].n_alts; a++) {
+				const struct rf_request_alt *alt = &cl->requests[r].alts[a];
+				size_t aid = alt_id(s, c, r, a);
+				/* mark the pools and slices of this alternative */
+				bool hit[64] = { 0 };
+				int distinct = 0;
+				for (size_t i = 0; i < s->n_scan; i++) {
+					if (selectable(s, cl, alt, aid, &s->scan[i], false) != M_YES)
+						continue;
+					unsigned p = s->scan[i].pool;
+					if (p < 64 && !hit[p]) {
+						hit[p] = true;
+						distinct++;
+					}
+				}
+				for (unsigned p = 0; p < n->n_pools && p < 64; p++)
+					if (hit[p] && distinct > 1)
+						pool_rel[p] = true;
+				for (unsigned p = 0; p < n->n_pools && p < 64; p++) {
+					if (!hit[p] || n->pools[p]->n_slices < 2)
+						continue;
+					unsigned first = ~0u;
+					bool multi = false;
+					for (size_t i = 0; i < s->n_scan; i++) {
+						if (s->scan[i].pool != p ||
+						    selectable(s, cl, alt, aid, &s->scan[i], false) !=
+							    M_YES)
+							continue;
+						if (first == ~0u)
+							first = s->scan[i].dev->slice;
+						else if (s->scan[i].dev->slice != first)
+							multi = true;
+					}
+					if (multi)
+						for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+							slice_rel[p][q] = true;
+				}
+			}
+	}
+out:
+	for (size_t p = 0; sp && p < n->n_pools; p++)
+		free(sp[p]);
+	free(sp);
+	free(pp);
+}
+
+int
+rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
+{
+	const struct rf_node *n = req->node;
+	struct search s;
+	int r = -ENOMEM;
+	bool *pool_rel = NULL;
+	bool **slice_rel = NULL;
+	struct order o = { 0 };
+	unsigned *rel_pos = NULL, *rel_perm = NULL;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->status = RF_SEARCH_INFEASIBLE;
+	if (search_init(&s, req) < 0)
+		goto out;
+	s.budget = STEP_BUDGET;
+	s.err = ret->error;
+	s.errlen = sizeof(ret->error);
+
+	size_t np = n->n_pools;
+	pool_rel = calloc(np + 1, sizeof(bool));
+	slice_rel = calloc(np + 1, sizeof(bool *));
+	o.pool_perm = calloc(np + 1, sizeof(unsigned));
+	o.slice_perm = calloc(np + 1, sizeof(unsigned *));
+	rel_pos = calloc(np + 1, sizeof(unsigned));
+	rel_perm = calloc(np + 1, sizeof(unsigned));
+	if (!pool_rel || !slice_rel || !o.pool_perm || !o.slice_perm || !rel_pos || !rel_perm)
+		goto out;
+	for (size_t p = 0; p < np; p++) {
+		slice_rel[p] = calloc(n->pools[p]->n_slices + 1, sizeof(bool));
+		o.slice_perm[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
+		if (!slice_rel[p] || !o.slice_perm[p])
+			goto out;
+		o.pool_perm[p] = (unsigned)p;
+		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+			o.slice_perm[p][q] = q;
+	}
+	relevant_units(&s, pool_rel, slice_rel);
+
+	/* the permutable units: relevant pools (by position), then each pool's relevant slices */
+	size_t n_rel = 0;
+	for (size_t p = 0; p < np; p++)
+		if (pool_rel[p])
+			rel_pos[n_rel++] = (unsigned)p;
+	for (size_t i = 0; i < n_rel; i++)
+		rel_perm[i] = rel_pos[i];
+
+	ret->orders_exhaustive = true;
+	for (;;) {
+		/* apply the pool permutation at the relevant positions */
+		for (size_t i = 0; i < n_rel; i++)
+			o.pool_perm[rel_pos[i]] = rel_perm[i];
+		/* slices: odometer over pools with more than one relevant slice */
+		for (;;) {
+			if (ret->n_orders >= RF_MAX_ORDERS) {
+				ret->orders_exhaustive = false;
+				goto done;
+			}
+			s.n_scan = build_scan(n, &o, s.scan);
+			s.cur.n = s.n_pinned;
+			s.steps = 0;
+			s.fatal = RF_SEARCH_FOUND;
+			int dr = req->n_claims ? dfs_request(&s, 0, 0) : 1;
+			ret->n_orders++;
+			ret->steps += s.steps;
+			if (dr < 0) {
+				ret->status = s.fatal;
+				r = 0;
+				goto out;
+			}
+			if (dr > 0) {
+				bool dup = false;
+				for (size_t i = 0; i < ret->n_outcomes && !dup; i++)
+					dup = same_assignment(&ret->outcomes[i], &s.cur);
+				if (!dup && ret->n_outcomes < RF_MAX_OUTCOMES)
+					ret->outcomes[ret->n_outcomes++] = s.cur;
+				ret->status = RF_SEARCH_FOUND;
+			} else if (ret->n_outcomes) {
+				/* feasible in one order and not in another: cannot happen for the
+				 * allocator's search (it is complete); keep the feasible ones */
+			}
+			if (ret->status != RF_SEARCH_FOUND)
+				break; /* infeasible does not depend on the order */
+			/* advance the slice odometer */
+			size_t p = 0;
+			for (; p < np; p++) {
+				size_t nrs = 0;
+				for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+					nrs += slice_rel[p][q];
+				if (nrs < 2)
+					continue;
+				/* permute the relevant slice ids in place within slice_perm */
+				unsigned vals[64];
+				size_t k = 0;
+				for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+					if (slice_rel[p][o.slice_perm[p][q]] && k < 64)
+						vals[k++] = o.slice_perm[p][q];
+				bool more = next_permutation(vals, k);
+				k = 0;
+				for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+					if (slice_rel[p][o.slice_perm[p][q]] && k < 64)
+						o.slice_perm[p][q] = vals[k++];
+				if (more)
+					break;
+			}
+			if (p == np)
+				break;
+		}
+		if (ret->status != RF_SEARCH_FOUND || !next_permutation(rel_perm, n_rel))
+			break;
+	}
+done:
+	r = 0;
+out:
+	for (size_t p = 0; p < n->n_pools; p++) {
+		if (slice_rel)
+			free(slice_rel[p]);
+		if (o.slice_perm)
+			free(o.slice_perm[p]);
+	}
+	free(slice_rel);
+	free(o.slice_perm);
+	free(o.pool_perm);
+	free(pool_rel);
+	free(rel_pos);
+	free(rel_perm);
+	search_release(&s);
+	return r;
+}
+
+int
+rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *score,
+		void *userdata, struct rf_assignment *ret, bool *ret_found, bool *ret_exhaustive)
+{
+	const struct rf_node *n = req->node;
+	struct search s;
+	struct order o = { 0 };
+	int r = -ENOMEM;
+
+	if (search_init(&s, req) < 0)
+		goto out;
+	s.best = true;
+	s.score = score;
+	s.userdata = userdata;
+	s.best_out = ret;
+	s.budget = BEST_STEP_BUDGET;
+	s.fatal = RF_SEARCH_FOUND;
+	o.pool_perm = calloc(n->n_pools + 1, sizeof(unsigned));
+	o.slice_perm = calloc(n->n_pools + 1, sizeof(unsigned *));
+	if (!o.pool_perm || !o.slice_perm)
+		goto out;
+	for (size_t p = 0; p < n->n_pools; p++) {
+		o.pool_perm[p] = (unsigned)p;
+		o.slice_perm[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
+		if (!o.slice_perm[p])
+			goto out;
+		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+			o.slice_perm[p][q] = q;
+	}
+	s.n_scan = build_scan(n, &o, s.scan);
+	s.cur.n = s.n_pinned;
+	int dr = req->n_claims ? dfs_request(&s, 0, 0) : leaf(&s);
+	*ret_found = s.found;
+	*ret_exhaustive = dr >= 0;
+	r = 0;
+out:
+	for (size_t p = 0; o.slice_perm && p < n->n_pools; p++)
+		free(o.slice_perm[p]);
+	free(o.slice_perm);
+	free(o.pool_perm);
+	search_release(&s);
+	return r;
+}

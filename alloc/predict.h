@@ -1,0 +1,83 @@
+/* A mirror of the DRA structured allocator's search (reference/dra-allocator.md): all of a pod's
+ * unallocated claims in one depth-first search; claims, requests, device slots in order; for each
+ * slot the first device in pool/slice/device scan order that passes the checks in the allocator's
+ * order (in use, class selectors, request selectors, consumable capacity, taints, constraints);
+ * full backtracking; the first complete solution wins. Pool and multi-slice order is random in
+ * kube-scheduler, so rf_predict() runs every scan order that can change the outcome (bounded) and
+ * reports each distinct outcome. A best-achievable search explores all solutions instead.
+ * Pure logic, no I/O; safe to run on several threads over one generation. */
+#ifndef RF_ALLOC_PREDICT_H
+#define RF_ALLOC_PREDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "alloc/model.h"
+
+#define RF_MAX_PICKS  64  /* devices one pod may get in one search */
+#define RF_MAX_ORDERS 120 /* scan orders tried per node (5!) */
+#define RF_MAX_OUTCOMES 8 /* distinct outcomes kept */
+
+struct rf_pick {
+	const struct rf_claim *claim;
+	const char *request; /* "req" or "req/sub" */
+	const struct rf_device *dev;
+	const struct rf_request_alt *alt; /* NULL for pinned picks */
+	bool pinned; /* from an allocation that already exists */
+	bool has_bw; /* consumable bandwidth requested from a shared NIC */
+	struct rf_quantity bw;
+};
+
+struct rf_assignment {
+	size_t n;
+	struct rf_pick picks[RF_MAX_PICKS];
+};
+
+enum rf_search_status {
+	RF_SEARCH_FOUND = 0,
+	RF_SEARCH_INFEASIBLE, /* no solution on this node */
+	RF_SEARCH_CEL_ERROR,  /* a selector raised a runtime error: the whole pod attempt fails */
+	RF_SEARCH_POOL_ERROR, /* 1.34: the scan reached an invalid pool, or All hit a bad pool */
+	RF_SEARCH_BUDGET,     /* the bounded search gave up */
+	RF_SEARCH_TOO_MANY,   /* more devices than RF_MAX_PICKS */
+};
+
+const char *rf_search_status_name(enum rf_search_status s);
+
+struct rf_search_result {
+	enum rf_search_status status;
+	char error[384]; /* CEL error / pool error text: claim, device and message */
+	size_t n_outcomes; /* distinct outcomes over the scan orders tried (FOUND only) */
+	struct rf_assignment outcomes[RF_MAX_OUTCOMES];
+	unsigned n_orders;      /* scan orders tried */
+	bool orders_exhaustive; /* every order that could matter was tried */
+	unsigned long steps;    /* devices examined, summed over orders */
+};
+
+/** Score an assignment for the best-achievable search; higher is better. */
+typedef double rf_assignment_score_fn(const struct rf_assignment *a, void *userdata);
+
+struct rf_search_request {
+	const struct rf_cluster *cluster;
+	const struct rf_node *node;
+	const struct rf_claim *const *claims; /* unallocated claims of the pod, pod order */
+	size_t n_claims;
+	const struct rf_assignment *pinned; /* devices of the pod's allocated claims, or NULL */
+	bool ignore_usage; /* pretend nothing is allocated (could eviction ever help?) */
+};
+
+/**
+ * Predict what the allocator picks on one node.
+ * @return 0 (result filled, including INFEASIBLE and error statuses) or -ENOMEM.
+ */
+int rf_predict(const struct rf_search_request *req, struct rf_search_result *ret);
+
+/**
+ * Best achievable assignment by score (bounded exhaustive search over device combinations).
+ * @return 0 and *ret_found, or -ENOMEM.
+ */
+int rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *score,
+		    void *userdata, struct rf_assignment *ret, bool *ret_found,
+		    bool *ret_exhaustive);
+
+#endif

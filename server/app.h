@@ -1,0 +1,51 @@
+/* State shared by the HTTP handlers of one railfit process: configuration, the cluster cache, the
+ * CEL program cache, and process facts for /version and /debug. Handlers only read it; the cache
+ * does its own locking. */
+#ifndef RF_SERVER_APP_H
+#define RF_SERVER_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "alloc/cel.h"
+#include "config/config.h"
+#include "server/cache.h"
+#include "server/http.h"
+
+struct rf_app {
+	struct rf_config cfg;
+	struct rf_cache *cache;
+	struct rf_cel_cache *cel;
+	double start_time; /* unix seconds */
+	const char *config_path;
+};
+
+/** The extender verbs: POST /filter, /prioritize (and /preempt). */
+int rf_verb_filter(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+int rf_verb_prioritize(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+
+/** Operations and debugging routes. */
+int rf_route_healthz(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+int rf_route_readyz(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+int rf_route_version(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+int rf_route_metrics(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+int rf_route_debug_nodes(void *app, const struct rf_http_request *req,
+			 struct rf_http_response *resp);
+int rf_route_debug_snapshot(void *app, const struct rf_http_request *req,
+			    struct rf_http_response *resp);
+int rf_route_debug_config(void *app, const struct rf_http_request *req,
+			  struct rf_http_response *resp);
+int rf_route_debug_explain(void *app, const struct rf_http_request *req,
+			   struct rf_http_response *resp);
+
+/** Explain a pod over a generation: the DESIGN section 4 document. New reference or NULL (OOM);
+ * only_node restricts to one node (NULL = all nodes, sorted by name). */
+json_t *rf_explain_pod(const struct rf_cluster *c, const json_t *pod, const char *only_node);
+
+/** Render an explain document as a table for people. malloc'd string. */
+char *rf_explain_table(const json_t *explain);
+
+/** Version document for /version and `railfit version`. New reference. */
+json_t *rf_version_json(void);
+
+#endif

@@ -1,0 +1,410 @@
+/* Debugging routes (DESIGN section 4): nodes, one node in depth, the snapshot, the effective
+ * configuration and explain. Each takes one cache generation for the whole request. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/evaluate.h"
+#include "server/app.h"
+#include "server/snapshot.h"
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->s && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+		char *ns = realloc(b->s, ncap);
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = ncap;
+	}
+}
+
+static struct rf_cluster *
+take_gen(struct rf_app *app, struct rf_http_response *resp)
+{
+	struct rf_cluster *gen = rf_cache_get(app->cache);
+	if (!gen)
+		rf_http_reply_error(resp, 503, "not ready", "the cluster cache is not loaded yet");
+	return gen;
+}
+
+static enum rf_level
+best_free_level(const struct rf_node *n)
+{
+	enum rf_level best = RF_LEVEL_UNKNOWN;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *g = n->devices[i];
+		if (g->kind != RF_DEV_GPU || !rf_device_is_free(g))
+			continue;
+		for (size_t j = 0; j < n->n_devices; j++) {
+			const struct rf_device *nic = n->devices[j];
+			if (nic->kind != RF_DEV_NIC || !rf_device_is_free(nic))
+				continue;
+			enum rf_level l = rf_node_level(n, g, nic, NULL);
+			if (l < best)
+				best = l;
+		}
+	}
+	return best;
+}
+
+static void
+nic_headroom(const struct rf_node *n, const struct rf_config *cfg, struct rf_quantity *ret_min,
+	     struct rf_quantity *ret_max, bool *ret_any)
+{
+	*ret_any = false;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *d = n->devices[i];
+		if (d->kind != RF_DEV_NIC)
+			continue;
+		struct rf_quantity h =
+			rf_quantity_sub(rf_device_bw_capacity(d, cfg, NULL), rf_device_bw_used(d));
+		if (!*ret_any || rf_quantity_cmp(h, *ret_min) < 0)
+			*ret_min = h;
+		if (!*ret_any || rf_quantity_cmp(h, *ret_max) > 0)
+			*ret_max = h;
+		*ret_any = true;
+	}
+}
+
+static json_t *
+node_row(const struct rf_node *n, const struct rf_config *cfg)
+{
+	char b1[RF_QUANTITY_FMT_MAX], b2[RF_QUANTITY_FMT_MAX];
+	struct rf_quantity mn = { 0 }, mx = { 0 };
+	bool any;
+	nic_headroom(n, cfg, &mn, &mx, &any);
+	enum rf_level bl = best_free_level(n);
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s}",
+			 "node", n->name, "ready", n->ready, "gpusFree", (int)n->n_gpus_free,
+			 "gpus", (int)n->n_gpus, "nicsFree", (int)n->n_nics_free, "nics",
+			 (int)n->n_nics, "bestFreeAlignment",
+			 n->n_gpus_free && n->n_nics_free ? rf_level_name(bl) : NULL,
+			 "nicHeadroomMin", any ? rf_quantity_format(mn, b1) : NULL,
+			 "nicHeadroomMax", any ? rf_quantity_format(mx, b2) : NULL, "pools",
+			 (int)n->n_pools, "pods", (int)n->n_pods, "dataAge", "static");
+}
+
+static char *
+nodes_table(const json_t *rows)
+{
+	struct strbuf b = { 0 };
+	sb_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %s\n", "NODE", "READY", "GPUS",
+		  "NICS", "BEST-FREE", "NIC-HR-MIN", "NIC-HR-MAX", "PODS");
+	size_t i;
+	json_t *r;
+	json_array_foreach (rows, i, r) {
+		char g[24], n[24];
+		snprintf(g, sizeof(g), "%lld/%lld",
+			 (long long)json_integer_value(json_object_get(r, "gpusFree")),
+			 (long long)json_integer_value(json_object_get(r, "gpus")));
+		snprintf(n, sizeof(n), "%lld/%lld",
+			 (long long)json_integer_value(json_object_get(r, "nicsFree")),
+			 (long long)json_integer_value(json_object_get(r, "nics")));
+		const char *bf = json_string_value(json_object_get(r, "bestFreeAlignment"));
+		const char *hmin = json_string_value(json_object_get(r, "nicHeadroomMin"));
+		const char *hmax = json_string_value(json_object_get(r, "nicHeadroomMax"));
+		sb_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %lld\n",
+			  json_string_value(json_object_get(r, "node")),
+			  json_is_true(json_object_get(r, "ready")) ? "True" : "False", g, n,
+			  bf ? bf : "-", hmin ? hmin : "-", hmax ? hmax : "-",
+			  (long long)json_integer_value(json_object_get(r, "pods")));
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+static json_t *
+attrs_json(const struct rf_device *d)
+{
+	json_t *o = json_object();
+	for (size_t i = 0; o && i < d->n_attrs; i++) {
+		const struct rf_attr *a = &d->attrs[i];
+		switch (a->kind) {
+		case RF_ATTR_INT:
+			json_object_set_new(o, a->name, json_integer(a->i));
+			break;
+		case RF_ATTR_BOOL:
+			json_object_set_new(o, a->name, json_boolean(a->b));
+			break;
+		case RF_ATTR_STRING:
+		case RF_ATTR_VERSION:
+			json_object_set_new(o, a->name, json_string(a->s));
+			break;
+		case RF_ATTR_OTHER:
+			json_object_set_new(o, a->name, json_string("<unsupported value kind>"));
+			break;
+		}
+	}
+	return o;
+}
+
+static json_t *
+node_detail(const struct rf_cluster *c, const struct rf_node *n)
+{
+	const struct rf_config *cfg = rf_cluster_config(c);
+	json_t *o = node_row(n, cfg);
+	json_t *devs = json_array(), *pools = json_array(), *matrix = json_object();
+	char b[RF_QUANTITY_FMT_MAX];
+	if (!o || !devs || !pools || !matrix)
+		goto fail;
+	for (size_t i = 0; i < n->n_pools; i++) {
+		const struct rf_pool *p = n->pools[i];
+		json_array_append_new(pools, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b, s:b}",
+						       "driver", p->driver, "pool", p->name,
+						       "generation", (json_int_t)p->generation,
+						       "resourceSliceCount",
+						       (json_int_t)p->slice_count, "slices",
+						       (json_int_t)p->n_slices, "complete",
+						       p->complete, "invalid", p->invalid));
+	}
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *d = n->devices[i];
+		json_t *dj = json_pack("{s:s, s:s, s:s, s:s}", "device", d->name, "driver",
+				       d->pool->driver, "pool", d->pool->name, "kind",
+				       rf_dev_kind_name(d->kind));
+		if (!dj)
+			goto fail;
+		json_object_set_new(dj, "pci", d->pci[0] ? json_string(d->pci) : json_null());
+		json_object_set_new(dj, "pcieRoot",
+				    d->loc.pcie_root ? json_string(d->loc.pcie_root) : json_null());
+		json_object_set_new(dj, "numa",
+				    d->loc.numa >= 0 ? json_integer(d->loc.numa) : json_null());
+		json_object_set_new(dj, "numaSource",
+				    d->numa_source ? json_string(d->numa_source) : json_null());
+		json_object_set_new(dj, "rail", d->rail >= 0 ? json_integer(d->rail) : json_null());
+		if (d->rdma >= 0)
+			json_object_set_new(dj, "rdma", json_boolean(d->rdma));
+		if (d->holder) {
+			char key[512];
+			snprintf(key, sizeof(key), "%s/%s", d->holder->ns, d->holder->name);
+			json_object_set_new(dj, "allocatedTo", json_string(key));
+		} else {
+			json_object_set_new(dj, "allocatedTo", json_null());
+		}
+		if (d->n_shares)
+			json_object_set_new(dj, "shares", json_integer(d->n_shares));
+		if (d->kind == RF_DEV_NIC) {
+			const char *src;
+			struct rf_quantity cap = rf_device_bw_capacity(d, cfg, &src);
+			struct rf_quantity used = rf_device_bw_used(d);
+			json_object_set_new(dj, "bandwidth", json_string(rf_quantity_format(cap, b)));
+			json_object_set_new(dj, "bandwidthSource", json_string(src));
+			json_object_set_new(dj, "bandwidthUsed",
+					    json_string(rf_quantity_format(used, b)));
+		}
+		json_object_set_new(dj, "attributes", attrs_json(d));
+		json_array_append_new(devs, dj);
+	}
+	/* GPU x NIC locality, like nvidia-smi topo -m, with the source of each level */
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *g = n->devices[i];
+		if (g->kind != RF_DEV_GPU)
+			continue;
+		json_t *row = json_object();
+		for (size_t j = 0; row && j < n->n_devices; j++) {
+			const struct rf_device *nic = n->devices[j];
+			enum rf_level_source src;
+			if (nic->kind != RF_DEV_NIC)
+				continue;
+			enum rf_level l = rf_node_level(n, g, nic, &src);
+			char cell[48];
+			snprintf(cell, sizeof(cell), "%s (%s)", rf_level_name(l),
+				 rf_level_source_name(src));
+			json_object_set_new(row, nic->name, json_string(cell));
+		}
+		json_object_set_new(matrix, g->name, row);
+	}
+	json_object_set_new(o, "pools", pools);
+	json_object_set_new(o, "devices", devs);
+	json_object_set_new(o, "matrix", matrix);
+	json_object_set_new(o, "rails", json_integer(n->n_rails));
+	json_object_set_new(o, "railsSource", json_string(cfg->devices.rails));
+	json_object_set_new(o, "frontendBandwidth",
+			    json_string(rf_quantity_format(n->fe_capacity, b)));
+	json_object_set_new(o, "frontendBandwidthSource", json_string(n->fe_source));
+	json_object_set_new(o, "frontendEgressUsed",
+			    json_string(rf_quantity_format(n->fe_egress_used, b)));
+	json_object_set_new(o, "frontendIngressUsed",
+			    json_string(rf_quantity_format(n->fe_ingress_used, b)));
+	return o;
+fail:
+	json_decref(o);
+	json_decref(devs);
+	json_decref(pools);
+	json_decref(matrix);
+	return NULL;
+}
+
+int
+rf_route_debug_nodes(void *userdata, const struct rf_http_request *req,
+		     struct rf_http_response *resp)
+{
+	struct rf_app *app = userdata;
+	struct rf_cluster *gen = take_gen(app, resp);
+	int r = 0;
+	if (!gen)
+		return 0;
+	const char *name = req->subpath;
+	if (name && name[0]) {
+		const struct rf_node *n = rf_cluster_node(gen, name);
+		if (!n)
+			r = rf_http_reply_error(resp, 404, "node not found", name);
+		else
+			r = rf_http_reply_json(resp, 200, node_detail(gen, n));
+		goto out;
+	}
+	json_t *rows = json_array();
+	for (size_t i = 0; rows && i < rf_cluster_n_nodes(gen); i++)
+		json_array_append_new(rows, node_row(rf_cluster_node_at(gen, i), &app->cfg));
+	const char *o = rf_http_query(req, "o");
+	if (o && strcmp(o, "table") == 0) {
+		char *t = nodes_table(rows);
+		json_decref(rows);
+		if (!t) {
+			r = -ENOMEM;
+			goto out;
+		}
+		resp->status = 200;
+		resp->body = t;
+		resp->body_len = strlen(t);
+		resp->content_type = "text/plain; charset=utf-8";
+		goto out;
+	}
+	if (o && strcmp(o, "json") != 0) {
+		json_decref(rows);
+		r = rf_http_reply_error(resp, 400, "bad query parameter o",
+					"expected o=table or o=json");
+		goto out;
+	}
+	r = rf_http_reply_json(resp, 200, rows);
+out:
+	rf_cluster_unref(gen);
+	return r;
+}
+
+int
+rf_route_debug_snapshot(void *userdata, const struct rf_http_request *req,
+			struct rf_http_response *resp)
+{
+	struct rf_cluster *gen = take_gen(userdata, resp);
+	(void)req;
+	if (!gen)
+		return 0;
+	int r = rf_http_reply_json(resp, 200, rf_snapshot_dump(gen));
+	rf_cluster_unref(gen);
+	return r;
+}
+
+int
+rf_route_debug_config(void *userdata, const struct rf_http_request *req,
+		      struct rf_http_response *resp)
+{
+	struct rf_app *app = userdata;
+	(void)req;
+	return rf_http_reply_json(resp, 200, rf_config_to_json(&app->cfg));
+}
+
+int
+rf_route_debug_explain(void *userdata, const struct rf_http_request *req,
+		       struct rf_http_response *resp)
+{
+	struct rf_app *app = userdata;
+	json_t *pod = NULL, *doc = NULL;
+	struct rf_cluster *gen = NULL;
+	int r = 0;
+
+	if (strcmp(req->method, "POST") == 0) {
+		json_error_t jerr;
+		pod = json_loadb(req->body, req->body_len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!pod || !json_is_object(pod)) {
+			char d[300];
+			snprintf(d, sizeof(d), "expected a Pod as a JSON object: %s",
+				 pod ? "got another JSON value" : jerr.text);
+			r = rf_http_reply_error(resp, 400, "invalid pod", d);
+			goto out;
+		}
+		if (!json_is_object(json_object_get(pod, "metadata"))) {
+			r = rf_http_reply_error(resp, 400, "invalid pod",
+						"expected a Pod with metadata.name");
+			goto out;
+		}
+	}
+	if (!(gen = take_gen(app, resp)))
+		goto out;
+	if (!pod) {
+		/* GET /debug/explain/{namespace}/{pod} */
+		char ns[256];
+		const char *slash = strchr(req->subpath, '/');
+		size_t nl = slash ? (size_t)(slash - req->subpath) : 0;
+		if (!slash || nl == 0 || nl >= sizeof(ns) || !slash[1] || strchr(slash + 1, '/')) {
+			r = rf_http_reply_error(resp, 400, "bad path",
+						"expected /debug/explain/{namespace}/{pod}");
+			goto out;
+		}
+		memcpy(ns, req->subpath, nl);
+		ns[nl] = 0;
+		const struct rf_pod *p = rf_cluster_pod(gen, ns, slash + 1);
+		if (!p) {
+			char d[600];
+			snprintf(d, sizeof(d), "pod %s/%s is not in the cache", ns, slash + 1);
+			r = rf_http_reply_error(resp, 404, "pod not found", d);
+			goto out;
+		}
+		pod = json_incref((json_t *)p->json);
+	}
+	doc = rf_explain_pod(gen, pod, rf_http_query(req, "node"));
+	if (!doc) {
+		r = -ENOMEM;
+		goto out;
+	}
+	const char *o = rf_http_query(req, "o");
+	if (o && strcmp(o, "table") == 0) {
+		char *t = rf_explain_table(doc);
+		if (!t) {
+			r = -ENOMEM;
+			goto out;
+		}
+		resp->status = 200;
+		resp->body = t;
+		resp->body_len = strlen(t);
+		resp->content_type = "text/plain; charset=utf-8";
+		goto out;
+	}
+	r = rf_http_reply_json(resp, 200, doc);
+	doc = NULL;
+out:
+	json_decref(doc);
+	json_decref(pod);
+	rf_cluster_unref(gen);
+	return r;
+}

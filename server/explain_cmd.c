@@ -1,0 +1,177 @@
+/* Explain: the document behind /debug/explain and `railfit explain`, and its table for people. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/demand.h"
+#include "alloc/evaluate.h"
+#include "server/app.h"
+
+struct ranked {
+	struct rf_node_eval *e;
+};
+
+static int
+rank_cmp(const void *a, const void *b)
+{
+	const struct rf_node_eval *x = ((const struct ranked *)a)->e,
+				  *y = ((const struct ranked *)b)->e;
+	if (x->verdict != y->verdict)
+		return (int)x->verdict - (int)y->verdict;
+	if (x->score != y->score)
+		return y->score - x->score;
+	return strcmp(x->node_name, y->node_name);
+}
+
+json_t *
+rf_explain_pod(const struct rf_cluster *c, const json_t *pod, const char *only_node)
+{
+	struct rf_demand d;
+	struct rf_node_eval *evals = NULL;
+	struct ranked *rk = NULL;
+	json_t *doc = NULL;
+	size_t n = only_node ? 1 : rf_cluster_n_nodes(c);
+
+	if (rf_demand_resolve(c, pod, &d) < 0)
+		return NULL;
+	evals = calloc(n ? n : 1, sizeof(*evals));
+	rk = calloc(n ? n : 1, sizeof(*rk));
+	if (!evals || !rk)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const char *name = only_node ? only_node : rf_cluster_node_at(c, i)->name;
+		if (rf_evaluate_node(c, &d, name, true, &evals[i]) < 0)
+			goto out;
+		rk[i].e = &evals[i];
+	}
+	qsort(rk, n, sizeof(*rk), rank_cmp);
+	/* rf_explain_json takes a contiguous array: reorder into a copy */
+	struct rf_node_eval *sorted = calloc(n ? n : 1, sizeof(*sorted));
+	if (!sorted)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = *rk[i].e;
+	doc = rf_explain_json(c, &d, sorted, n);
+	free(sorted);
+out:
+	free(rk);
+	free(evals);
+	rf_demand_release(&d);
+	return doc;
+}
+
+struct strbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sb_printf(struct strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	if (b->oom)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if (b->s && b->len + (size_t)n < b->cap) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t ncap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+		char *ns = realloc(b->s, ncap);
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = ncap;
+	}
+}
+
+static const char *
+part(const json_t *parts, const char *name, char *buf, size_t len)
+{
+	const json_t *v = json_object_get(parts, name);
+	if (!json_is_number(v))
+		return "-";
+	snprintf(buf, len, "%.2f", json_number_value(v));
+	return buf;
+}
+
+static void
+devices_cell(const json_t *arr, char *buf, size_t len)
+{
+	size_t off = 0, i;
+	json_t *p;
+	buf[0] = 0;
+	json_array_foreach (arr, i, p) {
+		const char *k = json_string_value(json_object_get(p, "kind"));
+		if (k && strcmp(k, "other") == 0)
+			continue;
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "+" : "",
+						json_string_value(json_object_get(p, "device")));
+	}
+	if (!buf[0])
+		snprintf(buf, len, "-");
+}
+
+char *
+rf_explain_table(const json_t *doc)
+{
+	struct strbuf b = { 0 };
+	const json_t *nodes = json_object_get(doc, "nodes");
+	size_t i;
+	json_t *n;
+
+	sb_printf(&b, "pod %s: demand %s", json_string_value(json_object_get(doc, "pod")),
+		  json_string_value(json_object_get(doc, "demand")));
+	const char *ur = json_string_value(json_object_get(doc, "unknownReason"));
+	if (ur)
+		sb_printf(&b, " (%s)", ur);
+	const char *ma = json_string_value(json_object_get(doc, "minAlignment"));
+	if (ma)
+		sb_printf(&b, ", min-alignment %s", ma);
+	json_t *claims = json_object_get(doc, "claims");
+	if (json_array_size(claims)) {
+		sb_printf(&b, ", claims");
+		json_array_foreach (claims, i, n)
+			sb_printf(&b, " %s", json_string_value(n));
+	}
+	sb_printf(&b, "\n\n%-16s %-13s %5s %6s %6s %6s %6s %-7s %-7s %-34s %s\n", "NODE",
+		  "VERDICT", "SCORE", "ALIGN", "BW", "RAIL", "PACK", "LEVEL", "BEST", "PREDICTED",
+		  "REASON");
+	json_array_foreach (nodes, i, n) {
+		char a[16], bw[16], rl[16], pk[16], dev[256];
+		const json_t *parts = json_object_get(n, "parts");
+		const char *lvl = json_string_value(json_object_get(n, "level"));
+		const char *best = json_string_value(json_object_get(n, "bestLevel"));
+		const json_t *reasons = json_object_get(n, "reasons");
+		devices_cell(json_object_get(n, "predicted"), dev, sizeof(dev));
+		sb_printf(&b, "%-16s %-13s %5lld %6s %6s %6s %6s %-7s %-7s %-34s %s\n",
+			  json_string_value(json_object_get(n, "node")),
+			  json_string_value(json_object_get(n, "verdict")),
+			  (long long)json_integer_value(json_object_get(n, "score")),
+			  part(parts, "alignment", a, sizeof(a)),
+			  part(parts, "bandwidth", bw, sizeof(bw)), part(parts, "rail", rl, sizeof(rl)),
+			  part(parts, "packing", pk, sizeof(pk)), lvl ? lvl : "-", best ? best : "-",
+			  dev, json_array_size(reasons) ? json_string_value(json_array_get(reasons, 0))
+							: "");
+		for (size_t k = 1; k < json_array_size(reasons); k++)
+			sb_printf(&b, "%-16s %s\n", "", json_string_value(json_array_get(reasons, k)));
+	}
+	if (b.oom) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}

@@ -1,0 +1,1041 @@
+/* kube-scheduler extender wire codec (reference/extender-protocol.md sections 2-4).
+ *
+ * Owns nothing shared: every function works on the caller's values and is safe to call from any
+ * thread. Decoding follows Go's encoding/json as a Go extender would see the bodies: keys match
+ * struct fields exactly or, failing that, case-insensitively (Go's foldName: ASCII letters plus
+ * the four non-ASCII runes that fold onto them), null reads as absent, type mismatches are errors
+ * naming the field and what was expected. Encoding reproduces json.Marshal byte for byte: struct
+ * field order, map keys sorted bytewise, nil as null, compact separators, HTML-safe string escapes
+ * and Go's shortest float form (rf_json_dump_go). No I/O, no logging. */
+#include "server/extender.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------------
+ * Case-insensitive key lookup
+ */
+
+/* Fold one rune of s (at most n bytes) the way Go's appendFoldedName does, for the runes that can
+ * fold onto ASCII; *ret_adv is the number of bytes consumed. Returns the folded ASCII character,
+ * or -1 for a rune that can never equal an ASCII field-name character. */
+static int
+fold_rune(const unsigned char *s, size_t n, size_t *ret_adv)
+{
+	unsigned char c = s[0];
+	if (c < 0x80) {
+		*ret_adv = 1;
+		return (c >= 'a' && c <= 'z') ? c - ('a' - 'A') : c;
+	}
+	*ret_adv = 1;
+	if (n >= 2 && c == 0xc4 && s[1] == 0xb0) { /* U+0130 LATIN CAPITAL I WITH DOT ABOVE */
+		*ret_adv = 2;
+		return 'I';
+	}
+	if (n >= 2 && c == 0xc4 && s[1] == 0xb1) { /* U+0131 LATIN SMALL DOTLESS I */
+		*ret_adv = 2;
+		return 'I';
+	}
+	if (n >= 2 && c == 0xc5 && s[1] == 0xbf) { /* U+017F LATIN SMALL LONG S */
+		*ret_adv = 2;
+		return 'S';
+	}
+	if (n >= 3 && c == 0xe2 && s[1] == 0x84 && s[2] == 0xaa) { /* U+212A KELVIN SIGN */
+		*ret_adv = 3;
+		return 'K';
+	}
+	return -1;
+}
+
+static bool
+key_folds_to(const char *key, size_t keylen, const char *field)
+{
+	const unsigned char *k = (const unsigned char *)key;
+	size_t i = 0;
+	for (const char *f = field; *f; f++) {
+		if (i >= keylen)
+			return false;
+		size_t adv;
+		int fc = fold_rune(k + i, keylen - i, &adv);
+		unsigned char want = (unsigned char)*f;
+		if (want >= 'a' && want <= 'z')
+			want = (unsigned char)(want - ('a' - 'A'));
+		if (fc != want)
+			return false;
+		i += adv;
+	}
+	return i == keylen;
+}
+
+json_t *
+rf_json_get_ci(const json_t *obj, const char *key)
+{
+	if (!json_is_object(obj) || !key)
+		return NULL;
+	json_t *exact = json_object_get(obj, key);
+	if (exact)
+		return exact;
+	json_t *found = NULL;
+	void *it = json_object_iter((json_t *)obj);
+	while (it) {
+		const char *k = json_object_iter_key(it);
+		size_t klen = json_object_iter_key_len(it);
+		/* Several case variants: the last one wins, as Go decodes keys in order. */
+		if (key_folds_to(k, klen, key))
+			found = json_object_iter_value(it);
+		it = json_object_iter_next((json_t *)obj, it);
+	}
+	return found;
+}
+
+/* Lookup where JSON null counts as absent. */
+static json_t *
+get_field(const json_t *obj, const char *key)
+{
+	json_t *v = rf_json_get_ci(obj, key);
+	return json_is_null(v) ? NULL : v;
+}
+
+static const char *
+type_name(const json_t *j)
+{
+	switch (json_typeof(j)) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	case JSON_NULL:
+	default:
+		return "null";
+	}
+}
+
+__attribute__((format(printf, 3, 4))) static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+/* Load a body as one JSON object, rejecting duplicate keys. */
+static int
+load_object(const char *body, size_t len, const char *what, json_t **ret, char *err, size_t errlen)
+{
+	size_t i = 0;
+	while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\r' || body[i] == '\n'))
+		i++;
+	if (!body || i == len)
+		return fail(err, errlen, "empty body: expected an %s JSON object", what);
+	json_error_t jerr;
+	json_t *root = json_loadb(body, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+	if (!root) {
+		if (json_error_code(&jerr) == json_error_out_of_memory)
+			return -ENOMEM;
+		return fail(err, errlen, "invalid JSON at line %d, column %d: %s", jerr.line,
+			    jerr.column, jerr.text);
+	}
+	if (!json_is_object(root)) {
+		int r = fail(err, errlen, "body: expected an %s object, got %s", what,
+			     type_name(root));
+		json_decref(root);
+		return r;
+	}
+	*ret = root;
+	return 0;
+}
+
+static int
+get_pod(json_t *root, json_t **ret, char *err, size_t errlen)
+{
+	json_t *pod = get_field(root, "Pod");
+	if (!pod)
+		return fail(err, errlen, "Pod: missing");
+	if (!json_is_object(pod))
+		return fail(err, errlen, "Pod: expected an object, got %s", type_name(pod));
+	*ret = pod;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * ExtenderArgs
+ */
+
+int
+rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *ret, char *err,
+		       size_t errlen)
+{
+	json_t *root = NULL;
+	const char **names = NULL;
+	json_t **objs = NULL;
+	size_t n = 0;
+	int r = load_object(body, len, "ExtenderArgs", &root, err, errlen);
+	if (r < 0)
+		return r;
+	json_t *pod;
+	r = get_pod(root, &pod, err, errlen);
+	if (r < 0)
+		goto out;
+
+	json_t *nodes = get_field(root, "Nodes");
+	json_t *node_names = get_field(root, "NodeNames");
+	if (!nodes && !node_names) {
+		r = fail(err, errlen, "both Nodes and NodeNames are null: expected exactly one");
+		goto out;
+	}
+	if (nodes && node_names) {
+		r = fail(err, errlen, "both Nodes and NodeNames are set: expected exactly one");
+		goto out;
+	}
+
+	if (node_names) {
+		if (!json_is_array(node_names)) {
+			r = fail(err, errlen, "NodeNames: expected an array of strings, got %s",
+				 type_name(node_names));
+			goto out;
+		}
+		n = json_array_size(node_names);
+		names = calloc(n ? n : 1, sizeof(*names));
+		objs = calloc(n ? n : 1, sizeof(*objs));
+		if (!names || !objs) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_t *s = json_array_get(node_names, i);
+			if (!json_is_string(s)) {
+				r = fail(err, errlen, "NodeNames[%zu]: expected a string, got %s", i,
+					 type_name(s));
+				goto out;
+			}
+			names[i] = json_string_value(s);
+		}
+	} else {
+		if (!json_is_object(nodes)) {
+			r = fail(err, errlen, "Nodes: expected a NodeList object, got %s",
+				 type_name(nodes));
+			goto out;
+		}
+		json_t *items = get_field(nodes, "items");
+		if (items && !json_is_array(items)) {
+			r = fail(err, errlen, "Nodes.items: expected an array of Node objects, got %s",
+				 type_name(items));
+			goto out;
+		}
+		n = items ? json_array_size(items) : 0;
+		names = calloc(n ? n : 1, sizeof(*names));
+		objs = calloc(n ? n : 1, sizeof(*objs));
+		if (!names || !objs) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_t *node = json_array_get(items, i);
+			if (!json_is_object(node)) {
+				r = fail(err, errlen, "Nodes.items[%zu]: expected a Node object, got %s",
+					 i, type_name(node));
+				goto out;
+			}
+			json_t *md = get_field(node, "metadata");
+			if (!md) {
+				r = fail(err, errlen, "Nodes.items[%zu].metadata: missing", i);
+				goto out;
+			}
+			if (!json_is_object(md)) {
+				r = fail(err, errlen,
+					 "Nodes.items[%zu].metadata: expected an object, got %s", i,
+					 type_name(md));
+				goto out;
+			}
+			json_t *name = get_field(md, "name");
+			if (!name) {
+				r = fail(err, errlen, "Nodes.items[%zu].metadata.name: missing", i);
+				goto out;
+			}
+			if (!json_is_string(name)) {
+				r = fail(err, errlen,
+					 "Nodes.items[%zu].metadata.name: expected a string, got %s", i,
+					 type_name(name));
+				goto out;
+			}
+			names[i] = json_string_value(name);
+			objs[i] = node;
+		}
+	}
+
+	*ret = (struct rf_extender_args){
+		.root = root,
+		.pod = pod,
+		.cache_mode = node_names != NULL,
+		.n_nodes = n,
+		.node_names = names,
+		.node_objs = objs,
+	};
+	return 0;
+out:
+	free(names);
+	free(objs);
+	json_decref(root);
+	return r;
+}
+
+void
+rf_extender_args_release(struct rf_extender_args *a)
+{
+	if (!a)
+		return;
+	free(a->node_names);
+	free(a->node_objs);
+	json_decref(a->root);
+	*a = (struct rf_extender_args){ 0 };
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Results
+ */
+
+/* Sort helper: indices into a name array, ordered bytewise by name (Go sorts map keys so). */
+struct name_idx {
+	const char *name;
+	size_t i;
+};
+
+static int
+cmp_name_idx(const void *a, const void *b)
+{
+	const struct name_idx *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* A map node -> message for the nodes with the given outcome, keys sorted. NULL on OOM. */
+static json_t *
+failed_map(const struct rf_extender_args *a, const enum rf_filter_outcome *outcomes,
+	   const char *const *msgs, enum rf_filter_outcome which)
+{
+	json_t *m = json_object();
+	struct name_idx *idx = calloc(a->n_nodes ? a->n_nodes : 1, sizeof(*idx));
+	if (!m || !idx)
+		goto fail;
+	size_t k = 0;
+	for (size_t i = 0; i < a->n_nodes; i++)
+		if (outcomes[i] == which)
+			idx[k++] = (struct name_idx){ a->node_names[i], i };
+	qsort(idx, k, sizeof(*idx), cmp_name_idx);
+	for (size_t j = 0; j < k; j++) {
+		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
+		/* A repeated node name keeps its first position; the later message wins, as a Go
+		 * map assignment would. */
+		if (json_object_set_new(m, idx[j].name, json_string(msg)) != 0)
+			goto fail;
+	}
+	free(idx);
+	return m;
+fail:
+	free(idx);
+	json_decref(m);
+	return NULL;
+}
+
+json_t *
+rf_extender_filter_result(const struct rf_extender_args *a, const enum rf_filter_outcome *outcomes,
+			  const char *const *msgs, const char *error)
+{
+	json_t *res = json_object();
+	if (!res)
+		return NULL;
+	if (error) {
+		if (json_object_set_new(res, "Nodes", json_null()) ||
+		    json_object_set_new(res, "NodeNames", json_null()) ||
+		    json_object_set_new(res, "FailedNodes", json_null()) ||
+		    json_object_set_new(res, "FailedAndUnresolvableNodes", json_null()) ||
+		    json_object_set_new(res, "Error", json_string(error)))
+			goto fail;
+		return res;
+	}
+
+	json_t *pass = json_array();
+	if (!pass)
+		goto fail;
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		if (outcomes[i] != RF_FILTER_PASS)
+			continue;
+		int r = a->cache_mode ? json_array_append_new(pass, json_string(a->node_names[i]))
+				      : json_array_append(pass, a->node_objs[i]);
+		if (r) {
+			json_decref(pass);
+			goto fail;
+		}
+	}
+	if (a->cache_mode) {
+		if (json_object_set_new(res, "Nodes", json_null()) ||
+		    json_object_set_new(res, "NodeNames", pass))
+			goto fail;
+	} else {
+		json_t *list = json_object();
+		if (!list || json_object_set_new(list, "metadata", json_object()) ||
+		    json_object_set_new(list, "items", pass)) {
+			if (!list)
+				json_decref(pass);
+			json_decref(list);
+			goto fail;
+		}
+		if (json_object_set_new(res, "Nodes", list) ||
+		    json_object_set_new(res, "NodeNames", json_null()))
+			goto fail;
+	}
+	json_t *failed = failed_map(a, outcomes, msgs, RF_FILTER_FAIL);
+	if (!failed || json_object_set_new(res, "FailedNodes", failed))
+		goto fail;
+	json_t *unres = failed_map(a, outcomes, msgs, RF_FILTER_UNRESOLVABLE);
+	if (!unres || json_object_set_new(res, "FailedAndUnresolvableNodes", unres))
+		goto fail;
+	if (json_object_set_new(res, "Error", json_string("")))
+		goto fail;
+	return res;
+fail:
+	json_decref(res);
+	return NULL;
+}
+
+json_t *
+rf_extender_priority_list(const struct rf_extender_args *a, const int *scores)
+{
+	json_t *list = json_array();
+	if (!list)
+		return NULL;
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		json_t *hp = json_object();
+		if (!hp || json_object_set_new(hp, "Host", json_string(a->node_names[i])) ||
+		    json_object_set_new(hp, "Score", json_integer(scores[i])) ||
+		    json_array_append_new(list, hp)) {
+			json_decref(list);
+			return NULL;
+		}
+	}
+	return list;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * ExtenderPreemptionArgs
+ */
+
+static int
+cmp_victims(const void *a, const void *b)
+{
+	const struct rf_extender_victims *x = a, *y = b;
+	return strcmp(x->node, y->node);
+}
+
+static void
+victims_free(struct rf_extender_victims *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].uids);
+		free(v[i].pods);
+	}
+	free(v);
+}
+
+static int
+parse_victims(json_t *val, const char *field, const char *node, bool meta,
+	      struct rf_extender_victims *ret, char *err, size_t errlen)
+{
+	struct rf_extender_victims v = { .node = node };
+	if (json_is_null(val)) {
+		/* A nil *Victims: no pods, no violations. */
+		*ret = v;
+		return 0;
+	}
+	if (!json_is_object(val))
+		return fail(err, errlen, "%s[\"%s\"]: expected an object (%s), got %s", field, node,
+			    meta ? "MetaVictims" : "Victims", type_name(val));
+	json_t *pdb = get_field(val, "NumPDBViolations");
+	if (pdb) {
+		if (!json_is_integer(pdb))
+			return fail(err, errlen,
+				    "%s[\"%s\"].NumPDBViolations: expected an integer, got %s%s",
+				    field, node, type_name(pdb),
+				    json_is_real(pdb) ? " with a fraction or exponent" : "");
+		v.num_pdb_violations = json_integer_value(pdb);
+	}
+	json_t *pods = get_field(val, "Pods");
+	if (pods && !json_is_array(pods))
+		return fail(err, errlen, "%s[\"%s\"].Pods: expected an array of %s, got %s", field,
+			    node, meta ? "MetaPod objects" : "Pod objects", type_name(pods));
+	v.n_pods = pods ? json_array_size(pods) : 0;
+	v.uids = calloc(v.n_pods ? v.n_pods : 1, sizeof(*v.uids));
+	v.pods = calloc(v.n_pods ? v.n_pods : 1, sizeof(*v.pods));
+	if (!v.uids || !v.pods) {
+		free(v.uids);
+		free(v.pods);
+		return -ENOMEM;
+	}
+	int r = 0;
+	for (size_t i = 0; i < v.n_pods; i++) {
+		json_t *p = json_array_get(pods, i);
+		if (!json_is_object(p)) {
+			r = fail(err, errlen, "%s[\"%s\"].Pods[%zu]: expected an object, got %s",
+				 field, node, i, type_name(p));
+			goto out;
+		}
+		json_t *uid;
+		if (meta) {
+			uid = get_field(p, "UID");
+			if (uid && !json_is_string(uid)) {
+				r = fail(err, errlen,
+					 "%s[\"%s\"].Pods[%zu].UID: expected a string, got %s", field,
+					 node, i, type_name(uid));
+				goto out;
+			}
+		} else {
+			json_t *md = get_field(p, "metadata");
+			if (md && !json_is_object(md)) {
+				r = fail(err, errlen,
+					 "%s[\"%s\"].Pods[%zu].metadata: expected an object, got %s",
+					 field, node, i, type_name(md));
+				goto out;
+			}
+			uid = md ? get_field(md, "uid") : NULL;
+			if (uid && !json_is_string(uid)) {
+				r = fail(err, errlen,
+					 "%s[\"%s\"].Pods[%zu].metadata.uid: expected a string, got %s",
+					 field, node, i, type_name(uid));
+				goto out;
+			}
+			v.pods[i] = p;
+		}
+		/* Absent or null reads as the empty string, as Go leaves a zero value. */
+		v.uids[i] = uid ? json_string_value(uid) : "";
+	}
+	*ret = v;
+	return 0;
+out:
+	free(v.uids);
+	free(v.pods);
+	return r;
+}
+
+int
+rf_extender_preempt_args_parse(const char *body, size_t len, struct rf_extender_preempt_args *ret,
+			       char *err, size_t errlen)
+{
+	json_t *root = NULL;
+	struct rf_extender_victims *nodes = NULL;
+	size_t n = 0;
+	int r = load_object(body, len, "ExtenderPreemptionArgs", &root, err, errlen);
+	if (r < 0)
+		return r;
+	json_t *pod;
+	r = get_pod(root, &pod, err, errlen);
+	if (r < 0)
+		goto out;
+	json_t *full = get_field(root, "NodeNameToVictims");
+	json_t *meta = get_field(root, "NodeNameToMetaVictims");
+	if (!full && !meta) {
+		r = fail(err, errlen,
+			 "both NodeNameToVictims and NodeNameToMetaVictims are null: expected "
+			 "exactly one");
+		goto out;
+	}
+	if (full && meta) {
+		r = fail(err, errlen,
+			 "both NodeNameToVictims and NodeNameToMetaVictims are set: expected "
+			 "exactly one");
+		goto out;
+	}
+	json_t *map = meta ? meta : full;
+	const char *field = meta ? "NodeNameToMetaVictims" : "NodeNameToVictims";
+	if (!json_is_object(map)) {
+		r = fail(err, errlen, "%s: expected an object mapping node names to %s, got %s",
+			 field, meta ? "MetaVictims" : "Victims", type_name(map));
+		goto out;
+	}
+	size_t total = json_object_size(map);
+	nodes = calloc(total ? total : 1, sizeof(*nodes));
+	if (!nodes) {
+		r = -ENOMEM;
+		goto out;
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach (map, key, val) {
+		r = parse_victims(val, field, key, meta != NULL, &nodes[n], err, errlen);
+		if (r < 0)
+			goto out;
+		n++;
+	}
+	qsort(nodes, n, sizeof(*nodes), cmp_victims);
+	*ret = (struct rf_extender_preempt_args){
+		.root = root,
+		.pod = pod,
+		.meta_mode = meta != NULL,
+		.n_nodes = n,
+		.nodes = nodes,
+	};
+	return 0;
+out:
+	victims_free(nodes, n);
+	json_decref(root);
+	return r;
+}
+
+void
+rf_extender_preempt_args_release(struct rf_extender_preempt_args *a)
+{
+	if (!a)
+		return;
+	victims_free(a->nodes, a->n_nodes);
+	json_decref(a->root);
+	*a = (struct rf_extender_preempt_args){ 0 };
+}
+
+json_t *
+rf_extender_preempt_result(const struct rf_extender_preempt_args *a, const bool *keep)
+{
+	json_t *res = json_object();
+	json_t *map = json_object();
+	if (!res || !map || json_object_set_new(res, "NodeNameToMetaVictims", map)) {
+		if (!res)
+			json_decref(map);
+		json_decref(res);
+		return NULL;
+	}
+	json_t *in_map = get_field(a->root, a->meta_mode ? "NodeNameToMetaVictims"
+							: "NodeNameToVictims");
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		if (!keep[i])
+			continue;
+		const struct rf_extender_victims *v = &a->nodes[i];
+		json_t *orig = in_map ? json_object_get(in_map, v->node) : NULL;
+		if (json_is_null(orig)) {
+			/* Received as a nil *Victims: Go would send it back as null. */
+			if (json_object_set_new(map, v->node, json_null()))
+				goto fail;
+			continue;
+		}
+		json_t *orig_pods = orig ? get_field(orig, "Pods") : NULL;
+		json_t *pods = orig_pods ? json_array() : json_null();
+		if (!pods)
+			goto fail;
+		for (size_t j = 0; orig_pods && j < v->n_pods; j++) {
+			json_t *mp = json_object();
+			if (!mp || json_object_set_new(mp, "UID", json_string(v->uids[j])) ||
+			    json_array_append_new(pods, mp)) {
+				json_decref(pods);
+				goto fail;
+			}
+		}
+		json_t *mv = json_object();
+		if (!mv || json_object_set_new(mv, "Pods", pods) ||
+		    json_object_set_new(mv, "NumPDBViolations",
+					json_integer(v->num_pdb_violations)) ||
+		    json_object_set_new(map, v->node, mv)) {
+			if (!mv)
+				json_decref(pods);
+			goto fail;
+		}
+	}
+	return res;
+fail:
+	json_decref(res);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * ExtenderBindingArgs
+ */
+
+static int
+bind_string(json_t *root, const char *key, bool required, const char **ret, char *err,
+	    size_t errlen)
+{
+	json_t *v = get_field(root, key);
+	if (!v) {
+		if (required)
+			return fail(err, errlen, "%s: missing", key);
+		*ret = "";
+		return 0;
+	}
+	if (!json_is_string(v))
+		return fail(err, errlen, "%s: expected a string, got %s", key, type_name(v));
+	if (required && json_string_length(v) == 0)
+		return fail(err, errlen, "%s: expected a non-empty string", key);
+	*ret = json_string_value(v);
+	return 0;
+}
+
+int
+rf_extender_bind_args_parse(const char *body, size_t len, struct rf_extender_bind_args *ret,
+			    char *err, size_t errlen)
+{
+	json_t *root = NULL;
+	int r = load_object(body, len, "ExtenderBindingArgs", &root, err, errlen);
+	if (r < 0)
+		return r;
+	struct rf_extender_bind_args b = { .root = root };
+	if ((r = bind_string(root, "PodName", true, &b.pod_name, err, errlen)) < 0 ||
+	    (r = bind_string(root, "PodNamespace", true, &b.pod_namespace, err, errlen)) < 0 ||
+	    (r = bind_string(root, "PodUID", false, &b.pod_uid, err, errlen)) < 0 ||
+	    (r = bind_string(root, "Node", true, &b.node, err, errlen)) < 0) {
+		json_decref(root);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+void
+rf_extender_bind_args_release(struct rf_extender_bind_args *a)
+{
+	if (!a)
+		return;
+	json_decref(a->root);
+	*a = (struct rf_extender_bind_args){ 0 };
+}
+
+json_t *
+rf_extender_bind_result(const char *error)
+{
+	json_t *res = json_object();
+	if (!res || json_object_set_new(res, "Error", json_string(error ? error : ""))) {
+		json_decref(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Go-compatible serialisation
+ */
+
+struct gobuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void
+gb_reserve(struct gobuf *b, size_t more)
+{
+	if (b->oom || b->len + more + 1 <= b->cap)
+		return;
+	size_t ncap = b->cap ? b->cap : 256;
+	while (ncap < b->len + more + 1) {
+		if (ncap > SIZE_MAX / 2) {
+			b->oom = true;
+			return;
+		}
+		ncap *= 2;
+	}
+	char *np = realloc(b->p, ncap);
+	if (!np) {
+		b->oom = true;
+		return;
+	}
+	b->p = np;
+	b->cap = ncap;
+}
+
+static void
+gb_putn(struct gobuf *b, const char *s, size_t n)
+{
+	gb_reserve(b, n);
+	if (b->oom)
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void
+gb_puts(struct gobuf *b, const char *s)
+{
+	gb_putn(b, s, strlen(s));
+}
+
+static void
+gb_putc(struct gobuf *b, char c)
+{
+	gb_putn(b, &c, 1);
+}
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Decode one UTF-8 sequence; 0 length means invalid (Go writes U+FFFD for the byte). */
+static size_t
+utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80) {
+		*ret_cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*ret_cp = cp;
+	return len;
+}
+
+/* Go's encoding/json appendString with escapeHTML (json.Marshal's default). */
+static void
+gb_string(struct gobuf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	gb_putc(b, '"');
+	size_t start = 0, i = 0;
+	while (i < n) {
+		unsigned char c = p[i];
+		if (c < 0x80) {
+			if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+				i++;
+				continue;
+			}
+			gb_putn(b, s + start, i - start);
+			switch (c) {
+			case '"':
+			case '\\': {
+				char e[2] = { '\\', (char)c };
+				gb_putn(b, e, 2);
+				break;
+			}
+			case '\b':
+				gb_puts(b, "\\b");
+				break;
+			case '\f':
+				gb_puts(b, "\\f");
+				break;
+			case '\n':
+				gb_puts(b, "\\n");
+				break;
+			case '\r':
+				gb_puts(b, "\\r");
+				break;
+			case '\t':
+				gb_puts(b, "\\t");
+				break;
+			default: {
+				char e[6] = { '\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 0xf] };
+				gb_putn(b, e, 6);
+			}
+			}
+			i++;
+			start = i;
+			continue;
+		}
+		uint32_t cp = 0;
+		size_t sl = utf8_decode(p + i, n - i, &cp);
+		if (sl == 0) {
+			gb_putn(b, s + start, i - start);
+			gb_puts(b, "\\ufffd");
+			i++;
+			start = i;
+			continue;
+		}
+		if (cp == 0x2028 || cp == 0x2029) {
+			gb_putn(b, s + start, i - start);
+			gb_puts(b, cp == 0x2028 ? "\\u2028" : "\\u2029");
+			i += sl;
+			start = i;
+			continue;
+		}
+		i += sl;
+	}
+	gb_putn(b, s + start, n - start);
+	gb_putc(b, '"');
+}
+
+/* Shortest decimal digits that round-trip d (d finite, > 0): digits without a point in dig,
+ * and the decimal exponent of the first digit. */
+static void
+shortest_digits(double d, char *dig, size_t diglen, int *ret_exp)
+{
+	char tmp[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	/* tmp is d[.ddd]e[+-]XX */
+	size_t k = 0;
+	const char *p = tmp;
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9' && k + 1 < diglen)
+			dig[k++] = *p;
+	dig[k] = '\0';
+	*ret_exp = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
+	/* Trailing zeros carry no information. */
+	while (k > 1 && dig[k - 1] == '0')
+		dig[--k] = '\0';
+}
+
+/* Go's floatEncoder for float64: 'f' format between 1e-6 and 1e21, else 'e' with a
+ * two-digit-minimum exponent whose "e-0X" is shortened to "e-X". */
+static void
+gb_real(struct gobuf *b, double d)
+{
+	if (!isfinite(d)) {
+		gb_puts(b, "null");
+		return;
+	}
+	if (d == 0) {
+		gb_puts(b, signbit(d) ? "-0" : "0");
+		return;
+	}
+	if (d < 0)
+		gb_putc(b, '-');
+	double a = fabs(d);
+	char dig[32];
+	int e;
+	shortest_digits(a, dig, sizeof(dig), &e);
+	size_t nd = strlen(dig);
+	if (a < 1e-6 || a >= 1e21) {
+		gb_putc(b, dig[0]);
+		if (nd > 1) {
+			gb_putc(b, '.');
+			gb_puts(b, dig + 1);
+		}
+		char ex[16];
+		if (e < 0 && e > -10)
+			snprintf(ex, sizeof(ex), "e-%d", -e);
+		else
+			snprintf(ex, sizeof(ex), "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+		gb_puts(b, ex);
+		return;
+	}
+	if (e < 0) {
+		gb_puts(b, "0.");
+		for (int z = 0; z < -e - 1; z++)
+			gb_putc(b, '0');
+		gb_puts(b, dig);
+		return;
+	}
+	/* e >= 0: integer part is the first e+1 digits (zero padded). */
+	size_t ip = (size_t)e + 1;
+	if (nd <= ip) {
+		gb_puts(b, dig);
+		for (size_t z = nd; z < ip; z++)
+			gb_putc(b, '0');
+	} else {
+		gb_putn(b, dig, ip);
+		gb_putc(b, '.');
+		gb_puts(b, dig + ip);
+	}
+}
+
+static void
+gb_value(struct gobuf *b, const json_t *j)
+{
+	if (b->oom)
+		return;
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		gb_putc(b, '{');
+		bool first = true;
+		void *it = json_object_iter((json_t *)j);
+		while (it) {
+			if (!first)
+				gb_putc(b, ',');
+			first = false;
+			gb_string(b, json_object_iter_key(it), json_object_iter_key_len(it));
+			gb_putc(b, ':');
+			gb_value(b, json_object_iter_value(it));
+			it = json_object_iter_next((json_t *)j, it);
+		}
+		gb_putc(b, '}');
+		break;
+	}
+	case JSON_ARRAY: {
+		gb_putc(b, '[');
+		size_t n = json_array_size(j);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				gb_putc(b, ',');
+			gb_value(b, json_array_get(j, i));
+		}
+		gb_putc(b, ']');
+		break;
+	}
+	case JSON_STRING:
+		gb_string(b, json_string_value(j), json_string_length(j));
+		break;
+	case JSON_INTEGER: {
+		char tmp[32];
+		snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+		gb_puts(b, tmp);
+		break;
+	}
+	case JSON_REAL:
+		gb_real(b, json_real_value(j));
+		break;
+	case JSON_TRUE:
+		gb_puts(b, "true");
+		break;
+	case JSON_FALSE:
+		gb_puts(b, "false");
+		break;
+	case JSON_NULL:
+	default:
+		gb_puts(b, "null");
+	}
+}
+
+char *
+rf_json_dump_go(const json_t *j, size_t *ret_len)
+{
+	struct gobuf b = { 0 };
+	if (!j) {
+		gb_puts(&b, "null");
+	} else {
+		gb_value(&b, j);
+	}
+	gb_reserve(&b, 0);
+	if (b.oom || !b.p) {
+		free(b.p);
+		return NULL;
+	}
+	b.p[b.len] = '\0';
+	if (ret_len)
+		*ret_len = b.len;
+	return b.p;
+}

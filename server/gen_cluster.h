@@ -1,0 +1,22 @@
+/* Synthetic clusters shaped like real drivers' output (reference/dra-examples/): HGX-like nodes,
+ * their gpu.nvidia.com and dra.net ResourceSlices, DeviceClasses, a share of devices allocated
+ * through ResourceClaims and the pods that hold them. Deterministic for a seed. No I/O. */
+#ifndef RF_SERVER_GEN_CLUSTER_H
+#define RF_SERVER_GEN_CLUSTER_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+struct rf_gen_options {
+	unsigned nodes; /* >= 1 */
+	uint64_t seed;
+	double used; /* fraction of GPUs allocated, 0..1 */
+};
+
+/** A kubectl-style v1 List (items carry kind/apiVersion). New reference; NULL on OOM. */
+json_t *rf_gen_cluster(const struct rf_gen_options *o);
+
+/** The built-in demo cluster of `railfit serve --demo` (~16 nodes, varied states, pending pods). */
+json_t *rf_gen_demo(void);
+
+#endif

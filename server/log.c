@@ -1,0 +1,425 @@
+/* klog-compatible logging (DESIGN section 3, STYLE 3.6).
+ *
+ * Owns: the process-wide log format and verbosity (atomics, set once by rf_log_setup() before
+ * threads start, read by every thread). Each call formats its whole line into a local buffer (stack
+ * first, heap when it grows, capped at RF_LOG_LINE_MAX) and emits it with a single write(2) to
+ * stderr, so lines from MHD pool threads never interleave. No locks.
+ *
+ * Text lines follow klog's header and Kubernetes structured logging:
+ *   I1129 12:00:00.000000    1234 file.c:42] "message" key="value"
+ * message and values are quoted and escaped like Go's strconv.Quote. JSON lines follow the
+ * component-base JSON format ("ts" is milliseconds since the epoch, as a float) plus "level":
+ *   {"ts":1732881600000.123,"level":"info","v":0,"caller":"file.c:42","msg":"...","key":"value"}
+ */
+#include "server/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RF_LOG_LINE_MAX (64 * 1024)
+
+static atomic_int log_format = RF_LOG_TEXT;
+static atomic_int log_verbosity = 0;
+
+void
+rf_log_setup(enum rf_log_format fmt, int verbosity)
+{
+	atomic_store(&log_format, (int)fmt);
+	atomic_store(&log_verbosity, verbosity < 0 ? 0 : verbosity);
+}
+
+int
+rf_log_verbosity(void)
+{
+	return atomic_load_explicit(&log_verbosity, memory_order_relaxed);
+}
+
+/* A bounded line buffer: starts on the caller's stack, moves to the heap when it grows, and
+ * truncates (marking the line) at RF_LOG_LINE_MAX or on OOM. */
+struct line {
+	char *p;
+	size_t len, cap;
+	bool heap;
+	bool truncated;
+};
+
+static void
+line_reserve(struct line *l, size_t more)
+{
+	if (l->truncated)
+		return;
+	if (l->len + more <= l->cap)
+		return;
+	size_t want = l->len + more;
+	if (want > RF_LOG_LINE_MAX) {
+		l->truncated = true;
+		return;
+	}
+	size_t ncap = l->cap * 2;
+	while (ncap < want)
+		ncap *= 2;
+	if (ncap > RF_LOG_LINE_MAX)
+		ncap = RF_LOG_LINE_MAX;
+	char *np = l->heap ? realloc(l->p, ncap) : malloc(ncap);
+	if (!np) {
+		l->truncated = true;
+		return;
+	}
+	if (!l->heap)
+		memcpy(np, l->p, l->len);
+	l->p = np;
+	l->cap = ncap;
+	l->heap = true;
+}
+
+static void
+line_putn(struct line *l, const char *s, size_t n)
+{
+	line_reserve(l, n);
+	if (l->truncated)
+		return;
+	memcpy(l->p + l->len, s, n);
+	l->len += n;
+}
+
+static void
+line_puts(struct line *l, const char *s)
+{
+	line_putn(l, s, strlen(s));
+}
+
+static void
+line_putc(struct line *l, char c)
+{
+	line_putn(l, &c, 1);
+}
+
+__attribute__((format(printf, 2, 3))) static void
+line_printf(struct line *l, const char *fmt, ...)
+{
+	char tmp[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	line_putn(l, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static const char hexdigits[] = "0123456789abcdef";
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid. */
+static size_t
+utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len;
+	uint32_t cp;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Go strconv.Quote for the characters that matter in logs: named escapes, \xNN for other control
+ * bytes, DEL and invalid UTF-8; valid non-ASCII UTF-8 passes through. */
+static void
+put_go_quoted(struct line *l, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	line_putc(l, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		if (c >= 0x80) {
+			size_t sl = utf8_seq_len(p + i, n - i);
+			if (sl == 0) {
+				char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
+				line_putn(l, esc, 4);
+				i++;
+			} else {
+				line_putn(l, s + i, sl);
+				i += sl;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':
+			line_puts(l, "\\\"");
+			break;
+		case '\\':
+			line_puts(l, "\\\\");
+			break;
+		case '\n':
+			line_puts(l, "\\n");
+			break;
+		case '\r':
+			line_puts(l, "\\r");
+			break;
+		case '\t':
+			line_puts(l, "\\t");
+			break;
+		case '\a':
+			line_puts(l, "\\a");
+			break;
+		case '\b':
+			line_puts(l, "\\b");
+			break;
+		case '\f':
+			line_puts(l, "\\f");
+			break;
+		case '\v':
+			line_puts(l, "\\v");
+			break;
+		default:
+			if (c < 0x20 || c == 0x7f) {
+				char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
+				line_putn(l, esc, 4);
+			} else {
+				line_putc(l, (char)c);
+			}
+		}
+		i++;
+	}
+	line_putc(l, '"');
+}
+
+/* A JSON string: control characters as \u00XX (or their short escapes), invalid UTF-8 as U+FFFD. */
+static void
+put_json_string(struct line *l, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
+	line_putc(l, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i];
+		if (c >= 0x80) {
+			size_t sl = utf8_seq_len(p + i, n - i);
+			if (sl == 0) {
+				line_puts(l, "\\ufffd");
+				i++;
+			} else {
+				line_putn(l, s + i, sl);
+				i += sl;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':
+			line_puts(l, "\\\"");
+			break;
+		case '\\':
+			line_puts(l, "\\\\");
+			break;
+		case '\n':
+			line_puts(l, "\\n");
+			break;
+		case '\r':
+			line_puts(l, "\\r");
+			break;
+		case '\t':
+			line_puts(l, "\\t");
+			break;
+		default:
+			if (c < 0x20) {
+				char esc[6] = { '\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 0xf] };
+				line_putn(l, esc, 6);
+			} else {
+				line_putc(l, (char)c);
+			}
+		}
+		i++;
+	}
+	line_putc(l, '"');
+}
+
+/* Keys are programmer-chosen identifiers; keep only characters that cannot break the line. */
+static void
+put_key(struct line *l, const char *k)
+{
+	for (const char *p = k; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		line_putc(l, (c <= ' ' || c == '=' || c == '"' || c == 0x7f) ? '_' : (char)c);
+	}
+}
+
+static const char *
+base_name(const char *file)
+{
+	if (!file)
+		return "???";
+	const char *slash = strrchr(file, '/');
+	return slash ? slash + 1 : file;
+}
+
+static void
+write_all(const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(STDERR_FILENO, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void
+emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *msg,
+     const char *const *kv, size_t n_kv)
+{
+	char stack[1024];
+	struct line l = { .p = stack, .cap = sizeof(stack) };
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	const char *caller = base_name(file);
+	if (!msg)
+		msg = "";
+
+	if (atomic_load_explicit(&log_format, memory_order_relaxed) == RF_LOG_JSON) {
+		static const char *const names[] = { "error", "warning", "info" };
+		double ms = (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+		line_printf(&l, "{\"ts\":%.3f,\"level\":\"%s\",\"v\":%d,\"caller\":", ms,
+			    names[lvl <= RF_LOG_INFO ? lvl : RF_LOG_INFO], v);
+		char cbuf[256];
+		snprintf(cbuf, sizeof(cbuf), "%s:%d", caller, line_no);
+		put_json_string(&l, cbuf);
+		line_puts(&l, ",\"msg\":");
+		put_json_string(&l, msg);
+		for (size_t i = 0; i + 1 < n_kv; i += 2) {
+			line_putc(&l, ',');
+			put_json_string(&l, kv[i]);
+			line_putc(&l, ':');
+			put_json_string(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
+		}
+		line_putc(&l, '}');
+	} else {
+		static const char letters[] = { 'E', 'W', 'I' };
+		struct tm tm;
+		localtime_r(&ts.tv_sec, &tm);
+		line_printf(&l, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ",
+			    letters[lvl <= RF_LOG_INFO ? lvl : RF_LOG_INFO], tm.tm_mon + 1,
+			    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
+			    (int)getpid(), caller, line_no);
+		put_go_quoted(&l, msg);
+		for (size_t i = 0; i + 1 < n_kv; i += 2) {
+			line_putc(&l, ' ');
+			put_key(&l, kv[i]);
+			line_putc(&l, '=');
+			if (kv[i + 1])
+				put_go_quoted(&l, kv[i + 1]);
+			else
+				line_puts(&l, "<nil>");
+		}
+	}
+
+	if (l.truncated) {
+		/* Make room for the marker and the newline inside what we already have. */
+		static const char mark[] = " [truncated]";
+		size_t need = sizeof(mark) - 1 + 1;
+		if (l.len + need > l.cap)
+			l.len = l.cap > need ? l.cap - need : 0;
+		memcpy(l.p + l.len, mark, sizeof(mark) - 1);
+		l.len += sizeof(mark) - 1;
+		l.p[l.len++] = '\n';
+	} else {
+		l.truncated = false;
+		line_putc(&l, '\n');
+		if (l.truncated)
+			l.p[l.len - 1] = '\n';
+	}
+	write_all(l.p, l.len);
+	if (l.heap)
+		free(l.p);
+}
+
+static bool
+enabled(int v)
+{
+	return v <= rf_log_verbosity();
+}
+
+#define RF_LOG_MAX_KV 64
+
+void
+rf_log_kv(enum rf_log_level lvl, int v, const char *file, int line, const char *msg, ...)
+{
+	if (lvl == RF_LOG_INFO && !enabled(v))
+		return;
+	const char *kv[RF_LOG_MAX_KV];
+	size_t n = 0;
+	va_list ap;
+	va_start(ap, msg);
+	for (;;) {
+		const char *k = va_arg(ap, const char *);
+		if (!k)
+			break;
+		const char *val = va_arg(ap, const char *);
+		if (n + 2 <= RF_LOG_MAX_KV) {
+			kv[n++] = k;
+			kv[n++] = val;
+		}
+	}
+	va_end(ap);
+	emit(lvl, v, file, line, msg, kv, n);
+}
+
+void
+rf_log_fmt(enum rf_log_level lvl, int v, const char *file, int line, const char *fmt, ...)
+{
+	if (lvl == RF_LOG_INFO && !enabled(v))
+		return;
+	char stack[512];
+	char *msg = stack;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(stack, sizeof(stack), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		stack[0] = '\0';
+	} else if ((size_t)n >= sizeof(stack)) {
+		size_t want = (size_t)n + 1 > RF_LOG_LINE_MAX ? RF_LOG_LINE_MAX : (size_t)n + 1;
+		char *heap = malloc(want);
+		if (heap) {
+			va_start(ap, fmt);
+			vsnprintf(heap, want, fmt, ap);
+			va_end(ap);
+			msg = heap;
+		}
+	}
+	emit(lvl, v, file, line, msg, NULL, 0);
+	if (msg != stack)
+		free(msg);
+}

@@ -1,0 +1,649 @@
+/* Prometheus metrics registry and text exposition 0.0.4 (DESIGN section 9).
+ *
+ * Owns: the process-wide registry of metric families (declaration order) and their label series
+ * (first-use order). One mutex guards it; it is held for lookups, updates and while rendering into
+ * memory, never across I/O. Any thread may update or render. Allocation failures on the update
+ * path drop the sample rather than abort (a metric must never take the extender down). The
+ * process_* metrics are read from /proc/self at render time. */
+#include "server/metrics.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+struct series {
+	char *labels;
+	double value;      /* counter / gauge */
+	uint64_t *buckets; /* histogram: per-bucket (non-cumulative) counts */
+	uint64_t count;
+	double sum;
+};
+
+struct family {
+	char *name;
+	char *help;
+	enum rf_metric_type type;
+	double *bounds;
+	size_t n_bounds;
+	struct series *series;
+	size_t n_series, cap_series;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct family *families;
+static size_t n_families, cap_families;
+
+static struct family *
+find_family(const char *name)
+{
+	for (size_t i = 0; i < n_families; i++)
+		if (strcmp(families[i].name, name) == 0)
+			return &families[i];
+	return NULL;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+void
+rf_metrics_declare(const char *name, enum rf_metric_type type, const char *help,
+		   const double *buckets, size_t n_buckets)
+{
+	if (!name)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	if (find_family(name))
+		goto out;
+	if (n_families == cap_families) {
+		size_t ncap = cap_families ? cap_families * 2 : 32;
+		struct family *nf = realloc(families, ncap * sizeof(*nf));
+		if (!nf)
+			goto out;
+		families = nf;
+		cap_families = ncap;
+	}
+	struct family f = { .type = type };
+	f.name = strdup(name);
+	f.help = strdup(help ? help : "");
+	if (type == RF_METRIC_HISTOGRAM && n_buckets > 0) {
+		f.bounds = malloc(n_buckets * sizeof(*f.bounds));
+		if (f.bounds) {
+			/* Keep finite, strictly increasing bounds; +Inf is implicit. */
+			size_t k = 0;
+			for (size_t i = 0; i < n_buckets; i++)
+				if (isfinite(buckets[i]))
+					f.bounds[k++] = buckets[i];
+			qsort(f.bounds, k, sizeof(*f.bounds), cmp_double);
+			size_t u = 0;
+			for (size_t i = 0; i < k; i++)
+				if (u == 0 || f.bounds[i] != f.bounds[u - 1])
+					f.bounds[u++] = f.bounds[i];
+			f.n_bounds = u;
+		}
+	}
+	if (!f.name || !f.help || (type == RF_METRIC_HISTOGRAM && n_buckets > 0 && !f.bounds)) {
+		free(f.name);
+		free(f.help);
+		free(f.bounds);
+		goto out;
+	}
+	families[n_families++] = f;
+out:
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static struct series *
+get_series(struct family *f, const char *labels)
+{
+	if (!labels)
+		labels = "";
+	for (size_t i = 0; i < f->n_series; i++)
+		if (strcmp(f->series[i].labels, labels) == 0)
+			return &f->series[i];
+	if (f->n_series == f->cap_series) {
+		size_t ncap = f->cap_series ? f->cap_series * 2 : 8;
+		struct series *ns = realloc(f->series, ncap * sizeof(*ns));
+		if (!ns)
+			return NULL;
+		f->series = ns;
+		f->cap_series = ncap;
+	}
+	struct series s = { 0 };
+	s.labels = strdup(labels);
+	if (!s.labels)
+		return NULL;
+	if (f->type == RF_METRIC_HISTOGRAM) {
+		s.buckets = calloc(f->n_bounds + 1, sizeof(*s.buckets));
+		if (!s.buckets) {
+			free(s.labels);
+			return NULL;
+		}
+	}
+	f->series[f->n_series] = s;
+	return &f->series[f->n_series++];
+}
+
+enum op { OP_ADD, OP_SET, OP_OBSERVE };
+
+static void
+update(const char *name, const char *labels, double v, enum op op)
+{
+	if (!name)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	struct family *f = find_family(name);
+	if (!f)
+		goto out;
+	bool hist = f->type == RF_METRIC_HISTOGRAM;
+	if ((op == OP_OBSERVE) != hist)
+		goto out;
+	struct series *s = get_series(f, labels);
+	if (!s)
+		goto out;
+	switch (op) {
+	case OP_ADD:
+		s->value += v;
+		break;
+	case OP_SET:
+		s->value = v;
+		break;
+	case OP_OBSERVE: {
+		size_t b = 0;
+		while (b < f->n_bounds && !(v <= f->bounds[b]))
+			b++;
+		s->buckets[b]++;
+		s->count++;
+		s->sum += v;
+		break;
+	}
+	}
+out:
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void
+rf_metrics_add(const char *name, const char *labels, double v)
+{
+	update(name, labels, v, OP_ADD);
+}
+
+void
+rf_metrics_set(const char *name, const char *labels, double v)
+{
+	update(name, labels, v, OP_SET);
+}
+
+void
+rf_metrics_observe(const char *name, const char *labels, double v)
+{
+	update(name, labels, v, OP_OBSERVE);
+}
+
+int
+rf_metrics_format_labels(char *buf, size_t len, ...)
+{
+	size_t pos = 0;
+	bool ok = len > 0;
+	if (ok)
+		buf[0] = '\0';
+	va_list ap;
+	va_start(ap, len);
+	for (bool first = true;; first = false) {
+		const char *k = va_arg(ap, const char *);
+		if (!k)
+			break;
+		const char *v = va_arg(ap, const char *);
+		if (!v)
+			v = "";
+		char tmp[8];
+		const char *parts[3] = { first ? "" : ",", k, "=\"" };
+		for (size_t i = 0; i < 3; i++) {
+			size_t n = strlen(parts[i]);
+			if (!ok || pos + n >= len) {
+				ok = false;
+				continue;
+			}
+			memcpy(buf + pos, parts[i], n);
+			pos += n;
+		}
+		for (const char *p = v;; p++) {
+			const char *piece;
+			if (*p == '\0') {
+				piece = "\"";
+			} else if (*p == '\\') {
+				piece = "\\\\";
+			} else if (*p == '"') {
+				piece = "\\\"";
+			} else if (*p == '\n') {
+				piece = "\\n";
+			} else {
+				tmp[0] = *p;
+				tmp[1] = '\0';
+				piece = tmp;
+			}
+			size_t n = strlen(piece);
+			if (!ok || pos + n >= len)
+				ok = false;
+			else {
+				memcpy(buf + pos, piece, n);
+				pos += n;
+			}
+			if (*p == '\0')
+				break;
+		}
+	}
+	va_end(ap);
+	if (ok)
+		buf[pos] = '\0';
+	else if (len > 0)
+		buf[0] = '\0';
+	return ok ? (int)pos : -1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Rendering
+ */
+
+struct out {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void
+out_putn(struct out *o, const char *s, size_t n)
+{
+	if (o->oom)
+		return;
+	if (o->len + n + 1 > o->cap) {
+		size_t ncap = o->cap ? o->cap : 4096;
+		while (ncap < o->len + n + 1)
+			ncap *= 2;
+		char *np = realloc(o->p, ncap);
+		if (!np) {
+			o->oom = true;
+			return;
+		}
+		o->p = np;
+		o->cap = ncap;
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+	o->p[o->len] = '\0';
+}
+
+static void
+out_puts(struct out *o, const char *s)
+{
+	out_putn(o, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void
+out_printf(struct out *o, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof(tmp)) {
+		out_putn(o, tmp, (size_t)n);
+		return;
+	}
+	char *big = malloc((size_t)n + 1);
+	if (!big) {
+		o->oom = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	out_putn(o, big, (size_t)n);
+	free(big);
+}
+
+/* Prometheus float syntax: +Inf, -Inf, NaN, else the shortest form that round-trips. */
+static void
+fmt_value(char *buf, size_t len, double v)
+{
+	if (isnan(v)) {
+		snprintf(buf, len, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(buf, len, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+		snprintf(buf, len, "%.0f", v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* HELP text escaping: backslash and newline. */
+static void
+put_help(struct out *o, const char *h)
+{
+	for (const char *p = h; *p; p++) {
+		if (*p == '\\')
+			out_puts(o, "\\\\");
+		else if (*p == '\n')
+			out_puts(o, "\\n");
+		else
+			out_putn(o, p, 1);
+	}
+}
+
+static void
+put_header(struct out *o, const char *name, const char *type, const char *help)
+{
+	out_printf(o, "# HELP %s ", name);
+	put_help(o, help);
+	out_printf(o, "\n# TYPE %s %s\n", name, type);
+}
+
+static void
+put_sample(struct out *o, const char *name, const char *suffix, const char *labels,
+	   const char *extra_label, double v)
+{
+	char val[64];
+	fmt_value(val, sizeof(val), v);
+	out_puts(o, name);
+	out_puts(o, suffix);
+	bool has_labels = labels && *labels;
+	if (has_labels || extra_label) {
+		out_putn(o, "{", 1);
+		if (has_labels)
+			out_puts(o, labels);
+		if (extra_label) {
+			if (has_labels)
+				out_putn(o, ",", 1);
+			out_puts(o, extra_label);
+		}
+		out_putn(o, "}", 1);
+	}
+	out_putn(o, " ", 1);
+	out_puts(o, val);
+	out_putn(o, "\n", 1);
+}
+
+static void
+render_family(struct out *o, const struct family *f)
+{
+	static const char *const types[] = { "counter", "gauge", "histogram" };
+	put_header(o, f->name, types[f->type], f->help);
+	for (size_t i = 0; i < f->n_series; i++) {
+		const struct series *s = &f->series[i];
+		if (f->type != RF_METRIC_HISTOGRAM) {
+			put_sample(o, f->name, "", s->labels, NULL, s->value);
+			continue;
+		}
+		uint64_t cum = 0;
+		char le[96], val[64];
+		for (size_t b = 0; b < f->n_bounds; b++) {
+			cum += s->buckets[b];
+			fmt_value(val, sizeof(val), f->bounds[b]);
+			snprintf(le, sizeof(le), "le=\"%s\"", val);
+			put_sample(o, f->name, "_bucket", s->labels, le, (double)cum);
+		}
+		cum += s->buckets[f->n_bounds];
+		put_sample(o, f->name, "_bucket", s->labels, "le=\"+Inf\"", (double)cum);
+		put_sample(o, f->name, "_sum", s->labels, NULL, s->sum);
+		put_sample(o, f->name, "_count", s->labels, NULL, (double)s->count);
+	}
+}
+
+/* /proc/self/stat fields after the command name: state is field 3; utime 14, stime 15,
+ * starttime 22, vsize 23, rss 24 (proc(5)). */
+struct proc_stat {
+	double utime_ticks, stime_ticks, start_ticks, vsize, rss_pages;
+};
+
+static int
+read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n > 0 ? 0 : -1;
+}
+
+static int
+read_proc_stat(struct proc_stat *ps)
+{
+	char buf[2048];
+	if (read_file("/proc/self/stat", buf, sizeof(buf)) < 0)
+		return -1;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	/* Fields from 3 on, space separated. */
+	char *save = NULL;
+	int field = 3;
+	for (char *tok = strtok_r(p, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
+		double v = strtod(tok, NULL);
+		switch (field) {
+		case 14:
+			ps->utime_ticks = v;
+			break;
+		case 15:
+			ps->stime_ticks = v;
+			break;
+		case 22:
+			ps->start_ticks = v;
+			break;
+		case 23:
+			ps->vsize = v;
+			break;
+		case 24:
+			ps->rss_pages = v;
+			return 0;
+		default:
+			break;
+		}
+	}
+	return -1;
+}
+
+static double
+boot_time(void)
+{
+	char buf[8192];
+	if (read_file("/proc/stat", buf, sizeof(buf)) < 0)
+		return -1;
+	const char *p = strstr(buf, "\nbtime ");
+	if (!p)
+		return -1;
+	return strtod(p + 7, NULL);
+}
+
+static double
+count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	double n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1; /* the directory stream's own descriptor */
+}
+
+static void
+render_process(struct out *o)
+{
+	struct proc_stat ps = { 0 };
+	double ticks = (double)sysconf(_SC_CLK_TCK);
+	double page = (double)sysconf(_SC_PAGESIZE);
+	if (ticks <= 0)
+		ticks = 100;
+	if (read_proc_stat(&ps) == 0) {
+		put_header(o, "process_cpu_seconds_total", "counter",
+			   "Total user and system CPU time spent in seconds.");
+		put_sample(o, "process_cpu_seconds_total", "", "", NULL,
+			   (ps.utime_ticks + ps.stime_ticks) / ticks);
+		put_header(o, "process_resident_memory_bytes", "gauge",
+			   "Resident memory size in bytes.");
+		put_sample(o, "process_resident_memory_bytes", "", "", NULL, ps.rss_pages * page);
+		put_header(o, "process_virtual_memory_bytes", "gauge",
+			   "Virtual memory size in bytes.");
+		put_sample(o, "process_virtual_memory_bytes", "", "", NULL, ps.vsize);
+		double bt = boot_time();
+		if (bt >= 0) {
+			put_header(o, "process_start_time_seconds", "gauge",
+				   "Start time of the process since unix epoch in seconds.");
+			put_sample(o, "process_start_time_seconds", "", "", NULL,
+				   bt + ps.start_ticks / ticks);
+		}
+	}
+	double fds = count_open_fds();
+	if (fds >= 0) {
+		put_header(o, "process_open_fds", "gauge", "Number of open file descriptors.");
+		put_sample(o, "process_open_fds", "", "", NULL, fds);
+	}
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		put_header(o, "process_max_fds", "gauge",
+			   "Maximum number of open file descriptors.");
+		put_sample(o, "process_max_fds", "", "", NULL,
+			   rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
+	}
+}
+
+char *
+rf_metrics_render(size_t *ret_len)
+{
+	struct out o = { 0 };
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < n_families; i++)
+		render_family(&o, &families[i]);
+	pthread_mutex_unlock(&reg_lock);
+	render_process(&o);
+	out_putn(&o, "", 0);
+	if (o.oom || !o.p) {
+		if (!o.oom && !o.p) {
+			o.p = malloc(1);
+			if (o.p) {
+				o.p[0] = '\0';
+				if (ret_len)
+					*ret_len = 0;
+				return o.p;
+			}
+		}
+		free(o.p);
+		return NULL;
+	}
+	if (ret_len)
+		*ret_len = o.len;
+	return o.p;
+}
+
+void
+rf_metrics_reset(void)
+{
+	pthread_mutex_lock(&reg_lock);
+	for (size_t i = 0; i < n_families; i++) {
+		struct family *f = &families[i];
+		for (size_t j = 0; j < f->n_series; j++) {
+			free(f->series[j].labels);
+			free(f->series[j].buckets);
+		}
+		free(f->series);
+		free(f->name);
+		free(f->help);
+		free(f->bounds);
+	}
+	free(families);
+	families = NULL;
+	n_families = cap_families = 0;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * railfit's metrics (DESIGN section 9)
+ */
+
+static const double request_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+					   0.1,    0.25,  0.5,    1,     2.5,  5 };
+
+void
+rf_metrics_declare_railfit(const char *version, const char *commit)
+{
+	rf_metrics_declare("railfit_requests_total", RF_METRIC_COUNTER,
+			   "HTTP requests served, by extender verb (or other) and status code.",
+			   NULL, 0);
+	rf_metrics_declare("railfit_request_duration_seconds", RF_METRIC_HISTOGRAM,
+			   "Time from request headers to queued response, by extender verb.",
+			   request_buckets, sizeof(request_buckets) / sizeof(request_buckets[0]));
+	rf_metrics_declare("railfit_filter_nodes_total", RF_METRIC_COUNTER,
+			   "Nodes judged by filter, by result (pass, fail, unresolvable).", NULL, 0);
+	rf_metrics_declare("railfit_pods_total", RF_METRIC_COUNTER,
+			   "Pods seen by filter, by device demand (none, known, unknown).", NULL,
+			   0);
+	rf_metrics_declare("railfit_watch_events_total", RF_METRIC_COUNTER,
+			   "Watch events received from kube-apiserver, by resource and event type.",
+			   NULL, 0);
+	rf_metrics_declare("railfit_watch_restarts_total", RF_METRIC_COUNTER,
+			   "Watch restarts (relists and reconnects), by resource and reason.", NULL,
+			   0);
+	rf_metrics_declare("railfit_cache_objects", RF_METRIC_GAUGE,
+			   "Objects in the cache, by resource.", NULL, 0);
+	rf_metrics_declare("railfit_cache_synced", RF_METRIC_GAUGE,
+			   "1 once the resource's initial list has completed, else 0.", NULL, 0);
+	rf_metrics_declare("railfit_cache_staleness_seconds", RF_METRIC_GAUGE,
+			   "Seconds since the resource's watch last delivered data or a bookmark.",
+			   NULL, 0);
+	rf_metrics_declare("railfit_prediction_total", RF_METRIC_COUNTER,
+			   "Predicted device picks compared with the real allocation, by outcome "
+			   "(exact, same_level, differs).",
+			   NULL, 0);
+	rf_metrics_declare("railfit_bind_total", RF_METRIC_COUNTER,
+			   "Bind calls, by result.", NULL, 0);
+	rf_metrics_declare("railfit_build_info", RF_METRIC_GAUGE,
+			   "Always 1; labels carry the version and git commit of the binary.", NULL,
+			   0);
+
+	/* Known label values start at zero so that rates work from the first scrape. */
+	static const char *const results[] = { "pass", "fail", "unresolvable" };
+	static const char *const demands[] = { "none", "known", "unknown" };
+	static const char *const outcomes[] = { "exact", "same_level", "differs" };
+	char l[512];
+	for (size_t i = 0; i < 3; i++) {
+		if (rf_metrics_format_labels(l, sizeof(l), "result", results[i], NULL) >= 0)
+			rf_metrics_add("railfit_filter_nodes_total", l, 0);
+		if (rf_metrics_format_labels(l, sizeof(l), "demand", demands[i], NULL) >= 0)
+			rf_metrics_add("railfit_pods_total", l, 0);
+		if (rf_metrics_format_labels(l, sizeof(l), "outcome", outcomes[i], NULL) >= 0)
+			rf_metrics_add("railfit_prediction_total", l, 0);
+	}
+	if (rf_metrics_format_labels(l, sizeof(l), "version", version ? version : "unknown",
+				     "commit", commit ? commit : "unknown", NULL) >= 0)
+		rf_metrics_set("railfit_build_info", l, 1);
+}

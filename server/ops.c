@@ -1,0 +1,110 @@
+/* Operations routes: liveness, readiness, version, metrics. */
+#include <curl/curl.h>
+#include <hwloc.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "rf-build.h"
+#include "server/app.h"
+#include "server/metrics.h"
+
+int
+rf_route_healthz(void *app, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	(void)app;
+	(void)req;
+	return rf_http_reply_text(resp, 200, "ok\n");
+}
+
+int
+rf_route_readyz(void *userdata, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	struct rf_app *app = userdata;
+	json_t *detail = NULL;
+	bool ready = rf_cache_ready(app->cache, app->cfg.kube.stale_after_ms, &detail);
+	json_t *o = json_object();
+	(void)req;
+	if (!o) {
+		json_decref(detail);
+		return -1;
+	}
+	json_object_set_new(o, "ready", json_boolean(ready));
+	json_object_set_new(o, "source", json_string(rf_cache_source(app->cache)));
+	json_t *not_synced = json_array();
+	const char *k;
+	json_t *v;
+	json_object_foreach (detail, k, v) {
+		if (!json_is_true(json_object_get(v, "synced")) ||
+		    json_is_true(json_object_get(v, "stale")))
+			json_array_append_new(not_synced, json_string(k));
+	}
+	json_object_set_new(o, "notSynced", not_synced);
+	json_object_set_new(o, "kinds", detail);
+	return rf_http_reply_json(resp, ready ? 200 : 503, o);
+}
+
+json_t *
+rf_version_json(void)
+{
+	char hw[32], yv[32];
+	unsigned hv = hwloc_get_api_version();
+	snprintf(hw, sizeof(hw), "%u.%u.%u", hv >> 16, (hv >> 8) & 0xff, hv & 0xff);
+	snprintf(yv, sizeof(yv), "%s", yaml_get_version_string());
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "version", RF_VERSION,
+			 "commit", RF_COMMIT, "libraries", "libmicrohttpd", MHD_get_version(),
+			 "jansson", JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version,
+			 "hwloc", hw, "libyaml", yv);
+}
+
+int
+rf_route_version(void *app, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	(void)app;
+	(void)req;
+	return rf_http_reply_json(resp, 200, rf_version_json());
+}
+
+static void
+cache_gauges(struct rf_app *app)
+{
+	struct rf_cluster *gen = rf_cache_get(app->cache);
+	json_t *detail = NULL;
+	char labels[64];
+	rf_cache_ready(app->cache, app->cfg.kube.stale_after_ms, &detail);
+	struct rf_cluster_counts cnt = { 0 };
+	if (gen)
+		cnt = rf_cluster_counts(gen);
+	const size_t counts[RF_KIND_COUNT] = { cnt.nodes, cnt.pods, cnt.slices, cnt.claims,
+					       cnt.classes };
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		snprintf(labels, sizeof(labels), "resource=\"%s\"", rf_kind_resource(k));
+		rf_metrics_set("railfit_cache_objects", labels, (double)counts[k]);
+		json_t *kd = json_object_get(detail, rf_kind_resource(k));
+		rf_metrics_set("railfit_cache_synced", labels,
+			       json_is_true(json_object_get(kd, "synced")) ? 1 : 0);
+		rf_metrics_set("railfit_cache_staleness_seconds", labels,
+			       rf_cache_staleness(app->cache, k));
+	}
+	json_decref(detail);
+	rf_cluster_unref(gen);
+}
+
+int
+rf_route_metrics(void *userdata, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	size_t len = 0;
+	(void)req;
+	cache_gauges(userdata);
+	char *text = rf_metrics_render(&len);
+	if (!text)
+		return -1;
+	resp->status = 200;
+	resp->body = text;
+	resp->body_len = len;
+	resp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	return 0;
+}

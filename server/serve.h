@@ -1,0 +1,22 @@
+/* The commands of the railfit binary (DESIGN section 3). Each returns the process exit code:
+ * 0 ok, 1 runtime failure, 2 usage or configuration error. */
+#ifndef RF_SERVER_SERVE_H
+#define RF_SERVER_SERVE_H
+
+#include <stddef.h>
+
+#include "config/config.h"
+
+int rf_cmd_serve(int argc, char **argv);
+int rf_cmd_explain(int argc, char **argv);
+int rf_cmd_gen_cluster(int argc, char **argv);
+int rf_cmd_version(int argc, char **argv);
+
+/** Read a whole file (bounded); -errno with a message naming the file. */
+int rf_read_file(const char *path, size_t max, char **ret, size_t *ret_len, char *err,
+		 size_t errlen);
+
+/** Load --config F into *cfg (defaults when path is NULL); prints the error, returns 2 on failure. */
+int rf_load_config(const char *path, struct rf_config *cfg);
+
+#endif

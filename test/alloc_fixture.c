@@ -1,0 +1,176 @@
+#include "test/alloc_fixture.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const SPEC_GPU_NIC_ALIGNED =
+	"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+	"\"allocationMode\":\"ExactCount\",\"count\":1}},{\"name\":\"nic\",\"exactly\":{"
+	"\"deviceClassName\":\"rdma-nic\",\"allocationMode\":\"ExactCount\",\"count\":1}}],"
+	"\"constraints\":[{\"requests\":[\"gpu\",\"nic\"],\"matchAttribute\":"
+	"\"resource.kubernetes.io/pcieRoot\"}]}}";
+const char *const SPEC_GPU_NIC_LOOSE =
+	"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+	"\"count\":1}},{\"name\":\"nic\",\"exactly\":{\"deviceClassName\":\"rdma-nic\",\"count\":1}}]}}";
+const char *const SPEC_GPU_ONLY =
+	"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+	"\"count\":1}}]}}";
+
+char *
+fixture_read(const char *relpath)
+{
+	const char *dir = getenv("RF_TEST_DATA");
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "test/data", relpath);
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static char *
+replace_all(const char *s, const char *from, const char *to)
+{
+	size_t n = 0, fl = strlen(from), tl = strlen(to);
+	for (const char *p = s; (p = strstr(p, from)); p += fl)
+		n++;
+	char *out = malloc(strlen(s) + n * (tl + 1) + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	const char *p = s, *q;
+	while ((q = strstr(p, from))) {
+		memcpy(o, p, (size_t)(q - p));
+		o += q - p;
+		memcpy(o, to, tl);
+		o += tl;
+		p = q + fl;
+	}
+	strcpy(o, p);
+	return out;
+}
+
+void
+fixture_init(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	rf_config_init(&f->cfg);
+	f->cel = rf_cel_cache_new();
+	f->objs.nodes = json_array();
+	f->objs.pods = json_array();
+	f->objs.slices = json_array();
+	f->objs.claims = json_array();
+	f->objs.classes = json_array();
+	f->objs.templates = json_array();
+	const char *classes[] = { "dra/deviceclass-gpu.nvidia.com.json",
+				  "dra/deviceclass-rdma-nic-dranet.json",
+				  "dra/deviceclass-nic-bandwidth.json" };
+	for (size_t i = 0; i < 3; i++) {
+		char *t = fixture_read(classes[i]);
+		fixture_add_json(f, t);
+		free(t);
+	}
+}
+
+void
+fixture_add_json(struct fixture *f, const char *text)
+{
+	json_error_t err;
+	json_t *o = json_loads(text, 0, &err);
+	ck_assert_msg(o != NULL, "bad fixture JSON: %s", err.text);
+	const char *kind = json_string_value(json_object_get(o, "kind"));
+	ck_assert_ptr_nonnull(kind);
+	json_t *arr = strcmp(kind, "Node") == 0		    ? f->objs.nodes
+		      : strcmp(kind, "Pod") == 0		    ? f->objs.pods
+		      : strcmp(kind, "ResourceSlice") == 0	    ? f->objs.slices
+		      : strcmp(kind, "ResourceClaim") == 0	    ? f->objs.claims
+		      : strcmp(kind, "DeviceClass") == 0	    ? f->objs.classes
+		      : strcmp(kind, "ResourceClaimTemplate") == 0 ? f->objs.templates
+								    : NULL;
+	ck_assert_ptr_nonnull(arr);
+	json_array_append_new(arr, o);
+}
+
+void
+fixture_add_hgx(struct fixture *f, const char *name)
+{
+	char node[512];
+	snprintf(node, sizeof(node),
+		 "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+		 "{\"kubernetes.io/hostname\":\"%s\"}},\"status\":{\"conditions\":[{\"type\":"
+		 "\"Ready\",\"status\":\"True\"}]}}",
+		 name, name);
+	fixture_add_json(f, node);
+	const char *files[] = { "dra/resourceslice-gpu-nvidia-8xh100.json",
+				"dra/resourceslice-dranet-8xcx7-plus-frontend.json" };
+	for (size_t i = 0; i < 2; i++) {
+		char *t = fixture_read(files[i]);
+		char *r = replace_all(t, "hgx-h100-node-01", name);
+		fixture_add_json(f, r);
+		free(r);
+		free(t);
+	}
+}
+
+void
+fixture_add_claim(struct fixture *f, const char *ns, const char *name, const char *spec_json,
+		  const char *alloc_node, const char *const *devices)
+{
+	json_error_t err;
+	json_t *spec = json_loads(spec_json, 0, &err);
+	ck_assert_msg(spec != NULL, "bad spec: %s", err.text);
+	json_t *claim = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "kind", "ResourceClaim",
+				  "apiVersion", "resource.k8s.io/v1", "metadata", "name", name,
+				  "namespace", ns, "uid", name, "spec", spec);
+	ck_assert_ptr_nonnull(claim);
+	if (alloc_node) {
+		json_t *results = json_array();
+		for (size_t i = 0; devices && devices[i]; i++) {
+			char drv[128];
+			const char *colon = strchr(devices[i], ':');
+			ck_assert_ptr_nonnull(colon);
+			snprintf(drv, sizeof(drv), "%.*s", (int)(colon - devices[i]), devices[i]);
+			const char *req = strcmp(drv, "dra.net") == 0 ? "nic" : "gpu";
+			json_array_append_new(results,
+					      json_pack("{s:s, s:s, s:s, s:s}", "request", req,
+							"driver", drv, "pool", alloc_node, "device",
+							colon + 1));
+		}
+		json_t *status = json_pack(
+			"{s:{s:{s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}", "allocation", "devices",
+			"results", results, "nodeSelector", "nodeSelectorTerms", "matchFields", "key",
+			"metadata.name", "operator", "In", "values", alloc_node);
+		ck_assert_ptr_nonnull(status);
+		json_object_set_new(claim, "status", status);
+	}
+	json_array_append_new(f->objs.claims, claim);
+}
+
+struct rf_cluster *
+fixture_build(struct fixture *f)
+{
+	f->c = rf_cluster_unref(f->c);
+	ck_assert_int_eq(rf_cluster_build(&f->objs, &f->cfg, f->cel, &f->c), 0);
+	return f->c;
+}
+
+void
+fixture_release(struct fixture *f)
+{
+	rf_cluster_unref(f->c);
+	json_decref(f->objs.nodes);
+	json_decref(f->objs.pods);
+	json_decref(f->objs.slices);
+	json_decref(f->objs.claims);
+	json_decref(f->objs.classes);
+	json_decref(f->objs.templates);
+	rf_cel_cache_free(f->cel);
+	rf_config_release(&f->cfg);
+}

@@ -1,0 +1,45 @@
+/* Building test clusters from the real driver-shaped objects in test/data/dra/ (copies of
+ * reference/dra-examples/): one HGX H100 node (8 GPUs + 8 rail CX-7 NICs + a front-end X710) per
+ * name, plus claims and pods written inline as JSON. */
+#ifndef RF_TEST_ALLOC_FIXTURE_H
+#define RF_TEST_ALLOC_FIXTURE_H
+
+#include <jansson.h>
+
+#include "alloc/model.h"
+
+struct fixture {
+	struct rf_config cfg;
+	struct rf_cel_cache *cel;
+	struct rf_cluster_objects objs;
+	struct rf_cluster *c;
+};
+
+/** Empty object arrays, default config, the three DeviceClasses of the examples. */
+void fixture_init(struct fixture *f);
+
+/** Add an HGX H100 node named `name` (Node + NVIDIA slice + dranet slice from the examples). */
+void fixture_add_hgx(struct fixture *f, const char *name);
+
+/** Add one object parsed from JSON text; kind decides the array. Aborts the test on bad JSON. */
+void fixture_add_json(struct fixture *f, const char *json);
+
+/** A ResourceClaim "ns/name" with the given spec JSON and, when alloc_node is set, an allocation
+ * of the listed devices ("gpu.nvidia.com:gpu-0", "dra.net:pci-0000-18-00-0", NULL-terminated). */
+void fixture_add_claim(struct fixture *f, const char *ns, const char *name, const char *spec_json,
+		       const char *alloc_node, const char *const *devices);
+
+/** Build (or rebuild) the generation. */
+struct rf_cluster *fixture_build(struct fixture *f);
+
+void fixture_release(struct fixture *f);
+
+/** Read a file of test/data (RF_TEST_DATA) into a string; aborts on error. Caller frees. */
+char *fixture_read(const char *relpath);
+
+/** Spec of a claim asking one GPU and one rdma NIC, with or without the pcieRoot constraint. */
+extern const char *const SPEC_GPU_NIC_ALIGNED;
+extern const char *const SPEC_GPU_NIC_LOOSE;
+extern const char *const SPEC_GPU_ONLY;
+
+#endif

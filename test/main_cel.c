@@ -1,0 +1,8 @@
+/* Unit tests of the CEL evaluator (alloc/cel.h, alloc/attr.h). */
+#include <check.h>
+
+#include "test/check_main.h"
+
+Suite *cel_suite(void);
+
+RF_CHECK_MAIN(cel_suite())

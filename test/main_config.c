@@ -1,0 +1,10 @@
+/* Unit tests of config/: quantities, durations, levels and the configuration file. */
+#include <check.h>
+
+#include "test/check_main.h"
+
+Suite *quantity_suite(void);
+Suite *duration_suite(void);
+Suite *config_suite(void);
+
+RF_CHECK_MAIN(quantity_suite(), duration_suite(), config_suite())

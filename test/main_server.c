@@ -1,0 +1,8 @@
+/* Unit tests of the server building blocks: extender codec, metrics, HTTP front end. */
+#include "test/check_main.h"
+
+Suite *extender_suite(void);
+Suite *metrics_suite(void);
+Suite *http_suite(void);
+
+RF_CHECK_MAIN(extender_suite(), metrics_suite(), http_suite())

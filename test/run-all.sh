@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: install the Debian packages (when root and missing), build
+# with -Werror and run every test; then the same under ASan+UBSan; then the unit tests under
+# valgrind. Prints one closing line "N passed, N failed[, N skipped]" and exits non-zero on any
+# failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS="build-essential meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev
+      libcurl4-openssl-dev libhwloc-dev libyaml-dev check python3 valgrind prometheus curl"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+	if [ -n "$missing" ]; then
+		echo "== installing:" $missing
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing >/dev/null || exit 1
+	fi
+fi
+
+status=0
+run() { echo "== $*"; "$@" || status=1; }
+
+rm -rf build-ci build-ci-asan
+run meson setup build-ci -Dwerror=true
+run meson test -C build-ci --print-errorlogs --num-processes 2
+run meson setup build-ci-asan -Db_sanitize=address,undefined
+run meson test -C build-ci-asan --print-errorlogs --num-processes 2
+run meson test -C build-ci --setup=valgrind --suite unit --suite fuzz --print-errorlogs --num-processes 2
+
+python3 - build-ci build-ci-asan <<'PY'
+import json, sys, os
+counts = {"passed": 0, "failed": 0, "skipped": 0}
+for d in sys.argv[1:]:
+    for log in ("testlog.json", "testlog-valgrind.json"):
+        p = os.path.join(d, "meson-logs", log)
+        if not os.path.exists(p):
+            continue
+        for line in open(p):
+            r = json.loads(line).get("result", "")
+            if r in ("OK", "EXPECTEDFAIL"):
+                counts["passed"] += 1
+            elif r == "SKIP":
+                counts["skipped"] += 1
+            else:
+                counts["failed"] += 1
+print("%d passed, %d failed, %d skipped" % (counts["passed"], counts["failed"], counts["skipped"]))
+PY
+exit $status

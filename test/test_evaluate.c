@@ -1,0 +1,291 @@
+/* Filter and score per node (DESIGN section 7) on HGX H100 nodes in different states. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/demand.h"
+#include "alloc/evaluate.h"
+#include "test/alloc_fixture.h"
+
+Suite *evaluate_suite(void);
+
+static json_t *
+pod(const char *name, const char *claim, const char *annotations)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"annotations\":{%s}},"
+		 "\"spec\":{\"resourceClaims\":[%s%s%s]}}",
+		 name, annotations ? annotations : "", claim ? "{\"name\":\"c\",\"resourceClaimName\":\"" : "",
+		 claim ? claim : "", claim ? "\"}" : "");
+	json_t *p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+/* a: all free; b: gpu-0 held without its NIC; c: only GPUs 6,7 and NICs of roots 0..5 free */
+static void
+three_nodes(struct fixture *f)
+{
+	fixture_init(f);
+	fixture_add_hgx(f, "a");
+	fixture_add_hgx(f, "b");
+	fixture_add_hgx(f, "c");
+	const char *b_held[] = { "gpu.nvidia.com:gpu-0", NULL };
+	fixture_add_claim(f, "ml", "b-used", SPEC_GPU_ONLY, "b", b_held);
+	const char *c_held[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
+				 "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
+				 "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
+				 "dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL };
+	fixture_add_claim(f, "ml", "c-used", SPEC_GPU_ONLY, "c", c_held);
+	fixture_add_claim(f, "ml", "aligned", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_add_claim(f, "ml", "loose", SPEC_GPU_NIC_LOOSE, NULL, NULL);
+	fixture_build(f);
+}
+
+static void
+eval(struct fixture *f, json_t *p, const char *node, struct rf_node_eval *e, bool explain)
+{
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f->c, p, &d), 0);
+	ck_assert_int_eq(rf_evaluate_node(f->c, &d, node, explain, e), 0);
+	rf_demand_release(&d);
+}
+
+START_TEST(test_evaluate_aligned_claim_across_nodes)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	json_t *p = pod("t", "aligned", "\"railfit.io/min-alignment\":\"PHB\"");
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert_int_eq(e->predicted_level, RF_LEVEL_PHB);
+	int score_a = e->score;
+	eval(&f, p, "c", e, false);
+	/* no free GPU shares a root with a free NIC: the claim cannot be allocated, but evicting
+	 * could help, so FailedNodes; the message names the free devices */
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_msg(strstr(e->reasons[0], "ml/aligned") && strstr(e->reasons[0], "gpu-6") &&
+			      strstr(e->reasons[0], "resource.kubernetes.io/pcieRoot"),
+		      "%s", e->reasons[0]);
+	eval(&f, p, "b", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert_str_eq(e->predicted.picks[0].dev->name, "gpu-1");
+	/* b has one GPU in use already: packing prefers it, alignment is equal */
+	ck_assert_int_ge(e->score, score_a);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_evaluate_min_alignment_message_names_the_fix)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	json_t *p = pod("t", "loose", "\"railfit.io/min-alignment\":\"PHB\"");
+	eval(&f, p, "b", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_msg(strstr(e->reasons[0], "gpu-1 + pci-0000-18-00-0 (NODE)") &&
+			      strstr(e->reasons[0], "(PHB) are free") &&
+			      strstr(e->reasons[0], "add constraint matchAttribute "
+						    "resource.kubernetes.io/pcieRoot over requests "
+						    "[gpu nic] to claim ml/loose"),
+		      "%s", e->reasons[0]);
+	/* c: the allocator would pick gpu-6 + pci-0000-18-00-0 across sockets; nothing better is
+	 * free, but freeing devices would give PHB: resolvable */
+	eval(&f, p, "c", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_int_eq(e->predicted_level, RF_LEVEL_SYS);
+	eval(&f, p, "a", e, true);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert(e->has_best);
+	ck_assert_int_eq(e->best_level, RF_LEVEL_PHB);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_evaluate_scores_prefer_aligned_nodes)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	json_t *p = pod("t", "loose", NULL);
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	int a = e->score;
+	eval(&f, p, "b", e, false);
+	int b = e->score;
+	eval(&f, p, "c", e, false);
+	int c = e->score;
+	/* a: PHB; b: NODE; c: SYS */
+	ck_assert_msg(a > b && b > c, "scores a=%d b=%d c=%d", a, b, c);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_evaluate_pinned_none_unknown)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	json_t *p = pod("t", "b-used", NULL);
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_UNRESOLVABLE);
+	ck_assert_msg(strstr(e->reasons[0], "already allocated on node b"), "%s", e->reasons[0]);
+	eval(&f, p, "b", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	json_decref(p);
+
+	p = pod("web", NULL, NULL);
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(d.kind, RF_DEMAND_NONE);
+	rf_demand_release(&d);
+	json_decref(p);
+
+	p = pod("t", "missing", NULL);
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(d.kind, RF_DEMAND_UNKNOWN);
+	ck_assert_msg(strstr(d.unknown_reason, "ml/missing"), "%s", d.unknown_reason);
+	rf_demand_release(&d);
+	eval(&f, p, "c", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	json_decref(p);
+
+	p = pod("t", "aligned", "\"railfit.io/min-alignment\":\"CLOSE\"");
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(d.kind, RF_DEMAND_UNKNOWN);
+	ck_assert_msg(strstr(d.unknown_reason, "railfit.io/min-alignment"), "%s", d.unknown_reason);
+	rf_demand_release(&d);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_evaluate_bandwidth_headroom)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	/* 500G per NIC can never fit a 400G NIC: unresolvable */
+	json_t *p = pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"500G\"");
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_UNRESOLVABLE);
+	ck_assert_msg(strstr(e->reasons[0], "pci-0000-18-00-0 has 400G of 400G free, the pod asks "
+					    "500G"),
+		      "%s", e->reasons[0]);
+	json_decref(p);
+	p = pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"100G\"");
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert(e->part_applies[RF_PART_BANDWIDTH]);
+	ck_assert_double_eq_tol(e->parts[RF_PART_BANDWIDTH], 0.75, 1e-9);
+	json_decref(p);
+	/* malformed: reported, not counted */
+	p = pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"fast\"");
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	bool seen = false;
+	for (size_t i = 0; i < e->n_reasons; i++)
+		seen = seen || strstr(e->reasons[i], "railfit.io/nic-bandwidth");
+	ck_assert(seen);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_evaluate_frontend_noisy_neighbour)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	fixture_init(&f);
+	fixture_add_hgx(&f, "a");
+	fixture_add_hgx(&f, "b");
+	/* two data loaders already download 40G each on node a (front-end 100G by default) */
+	for (int i = 0; i < 2; i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"loader-%d\",\"namespace\":\"ml\","
+			 "\"annotations\":{\"kubernetes.io/ingress-bandwidth\":\"40G\"}},\"spec\":{"
+			 "\"nodeName\":\"a\"},\"status\":{\"phase\":\"Running\"}}",
+			 i);
+		fixture_add_json(&f, buf);
+	}
+	fixture_build(&f);
+	json_t *p = pod("new", NULL, "\"kubernetes.io/ingress-bandwidth\":\"30G\"");
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_msg(strstr(e->reasons[0], "front-end NIC has 20G of 100G ingress free"), "%s",
+		      e->reasons[0]);
+	eval(&f, p, "b", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert_double_eq_tol(e->parts[RF_PART_BANDWIDTH], 0.7, 1e-9);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_evaluate_explain_json_shape)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	json_t *p = pod("t", "loose", NULL);
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "b", true, e), 0);
+	json_t *doc = rf_explain_json(f.c, &d, e, 1);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "pod")), "ml/t");
+	ck_assert_str_eq(json_string_value(json_object_get(doc, "demand")), "known");
+	json_t *n = json_array_get(json_object_get(doc, "nodes"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(n, "node")), "b");
+	ck_assert_str_eq(json_string_value(json_object_get(n, "verdict")), "pass");
+	ck_assert(json_is_integer(json_object_get(n, "score")));
+	ck_assert(json_is_number(json_object_get(json_object_get(n, "parts"), "alignment")));
+	json_t *p0 = json_array_get(json_object_get(n, "predicted"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "claim")), "ml/loose");
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "device")), "gpu-1");
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "level")), "NODE");
+	ck_assert_str_eq(json_string_value(json_object_get(p0, "driver")), "gpu.nvidia.com");
+	json_t *b0 = json_array_get(json_object_get(n, "best"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(b0, "level")), "PHB");
+	ck_assert(json_is_true(json_object_get(n, "deterministic")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(n, "sources"),
+							   "locality")),
+			 "dra");
+	json_decref(doc);
+	rf_demand_release(&d);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+Suite *
+evaluate_suite(void)
+{
+	Suite *s = suite_create("evaluate");
+	TCase *tc = tcase_create("evaluate");
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_evaluate_aligned_claim_across_nodes);
+	tcase_add_test(tc, test_evaluate_min_alignment_message_names_the_fix);
+	tcase_add_test(tc, test_evaluate_scores_prefer_aligned_nodes);
+	tcase_add_test(tc, test_evaluate_pinned_none_unknown);
+	tcase_add_test(tc, test_evaluate_bandwidth_headroom);
+	tcase_add_test(tc, test_evaluate_frontend_noisy_neighbour);
+	tcase_add_test(tc, test_evaluate_explain_json_shape);
+	suite_add_tcase(s, tc);
+	return s;
+}

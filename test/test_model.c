@@ -1,0 +1,191 @@
+/* The cluster model on real driver-shaped slices (reference/dra-examples). */
+#include <check.h>
+#include <string.h>
+
+#include "alloc/model.h"
+#include "test/alloc_fixture.h"
+
+Suite *model_suite(void);
+
+static const struct rf_device *
+dev(const struct rf_node *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (strcmp(n->devices[i]->name, name) == 0)
+			return n->devices[i];
+	ck_abort_msg("no device %s", name);
+	return NULL;
+}
+
+START_TEST(test_model_hgx_node_from_real_slices)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	struct rf_cluster *c = fixture_build(&f);
+	ck_assert_uint_eq(rf_cluster_n_warnings(c), 0);
+	const struct rf_node *n = rf_cluster_node(c, "n1");
+	ck_assert_ptr_nonnull(n);
+	ck_assert_uint_eq(n->n_pools, 2);
+	ck_assert_uint_eq(n->n_devices, 17);
+	ck_assert_uint_eq(n->n_gpus, 8);
+	ck_assert_uint_eq(n->n_nics, 9);
+	ck_assert_uint_eq(n->n_gpus_free, 8);
+
+	const struct rf_device *g0 = dev(n, "gpu-0"), *g4 = dev(n, "gpu-4");
+	ck_assert_int_eq(g0->kind, RF_DEV_GPU);
+	/* unqualified NVIDIA attributes are normalised into the driver's domain */
+	const struct rf_attr *pn = rf_attr_find(g0->attrs, g0->n_attrs, "gpu.nvidia.com/productName");
+	ck_assert_ptr_nonnull(pn);
+	ck_assert_str_eq(pn->s, "NVIDIA H100 80GB HBM3");
+	const struct rf_attr *dv =
+		rf_attr_find(g0->attrs, g0->n_attrs, "gpu.nvidia.com/driverVersion");
+	ck_assert_int_eq(dv->kind, RF_ATTR_VERSION);
+	ck_assert_str_eq(g0->pci, "0000:1b:00.0");
+	ck_assert_str_eq(g0->loc.pcie_root, "pci0000:15");
+	/* GPUs publish no NUMA node: inherited from the NIC on the same root */
+	ck_assert_int_eq(g0->loc.numa, 0);
+	ck_assert_int_eq(g4->loc.numa, 1);
+	ck_assert_str_eq(g0->numa_source, "nic-on-root");
+
+	const struct rf_device *n0 = dev(n, "pci-0000-18-00-0"), *fe = dev(n, "pci-0000-2a-00-1"),
+			       *n7 = dev(n, "pci-0000-dc-00-0");
+	ck_assert_int_eq(n0->kind, RF_DEV_NIC);
+	ck_assert_str_eq(n0->pci, "0000:18:00.0");
+	ck_assert_str_eq(n0->numa_source, "dra.net/numaNode");
+	/* gpu-pairing rails: the NIC next to gpu-k is rail k; the front-end NIC is on none */
+	ck_assert_int_eq(n0->rail, 0);
+	ck_assert_int_eq(n7->rail, 7);
+	ck_assert_int_eq(fe->rail, -1);
+	ck_assert_uint_eq(n->n_rails, 8);
+	ck_assert_int_eq(rf_node_level(n, g0, n0, NULL), RF_LEVEL_PHB);
+	ck_assert_int_eq(rf_node_level(n, g0, dev(n, "pci-0000-40-00-0"), NULL), RF_LEVEL_NODE);
+	ck_assert_int_eq(rf_node_level(n, g0, n7, NULL), RF_LEVEL_SYS);
+	/* no bandwidth capacity published by dranet: the configured default */
+	const char *src;
+	struct rf_quantity cap = rf_device_bw_capacity(n0, &f.cfg, &src);
+	ck_assert_str_eq(src, "default");
+	struct rf_quantity want;
+	rf_quantity_parse("400G", &want);
+	ck_assert_int_eq(rf_quantity_cmp(cap, want), 0);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_model_allocations_and_admin_access)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	const char *held[] = { "gpu.nvidia.com:gpu-3", "dra.net:pci-0000-5e-00-0", NULL };
+	fixture_add_claim(&f, "ml", "c1", SPEC_GPU_NIC_ALIGNED, "n1", held);
+	/* an admin-access result does not hold its device */
+	fixture_add_json(&f,
+			 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"admin\",\"namespace\":"
+			 "\"ml\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+			 "{\"deviceClassName\":\"gpu.nvidia.com\",\"adminAccess\":true}}]}},\"status\":"
+			 "{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":"
+			 "\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\",\"adminAccess\":true}]}}}}");
+	struct rf_cluster *c = fixture_build(&f);
+	const struct rf_node *n = rf_cluster_node(c, "n1");
+	ck_assert_uint_eq(n->n_gpus_free, 7);
+	ck_assert_uint_eq(n->n_nics_free, 8);
+	ck_assert_ptr_null(dev(n, "gpu-0")->holder);
+	ck_assert_str_eq(dev(n, "gpu-3")->holder->name, "c1");
+	const struct rf_claim *cl = rf_cluster_claim(c, "ml", "c1");
+	ck_assert(cl->allocated);
+	ck_assert_str_eq(cl->alloc_node, "n1");
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_model_consumed_capacity_is_exact)
+{
+	struct fixture f;
+	fixture_init(&f);
+	char *t = fixture_read("dra/resourceslice-nic-consumable-bandwidth.json");
+	fixture_add_json(&f, t);
+	free(t);
+	t = fixture_read("dra/resourceslice-gpu-nvidia-8xh100.json");
+	fixture_add_json(&f, t);
+	free(t);
+	t = fixture_read("dra/resourceclaim-allocated-consumedcapacity.json");
+	fixture_add_json(&f, t);
+	free(t);
+	/* the NIC driver of this example is netbw.example.com */
+	f.cfg.devices.nic_drivers.v[0][0] = 0;
+	free(f.cfg.devices.nic_drivers.v[0]);
+	f.cfg.devices.nic_drivers.v[0] = strdup("netbw.example.com");
+	struct rf_cluster *c = fixture_build(&f);
+	const struct rf_node *n = rf_cluster_node(c, "hgx-h100-node-01");
+	ck_assert_ptr_nonnull(n);
+	const struct rf_device *rail2 = dev(n, "rail2");
+	ck_assert_int_eq(rail2->kind, RF_DEV_NIC);
+	ck_assert(rail2->allow_multiple);
+	ck_assert_ptr_null(rail2->holder); /* shared, not exclusive */
+	ck_assert_uint_eq(rail2->n_shares, 1);
+	ck_assert_ptr_nonnull(rail2->bandwidth);
+	/* consumed "48828125Ki" is exactly 50G; free = 400G - 50G = 350G */
+	struct rf_quantity used = rf_device_bw_used(rail2), want, free_bw;
+	rf_quantity_parse("50G", &want);
+	ck_assert_int_eq(rf_quantity_cmp(used, want), 0);
+	free_bw = rf_quantity_sub(rf_device_bw_capacity(rail2, &f.cfg, NULL), used);
+	rf_quantity_parse("350G", &want);
+	ck_assert_int_eq(rf_quantity_cmp(free_bw, want), 0);
+	/* rails from the published attribute when configured so */
+	ck_assert_str_eq(dev(n, "gpu-2")->holder->name, "infer-gpu-bw");
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_model_pool_generations_and_completeness)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	/* an older generation of the GPU pool with different devices is ignored */
+	fixture_add_json(&f,
+			 "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"old\"},\"spec\":{"
+			 "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"n1\",\"generation\":0,"
+			 "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":"
+			 "\"gpu-99\"}]}}");
+	/* a pool announcing two slices with one present is incomplete */
+	fixture_add_json(&f,
+			 "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"half\"},\"spec\":{"
+			 "\"driver\":\"example.com\",\"pool\":{\"name\":\"n1-x\",\"generation\":3,"
+			 "\"resourceSliceCount\":2},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"a\"},"
+			 "{\"name\":\"a\"}]}}");
+	/* garbage is a warning, not a failure */
+	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"bad\"},"
+			     "\"spec\":{\"driver\":5}}");
+	struct rf_cluster *c = fixture_build(&f);
+	const struct rf_node *n = rf_cluster_node(c, "n1");
+	ck_assert_uint_eq(n->n_pools, 3);
+	ck_assert_uint_eq(n->n_gpus, 8);
+	for (size_t i = 0; i < n->n_pools; i++) {
+		const struct rf_pool *p = n->pools[i];
+		if (strcmp(p->driver, "example.com") == 0) {
+			ck_assert(!p->complete);
+			ck_assert(p->invalid);
+		} else {
+			ck_assert(p->complete);
+			ck_assert_int_eq(p->generation, 1);
+		}
+	}
+	ck_assert_uint_ge(rf_cluster_n_warnings(c), 2);
+	fixture_release(&f);
+}
+END_TEST
+
+Suite *
+model_suite(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("model");
+	tcase_add_test(tc, test_model_hgx_node_from_real_slices);
+	tcase_add_test(tc, test_model_allocations_and_admin_access);
+	tcase_add_test(tc, test_model_consumed_capacity_is_exact);
+	tcase_add_test(tc, test_model_pool_generations_and_completeness);
+	suite_add_tcase(s, tc);
+	return s;
+}
