@@ -155,9 +155,8 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 				struct rf_cel_device v = { dev->pool->driver, dev->attrs, dev->n_attrs,
 							   dev->caps, dev->n_caps,
 							   dev->allow_multiple };
-				bool ok = true;
-				for (size_t s = 0; ok && alt->class && s < alt->class->n_selectors; s++)
-					ok = rf_cel_eval(alt->class->selectors[s], &v, NULL) == 1;
+				bool ok = !alt->class ||
+					  rf_class_matches(c, alt->class, dev, NULL, NULL) == 1;
 				for (size_t s = 0; ok && s < alt->n_selectors; s++)
 					ok = rf_cel_eval(alt->selectors[s], &v, NULL) == 1;
 				if (!ok)
@@ -193,7 +192,6 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 						co->match_attribute);
 		}
 	}
-	(void)c;
 }
 
 static const char *

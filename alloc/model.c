@@ -50,6 +50,9 @@ struct rf_cluster {
 
 	const char **warnings;
 	size_t n_warnings;
+
+	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
+	atomic_uchar *class_memo;
 };
 
 static void __attribute__((format(printf, 2, 3)))
@@ -556,6 +559,8 @@ build_pools(struct rf_cluster *c, const json_t *slices)
 		for (size_t d = 0; d < c->pools[i]->n_devices; d++)
 			c->devices[c->n_devices++] = c->pools[i]->devices[d];
 	qsort(c->devices, c->n_devices, sizeof(*c->devices), dev_cmp);
+	for (size_t i = 0; i < c->n_devices; i++)
+		c->devices[i]->gidx = (unsigned)i;
 	r = 0;
 out:
 	free(refs);
@@ -941,7 +946,10 @@ build_classes(struct rf_cluster *c, const json_t *classes)
 		c->classes[c->n_classes++] = cl;
 	}
 	qsort(c->classes, c->n_classes, sizeof(*c->classes), class_cmp);
-	return 0;
+	for (size_t i = 0; i < c->n_classes; i++)
+		c->classes[i]->idx = (unsigned)i;
+	c->class_memo = calloc(c->n_classes * c->n_devices + 1, sizeof(*c->class_memo));
+	return c->class_memo ? 0 : -ENOMEM;
 }
 
 static const char *
@@ -1343,8 +1351,40 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.classes);
 	json_decref(c->objs.templates);
 	rf_arena_free(c->arena);
+	free(c->class_memo);
 	free(c);
 	return NULL;
+}
+
+int
+rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const struct rf_device *d,
+		 struct rf_cel_error *err, const char **ret_selector)
+{
+	atomic_uchar *m = &c->class_memo[(size_t)cls->idx * c->n_devices + d->gidx];
+	unsigned char v = atomic_load_explicit(m, memory_order_relaxed);
+	if (v == 1)
+		return 0;
+	if (v == 2)
+		return 1;
+	if (v == 3 && !err)
+		return -EINVAL;
+	/* evaluate (again, for the message of an error); racing threads store the same value */
+	struct rf_cel_device view = {
+		.driver = d->pool->driver,
+		.attrs = d->attrs,
+		.n_attrs = d->n_attrs,
+		.caps = d->caps,
+		.n_caps = d->n_caps,
+		.allow_multiple_allocations = d->allow_multiple,
+	};
+	int r = 1;
+	for (size_t i = 0; i < cls->n_selectors && r == 1; i++) {
+		r = rf_cel_eval(cls->selectors[i], &view, err);
+		if (r < 0 && ret_selector)
+			*ret_selector = cls->selector_texts[i];
+	}
+	atomic_store_explicit(m, r < 0 ? 3 : r == 0 ? 1 : 2, memory_order_relaxed);
+	return r < 0 ? -EINVAL : r;
 }
 
 const struct rf_config *

@@ -61,7 +61,8 @@ struct rf_device {
 	int rdma;                 /* 1, 0, or -1 unknown */
 	int rail;                 /* rail index, -1 = not on a rail */
 	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
-	unsigned idx;             /* index in its node's device list */
+	unsigned idx;             /* index in its pool */
+	unsigned gidx;            /* index among all devices of the generation */
 
 	/* usage */
 	const struct rf_claim *holder; /* exclusive allocation, NULL = not exclusively held */
@@ -159,6 +160,7 @@ struct rf_claim {
 
 struct rf_class {
 	const char *name;
+	unsigned idx; /* index among the generation's classes */
 	const json_t *json;
 	const struct rf_cel_program **selectors;
 	const char **selector_texts;
@@ -228,6 +230,15 @@ const struct rf_cluster_objects *rf_cluster_objects(const struct rf_cluster *c);
 /** Level between two devices of one node, and its source (annotation beats DRA attributes). */
 enum rf_level rf_node_level(const struct rf_node *n, const struct rf_device *a,
 			    const struct rf_device *b, enum rf_level_source *ret_src);
+
+/**
+ * Do a DeviceClass's selectors accept a device? Memoised per generation (class selectors are the
+ * same for every pod), safe from any thread. @return 1, 0, or -EINVAL for a CEL runtime error
+ * (err, may be NULL, then says which selector and why).
+ */
+int rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls,
+		     const struct rf_device *d, struct rf_cel_error *err,
+		     const char **ret_selector);
 
 /** A device is free when nobody holds it exclusively (shares are counted separately). */
 bool rf_device_is_free(const struct rf_device *d);

@@ -103,32 +103,27 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	struct rf_cel_device view;
 	struct rf_cel_error err = { 0 };
 	enum memo res = M_YES;
+	const char *text = NULL;
 	cel_view(it->dev, &view);
-	const struct rf_class *cls = alt->class;
-	size_t total = (cls ? cls->n_selectors : 0) + alt->n_selectors;
-	for (size_t i = 0; i < total && res == M_YES; i++) {
-		const struct rf_cel_program *p;
-		const char *text;
-		if (cls && i < cls->n_selectors) {
-			p = cls->selectors[i];
-			text = cls->selector_texts[i];
-		} else {
-			p = alt->selectors[i - (cls ? cls->n_selectors : 0)];
-			text = alt->selector_texts[i - (cls ? cls->n_selectors : 0)];
-		}
-		int r = rf_cel_eval(p, &view, &err);
+	if (alt->class) {
+		int r = rf_class_matches(s->req->cluster, alt->class, it->dev,
+					 record_error ? &err : NULL, &text);
+		res = r < 0 ? M_ERROR : r == 0 ? M_NO : M_YES;
+	}
+	for (size_t i = 0; i < alt->n_selectors && res == M_YES; i++) {
+		int r = rf_cel_eval(alt->selectors[i], &view, &err);
 		if (r < 0) {
 			res = M_ERROR;
-			if (record_error && s->err && !s->err[0])
-				snprintf(s->err, s->errlen,
-					 "claim %s/%s request %s: selector \"%s\" on device %s/%s/%s: "
-					 "%s",
-					 cl->ns, cl->name, alt->name, text, it->dev->pool->driver,
-					 it->dev->pool->name, it->dev->name, err.msg);
+			text = alt->selector_texts[i];
 		} else if (r == 0) {
 			res = M_NO;
 		}
 	}
+	if (res == M_ERROR && record_error && s->err && !s->err[0])
+		snprintf(s->err, s->errlen,
+			 "claim %s/%s request %s: selector \"%s\" on device %s/%s/%s: %s", cl->ns,
+			 cl->name, alt->name, text ? text : "?", it->dev->pool->driver,
+			 it->dev->pool->name, it->dev->name, err.msg);
 	*m = (unsigned char)res;
 	return res;
 }

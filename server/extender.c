@@ -189,7 +189,7 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 	int r = load_object(body, len, "ExtenderArgs", &root, err, errlen);
 	if (r < 0)
 		return r;
-	json_t *pod;
+	json_t *pod = NULL;
 	r = get_pod(root, &pod, err, errlen);
 	if (r < 0)
 		goto out;
@@ -221,8 +221,8 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 		for (size_t i = 0; i < n; i++) {
 			json_t *s = json_array_get(node_names, i);
 			if (!json_is_string(s)) {
-				r = fail(err, errlen, "NodeNames[%zu]: expected a string, got %s", i,
-					 type_name(s));
+				r = fail(err, errlen, "NodeNames[%zu]: expected a string, got %s",
+					 i, type_name(s));
 				goto out;
 			}
 			names[i] = json_string_value(s);
@@ -235,7 +235,8 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 		}
 		json_t *items = get_field(nodes, "items");
 		if (items && !json_is_array(items)) {
-			r = fail(err, errlen, "Nodes.items: expected an array of Node objects, got %s",
+			r = fail(err, errlen,
+				 "Nodes.items: expected an array of Node objects, got %s",
 				 type_name(items));
 			goto out;
 		}
@@ -249,8 +250,9 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 		for (size_t i = 0; i < n; i++) {
 			json_t *node = json_array_get(items, i);
 			if (!json_is_object(node)) {
-				r = fail(err, errlen, "Nodes.items[%zu]: expected a Node object, got %s",
-					 i, type_name(node));
+				r = fail(err, errlen,
+					 "Nodes.items[%zu]: expected a Node object, got %s", i,
+					 type_name(node));
 				goto out;
 			}
 			json_t *md = get_field(node, "metadata");
@@ -270,9 +272,10 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 				goto out;
 			}
 			if (!json_is_string(name)) {
-				r = fail(err, errlen,
-					 "Nodes.items[%zu].metadata.name: expected a string, got %s", i,
-					 type_name(name));
+				r = fail(
+					err, errlen,
+					"Nodes.items[%zu].metadata.name: expected a string, got %s",
+					i, type_name(name));
 				goto out;
 			}
 			names[i] = json_string_value(name);
@@ -503,23 +506,25 @@ parse_victims(json_t *val, const char *field, const char *node, bool meta,
 			uid = get_field(p, "UID");
 			if (uid && !json_is_string(uid)) {
 				r = fail(err, errlen,
-					 "%s[\"%s\"].Pods[%zu].UID: expected a string, got %s", field,
-					 node, i, type_name(uid));
+					 "%s[\"%s\"].Pods[%zu].UID: expected a string, got %s",
+					 field, node, i, type_name(uid));
 				goto out;
 			}
 		} else {
 			json_t *md = get_field(p, "metadata");
 			if (md && !json_is_object(md)) {
-				r = fail(err, errlen,
-					 "%s[\"%s\"].Pods[%zu].metadata: expected an object, got %s",
-					 field, node, i, type_name(md));
+				r = fail(
+					err, errlen,
+					"%s[\"%s\"].Pods[%zu].metadata: expected an object, got %s",
+					field, node, i, type_name(md));
 				goto out;
 			}
 			uid = md ? get_field(md, "uid") : NULL;
 			if (uid && !json_is_string(uid)) {
-				r = fail(err, errlen,
-					 "%s[\"%s\"].Pods[%zu].metadata.uid: expected a string, got %s",
-					 field, node, i, type_name(uid));
+				r = fail(
+					err, errlen,
+					"%s[\"%s\"].Pods[%zu].metadata.uid: expected a string, got %s",
+					field, node, i, type_name(uid));
 				goto out;
 			}
 			v.pods[i] = p;
@@ -545,7 +550,7 @@ rf_extender_preempt_args_parse(const char *body, size_t len, struct rf_extender_
 	int r = load_object(body, len, "ExtenderPreemptionArgs", &root, err, errlen);
 	if (r < 0)
 		return r;
-	json_t *pod;
+	json_t *pod = NULL;
 	r = get_pod(root, &pod, err, errlen);
 	if (r < 0)
 		goto out;
@@ -620,8 +625,8 @@ rf_extender_preempt_result(const struct rf_extender_preempt_args *a, const bool 
 		json_decref(res);
 		return NULL;
 	}
-	json_t *in_map = get_field(a->root, a->meta_mode ? "NodeNameToMetaVictims"
-							: "NodeNameToVictims");
+	json_t *in_map =
+		get_field(a->root, a->meta_mode ? "NodeNameToMetaVictims" : "NodeNameToVictims");
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		if (!keep[i])
 			continue;
@@ -827,7 +832,8 @@ gb_string(struct gobuf *b, const char *s, size_t n)
 	while (i < n) {
 		unsigned char c = p[i];
 		if (c < 0x80) {
-			if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+			if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' &&
+			    c != '&') {
 				i++;
 				continue;
 			}

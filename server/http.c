@@ -38,6 +38,7 @@
 #define RF_HTTP_CONNECTION_MEMORY ((size_t)64 * 1024)
 #define RF_HTTP_DISCARD_MAX       ((size_t)1024 * 1024)
 #define RF_HTTP_INITIAL_BUFFER    ((size_t)16 * 1024)
+#define RF_HTTP_FIRST_BUFFER_MAX  ((size_t)1024 * 1024)
 #define RF_HTTP_BACKLOG           511
 
 struct rf_http_server {
@@ -57,6 +58,7 @@ struct req {
 	const struct rf_http_route *route;
 	char *buf;
 	size_t len, cap;
+	size_t expected; /* Content-Length, when announced */
 	size_t discarded;
 	int pending_status; /* 404 or 405, answered once the (discarded) body has been read */
 	char allow[128];    /* for 405 */
@@ -208,7 +210,7 @@ send_response(struct MHD_Connection *conn, struct req *r, const char *method, co
 	struct MHD_Response *mr;
 	if (resp->body)
 		mr = MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body,
-									 free);
+									free);
 	else
 		mr = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
@@ -295,7 +297,8 @@ match_route(const struct rf_http_server *s, const char *method, const char *path
 			bool dup = false;
 			for (const char *p = allow; (p = strstr(p, m)) != NULL; p += strlen(m)) {
 				size_t ml = strlen(m);
-				if ((p == allow || p[-1] == ' ') && (p[ml] == ',' || p[ml] == '\0')) {
+				if ((p == allow || p[-1] == ' ') &&
+				    (p[ml] == ',' || p[ml] == '\0')) {
 					dup = true;
 					break;
 				}
@@ -319,7 +322,8 @@ send_route_error(struct MHD_Connection *conn, struct req *r, const char *method,
 	if (r->pending_status == 405) {
 		snprintf(detail, sizeof(detail), "%s %s: allowed methods are %s", method, url,
 			 r->allow);
-		return send_error(conn, r, method, url, 405, "method not allowed", detail, r->allow);
+		return send_error(conn, r, method, url, 405, "method not allowed", detail,
+				  r->allow);
 	}
 	snprintf(detail, sizeof(detail), "no route for %s %s; routes are: %s", method, url,
 		 s->route_list);
@@ -333,8 +337,8 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 	bool known = false;
 	unsigned long long cl_value = 0;
 	bool have_cl = false;
-	const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-						     MHD_HTTP_HEADER_CONTENT_LENGTH);
+	const char *cl =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl) {
 		char *end = NULL;
 		errno = 0;
@@ -361,10 +365,16 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 					  "request body too large", detail, NULL);
 		}
 		if (n > 0) {
-			/* Exactly the announced size; a wrong Content-Length is MHD's to reject. */
-			r->buf = malloc((size_t)n + 1);
+			/* Buffers grow with the bytes that really arrive (a client announcing a big
+			 * body and sending nothing costs little), but never past the announced
+			 * size; a wrong Content-Length is MHD's to reject. */
+			r->expected = (size_t)n;
+			size_t first = r->expected + 1;
+			if (first > RF_HTTP_FIRST_BUFFER_MAX)
+				first = RF_HTTP_FIRST_BUFFER_MAX;
+			r->buf = malloc(first);
 			if (r->buf)
-				r->cap = (size_t)n + 1;
+				r->cap = first;
 		}
 	}
 	return MHD_YES;
@@ -393,6 +403,8 @@ append_body(struct rf_http_server *s, struct req *r, const char *data, size_t n)
 			ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
 		if (ncap > s->max_body + 1)
 			ncap = s->max_body + 1;
+		if (r->expected && ncap > r->expected + 1 && need <= r->expected + 1)
+			ncap = r->expected + 1;
 		char *nb = realloc(r->buf, ncap);
 		if (!nb) {
 			r->oom = true;
@@ -440,8 +452,8 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 		free(resp.body);
 		char detail[256];
 		if (rc != 0)
-			snprintf(detail, sizeof(detail), "handler for %s %s failed: %s", method, url,
-				 rc < 0 ? strerror(-rc) : "error");
+			snprintf(detail, sizeof(detail), "handler for %s %s failed: %s", method,
+				 url, rc < 0 ? strerror(-rc) : "error");
 		else
 			snprintf(detail, sizeof(detail), "handler for %s %s set status %d", method,
 				 url, resp.status);
@@ -715,7 +727,7 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	s->routes = routes;
 	s->n_routes = n_routes;
 	s->max_body = (uint64_t)o->max_body_bytes > SIZE_MAX - 1 ? SIZE_MAX - 1
-								  : (size_t)o->max_body_bytes;
+								 : (size_t)o->max_body_bytes;
 	s->timeout_ms = o->request_timeout_ms;
 	s->route_list = describe_routes(routes, n_routes);
 	if (!s->route_list) {
@@ -777,6 +789,9 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 		free(s);
 		return -EIO;
 	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (di && di->port)
+		s->port = di->port;
 	*ret = s;
 	return 0;
 }

@@ -251,7 +251,9 @@ put_json_string(struct line *l, const char *s)
 			break;
 		default:
 			if (c < 0x20) {
-				char esc[6] = { '\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 0xf] };
+				char esc[6] = {
+					'\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 0xf]
+				};
 				line_putn(l, esc, 6);
 			} else {
 				line_putc(l, (char)c);

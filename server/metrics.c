@@ -546,17 +546,8 @@ rf_metrics_render(size_t *ret_len)
 		render_family(&o, &families[i]);
 	pthread_mutex_unlock(&reg_lock);
 	render_process(&o);
-	out_putn(&o, "", 0);
-	if (o.oom || !o.p) {
-		if (!o.oom && !o.p) {
-			o.p = malloc(1);
-			if (o.p) {
-				o.p[0] = '\0';
-				if (ret_len)
-					*ret_len = 0;
-				return o.p;
-			}
-		}
+	out_putn(&o, "", 0); /* allocates and terminates even when nothing was written */
+	if (o.oom) {
 		free(o.p);
 		return NULL;
 	}
@@ -591,7 +582,7 @@ rf_metrics_reset(void)
  */
 
 static const double request_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-					   0.1,    0.25,  0.5,    1,     2.5,  5 };
+					  0.1,    0.25,  0.5,    1,     2.5,  5 };
 
 void
 rf_metrics_declare_railfit(const char *version, const char *commit)
@@ -603,7 +594,8 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 			   "Time from request headers to queued response, by extender verb.",
 			   request_buckets, sizeof(request_buckets) / sizeof(request_buckets[0]));
 	rf_metrics_declare("railfit_filter_nodes_total", RF_METRIC_COUNTER,
-			   "Nodes judged by filter, by result (pass, fail, unresolvable).", NULL, 0);
+			   "Nodes judged by filter, by result (pass, fail, unresolvable).", NULL,
+			   0);
 	rf_metrics_declare("railfit_pods_total", RF_METRIC_COUNTER,
 			   "Pods seen by filter, by device demand (none, known, unknown).", NULL,
 			   0);
@@ -624,8 +616,8 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 			   "Predicted device picks compared with the real allocation, by outcome "
 			   "(exact, same_level, differs).",
 			   NULL, 0);
-	rf_metrics_declare("railfit_bind_total", RF_METRIC_COUNTER,
-			   "Bind calls, by result.", NULL, 0);
+	rf_metrics_declare("railfit_bind_total", RF_METRIC_COUNTER, "Bind calls, by result.", NULL,
+			   0);
 	rf_metrics_declare("railfit_build_info", RF_METRIC_GAUGE,
 			   "Always 1; labels carry the version and git commit of the binary.", NULL,
 			   0);

@@ -78,9 +78,9 @@ START_TEST(test_extender_filter_golden_cache)
 	ck_assert_str_eq(a.node_names[0], "node-a");
 	ck_assert_str_eq(a.node_names[3], "node-d");
 	ck_assert_ptr_null(a.node_objs[0]);
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(a.pod, "metadata"),
-							   "name")),
-			 "demo-pod");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(a.pod, "metadata"), "name")),
+		"demo-pod");
 	assert_golden(rf_extender_filter_result(&a, outcomes4, fail_msgs, NULL),
 		      "filter-response-cachecapable.json");
 	rf_extender_args_release(&a);
@@ -301,9 +301,8 @@ START_TEST(test_extender_case_insensitive_keys)
 	struct rf_extender_args a;
 	char err[256] = "";
 	/* Mixed case, old third-party spellings, upper case. */
-	ck_assert_int_eq(parse_args_str("{\"pOD\":{},\"NODENAMES\":[\"n1\"]}", &a, err,
-					sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		parse_args_str("{\"pOD\":{},\"NODENAMES\":[\"n1\"]}", &a, err, sizeof(err)), 0);
 	ck_assert(a.cache_mode);
 	ck_assert_str_eq(a.node_names[0], "n1");
 	rf_extender_args_release(&a);
@@ -313,9 +312,9 @@ START_TEST(test_extender_case_insensitive_keys)
 	ck_assert_uint_eq(a.n_nodes, 2);
 	rf_extender_args_release(&a);
 	/* Go's folding: U+017F (long s) folds to S, U+0131 (dotless i) and U+0130 to I. */
-	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"NodeName\xc5\xbf\":[\"n1\"]}", &a, err,
-					sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		parse_args_str("{\"Pod\":{},\"NodeName\xc5\xbf\":[\"n1\"]}", &a, err, sizeof(err)),
+		0);
 	ck_assert_uint_eq(a.n_nodes, 1);
 	rf_extender_args_release(&a);
 	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"Nodes\":{\"\xc4\xb1tems\":[{\"metadata\":{"
@@ -325,14 +324,14 @@ START_TEST(test_extender_case_insensitive_keys)
 	ck_assert_str_eq(a.node_names[0], "n9");
 	rf_extender_args_release(&a);
 	/* Other non-ASCII look-alikes do not match. */
-	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"N\xc3\xb6" "deNames\":[\"n1\"]}", &a, err,
-					sizeof(err)),
+	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"N\xc3\xb6"
+					"deNames\":[\"n1\"]}",
+					&a, err, sizeof(err)),
 			 -EINVAL);
 	ck_assert_str_eq(err, "both Nodes and NodeNames are null: expected exactly one");
 	/* An exact match is preferred over a case variant. */
-	ck_assert_int_eq(parse_args_str("{\"pod\":5,\"Pod\":{},\"NodeNames\":[]}", &a, err,
-					sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		parse_args_str("{\"pod\":5,\"Pod\":{},\"NodeNames\":[]}", &a, err, sizeof(err)), 0);
 	ck_assert(a.cache_mode);
 	ck_assert_uint_eq(a.n_nodes, 0);
 	rf_extender_args_release(&a);
@@ -350,7 +349,10 @@ START_TEST(test_extender_case_insensitive_keys)
 	ck_assert_ptr_null(rf_json_get_ci(o, "Kelvi"));
 	ck_assert_ptr_null(rf_json_get_ci(o, "Kelvinn"));
 	ck_assert_int_eq(json_integer_value(rf_json_get_ci(o, "ZeTa")), 2);
-	json_object_set_new(o, "\xe2\x84\xaa" "elvin2", json_integer(3)); /* KELVIN SIGN */
+	json_object_set_new(o,
+			    "\xe2\x84\xaa"
+			    "elvin2",
+			    json_integer(3)); /* KELVIN SIGN */
 	ck_assert_int_eq(json_integer_value(rf_json_get_ci(o, "kelvin2")), 3);
 	ck_assert_ptr_null(rf_json_get_ci(o, NULL));
 	ck_assert_ptr_null(rf_json_get_ci(NULL, "x"));
@@ -376,9 +378,10 @@ START_TEST(test_extender_null_handling)
 	ck_assert_uint_eq(a.n_nodes, 0);
 	rf_extender_args_release(&a);
 	/* A NodeList with null or missing items has no nodes. */
-	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"Nodes\":{\"items\":null},\"NodeNames\":null}",
-					&a, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		parse_args_str("{\"Pod\":{},\"Nodes\":{\"items\":null},\"NodeNames\":null}", &a,
+			       err, sizeof(err)),
+		0);
 	ck_assert_uint_eq(a.n_nodes, 0);
 	rf_extender_args_release(&a);
 	ck_assert_int_eq(parse_args_str("{\"Pod\":null,\"NodeNames\":[]}", &a, err, sizeof(err)),
@@ -402,7 +405,8 @@ START_TEST(test_extender_null_handling)
 			   "null},\"n3\":{\"Pods\":[{}],\"NumPDBViolations\":null}},"
 			   "\"NodeNameToVictims\":null}";
 	struct rf_extender_preempt_args p;
-	ck_assert_int_eq(rf_extender_preempt_args_parse(body, strlen(body), &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(rf_extender_preempt_args_parse(body, strlen(body), &p, err, sizeof(err)),
+			 0);
 	ck_assert_uint_eq(p.n_nodes, 3);
 	ck_assert_str_eq(p.nodes[0].node, "n1");
 	ck_assert_uint_eq(p.nodes[0].n_pods, 0);
@@ -412,9 +416,10 @@ START_TEST(test_extender_null_handling)
 	static const bool all[] = { true, true, true };
 	json_t *res = rf_extender_preempt_result(&p, all);
 	char *s = rf_json_dump_go(res, NULL);
-	ck_assert_str_eq(s, "{\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":null,\"NumPDBViolations\":"
-			    "0},\"n2\":null,\"n3\":{\"Pods\":[{\"UID\":\"\"}],"
-			    "\"NumPDBViolations\":0}}}");
+	ck_assert_str_eq(s,
+			 "{\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":null,\"NumPDBViolations\":"
+			 "0},\"n2\":null,\"n3\":{\"Pods\":[{\"UID\":\"\"}],"
+			 "\"NumPDBViolations\":0}}}");
 	free(s);
 	json_decref(res);
 	static const bool none[] = { false, false, false };
@@ -433,8 +438,8 @@ START_TEST(test_extender_result_shapes)
 	char err[256] = "";
 	/* Map keys come out sorted bytewise whatever the request order; repeated names keep one
 	 * entry; a NULL message is "". */
-	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"NodeNames\":[\"n3\",\"B\",\"a\",\"n1\"]}", &a,
-					err, sizeof(err)),
+	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"NodeNames\":[\"n3\",\"B\",\"a\",\"n1\"]}",
+					&a, err, sizeof(err)),
 			 0);
 	enum rf_filter_outcome oc[] = { RF_FILTER_FAIL, RF_FILTER_FAIL, RF_FILTER_PASS,
 					RF_FILTER_UNRESOLVABLE };
@@ -451,16 +456,16 @@ START_TEST(test_extender_result_shapes)
 					     RF_FILTER_FAIL };
 	res = rf_extender_filter_result(&a, allfail, NULL, NULL);
 	s = rf_json_dump_go(res, NULL);
-	ck_assert_str_eq(s, "{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{\"B\":\"\",\"a\":\"\","
-			    "\"n1\":\"\",\"n3\":\"\"},\"FailedAndUnresolvableNodes\":{},"
-			    "\"Error\":\"\"}");
+	ck_assert_str_eq(s,
+			 "{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{\"B\":\"\",\"a\":\"\","
+			 "\"n1\":\"\",\"n3\":\"\"},\"FailedAndUnresolvableNodes\":{},"
+			 "\"Error\":\"\"}");
 	free(s);
 	json_decref(res);
 	rf_extender_args_release(&a);
 
-	ck_assert_int_eq(parse_args_str("{\"Pod\":{},\"Nodes\":{\"items\":[]}}", &a, err,
-					sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		parse_args_str("{\"Pod\":{},\"Nodes\":{\"items\":[]}}", &a, err, sizeof(err)), 0);
 	res = rf_extender_filter_result(&a, NULL, NULL, NULL);
 	s = rf_json_dump_go(res, NULL);
 	ck_assert_str_eq(s, "{\"Nodes\":{\"metadata\":{},\"items\":[]},\"NodeNames\":null,"
@@ -527,14 +532,18 @@ START_TEST(test_extender_args_errors)
 		  "both Nodes and NodeNames are null: expected exactly one" },
 		{ "{\"Pod\":{},\"Nodes\":{},\"NodeNames\":[]}",
 		  "both Nodes and NodeNames are set: expected exactly one" },
-		{ "{\"Pod\":{},\"NodeNames\":5}", "NodeNames: expected an array of strings, got number" },
-		{ "{\"Pod\":{},\"NodeNames\":{}}", "NodeNames: expected an array of strings, got object" },
+		{ "{\"Pod\":{},\"NodeNames\":5}",
+		  "NodeNames: expected an array of strings, got number" },
+		{ "{\"Pod\":{},\"NodeNames\":{}}",
+		  "NodeNames: expected an array of strings, got object" },
 		{ "{\"Pod\":{},\"NodeNames\":\"a\"}",
 		  "NodeNames: expected an array of strings, got string" },
 		{ "{\"Pod\":{},\"NodeNames\":true}",
 		  "NodeNames: expected an array of strings, got boolean" },
-		{ "{\"Pod\":{},\"NodeNames\":[\"a\",1]}", "NodeNames[1]: expected a string, got number" },
-		{ "{\"Pod\":{},\"NodeNames\":[null]}", "NodeNames[0]: expected a string, got null" },
+		{ "{\"Pod\":{},\"NodeNames\":[\"a\",1]}",
+		  "NodeNames[1]: expected a string, got number" },
+		{ "{\"Pod\":{},\"NodeNames\":[null]}",
+		  "NodeNames[0]: expected a string, got null" },
 		{ "{\"Pod\":{},\"Nodes\":[]}", "Nodes: expected a NodeList object, got array" },
 		{ "{\"Pod\":{},\"Nodes\":{\"items\":{}}}",
 		  "Nodes.items: expected an array of Node objects, got object" },
@@ -572,7 +581,8 @@ START_TEST(test_extender_preempt_errors)
 		{ "", "empty body: expected an ExtenderPreemptionArgs JSON object" },
 		{ "null", "body: expected an ExtenderPreemptionArgs object, got null" },
 		{ "{\"NodeNameToMetaVictims\":{}}", "Pod: missing" },
-		{ "{\"Pod\":[],\"NodeNameToMetaVictims\":{}}", "Pod: expected an object, got array" },
+		{ "{\"Pod\":[],\"NodeNameToMetaVictims\":{}}",
+		  "Pod: expected an object, got array" },
 		{ "{\"Pod\":{}}",
 		  "both NodeNameToVictims and NodeNameToMetaVictims are null: expected exactly one" },
 		{ "{\"Pod\":{},\"NodeNameToVictims\":{},\"NodeNameToMetaVictims\":{}}",
@@ -606,8 +616,8 @@ START_TEST(test_extender_preempt_errors)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct rf_extender_preempt_args p;
 		char err[256] = "";
-		int r = rf_extender_preempt_args_parse(cases[i].body, strlen(cases[i].body), &p, err,
-						       sizeof(err));
+		int r = rf_extender_preempt_args_parse(cases[i].body, strlen(cases[i].body), &p,
+						       err, sizeof(err));
 		check_err("preempt", cases[i].body, r, err, cases[i].err);
 	}
 }
@@ -664,7 +674,8 @@ START_TEST(test_extender_go_strings)
 	assert_dump(json_string("<a href=\"x\">&</a>"),
 		    "\"\\u003ca href=\\\"x\\\"\\u003e\\u0026\\u003c/a\\u003e\"");
 	assert_dump(json_string("line\xe2\x80\xa8sep\xe2\x80\xa9"), "\"line\\u2028sep\\u2029\"");
-	/* Short escapes for \b \f \n \r \t (Go 1.22+), \u00XX for other controls, DEL and / plain. */
+	/* Short escapes for \b \f \n \r \t (Go 1.22+), \u00XX for other controls, DEL and / plain.
+	 */
 	assert_dump(json_string("\b\f\n\r\t\x01\x1f\x7f/\\"),
 		    "\"\\b\\f\\n\\r\\t\\u0001\\u001f\x7f/\\\\\"");
 	/* Valid non-ASCII passes through unescaped. */

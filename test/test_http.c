@@ -51,8 +51,8 @@ h_echo(void *ud, const struct rf_http_request *req, struct rf_http_response *res
 	head[n] = '\0';
 	return rf_http_reply_json(resp, 200,
 				  json_pack("{s:I,s:I,s:s%}", "len", (json_int_t)req->body_len,
-					    "sum", (json_int_t)(sum & 0x7fffffffffffffffULL), "head",
-					    head, n));
+					    "sum", (json_int_t)(sum & 0x7fffffffffffffffULL),
+					    "head", head, n));
 }
 
 static int
@@ -317,8 +317,7 @@ assert_error_body(const struct reply *r, const char *error, const char *detail_p
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_nonnull(d);
 	ck_assert_str_eq(e, error);
-	ck_assert_msg(strstr(d, detail_part) != NULL, "detail \"%s\" lacks \"%s\"", d,
-		      detail_part);
+	ck_assert_msg(strstr(d, detail_part) != NULL, "detail \"%s\" lacks \"%s\"", d, detail_part);
 	char ct[128];
 	ck_assert(header(r, "Content-Type", ct, sizeof(ct)));
 	ck_assert_str_eq(ct, "application/json");
@@ -379,12 +378,14 @@ START_TEST(test_http_routes)
 	/* Prefix routes get the rest of the path. */
 	request(NULL, port, "GET", "/items/ns/pod-1", NULL, 0, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 200);
-	ck_assert_str_eq(r.body.p,
-			 "{\"path\":\"/items/ns/pod-1\",\"subpath\":\"ns/pod-1\",\"method\":\"GET\"}");
+	ck_assert_str_eq(
+		r.body.p,
+		"{\"path\":\"/items/ns/pod-1\",\"subpath\":\"ns/pod-1\",\"method\":\"GET\"}");
 	reply_free(&r);
 	request(NULL, port, "DELETE", "/items/x", NULL, 0, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 200);
-	ck_assert_str_eq(r.body.p, "{\"path\":\"/items/x\",\"subpath\":\"x\",\"method\":\"DELETE\"}");
+	ck_assert_str_eq(r.body.p,
+			 "{\"path\":\"/items/x\",\"subpath\":\"x\",\"method\":\"DELETE\"}");
 	reply_free(&r);
 
 	/* Text replies and empty bodies. */
@@ -431,9 +432,10 @@ START_TEST(test_http_not_found_and_method)
 
 	request(NULL, port, "GET", "/nope", NULL, 0, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 404);
-	assert_error_body(&r, "not found",
-			  "no route for GET /nope; routes are: GET /healthz, POST /echo, PUT /echo, "
-			  "GET /q, GET /items/*, DELETE /items/*");
+	assert_error_body(
+		&r, "not found",
+		"no route for GET /nope; routes are: GET /healthz, POST /echo, PUT /echo, "
+		"GET /q, GET /items/*, DELETE /items/*");
 	reply_free(&r);
 	/* Exact routes do not match longer paths; prefix routes do not match their parent. */
 	request(NULL, port, "GET", "/healthz/x", NULL, 0, BODY_LENGTH, false, &r);
@@ -813,9 +815,10 @@ START_TEST(test_http_metrics)
 	ck_assert_ptr_nonnull(strstr(m, "railfit_requests_total{verb=\"other\",code=\"404\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(m, "railfit_requests_total{verb=\"other\",code=\"405\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(m, "railfit_requests_total{verb=\"fail\",code=\"500\"} 1\n"));
-	ck_assert_ptr_nonnull(strstr(m, "railfit_request_duration_seconds_count{verb=\"echo\"} 1\n"));
 	ck_assert_ptr_nonnull(
-		strstr(m, "railfit_request_duration_seconds_bucket{verb=\"other\",le=\"+Inf\"} 2\n"));
+		strstr(m, "railfit_request_duration_seconds_count{verb=\"echo\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		m, "railfit_request_duration_seconds_bucket{verb=\"other\",le=\"+Inf\"} 2\n"));
 	free(m);
 	rf_http_stop(s);
 }
@@ -835,11 +838,13 @@ count_fds(void)
 
 START_TEST(test_http_listen)
 {
-	static const char *const bad[] = { "",        "nonsense", "1.2.3.4",  "host:",
-					   ":abc",    ":70000",   "::1:80",   "[::1]80",
-					   "[]:80",   ":-1",      ":8 0",     "no.such.host.invalid:80" };
+	static const char *const bad[] = {
+		"",       "nonsense", "1.2.3.4", "host:", ":abc", ":70000",
+		"::1:80", "[::1]80",  "[]:80",   ":-1",   ":8 0", "no.such.host.invalid:80"
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct rf_http_options o = { .listen = bad[i], .max_body_bytes = 10,
+		struct rf_http_options o = { .listen = bad[i],
+					     .max_body_bytes = 10,
 					     .request_timeout_ms = 1000 };
 		struct rf_http_server *s = NULL;
 		char err[256] = "";
@@ -849,15 +854,16 @@ START_TEST(test_http_listen)
 		ck_assert_msg(strstr(err, "invalid listen address") != NULL, "\"%s\": %s", bad[i],
 			      err);
 	}
-	struct rf_http_options o = { .listen = NULL, .max_body_bytes = 10,
+	struct rf_http_options o = { .listen = NULL,
+				     .max_body_bytes = 10,
 				     .request_timeout_ms = 1000 };
 	struct rf_http_server *s = NULL;
 	char err[256];
 	ck_assert_int_eq(rf_http_start(&o, routes, N_ROUTES, &s, err, sizeof(err)), -EINVAL);
 
 	int fds_before = count_fds();
-	static const char *const good[] = { "127.0.0.1:0", ":0", "0.0.0.0:0", "localhost:0",
-					    "[::1]:0", "[::]:0" };
+	static const char *const good[] = { "127.0.0.1:0", ":0",      "0.0.0.0:0",
+					    "localhost:0", "[::1]:0", "[::]:0" };
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		o.listen = good[i];
 		s = NULL;
@@ -884,8 +890,9 @@ START_TEST(test_http_listen)
 		o2.listen = taken;
 		struct rf_http_server *s2 = NULL;
 		if (strcmp(good[i], "127.0.0.1:0") == 0) {
-			ck_assert_int_eq(rf_http_start(&o2, routes, N_ROUTES, &s2, err, sizeof(err)),
-					 -EADDRINUSE);
+			ck_assert_int_eq(
+				rf_http_start(&o2, routes, N_ROUTES, &s2, err, sizeof(err)),
+				-EADDRINUSE);
 			ck_assert_ptr_nonnull(strstr(err, "cannot listen on \"127.0.0.1:"));
 		}
 		rf_http_stop(s);
@@ -1013,8 +1020,9 @@ START_TEST(test_log_text)
 	snprintf(pid, sizeof(pid), "%7d ", (int)getpid());
 	ck_assert_ptr_nonnull(strstr(lines[0], pid));
 	const char *kv = strstr(lines[0], "] ");
-	ck_assert_str_eq(kv, "] \"pod filtered\" pod=\"ns/name\" node=\"n\\\"1\\\\\\n\\t\\x01\\x7f\\xff\" "
-			     "gpus=\"2\"");
+	ck_assert_str_eq(
+		kv, "] \"pod filtered\" pod=\"ns/name\" node=\"n\\\"1\\\\\\n\\t\\x01\\x7f\\xff\" "
+		    "gpus=\"2\"");
 	assert_matches(lines[1], "^W[0-9]{4} .* test_http\\.c:[0-9]+\\] \"watch failing\" "
 				 "resource=\"nodes\"$");
 	assert_matches(lines[2], "^E[0-9]{4} .*\\] \"cannot bind\" err=<nil>$");
@@ -1062,7 +1070,8 @@ START_TEST(test_log_json)
 		assert_matches(json_string_value(json_object_get(j, "caller")),
 			       "^test_http\\.c:[0-9]+$");
 		if (i == 0) {
-			ck_assert_str_eq(json_string_value(json_object_get(j, "msg")), "pod filtered");
+			ck_assert_str_eq(json_string_value(json_object_get(j, "msg")),
+					 "pod filtered");
 			ck_assert_str_eq(json_string_value(json_object_get(j, "pod")), "ns/name");
 			ck_assert_str_eq(json_string_value(json_object_get(j, "node")),
 					 "<n\"1\n\x01\xef\xbf\xbd>");

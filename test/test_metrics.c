@@ -48,8 +48,8 @@ sample(const char *text, const char *series)
 START_TEST(test_metrics_render_exact)
 {
 	reset();
-	rf_metrics_declare("t_requests_total", RF_METRIC_COUNTER, "Requests.\nSecond \\ line.", NULL,
-			   0);
+	rf_metrics_declare("t_requests_total", RF_METRIC_COUNTER, "Requests.\nSecond \\ line.",
+			   NULL, 0);
 	rf_metrics_declare("t_temp", RF_METRIC_GAUGE, "A gauge.", NULL, 0);
 	static const double b[] = { 1, 0.0005, 0.25 }; /* unsorted on purpose */
 	rf_metrics_declare("t_seconds", RF_METRIC_HISTOGRAM, "A histogram.", b, 3);
@@ -117,9 +117,9 @@ END_TEST
 START_TEST(test_metrics_format_labels)
 {
 	char buf[128];
-	ck_assert_int_eq(rf_metrics_format_labels(buf, sizeof(buf), "verb", "filter", "code", "200",
-						  NULL),
-			 (int)strlen("verb=\"filter\",code=\"200\""));
+	ck_assert_int_eq(
+		rf_metrics_format_labels(buf, sizeof(buf), "verb", "filter", "code", "200", NULL),
+		(int)strlen("verb=\"filter\",code=\"200\""));
 	ck_assert_str_eq(buf, "verb=\"filter\",code=\"200\"");
 	rf_metrics_format_labels(buf, sizeof(buf), "v", "a\"b\\c\nd", NULL);
 	ck_assert_str_eq(buf, "v=\"a\\\"b\\\\c\\nd\"");
@@ -128,7 +128,8 @@ START_TEST(test_metrics_format_labels)
 	ck_assert_int_eq(rf_metrics_format_labels(buf, sizeof(buf), NULL), 0);
 	ck_assert_str_eq(buf, "");
 	char small[8];
-	ck_assert_int_eq(rf_metrics_format_labels(small, sizeof(small), "verb", "filter", NULL), -1);
+	ck_assert_int_eq(rf_metrics_format_labels(small, sizeof(small), "verb", "filter", NULL),
+			 -1);
 	ck_assert_str_eq(small, "");
 	/* Exactly fitting (7 chars + NUL). */
 	ck_assert_int_eq(rf_metrics_format_labels(small, sizeof(small), "a", "bcd", NULL), 7);
@@ -174,15 +175,16 @@ START_TEST(test_metrics_railfit_families)
 		/* Declared exactly once. */
 		ck_assert_ptr_null(strstr(h + 1, want));
 	}
-	ck_assert_double_eq(sample(s, "railfit_build_info{version=\"1.2.3\",commit=\"abc\\\"def\"}"),
-			    1);
+	ck_assert_double_eq(
+		sample(s, "railfit_build_info{version=\"1.2.3\",commit=\"abc\\\"def\"}"), 1);
 	ck_assert_double_eq(sample(s, "railfit_filter_nodes_total{result=\"unresolvable\"}"), 0);
 	ck_assert_double_eq(sample(s, "railfit_pods_total{demand=\"unknown\"}"), 0);
 	ck_assert_double_eq(sample(s, "railfit_prediction_total{outcome=\"same_level\"}"), 0);
 	ck_assert(sample(s, "process_open_fds") >= 3);
 	ck_assert(sample(s, "process_max_fds") >= sample(s, "process_open_fds"));
 	ck_assert(sample(s, "process_resident_memory_bytes") > 0);
-	ck_assert(sample(s, "process_virtual_memory_bytes") >= sample(s, "process_resident_memory_bytes"));
+	ck_assert(sample(s, "process_virtual_memory_bytes") >=
+		  sample(s, "process_resident_memory_bytes"));
 	ck_assert(sample(s, "process_cpu_seconds_total") >= 0);
 	double start = sample(s, "process_start_time_seconds");
 	ck_assert(start > 1.5e9);
@@ -192,10 +194,10 @@ START_TEST(test_metrics_railfit_families)
 	rf_metrics_observe("railfit_request_duration_seconds", "verb=\"filter\"", 0.002);
 	free(s);
 	s = rf_metrics_render(NULL);
-	ck_assert_ptr_nonnull(
-		strstr(s, "railfit_request_duration_seconds_bucket{verb=\"filter\",le=\"0.0005\"} 0\n"));
-	ck_assert_ptr_nonnull(
-		strstr(s, "railfit_request_duration_seconds_bucket{verb=\"filter\",le=\"0.0025\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(
+		s, "railfit_request_duration_seconds_bucket{verb=\"filter\",le=\"0.0005\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(
+		s, "railfit_request_duration_seconds_bucket{verb=\"filter\",le=\"0.0025\"} 1\n"));
 	ck_assert_ptr_nonnull(
 		strstr(s, "railfit_request_duration_seconds_bucket{verb=\"filter\",le=\"5\"} 1\n"));
 	free(s);

@@ -143,8 +143,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* The Go-style text parses back to an equal value. Go prints integral reals
 			 * without a fraction (1.0 -> 1, 1e20 -> 100000000000000000000), so numbers
 			 * are read back as reals and compared by value. */
-			json_t *back = json_loadb(s, len, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL,
-						  NULL);
+			json_t *back =
+				json_loadb(s, len, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, NULL);
 			if (!back || !same_value(j, back))
 				abort();
 			json_decref(back);

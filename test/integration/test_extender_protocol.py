@@ -53,6 +53,16 @@ def tearDownModule():
         assert bad not in err, err
 
 
+def assert_clean_exit(testcase, rf):
+    """The process survived the test, exits 0 on SIGTERM and reported no sanitizer errors."""
+    testcase.assertTrue(rf.alive(), "railfit died:\n" + rf.stderr())
+    status = rf.stop()
+    err = rf.stderr()
+    testcase.assertEqual(status, 0, err)
+    for bad in ("AddressSanitizer", "runtime error:", "LeakSanitizer"):
+        testcase.assertNotIn(bad, err)
+
+
 def substitute(raw, names=None):
     """An example body with its node names replaced by demo node names (same length order)."""
     names = names or DEMO_NAMES
@@ -362,7 +372,7 @@ class BadInput(unittest.TestCase):
                                                   "NodeNames": DEMO_NAMES[:2]}))
             self.assertEqual(resp.status, 200, resp.body[:300])
             self.assertTrue(rf.healthy())
-            self.assertTrue(rf.alive())
+            assert_clean_exit(self, rf)
 
     def test_big_nocache_body(self):
         """Bodies of many MB (nodeCacheCapable=false with big nodes) are fine under the default cap."""
@@ -488,9 +498,9 @@ class Transport(unittest.TestCase):
                 s.close()
             waited = time.monotonic() - t0
             self.assertLess(waited, 6.0)
-            self.assertTrue(rf.alive())
             self.assertTrue(rf.healthy())
             c.filter(pod, DEMO_NAMES[:4])
+            assert_clean_exit(self, rf)
 
     def test_metrics_promtool(self):
         c = RF.client()

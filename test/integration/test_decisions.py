@@ -1,0 +1,265 @@
+"""What railfit decides, end to end: the real binary, driven by a client that speaks exactly like
+kube-scheduler (schedclient.py), on the built-in demo cluster and on generated clusters.
+
+The demo's expected verdicts follow from the DRA allocator's rules applied by hand to the demo's
+hardware (see server/gen_demo.c for each node's state). The generated-cluster test checks railfit
+against an independent computation in Python over the same snapshot.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from schedclient import Railfit, strip_node  # noqa: E402
+
+RF = None
+NODES = []    # Node objects of the demo
+NAMES = []
+PODS = {}
+
+
+def setUpModule():
+    global RF, NODES, NAMES, PODS
+    RF = Railfit(demo=True).start()
+    items = RF.client().get("/debug/snapshot").json()["items"]
+    NODES = [strip_node(i) for i in items if i.get("kind") == "Node"]
+    NAMES = [n["metadata"]["name"] for n in NODES]
+    PODS = {"%s/%s" % (p["metadata"]["namespace"], p["metadata"]["name"]): p
+            for p in items if p.get("kind") == "Pod"}
+
+
+def tearDownModule():
+    if RF:
+        RF.stop()
+
+
+HGX = ["hgx-%02d" % i for i in range(1, 11)]
+L4 = ["l4-01", "l4-02"]
+CPU = ["cpu-01", "cpu-02"]
+P4D = ["p4d-01", "p4d-02"]
+NO_RDMA = L4 + CPU
+
+
+def expect(pass_, fail, unres):
+    return dict([(n, "pass") for n in pass_] + [(n, "unschedulable") for n in fail] +
+                [(n, "unresolvable") for n in unres])
+
+
+EXPECTED = {
+    # pcieRoot-constrained GPU+NIC, min-alignment PHB
+    "demo/trainer-aligned": expect([n for n in HGX if n not in ("hgx-03", "hgx-06")] + P4D,
+                                   ["hgx-03", "hgx-06"], NO_RDMA),
+    # unconstrained GPU+NIC: anything with a free GPU and a free rdma NIC
+    "demo/trainer-loose": expect([n for n in HGX if n != "hgx-06"] + P4D, ["hgx-06"], NO_RDMA),
+    # two aligned pairs on one NUMA node
+    "demo/trainer-2pairs": expect(["hgx-01", "hgx-02", "hgx-05", "hgx-07", "hgx-08", "hgx-10",
+                                   "p4d-01"],
+                                  ["hgx-03", "hgx-04", "hgx-06", "p4d-02"],
+                                  ["hgx-09"] + NO_RDMA),
+    # one H100 by selector: the A100 and L4 nodes have no matching device at all
+    "demo/inference-1gpu": expect([n for n in HGX if n != "hgx-06"], ["hgx-06"], P4D + NO_RDMA),
+}
+
+
+class DemoDecisions(unittest.TestCase):
+    def check_pod(self, key, expected, cache_mode):
+        client = RF.client(node_cache_capable=cache_mode)
+        nodes = NAMES if cache_mode else NODES
+        res = client.filter(PODS[key], nodes)
+        got = {n: res.status(n) for n in NAMES}
+        for node, want in expected.items():
+            self.assertEqual(got[node], want, "%s on %s (cache=%s): %r" % (
+                key, node, cache_mode, res.failed.get(node) or res.unresolvable.get(node)))
+        for node, msg in list(res.failed.items()) + list(res.unresolvable.items()):
+            self.assertTrue(msg.startswith("railfit: "), msg)
+            self.assertNotIn("%", msg)
+        return res
+
+    def test_pending_pods_both_modes(self):
+        for key, exp in EXPECTED.items():
+            if not exp:
+                continue
+            for mode in (True, False):
+                with self.subTest(pod=key, cache=mode):
+                    self.check_pod(key, exp, mode)
+
+    def test_loader_front_end(self):
+        exp = {n: "pass" for n in NAMES}
+        exp["cpu-01"] = "unschedulable"   # 80G of 100G ingress used, asks 40G
+        exp["l4-02"] = "unresolvable"     # front-end annotated 25G < 40G
+        res = self.check_pod("demo/loader", exp, True)
+        self.assertIn("front-end NIC has 20G of 100G ingress free", res.failed["cpu-01"])
+
+    def test_web_pod_is_not_railfits_business(self):
+        res = self.check_pod("demo/web", {n: "pass" for n in NAMES}, True)
+        scores = dict(RF.client().prioritize(PODS["demo/web"], NAMES))
+        self.assertEqual(len(set(scores.values())), 1, scores)
+
+    def test_failed_messages_name_devices(self):
+        res = RF.client().filter(PODS["demo/trainer-aligned"], NAMES)
+        msg = res.failed["hgx-03"]
+        for dev in ("gpu-6", "gpu-7", "pci-0000-9a-00-0", "pci-0000-c0-00-0",
+                    "resource.kubernetes.io/pcieRoot", "demo/trainer-aligned-gpu-nic"):
+            self.assertIn(dev, msg)
+
+    def test_min_alignment_failure_says_which_constraint_to_add(self):
+        pod = json.loads(json.dumps(PODS["demo/trainer-loose"]))
+        pod["metadata"].setdefault("annotations", {})["railfit.io/min-alignment"] = "PHB"
+        res = RF.client().filter(pod, NAMES)
+        msg = res.failed["hgx-05"]
+        self.assertIn("allocator would pick gpu-1 + pci-0000-18-00-0 (NODE)", msg)
+        self.assertIn("gpu-1 + pci-0000-40-00-0 (PHB) are free", msg)
+        self.assertIn("add constraint matchAttribute resource.kubernetes.io/pcieRoot over "
+                      "requests [gpu nic] to claim demo/trainer-loose-gpu-nic", msg)
+        # hgx-03 has only NODE-level pairs left: fails, but evicting could help
+        self.assertEqual(res.status("hgx-03"), "unschedulable")
+
+    def test_prioritize_prefers_aligned(self):
+        pod = PODS["demo/trainer-loose"]
+        feasible = [n for n in NAMES if n in HGX + P4D and n != "hgx-06"]
+        scores = dict(RF.client().prioritize(pod, feasible))
+        for s in scores.values():
+            self.assertTrue(0 <= s <= 10)
+        # first fit misaligns on hgx-05, p4d-02 (NODE) and hgx-03 has only NODE pairs
+        for worse in ("hgx-05", "p4d-02", "hgx-03"):
+            for better in ("hgx-01", "hgx-04", "hgx-08"):
+                self.assertLess(scores[worse], scores[better], scores)
+        # the last aligned pair of an almost full node wins (packing)
+        self.assertEqual(max(scores, key=lambda n: (scores[n], n == "hgx-04")), "hgx-04")
+
+    def test_unknown_node_is_failed_not_passed(self):
+        res = RF.client().filter(PODS["demo/trainer-aligned"], ["hgx-01", "no-such-node"])
+        self.assertEqual(res.status("no-such-node"), "unschedulable")
+        self.assertIn("not in railfit's cache", res.failed["no-such-node"])
+
+    def test_explain_matches_filter(self):
+        doc = RF.client().get("/debug/explain/demo/trainer-loose").json()
+        self.assertEqual(doc["pod"], "demo/trainer-loose")
+        self.assertEqual(doc["demand"], "known")
+        by = {n["node"]: n for n in doc["nodes"]}
+        h5 = by["hgx-05"]
+        self.assertEqual(h5["verdict"], "pass")
+        self.assertEqual(h5["level"], "NODE")
+        self.assertEqual(h5["bestLevel"], "PHB")
+        self.assertEqual([p["device"] for p in h5["predicted"]], ["gpu-1", "pci-0000-18-00-0"])
+        self.assertEqual(h5["predicted"][0]["claim"], "demo/trainer-loose-gpu-nic")
+        self.assertTrue(h5["deterministic"])
+        self.assertIn("alignment", h5["parts"])
+        scores = dict(RF.client().prioritize(PODS["demo/trainer-loose"], list(by)))
+        for name, n in by.items():
+            if n["verdict"] == "pass":
+                self.assertEqual(n["score"], scores[name], name)
+
+    def test_explain_of_posted_pod_and_unknown_demand(self):
+        c = RF.client()
+        pod = {"metadata": {"name": "x", "namespace": "demo"},
+               "spec": {"resourceClaims": [{"name": "c", "resourceClaimName": "nope"}]}}
+        doc = c.post_raw("/debug/explain", json.dumps(pod).encode()).json()
+        self.assertEqual(doc["demand"], "unknown")
+        self.assertIn("demo/nope", doc["unknownReason"])
+        res = c.filter(pod, NAMES)
+        self.assertEqual(sorted(res.nodes), sorted(NAMES))  # never guesses: passes every node
+
+
+def independent_verdict(items, claim_constrained):
+    """Per node: can a GPU and an rdma NIC be had (on one pcieRoot if constrained)? Computed
+    straight from the snapshot JSON, without railfit."""
+    held = set()
+    for it in items:
+        if it["kind"] != "ResourceClaim":
+            continue
+        for r in (((it.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []:
+            if not r.get("adminAccess"):
+                held.add((r["driver"], r["pool"], r["device"]))
+    out = {}
+    for it in items:
+        if it["kind"] != "ResourceSlice":
+            continue
+        s = it["spec"]
+        node = s.get("nodeName")
+        e = out.setdefault(node, {"gpus": [], "nics": []})
+        for d in s.get("devices") or []:
+            a = d.get("attributes") or {}
+            free = (s["driver"], s["pool"]["name"], d["name"]) not in held
+            root = (a.get("resource.kubernetes.io/pcieRoot") or {}).get("string")
+            if s["driver"] == "gpu.nvidia.com" and (a.get("type") or {}).get("string") == "gpu":
+                e["gpus"].append((free, root))
+            if s["driver"] == "dra.net" and (a.get("dra.net/rdma") or {}).get("bool"):
+                e["nics"].append((free, root))
+    verdict = {}
+    for node, e in out.items():
+        fg = [r for f, r in e["gpus"] if f]
+        fn = [r for f, r in e["nics"] if f]
+        if claim_constrained:
+            verdict[node] = any(g == n for g in fg for n in fn)
+        else:
+            verdict[node] = bool(fg) and bool(fn)
+    return verdict
+
+
+class GeneratedCluster(unittest.TestCase):
+    def test_only_nodes_with_a_free_aligned_pair_pass_and_win(self):
+        rf_bin = os.environ["RAILFIT"]
+        doc = json.loads(subprocess.run([rf_bin, "gen-cluster", "--nodes", "60", "--seed", "42",
+                                         "--used", "0.8"], capture_output=True, check=True).stdout)
+        spec = {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}},
+            {"name": "nic", "exactly": {"deviceClassName": "rdma-nic", "count": 1}}]}}
+        aligned = json.loads(json.dumps(spec))
+        aligned["devices"]["constraints"] = [{"requests": ["gpu", "nic"],
+                                              "matchAttribute": "resource.kubernetes.io/pcieRoot"}]
+        for name, s in (("aligned", aligned), ("loose", spec)):
+            doc["items"].append({"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+                                 "metadata": {"name": name, "namespace": "t", "uid": name},
+                                 "spec": s})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "snap.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            with Railfit(snapshot=path) as rf:
+                names = [i["metadata"]["name"] for i in doc["items"] if i["kind"] == "Node"]
+                client = rf.client()
+                want_aligned = independent_verdict(doc["items"], True)
+                want_loose = independent_verdict(doc["items"], False)
+                self.assertTrue(0 < sum(want_aligned.values()) < len(names), "degenerate cluster")
+                pod_a = {"metadata": {"name": "pa", "namespace": "t"}, "spec": {
+                    "resourceClaims": [{"name": "c", "resourceClaimName": "aligned"}]}}
+                pod_l = {"metadata": {"name": "pl", "namespace": "t"}, "spec": {
+                    "resourceClaims": [{"name": "c", "resourceClaimName": "loose"}]}}
+                res = client.filter(pod_a, names)
+                for n in names:
+                    self.assertEqual(res.status(n) == "pass", want_aligned[n], n)
+                # the loose pod passes wherever any GPU and NIC are free, but nodes that still
+                # have an aligned pair score above nodes that have only misaligned ones
+                res = client.filter(pod_l, names)
+                for n in names:
+                    self.assertEqual(res.status(n) == "pass", want_loose[n], n)
+                scores = dict(client.prioritize(pod_l, res.nodes))
+                doc_l = client.post_raw("/debug/explain", json.dumps(
+                    dict(pod_l, metadata={"name": "pl", "namespace": "t"})).encode()).json()
+                level = {e["node"]: e.get("level") for e in doc_l["nodes"]}
+                phb = [n for n in res.nodes if level[n] == "PHB"]
+                worse = [n for n in res.nodes if level[n] in ("NODE", "SYS")]
+                self.assertTrue(phb and worse, (phb, worse))
+                self.assertGreater(min(scores[n] for n in phb) + 0.0,
+                                   sum(scores[n] for n in worse) / len(worse) - 0.0001)
+                # every predicted PHB pair really shares a root and is free
+                for e in doc_l["nodes"]:
+                    if e.get("level") == "PHB":
+                        roots = {p["pcieRoot"] for p in e["predicted"]}
+                        self.assertEqual(len(roots), 1, e)
+
+
+if __name__ == "__main__":
+    warnings.simplefilter("ignore", ResourceWarning)  # the test client's kept-alive sockets
+    prog = unittest.main(exit=False, verbosity=2)
+    r = prog.result
+    failed = len(r.failures) + len(r.errors)
+    print("%d passed, %d failed" % (r.testsRun - failed - len(r.skipped), failed))
+    sys.exit(1 if failed else 0)
