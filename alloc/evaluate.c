@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc-private.h"
@@ -279,9 +280,37 @@ fraction(struct rf_quantity part, struct rf_quantity whole)
 }
 
 /* Parts, headroom and score of one assignment; filter failures for headroom go to e. */
+static bool
+victim_holds(const struct rf_cluster *c, const struct rf_pod *p, const struct rf_device *dev)
+{
+	const json_t *entries = rf_jpath(p->json, "spec.resourceClaims");
+	for (size_t e = 0; e < json_array_size(entries); e++) {
+		const char *cn = rf_pod_claim_name(p->json, json_array_get(entries, e));
+		const struct rf_claim *cl = cn ? rf_cluster_claim(c, p->ns, cn) : NULL;
+		for (size_t r = 0; cl && r < cl->n_results; r++)
+			if (cl->results[r].dev == dev && !cl->results[r].admin_access)
+				return true;
+	}
+	return false;
+}
+
+/* Bandwidth a NIC would carry once the release set's pods are gone. */
+static struct rf_quantity
+nic_used(const struct rf_cluster *c, const struct rf_device *dev, const struct rf_release *rel)
+{
+	struct rf_quantity used = rf_device_bw_used(dev);
+	for (size_t i = 0; rel && i < rel->n_pods; i++)
+		if (rel->pods[i]->has_nic_bw && victim_holds(c, rel->pods[i], dev))
+			used = rf_quantity_sub(used, rel->pods[i]->nic_bw);
+	for (size_t i = 0; rel && dev->bandwidth && i < rel->n_claims; i++)
+		used = rf_quantity_sub(used, rf_claim_consumed(rel->claims[i], dev, dev->bandwidth));
+	return used;
+}
+
 static void
 score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
-		 const struct rf_assignment *a, struct rf_node_eval *e, bool apply_filter)
+		 const struct rf_assignment *a, const struct rf_release *rel,
+		 struct rf_node_eval *e, bool apply_filter)
 {
 	const struct rf_config *cfg = rf_cluster_config(c);
 	enum rf_level worst;
@@ -310,7 +339,7 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 		struct rf_nic_headroom *h = &e->nics[e->n_nics++];
 		h->dev = pk->dev;
 		h->capacity = rf_device_bw_capacity(pk->dev, cfg, &h->capacity_source);
-		h->used = rf_device_bw_used(pk->dev);
+		h->used = nic_used(c, pk->dev, rel);
 		h->asked = pk->has_bw ? pk->bw : d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
 		if (pk->pinned)
 			h->asked = d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
@@ -332,12 +361,21 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 		e->fe_egress_used = n->fe_egress_used;
 		e->fe_ingress_used = n->fe_ingress_used;
 		e->fe_source = n->fe_source;
+		for (size_t i = 0; rel && i < rel->n_pods; i++) {
+			const struct rf_pod *v = rel->pods[i];
+			if (!v->node_name || strcmp(v->node_name, n->name) != 0)
+				continue;
+			if (v->has_egress)
+				e->fe_egress_used = rf_quantity_sub(e->fe_egress_used, v->egress);
+			if (v->has_ingress)
+				e->fe_ingress_used = rf_quantity_sub(e->fe_ingress_used, v->ingress);
+		}
 		struct {
 			bool has;
 			struct rf_quantity ask, used;
 			const char *dir;
-		} dirs[2] = { { d->has_egress, d->egress, n->fe_egress_used, "egress" },
-			      { d->has_ingress, d->ingress, n->fe_ingress_used, "ingress" } };
+		} dirs[2] = { { d->has_egress, d->egress, e->fe_egress_used, "egress" },
+			      { d->has_ingress, d->ingress, e->fe_ingress_used, "ingress" } };
 		for (int k = 0; k < 2; k++) {
 			if (!dirs[k].has)
 				continue;
@@ -423,7 +461,7 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 
 static int
 eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
-	   bool explain, struct rf_node_eval *e)
+	   bool explain, const struct rf_release *rel, struct rf_node_eval *e)
 {
 	const struct rf_config *cfg = rf_cluster_config(c);
 	struct rf_assignment pinned;
@@ -436,7 +474,8 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 					.node = n,
 					.claims = d->claims,
 					.n_claims = d->n_claims,
-					.pinned = &pinned };
+					.pinned = &pinned,
+					.release = rel };
 
 	if (d->n_claims == 0) {
 		e->status = RF_SEARCH_FOUND;
@@ -505,7 +544,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		struct rf_node_eval tmp;
 		tmp.verdict = RF_VERDICT_PASS;
 		tmp.n_reasons = 0;
-		score_assignment(c, d, n, &res->outcomes[i], &tmp, false);
+		score_assignment(c, d, n, &res->outcomes[i], rel, &tmp, false);
 		if (tmp.score < worst_score) {
 			worst_score = tmp.score;
 			worst = i;
@@ -520,7 +559,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		       res->n_outcomes, res->n_orders);
 
 judge:
-	score_assignment(c, d, n, &e->predicted, e, true);
+	score_assignment(c, d, n, &e->predicted, rel, e, true);
 	describe_devices(&e->predicted, b1, sizeof(b1));
 	if (e->alignment_applies)
 		reason(e, "allocator would pick %s (%s)", b1, rf_level_name(e->predicted_level));
@@ -586,9 +625,9 @@ out:
 	return r;
 }
 
-int
-rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
-		 bool explain, struct rf_node_eval *e)
+static int
+evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
+	 bool explain, const struct rf_release *rel, struct rf_node_eval *e)
 {
 	memset(e, 0, sizeof(*e));
 	snprintf(e->node_name, sizeof(e->node_name), "%s", node_name);
@@ -621,5 +660,77 @@ rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const ch
 	}
 	if (d->bad_annotation[0])
 		reason(e, "%s", d->bad_annotation);
-	return eval_known(c, d, e->node, explain, e);
+	return eval_known(c, d, e->node, explain, rel, e);
+}
+
+int
+rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
+		 bool explain, struct rf_node_eval *e)
+{
+	return evaluate(c, d, node_name, explain, NULL, e);
+}
+
+int
+rf_evaluate_node_released(const struct rf_cluster *c, const struct rf_demand *d,
+			  const char *node_name, const struct rf_release *rel,
+			  struct rf_node_eval *e)
+{
+	return evaluate(c, d, node_name, false, rel, e);
+}
+
+static bool
+is_victim(const struct rf_pod *const *victims, size_t n, const char *uid)
+{
+	for (size_t i = 0; uid && i < n; i++)
+		if (victims[i]->uid && strcmp(victims[i]->uid, uid) == 0)
+			return true;
+	return false;
+}
+
+int
+rf_release_from_victims(const struct rf_cluster *c, const struct rf_pod *const *victims, size_t n,
+			struct rf_release *ret)
+{
+	struct rf_release r = { 0 };
+	size_t cap = 0;
+	r.pods = calloc(n + 1, sizeof(*r.pods));
+	if (!r.pods)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_pod *v = victims[i];
+		r.pods[r.n_pods++] = v;
+		const json_t *entries = rf_jpath(v->json, "spec.resourceClaims");
+		for (size_t e = 0; e < json_array_size(entries); e++) {
+			const char *cn = rf_pod_claim_name(v->json, json_array_get(entries, e));
+			const struct rf_claim *cl = cn ? rf_cluster_claim(c, v->ns, cn) : NULL;
+			if (!cl || !cl->allocated || rf_release_has_claim(&r, cl))
+				continue;
+			bool only_victims = cl->n_reserved > 0;
+			for (size_t k = 0; k < cl->n_reserved && only_victims; k++)
+				only_victims = is_victim(victims, n, cl->reserved_uids[k]);
+			if (!only_victims)
+				continue;
+			if (r.n_claims == cap) {
+				size_t ncap = cap ? cap * 2 : 8;
+				const struct rf_claim **nc = realloc(r.claims, ncap * sizeof(*nc));
+				if (!nc) {
+					rf_release_free(&r);
+					return -ENOMEM;
+				}
+				r.claims = nc;
+				cap = ncap;
+			}
+			r.claims[r.n_claims++] = cl;
+		}
+	}
+	*ret = r;
+	return 0;
+}
+
+void
+rf_release_free(struct rf_release *r)
+{
+	free(r->pods);
+	free(r->claims);
+	memset(r, 0, sizeof(*r));
 }

@@ -73,6 +73,23 @@ struct rf_node_eval {
 int rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
 		     bool explain, struct rf_node_eval *ret);
 
+/**
+ * The same with pods evicted (preemption): the release set's claims free their devices and
+ * shares, and the victims' bandwidth annotations stop counting. rel may be NULL.
+ */
+int rf_evaluate_node_released(const struct rf_cluster *c, const struct rf_demand *d,
+			      const char *node_name, const struct rf_release *rel,
+			      struct rf_node_eval *ret);
+
+/**
+ * Build the release set of victim pods: the pods, and their allocated claims whose every
+ * reservedFor entry is a victim (a claim shared with a pod that stays keeps its devices).
+ * Free with rf_release_free(). -ENOMEM only.
+ */
+int rf_release_from_victims(const struct rf_cluster *c, const struct rf_pod *const *victims,
+			    size_t n, struct rf_release *ret);
+void rf_release_free(struct rf_release *r);
+
 /** The worst GPU level of an assignment (each GPU to its nearest NIC of the assignment), and
  * the mean alignment points; false when the assignment has no GPU or no NIC. */
 bool rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cfg,

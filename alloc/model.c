@@ -43,6 +43,8 @@ struct rf_cluster {
 	size_t n_classes;
 	struct rf_pod **pods;
 	size_t n_pods;
+	struct rf_pod **pods_by_uid; /* pods with a uid, sorted by it */
+	size_t n_pods_by_uid;
 	const json_t **templates;
 	size_t n_templates;
 	struct group_rails *group_rails;
@@ -117,6 +119,12 @@ pod_cmp(const void *a, const void *b)
 {
 	const struct rf_pod *x = *(struct rf_pod *const *)a, *y = *(struct rf_pod *const *)b;
 	return cmp_nsname(x->ns, x->name, y->ns, y->name);
+}
+
+static int
+pod_uid_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct rf_pod *const *)a)->uid, (*(struct rf_pod *const *)b)->uid);
 }
 
 static int
@@ -866,6 +874,22 @@ rf_node_level(const struct rf_node *n, const struct rf_device *a, const struct r
 	return rf_locality_level(&a->loc, &b->loc, ret_src);
 }
 
+struct rf_quantity
+rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
+		  const struct rf_capacity *cap)
+{
+	struct rf_quantity sum = { 0 }, q;
+	for (size_t r = 0; r < cl->n_results; r++) {
+		const struct rf_alloc_result *ar = &cl->results[r];
+		if (ar->dev != d || !ar->share_id || ar->admin_access)
+			continue;
+		const char *qs = rf_jstr(ar->consumed, cap->raw_name);
+		if (qs && rf_quantity_parse(qs, &q) == 0)
+			sum = rf_quantity_add(sum, q);
+	}
+	return sum;
+}
+
 bool
 rf_device_is_free(const struct rf_device *d)
 {
@@ -1023,6 +1047,18 @@ build_claims(struct rf_cluster *c, const json_t *claims)
 				cl->n_results++;
 			}
 		}
+		const json_t *rf = rf_jpath(cj, "status.reservedFor");
+		size_t nrf = json_array_size(rf);
+		if (nrf) {
+			cl->reserved_uids = rf_arena_calloc(c->arena, nrf, sizeof(char *));
+			if (!cl->reserved_uids)
+				return -ENOMEM;
+			for (size_t k = 0; k < nrf; k++) {
+				const char *uid = rf_jstr(json_array_get(rf, k), "uid");
+				if (uid)
+					cl->reserved_uids[cl->n_reserved++] = uid;
+			}
+		}
 		c->claims[c->n_claims++] = cl;
 	}
 	qsort(c->claims, c->n_claims, sizeof(*c->claims), claim_cmp);
@@ -1141,6 +1177,13 @@ build_pods(struct rf_cluster *c, const json_t *pods)
 		c->pods[c->n_pods++] = p;
 	}
 	qsort(c->pods, c->n_pods, sizeof(*c->pods), pod_cmp);
+	c->pods_by_uid = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->pods_by_uid));
+	if (!c->pods_by_uid)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_pods; i++)
+		if (c->pods[i]->uid)
+			c->pods_by_uid[c->n_pods_by_uid++] = c->pods[i];
+	qsort(c->pods_by_uid, c->n_pods_by_uid, sizeof(*c->pods_by_uid), pod_uid_cmp);
 	return 0;
 }
 
@@ -1467,6 +1510,23 @@ rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name)
 		int r = cmp_nsname(ns, name, c->pods[mid]->ns, c->pods[mid]->name);
 		if (r == 0)
 			return c->pods[mid];
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+const struct rf_pod *
+rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid)
+{
+	size_t lo = 0, hi = c->n_pods_by_uid;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strcmp(uid, c->pods_by_uid[mid]->uid);
+		if (r == 0)
+			return c->pods_by_uid[mid];
 		if (r < 0)
 			hi = mid;
 		else

@@ -156,6 +156,8 @@ struct rf_claim {
 	struct rf_alloc_result *results;
 	size_t n_results;
 	const char *alloc_node; /* node the allocation is bound to, or NULL */
+	const char **reserved_uids; /* status.reservedFor[].uid */
+	size_t n_reserved;
 };
 
 struct rf_class {
@@ -207,6 +209,7 @@ const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *
 					const char *name);
 const struct rf_class *rf_cluster_class(const struct rf_cluster *c, const char *name);
 const struct rf_pod *rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name);
+const struct rf_pod *rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid);
 const json_t *rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name);
 size_t rf_cluster_n_pods(const struct rf_cluster *c);
 const struct rf_pod *rf_cluster_pod_at(const struct rf_cluster *c, size_t i);
@@ -239,6 +242,10 @@ enum rf_level rf_node_level(const struct rf_node *n, const struct rf_device *a,
 int rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls,
 		     const struct rf_device *d, struct rf_cel_error *err,
 		     const char **ret_selector);
+
+/** What a claim's allocation consumes of one capacity of a shared device (zero if nothing). */
+struct rf_quantity rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
+				     const struct rf_capacity *cap);
 
 /** A device is free when nobody holds it exclusively (shares are counted separately). */
 bool rf_device_is_free(const struct rf_device *d);

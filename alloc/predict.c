@@ -128,6 +128,15 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	return res;
 }
 
+bool
+rf_release_has_claim(const struct rf_release *r, const struct rf_claim *cl)
+{
+	for (size_t i = 0; r && i < r->n_claims; i++)
+		if (r->claims[i] == cl)
+			return true;
+	return false;
+}
+
 static rf_i128
 ceil_div(rf_i128 a, rf_i128 b)
 {
@@ -197,8 +206,12 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 		if (!consumption(alt, cap, &q))
 			return false;
 		total = q;
-		if (d->consumed && !s->req->ignore_usage)
+		if (d->consumed && !s->req->ignore_usage) {
 			total = rf_quantity_add(total, d->consumed[c]);
+			for (size_t k = 0; s->req->release && k < s->req->release->n_claims; k++)
+				total = rf_quantity_sub(
+					total, rf_claim_consumed(s->req->release->claims[k], d, cap));
+		}
 		for (size_t p = 0; p < s->cur.n; p++) {
 			const struct rf_pick *pk = &s->cur.picks[p];
 			if (pk->dev == d && pk->alt && consumption(pk->alt, cap, &q))
@@ -338,7 +351,7 @@ in_use(const struct search *s, const struct rf_claim *cl, const struct rf_reques
 		return false; /* shared: capacity decides */
 	if (alt->admin_access)
 		return picked(s, d, cl);
-	if (d->holder && !s->req->ignore_usage)
+	if (d->holder && !s->req->ignore_usage && !rf_release_has_claim(s->req->release, d->holder))
 		return true;
 	return picked(s, d, NULL);
 }

@@ -57,6 +57,16 @@ struct rf_search_result {
 /** Score an assignment for the best-achievable search; higher is better. */
 typedef double rf_assignment_score_fn(const struct rf_assignment *a, void *userdata);
 
+/** What evicting pods would free (preemption): their claims no other pod reserves. */
+struct rf_release {
+	const struct rf_pod **pods;
+	size_t n_pods;
+	const struct rf_claim **claims;
+	size_t n_claims;
+};
+
+bool rf_release_has_claim(const struct rf_release *r, const struct rf_claim *cl);
+
 struct rf_search_request {
 	const struct rf_cluster *cluster;
 	const struct rf_node *node;
@@ -64,6 +74,7 @@ struct rf_search_request {
 	size_t n_claims;
 	const struct rf_assignment *pinned; /* devices of the pod's allocated claims, or NULL */
 	bool ignore_usage; /* pretend nothing is allocated (could eviction ever help?) */
+	const struct rf_release *release; /* devices of these claims count as free, or NULL */
 };
 
 /**

@@ -23,6 +23,7 @@ struct rf_app {
 /** The extender verbs: POST /filter, /prioritize (and /preempt). */
 int rf_verb_filter(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
 int rf_verb_prioritize(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
+int rf_verb_preempt(void *app, const struct rf_http_request *req, struct rf_http_response *resp);
 
 /** Operations and debugging routes. */
 int rf_route_healthz(void *app, const struct rf_http_request *req, struct rf_http_response *resp);

@@ -162,6 +162,7 @@ build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char
 static const struct rf_http_route verb_routes[] = {
 	{ "POST", "/filter", false, "filter", rf_verb_filter, NULL },
 	{ "POST", "/prioritize", false, "prioritize", rf_verb_prioritize, NULL },
+	{ "POST", "/preempt", false, "preempt", rf_verb_preempt, NULL },
 };
 
 static const struct rf_http_route ops_routes[] = {
@@ -202,7 +203,7 @@ print_banner(const struct rf_app *app, const char *source, size_t nodes, uint16_
 	char host[64], dhost[64];
 	snprintf(host, sizeof(host), "localhost:%u", (unsigned)port);
 	snprintf(dhost, sizeof(dhost), "localhost:%u", (unsigned)debug_port);
-	printf("railfit %s serving %s (%zu nodes) on %s (verbs: /filter /prioritize)\n", RF_VERSION,
+	printf("railfit %s serving %s (%zu nodes) on %s (verbs: /filter /prioritize /preempt)\n", RF_VERSION,
 	       source, nodes, app->cfg.server.listen);
 	printf("try:\n");
 	printf("  curl -s %s/readyz\n", dhost);

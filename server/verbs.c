@@ -49,6 +49,67 @@ verb_ctx_release(struct verb_ctx *v)
 	rf_extender_args_release(&v->args);
 }
 
+/* filter.whenNotReady (DESIGN section 8): before every watched kind has synced, or while a watch
+ * has been failing longer than kube.staleAfter, answer with an Error for the pods railfit would
+ * judge (or for every pod, or not at all). Returns 1 when a reply was queued. */
+static int
+check_cache_state(struct verb_ctx *v, struct rf_http_response *resp, bool filter)
+{
+	const struct rf_config *cfg = &v->app->cfg;
+	json_t *detail = NULL;
+	if (rf_cache_ready(v->app->cache, cfg->kube.stale_after_ms, &detail)) {
+		json_decref(detail);
+		return 0;
+	}
+	enum rf_when_not_ready mode = cfg->filter.when_not_ready;
+	bool refuse = mode == RF_WHEN_NOT_READY_ERROR ||
+		      (mode == RF_WHEN_NOT_READY_ERROR_FOR_RAILFIT_PODS &&
+		       v->demand.kind != RF_DEMAND_NONE);
+	char kinds[256] = "";
+	size_t off = 0;
+	const char *k;
+	json_t *kv;
+	json_object_foreach (detail, k, kv) {
+		if (json_is_true(json_object_get(kv, "synced")) &&
+		    !json_is_true(json_object_get(kv, "stale")))
+			continue;
+		if (off < sizeof(kinds))
+			off += (size_t)snprintf(kinds + off, sizeof(kinds) - off, "%s%s (%s)",
+						off ? ", " : "", k,
+						json_is_true(json_object_get(kv, "synced")) ? "stale"
+											     : "not synced");
+	}
+	json_decref(detail);
+	if (!refuse)
+		return 0;
+	char msg[512];
+	snprintf(msg, sizeof(msg), "railfit: cache not ready: %s; retry later",
+		 kinds[0] ? kinds : "no cluster data yet");
+	rf_v(1, "refused while not ready", "pod", v->demand.pod_key, "kinds", kinds);
+	if (filter)
+		return rf_http_reply_json(resp, 200,
+					  rf_extender_filter_result(&v->args, NULL, NULL, msg)) < 0
+			       ? -ENOMEM
+			       : 1;
+	/* prioritize errors are ignored by kube-scheduler: say so with a status */
+	return rf_http_reply_error(resp, 503, "not ready", msg) < 0 ? -ENOMEM : 1;
+}
+
+/* Age of the device data: the stalest of the kinds that decide allocations. */
+static double
+device_data_age(struct rf_app *app)
+{
+	static const enum rf_kind kinds[] = { RF_KIND_SLICES, RF_KIND_CLAIMS, RF_KIND_PODS,
+					      RF_KIND_NODES };
+	double age = 0;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		double a = rf_cache_staleness(app->cache, kinds[i]);
+		if (a > age)
+			age = a;
+	}
+	return age;
+}
+
 /* Decode, take a generation, resolve the demand. Returns 1 when a reply was already queued. */
 static int
 verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_http_response *resp,
@@ -77,6 +138,8 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	if ((r = rf_demand_resolve(v->gen, v->args.pod, &v->demand)) < 0)
 		return r;
 	v->have_demand = true;
+	if ((r = check_cache_state(v, resp, filter)) != 0)
+		return r;
 	char labels[32];
 	snprintf(labels, sizeof(labels), "demand=\"%s\"", rf_demand_kind_name(v->demand.kind));
 	rf_metrics_add("railfit_pods_total", labels, 1);
@@ -106,6 +169,26 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 		goto out;
 	}
 	size_t counts[3] = { 0 };
+	/* filter.staleAfter / whenStale: data older than that fails every node, or is used anyway */
+	double age = device_data_age(v.app);
+	bool stale = v.demand.kind == RF_DEMAND_KNOWN &&
+		     age * 1000.0 > (double)v.app->cfg.filter.stale_after_ms;
+	if (stale && v.app->cfg.filter.when_stale == RF_WHEN_STALE_FAIL) {
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+			 "railfit: device data is stale (no contact with kube-apiserver for %.0fs, "
+			 "filter.staleAfter exceeded)",
+			 age);
+		for (size_t i = 0; i < n; i++) {
+			outcomes[i] = RF_FILTER_FAIL;
+			if (!(msgs[i] = strdup(msg))) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		counts[1] = n;
+		n = 0; /* nothing left to evaluate */
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (v.demand.kind != RF_DEMAND_KNOWN) {
 			outcomes[i] = RF_FILTER_PASS; /* the fast path: no device cache touched */
@@ -180,5 +263,81 @@ out:
 	free(scores);
 	free(e);
 	verb_ctx_release(&v);
+	return r < 0 ? r : 0;
+}
+
+/* POST /preempt (extender-protocol.md section 3.3): keep a candidate node only when evicting the
+ * victims kube-scheduler proposes would let the pod pass railfit's filter there; victims of kept
+ * nodes are returned exactly as received. */
+int
+rf_verb_preempt(void *userdata, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	struct rf_app *app = userdata;
+	struct rf_extender_preempt_args args;
+	struct rf_cluster *gen = NULL;
+	struct rf_demand demand;
+	bool have_demand = false;
+	bool *keep = NULL;
+	const struct rf_pod **victims = NULL;
+	struct rf_node_eval *e = NULL;
+	char err[512];
+	int r = rf_extender_preempt_args_parse(req->body, req->body_len, &args, err, sizeof(err));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return reply_bad_args(resp, "invalid ExtenderPreemptionArgs", err, false) < 0 ? -ENOMEM
+											     : 0;
+	keep = calloc(args.n_nodes + 1, sizeof(*keep));
+	e = malloc(sizeof(*e));
+	if (!keep || !e) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < args.n_nodes; i++)
+		keep[i] = true;
+	gen = rf_cache_get(app->cache);
+	if (!gen)
+		goto reply; /* nothing known: do not narrow kube-scheduler's choice */
+	if ((r = rf_demand_resolve(gen, args.pod, &demand)) < 0)
+		goto out;
+	have_demand = true;
+	if (demand.kind != RF_DEMAND_KNOWN)
+		goto reply;
+	for (size_t i = 0; i < args.n_nodes; i++) {
+		const struct rf_extender_victims *v = &args.nodes[i];
+		struct rf_release rel;
+		size_t nv = 0;
+		free(victims);
+		victims = calloc(v->n_pods + 1, sizeof(*victims));
+		if (!victims) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t k = 0; k < v->n_pods; k++) {
+			const struct rf_pod *p = v->uids[k] ? rf_cluster_pod_by_uid(gen, v->uids[k]) : NULL;
+			if (p)
+				victims[nv++] = p; /* unknown victims free nothing railfit can see */
+		}
+		if ((r = rf_release_from_victims(gen, victims, nv, &rel)) < 0)
+			goto out;
+		r = rf_evaluate_node_released(gen, &demand, v->node, &rel, e);
+		rf_release_free(&rel);
+		if (r < 0)
+			goto out;
+		keep[i] = e->verdict == RF_VERDICT_PASS;
+		if (!keep[i])
+			rf_v(2, "preemption candidate dropped", "pod", demand.pod_key, "node", v->node,
+			     "reason", e->reasons[0]);
+	}
+reply:
+	r = rf_http_reply_json(resp, 200, rf_extender_preempt_result(&args, keep));
+out:
+	free(victims);
+	free(keep);
+	free(e);
+	if (have_demand)
+		rf_demand_release(&demand);
+	rf_cluster_unref(gen);
+	rf_extender_preempt_args_release(&args);
 	return r < 0 ? r : 0;
 }

@@ -273,6 +273,68 @@ START_TEST(test_evaluate_explain_json_shape)
 }
 END_TEST
 
+START_TEST(test_evaluate_preemption_release)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	fixture_init(&f);
+	fixture_add_hgx(&f, "a");
+	/* every GPU of node a is held by one claim reserved by pod big; a second claim holding
+	 * NIC 18 is shared by big and keeper */
+	const char *gpus[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
+			       "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
+			       "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
+			       "gpu.nvidia.com:gpu-6", "gpu.nvidia.com:gpu-7", NULL };
+	fixture_add_claim(&f, "ml", "all-gpus", SPEC_GPU_ONLY, "a", gpus);
+	const char *nic[] = { "dra.net:pci-0000-18-00-0", NULL };
+	fixture_add_claim(&f, "ml", "shared-nic", SPEC_GPU_ONLY, "a", nic);
+	fixture_add_claim(&f, "ml", "aligned", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	json_t *claims = f.objs.claims;
+	for (size_t i = 0; i < json_array_size(claims); i++) {
+		json_t *cl = json_array_get(claims, i);
+		const char *n = json_string_value(json_object_get(json_object_get(cl, "metadata"), "name"));
+		json_t *st = json_object_get(cl, "status");
+		if (strcmp(n, "all-gpus") == 0)
+			json_object_set_new(st, "reservedFor", json_pack("[{s:s, s:s, s:s}]", "resource",
+									 "pods", "name", "big", "uid", "u-big"));
+		if (strcmp(n, "shared-nic") == 0)
+			json_object_set_new(st, "reservedFor",
+					    json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "big", "uid",
+						      "u-big", "name", "keeper", "uid", "u-keeper"));
+	}
+	fixture_add_json(&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"big\",\"namespace\":\"ml\","
+			     "\"uid\":\"u-big\"},\"spec\":{\"nodeName\":\"a\",\"resourceClaims\":["
+			     "{\"name\":\"g\",\"resourceClaimName\":\"all-gpus\"},{\"name\":\"n\","
+			     "\"resourceClaimName\":\"shared-nic\"}]}}");
+	fixture_add_json(&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"keeper\",\"namespace\":"
+			     "\"ml\",\"uid\":\"u-keeper\"},\"spec\":{\"nodeName\":\"a\","
+			     "\"resourceClaims\":[{\"name\":\"n\",\"resourceClaimName\":\"shared-nic\"}]}}");
+	fixture_build(&f);
+	json_t *p = pod("t", "aligned", NULL);
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "a", false, e), 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	const struct rf_pod *big = rf_cluster_pod_by_uid(f.c, "u-big");
+	ck_assert_ptr_nonnull(big);
+	struct rf_release rel;
+	ck_assert_int_eq(rf_release_from_victims(f.c, &big, 1, &rel), 0);
+	/* all-gpus is released; shared-nic is still reserved by keeper */
+	ck_assert_uint_eq(rel.n_claims, 1);
+	ck_assert_str_eq(rel.claims[0]->name, "all-gpus");
+	ck_assert_int_eq(rf_evaluate_node_released(f.c, &d, "a", &rel, e), 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	/* gpu-0's NIC stays held: the aligned pick is gpu-1 + pci-0000-40-00-0 */
+	ck_assert_str_eq(e->predicted.picks[0].dev->name, "gpu-1");
+	ck_assert_str_eq(e->predicted.picks[1].dev->name, "pci-0000-40-00-0");
+	rf_release_free(&rel);
+	rf_demand_release(&d);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 evaluate_suite(void)
 {
@@ -286,6 +348,7 @@ evaluate_suite(void)
 	tcase_add_test(tc, test_evaluate_bandwidth_headroom);
 	tcase_add_test(tc, test_evaluate_frontend_noisy_neighbour);
 	tcase_add_test(tc, test_evaluate_explain_json_shape);
+	tcase_add_test(tc, test_evaluate_preemption_release);
 	suite_add_tcase(s, tc);
 	return s;
 }

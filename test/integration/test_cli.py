@@ -150,7 +150,7 @@ class Cli(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    prog = unittest.main(exit=False, verbosity=2)
+    prog = unittest.main(exit=False, verbosity=2, warnings="ignore")
     r = prog.result
     failed = len(r.failures) + len(r.errors)
     print("%d passed, %d failed" % (r.testsRun - failed - len(r.skipped), failed))

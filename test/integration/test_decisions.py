@@ -167,6 +167,37 @@ class DemoDecisions(unittest.TestCase):
         self.assertEqual(sorted(res.nodes), sorted(NAMES))  # never guesses: passes every node
 
 
+class DemoPreemption(unittest.TestCase):
+    def test_keeps_only_nodes_where_eviction_helps(self):
+        def victims(*names):
+            return {"pods": [PODS[n] for n in names], "num_pdb_violations": 0}
+        cand = {
+            # full node: evicting a two-pair job frees aligned pairs
+            "hgx-06": victims("ml-train/gpt-pt-worker-0"),
+            # NIC dc is held by a NIC-only pod while gpu-7 is free: evicting it gives a pair
+            "hgx-03": victims("data/nic-mover-0"),
+            # no RDMA NIC at all: evicting GPUs never helps
+            "l4-02": victims("inference/l4-infer-0"),
+        }
+        for mode in (True, False):
+            with self.subTest(cache=mode):
+                res = RF.client(node_cache_capable=mode).preempt(PODS["demo/trainer-aligned"], cand)
+                self.assertEqual(sorted(res), ["hgx-03", "hgx-06"])
+                # victims are returned exactly as sent
+                self.assertEqual([p["metadata"]["uid"] for p in res["hgx-06"]["pods"]],
+                                 [PODS["ml-train/gpt-pt-worker-0"]["metadata"]["uid"]])
+        # a pod that is not railfit's business: nothing is dropped
+        res = RF.client().preempt(PODS["demo/web"], cand)
+        self.assertEqual(sorted(res), ["hgx-03", "hgx-06", "l4-02"])
+
+    def test_front_end_eviction(self):
+        # cpu-01 runs two ingest pods at 40G ingress each; the loader asks 40G
+        res = RF.client().preempt(PODS["demo/loader"], {
+            "cpu-01": {"pods": [PODS["etl/ingest-0"]], "num_pdb_violations": 0},
+            "l4-02": {"pods": [PODS["inference/l4-infer-0"]], "num_pdb_violations": 0}})
+        self.assertEqual(sorted(res), ["cpu-01"])  # l4-02's front-end is 25G: never enough
+
+
 def independent_verdict(items, claim_constrained):
     """Per node: can a GPU and an rdma NIC be had (on one pcieRoot if constrained)? Computed
     straight from the snapshot JSON, without railfit."""
@@ -258,7 +289,7 @@ class GeneratedCluster(unittest.TestCase):
 
 if __name__ == "__main__":
     warnings.simplefilter("ignore", ResourceWarning)  # the test client's kept-alive sockets
-    prog = unittest.main(exit=False, verbosity=2)
+    prog = unittest.main(exit=False, verbosity=2, warnings="ignore")
     r = prog.result
     failed = len(r.failures) + len(r.errors)
     print("%d passed, %d failed" % (r.testsRun - failed - len(r.skipped), failed))

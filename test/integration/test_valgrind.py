@@ -86,7 +86,7 @@ class Valgrind(unittest.TestCase):
 
 if __name__ == "__main__":
     warnings.simplefilter("ignore", ResourceWarning)
-    prog = unittest.main(exit=False, verbosity=2)
+    prog = unittest.main(exit=False, verbosity=2, warnings="ignore")
     r = prog.result
     failed = len(r.failures) + len(r.errors)
     print("%d passed, %d failed" % (r.testsRun - failed - len(r.skipped), failed))
