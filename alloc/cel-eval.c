@@ -1055,24 +1055,31 @@ conv_bool(struct cel_ctx *c, size_t pos, const struct cel_value *a, struct cel_v
 		       (int)(a->s.len > 64 ? 64 : a->s.len), a->s.p);
 }
 
+static uint64_t
+regex_cost(size_t len, size_t weight)
+{
+	return 2 * ((uint64_t)len + 1) * ((uint64_t)weight + 1);
+}
+
 static int
 call_matches(struct cel_ctx *c, const struct cel_node *n, const struct cel_value *s,
 	     const struct cel_value *pat, struct cel_value *out)
 {
 	if (s->type != CEL_STRING || pat->type != CEL_STRING)
 		return no_overload_fn(c, n->pos, "matches", s, pat);
-	/* cel-go: (1 + 0.1 * size(string)) * (0.25 * size(regex)), rounded up */
-	uint64_t cost = (1 + (s->s.len + 9) / 10) * (1 + (pat->s.len + 3) / 4);
-	if (charge(c, n->pos, cost) != 0)
-		return -1;
+	/* glibc's matcher is not linear like RE2: charge (subject bytes) x (expanded pattern size),
+	 * which bounds the worst case at CEL_COST_LIMIT to some tens of milliseconds; selectors
+	 * over attribute values (<= 64 bytes) stay far below it. */
 	int rc;
 	if (n->re) {
+		if (charge(c, n->pos, regex_cost(s->s.len, n->re->weight)) != 0)
+			return -1;
 		rc = cel_regex_match(n->re, s->s.p, s->s.len);
 	} else {
 		struct cel_regex rx;
 		char msg[160];
 		size_t off = 0;
-		if (charge(c, n->pos, pat->s.len) != 0)
+		if (charge(c, n->pos, 1 + pat->s.len) != 0)
 			return -1;
 		rc = cel_regex_compile(&rx, pat->s.p, pat->s.len, msg, sizeof(msg), &off);
 		if (rc == -ENOMEM)
@@ -1081,6 +1088,12 @@ call_matches(struct cel_ctx *c, const struct cel_node *n, const struct cel_value
 			return fail_at(c, n->pos, "invalid regular expression: %s", msg);
 		if (rc != 0)
 			return fail_at(c, n->pos, "unsupported regular expression: %s", msg);
+		/* compiling costs about as much as matching the pattern against itself */
+		if (charge(c, n->pos, 50 * rx.weight) != 0 ||
+		    charge(c, n->pos, regex_cost(s->s.len, rx.weight)) != 0) {
+			cel_regex_free(&rx);
+			return -1;
+		}
 		rc = cel_regex_match(&rx, s->s.p, s->s.len);
 		cel_regex_free(&rx);
 	}

@@ -221,6 +221,7 @@ int cel_eval_program(const struct rf_cel_program *p, const struct rf_cel_device 
 
 struct cel_regex {
 	regex_t re;
+	size_t weight; /* size of the expanded pattern (counted repeats multiplied out) */
 };
 
 struct cel_regex_list {

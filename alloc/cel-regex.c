@@ -14,6 +14,11 @@
  * If C.UTF-8 is not installed, patterns whose meaning depends on multi-byte characters are
  * rejected with -ENOTSUP rather than evaluated byte-wise.
  *
+ * glibc's matcher is not linear-time like RE2's. Three things keep it bounded: the search is
+ * compiled anchored as "^.*(P)" (one pass instead of a restart at every position), patterns
+ * whose expansion of counted repeats exceeds RX_MAX_WEIGHT nodes are rejected (-ENOTSUP), and
+ * the evaluator charges subject length x expansion size against the CEL cost limit.
+ *
  * A compiled cel_regex is immutable; glibc's regexec serialises on an internal lock, so one
  * regex may be used from several threads at once. */
 #include <errno.h>
@@ -24,8 +29,8 @@
 
 #include "alloc/cel-private.h"
 
-#define RE2_MAX_REPEAT    1000  /* RE2 rejects larger counts */
-#define RX_MAX_WEIGHT     20000 /* expanded size accepted (glibc expands counted repeats) */
+#define RE2_MAX_REPEAT    1000 /* RE2 rejects larger counts */
+#define RX_MAX_WEIGHT     2000 /* expanded size accepted: glibc expands counted repeats */
 #define RX_MAX_NEST       100
 #define RX_MAX_CLASS_ENUM 512 /* non-ASCII ranges are enumerated up to this many code points */
 
@@ -949,8 +954,22 @@ cel_regex_compile(struct cel_regex *rx, const char *pat, size_t len, char *msg, 
 		return r.rc;
 	}
 	int flags = REG_EXTENDED | REG_NOSUB | (r.icase ? REG_ICASE : 0);
+	/* Anchor the search: "^.*(P)" matches where P matches somewhere, and glibc then runs one
+	 * pass over the subject instead of restarting at every position (quadratic otherwise).
+	 * Without REG_NEWLINE, POSIX '.' matches any character including '\n'. */
+	struct rx_buf full = { 0 };
+	buf_put(&full, "^.*(", 4);
+	buf_put(&full, r.out.p ? r.out.p : "", r.out.len);
+	buf_putc(&full, ')');
+	free(r.out.p);
+	r.out = full;
+	if (r.out.oom) {
+		free(r.out.p);
+		return -ENOMEM;
+	}
+	rx->weight = r.total[0] + 1;
 	locale_t old = uselocale(lc);
-	int rc = regcomp(&rx->re, r.out.p ? r.out.p : "", flags);
+	int rc = regcomp(&rx->re, r.out.p, flags);
 	uselocale(old);
 	if (rc != 0) {
 		char tmp[128];

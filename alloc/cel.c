@@ -85,6 +85,18 @@ struct rf_cel_cache {
 	struct cache_entry *buckets[CACHE_BUCKETS];
 };
 
+/* Memory a program holds: its arena plus an estimate of glibc's compiled regexes. */
+static size_t
+program_bytes(const struct rf_cel_program *p)
+{
+	if (!p)
+		return 0;
+	size_t n = sizeof(*p) + p->arena.total;
+	for (const struct cel_regex_list *r = p->regexes; r; r = r->next)
+		n += 256 * r->rx.weight;
+	return n;
+}
+
 static uint64_t
 hash_str(const char *s)
 {
@@ -222,8 +234,7 @@ rf_cel_cache_get(struct rf_cel_cache *c, const char *expr, const struct rf_cel_p
 		free(ne);
 		return rc;
 	}
-	size_t cost =
-		sizeof(*ne) + len + 1 + (ne->prog ? sizeof(*ne->prog) + ne->prog->arena.total : 0);
+	size_t cost = sizeof(*ne) + len + 1 + program_bytes(ne->prog);
 	if (c->n >= RF_CEL_CACHE_MAX || c->bytes + cost > RF_CEL_CACHE_MAX_BYTES) {
 		pthread_mutex_unlock(&c->lock);
 		rf_cel_program_free(ne->prog);

@@ -2,6 +2,7 @@
  * one cache generation for the whole request, resolve the pod's demand once, evaluate every node,
  * answer in kube-scheduler's exact shape. Runs on MHD pool threads; never blocks on I/O. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,29 @@ reply_bad_args(struct rf_http_response *resp, const char *what, const char *deta
 	json_object_set_new(o, "error", json_string(what));
 	json_object_set_new(o, "detail", json_string(detail));
 	return rf_http_reply_json(resp, 400, o);
+}
+
+/* Malformed annotations are reported once per pod: a small ring of recently reported pods. */
+#define REPORTED_RING 1024
+static pthread_mutex_t reported_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *reported[REPORTED_RING];
+static size_t reported_next;
+
+static bool
+first_report(const char *key)
+{
+	bool first = true;
+	pthread_mutex_lock(&reported_lock);
+	for (size_t i = 0; i < REPORTED_RING && first; i++)
+		if (reported[i] && strcmp(reported[i], key) == 0)
+			first = false;
+	if (first) {
+		free(reported[reported_next]);
+		reported[reported_next] = strdup(key);
+		reported_next = (reported_next + 1) % REPORTED_RING;
+	}
+	pthread_mutex_unlock(&reported_lock);
+	return first;
 }
 
 struct verb_ctx {
@@ -146,6 +170,11 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	if (v->demand.kind == RF_DEMAND_UNKNOWN)
 		rf_v(1, "pod demand unknown", "pod", v->demand.pod_key, "reason",
 		     v->demand.unknown_reason);
+	if (v->demand.bad_annotation[0] && first_report(v->demand.pod_key)) {
+		rf_warn("ignoring a malformed pod annotation", "pod", v->demand.pod_key, "detail",
+			v->demand.bad_annotation);
+		rf_metrics_add("railfit_annotation_errors_total", "", 1);
+	}
 	return 0;
 }
 
@@ -169,6 +198,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 		goto out;
 	}
 	size_t counts[3] = { 0 };
+	bool cel_error_seen = false;
 	/* filter.staleAfter / whenStale: data older than that fails every node, or is used anyway */
 	double age = device_data_age(v.app);
 	bool stale = v.demand.kind == RF_DEMAND_KNOWN &&
@@ -201,6 +231,12 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 			      : e->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
 							      : RF_FILTER_UNRESOLVABLE;
 		counts[e->verdict]++;
+		if (e->cel_error && !cel_error_seen) {
+			cel_error_seen = true;
+			rf_metrics_add("railfit_selector_errors_total", "", 1);
+			rf_warn("a claim selector raises a CEL runtime error", "pod", v.demand.pod_key,
+				"detail", e->reasons[0]);
+		}
 		if (e->verdict != RF_VERDICT_PASS) {
 			size_t len = strlen(e->reasons[0]) + 16;
 			msgs[i] = malloc(len);

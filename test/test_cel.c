@@ -658,6 +658,7 @@ static const struct compile_case compile_cases[] = {
 	{ "'abc'.matches('[\\\\D]')", -ENOTSUP, 14, "negated" },
 	{ "'abc'.matches('\\\\x00')", -ENOTSUP, 14, "NUL" },
 	{ "'abc'.matches('((a{1000}){1000})')", -ENOTSUP, 14, "too large" },
+	{ "'abc'.matches('(a{0,100}){21}')", -ENOTSUP, 14, "too large" },
 	/* syntax and name errors: -EINVAL */
 	{ "device.driver ==", -EINVAL, 16, "end of expression" },
 	{ "device.driver = 'x'", -EINVAL, 14, "unexpected '='" },
@@ -869,6 +870,14 @@ START_TEST(test_cel_cost_limit)
 	ck_assert_int_eq(compile_eval(t, DEV_EMPTY, &err), ERR);
 	ck_assert_ptr_nonnull(strstr(err.msg, "cost limit"));
 	free(t);
+	free(s);
+	/* regexes are charged by subject length times expanded pattern size */
+	s = repeat("'", "a", 3000, "'.matches('(a?){500}z')");
+	ck_assert_int_eq(compile_eval(s, DEV_EMPTY, &err), ERR);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cost limit"));
+	free(s);
+	s = repeat("'", "a", 3000, "'.matches('(a?){5}z')");
+	ck_assert_int_eq(compile_eval(s, DEV_EMPTY, &err), 0);
 	free(s);
 	/* 300 terms stay well under the limit */
 	s = repeat("size([0, 0]", " + [0, 0]", 300, ") == 602");
