@@ -442,6 +442,66 @@ slice_ref_cmp(const void *a, const void *b)
 	return r;
 }
 
+/* sharedCounters of the pool's slices at its generation */
+static int
+parse_counter_sets(struct rf_cluster *c, struct rf_pool *p, const struct slice_ref *refs)
+{
+	size_t n = 0;
+	for (unsigned s = 0; s < p->n_slices; s++)
+		n += json_array_size(rf_jpath(refs[s].slice, "spec.sharedCounters"));
+	if (!n)
+		return 0;
+	p->counter_sets = rf_arena_calloc(c->arena, n, sizeof(*p->counter_sets));
+	if (!p->counter_sets)
+		return -ENOMEM;
+	for (unsigned s = 0; s < p->n_slices; s++) {
+		const json_t *sets = rf_jpath(refs[s].slice, "spec.sharedCounters");
+		for (size_t i = 0; i < json_array_size(sets); i++) {
+			const json_t *sj = json_array_get(sets, i);
+			const char *name = rf_jstr(sj, "name");
+			const json_t *ctrs = json_object_get(sj, "counters");
+			if (!name || !json_is_object(ctrs)) {
+				warn(c, "pool %s/%s: a sharedCounters entry lacks name or counters; "
+					"ignored",
+				     p->driver, p->name);
+				continue;
+			}
+			struct rf_counter_set *cs = &p->counter_sets[p->n_counter_sets++];
+			size_t m = json_object_size(ctrs);
+			cs->name = name;
+			cs->slice = s;
+			cs->names = rf_arena_calloc(c->arena, m ? m : 1, sizeof(char *));
+			cs->values = rf_arena_calloc(c->arena, m ? m : 1, sizeof(*cs->values));
+			if (!cs->names || !cs->values)
+				return -ENOMEM;
+			const char *k;
+			json_t *v;
+			json_object_foreach ((json_t *)ctrs, k, v) {
+				const char *qs = rf_jstr(v, "value");
+				if (!qs || rf_quantity_parse(qs, &cs->values[cs->n]) < 0) {
+					warn(c, "pool %s/%s: counter %s/%s is not a quantity; ignored",
+					     p->driver, p->name, name, k);
+					continue;
+				}
+				cs->names[cs->n++] = k;
+			}
+		}
+	}
+	return 0;
+}
+
+const struct rf_counter_set *
+rf_pool_counter_set(const struct rf_pool *p, const char *name, unsigned slice,
+		    enum rf_dra_version ver)
+{
+	for (size_t i = 0; i < p->n_counter_sets; i++) {
+		const struct rf_counter_set *cs = &p->counter_sets[i];
+		if (strcmp(cs->name, name) == 0 && (ver != RF_DRA_1_34 || cs->slice == slice))
+			return cs;
+	}
+	return NULL;
+}
+
 static int
 build_pools(struct rf_cluster *c, const json_t *slices)
 {
@@ -512,6 +572,8 @@ build_pools(struct rf_cluster *c, const json_t *slices)
 				p->node = NULL; /* not node-local as a whole */
 		}
 		p->complete = (int64_t)p->n_slices == p->slice_count;
+		if (parse_counter_sets(c, p, refs + i) < 0)
+			goto out;
 		p->devices = rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*p->devices));
 		if (!p->devices)
 			goto out;
@@ -810,6 +872,15 @@ gpu_order_cmp(const struct rf_device *a, const struct rf_device *b)
 	return strcmp(a->name, b->name);
 }
 
+/* A MIG partition (NVIDIA type "mig", or anything naming a parent GPU) is not a GPU of its own. */
+static bool
+is_partition(const struct rf_device *d)
+{
+	const struct rf_attr *t = rf_attr_find(d->attrs, d->n_attrs, "gpu.nvidia.com/type");
+	return (t && t->kind == RF_ATTR_STRING && strcmp(t->s, "mig") == 0) ||
+	       rf_attr_find(d->attrs, d->n_attrs, "gpu.nvidia.com/parentUUID");
+}
+
 /* Rails by gpu-pairing (DESIGN section 5): each rail NIC pairs with its nearest GPU (ties by PCI
  * address) and takes that GPU's rank in PCI-address order; or an integer attribute. */
 static void
@@ -838,8 +909,7 @@ assign_rails(const struct rf_cluster *c, struct rf_node *n)
 		enum rf_level best_level = RF_LEVEL_UNKNOWN;
 		for (size_t j = 0; j < n->n_devices; j++) {
 			const struct rf_device *g = n->devices[j];
-			if (g->kind != RF_DEV_GPU || g->counters || rf_attr_find(g->attrs, g->n_attrs,
-										 "gpu.nvidia.com/parentUUID"))
+			if (g->kind != RF_DEV_GPU || is_partition(g))
 				continue; /* partitions are not separate rails */
 			enum rf_level l = rf_node_level(n, g, nic, NULL);
 			if (!best || l < best_level ||
@@ -855,8 +925,7 @@ assign_rails(const struct rf_cluster *c, struct rf_node *n)
 		int rank = 0;
 		for (size_t j = 0; j < n->n_devices; j++) {
 			const struct rf_device *g = n->devices[j];
-			if (g->kind == RF_DEV_GPU && g != best && !g->counters &&
-			    !rf_attr_find(g->attrs, g->n_attrs, "gpu.nvidia.com/parentUUID") &&
+			if (g->kind == RF_DEV_GPU && g != best && !is_partition(g) &&
 			    gpu_order_cmp(g, best) < 0)
 				rank++;
 		}
@@ -866,11 +935,71 @@ assign_rails(const struct rf_cluster *c, struct rf_node *n)
 	}
 }
 
+/* ---- the node's hwloc annotation (DESIGN section 5, source 1) ---- */
+
+/* Decode the annotation named by devices.topologyAnnotation. A malformed one, or one that names
+ * none of the node's DRA devices, is a warning (n->topo_error says why); only OOM fails. */
+static int
+attach_topology(struct rf_cluster *c, struct rf_node *n)
+{
+	const char *key = c->cfg->devices.topology_annotation;
+	const json_t *v = key && key[0] ? json_object_get(n->annotations, key) : NULL;
+	struct rf_topo_annotation *a = NULL;
+	char err[256];
+	int r;
+
+	if (!v)
+		return 0;
+	if (!json_is_string(v)) {
+		r = -EINVAL;
+		snprintf(err, sizeof(err), "expected a string");
+	} else {
+		r = rf_topo_annotation_decode(json_string_value(v), json_string_length(v), &a, err,
+					      sizeof(err));
+	}
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		n->topo_error = rf_arena_printf(c->arena, "annotation %s: %s", key, err);
+		if (!n->topo_error)
+			return -ENOMEM;
+		warn(c, "node %s: %s; using DRA attributes", n->name, n->topo_error);
+		return 0;
+	}
+	n->topo = a;
+	size_t with_pci = 0, matched = 0;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *d = n->devices[i];
+		if (d->kind == RF_DEV_OTHER || !d->pci[0])
+			continue;
+		with_pci++;
+		matched += rf_topo_annotation_find(a, d->pci) >= 0;
+	}
+	if (with_pci && !matched) {
+		n->topo_error = rf_arena_printf(
+			c->arena,
+			"annotation %s: none of its %zu PCI addresses matches one of the %zu GPUs and "
+			"NICs of the node's ResourceSlices",
+			key, rf_topo_annotation_n_devices(a), with_pci);
+		if (!n->topo_error)
+			return -ENOMEM;
+		warn(c, "node %s: %s; using DRA attributes", n->name, n->topo_error);
+	}
+	return 0;
+}
+
 enum rf_level
 rf_node_level(const struct rf_node *n, const struct rf_device *a, const struct rf_device *b,
 	      enum rf_level_source *ret_src)
 {
-	(void)n; /* the node's hwloc annotation joins here (source 1) */
+	enum rf_level l;
+	/* the annotation when it knows both devices (UNKNOWN there means hwloc could not tell) */
+	if (n && n->topo && a->pci[0] && b->pci[0] &&
+	    rf_topo_annotation_level(n->topo, a->pci, b->pci, &l) == 0 && l != RF_LEVEL_UNKNOWN) {
+		if (ret_src)
+			*ret_src = RF_SRC_ANNOTATION;
+		return l;
+	}
 	return rf_locality_level(&a->loc, &b->loc, ret_src);
 }
 
@@ -1289,7 +1418,7 @@ node_totals(struct rf_node *n)
 {
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
-		if (d->kind == RF_DEV_GPU) {
+		if (d->kind == RF_DEV_GPU && !is_partition(d)) {
 			n->n_gpus++;
 			n->n_gpus_free += d->holder == NULL;
 		} else if (d->kind == RF_DEV_NIC) {
@@ -1362,6 +1491,8 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 		goto fail;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		inherit_numa(c->nodes[i]);
+		if ((r = attach_topology(c, c->nodes[i])) < 0)
+			goto fail;
 		assign_rails(c, c->nodes[i]);
 		node_totals(c->nodes[i]);
 	}
@@ -1393,6 +1524,8 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.claims);
 	json_decref(c->objs.classes);
 	json_decref(c->objs.templates);
+	for (size_t i = 0; i < c->n_nodes; i++) /* decoded annotations live outside the arena */
+		rf_topo_annotation_free((struct rf_topo_annotation *)c->nodes[i]->topo);
 	rf_arena_free(c->arena);
 	free(c->class_memo);
 	free(c);

@@ -18,6 +18,7 @@
 #include "alloc/attr.h"
 #include "alloc/cel.h"
 #include "config/config.h"
+#include "topology/annotation.h"
 #include "topology/locality.h"
 
 enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC };
@@ -71,6 +72,15 @@ struct rf_device {
 	struct rf_quantity annotated_bw; /* railfit.io/nic-bandwidth of pods holding it */
 };
 
+/** A sharedCounters entry of a slice (partitionable devices, KEP-4815). */
+struct rf_counter_set {
+	const char *name;
+	unsigned slice; /* the slice of its pool that published it */
+	size_t n;
+	const char **names;
+	struct rf_quantity *values;
+};
+
 struct rf_pool {
 	const char *driver, *name;
 	int64_t generation;
@@ -81,7 +91,16 @@ struct rf_pool {
 	const char *node; /* the node its slices name, or NULL */
 	struct rf_device **devices; /* slice order, then device order as published */
 	size_t n_devices;
+	struct rf_counter_set *counter_sets; /* from every slice at the pool's generation */
+	size_t n_counter_sets;
 };
+
+/**
+ * The counter set a device's consumesCounters entry refers to: in the device's own slice with
+ * the 1.34 rules, anywhere in the pool with the 1.35 rules. NULL when there is none.
+ */
+const struct rf_counter_set *rf_pool_counter_set(const struct rf_pool *p, const char *name,
+						 unsigned slice, enum rf_dra_version ver);
 
 struct rf_node {
 	const char *name;
@@ -99,6 +118,11 @@ struct rf_node {
 	const char *fe_source;          /* "annotation" or "default" */
 	struct rf_quantity fe_egress_used, fe_ingress_used;
 	unsigned n_rails;
+	/* the node's railfit.io/pci-topology annotation (devices.topologyAnnotation), decoded; owned
+	 * by the generation. topo_error says why it is not used (malformed) or does not help (no PCI
+	 * address matches a DRA device of the node); both NULL when the node has none. */
+	const struct rf_topo_annotation *topo;
+	const char *topo_error;
 };
 
 /** One way to satisfy a request: an `exactly` request or one firstAvailable subrequest. */

@@ -7,6 +7,7 @@
 #include "alloc/predict.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,12 @@ struct search {
 	struct rf_assignment *best_out;
 	bool found;
 	unsigned long steps, budget;
+	/* counters (partitionable devices): consumption of allocated devices per node pool, set
+	 * and counter; and devices whose counters the allocator reserved although it then rejected
+	 * them for a taint or a constraint (it does not roll that back: I-LEAK, v0.34.9/v0.35.6) */
+	struct rf_quantity ***counter_used; /* [node pool][set][counter], NULL when no counters */
+	const struct rf_device *leaked[RF_MAX_PICKS];
+	size_t n_leaked;
 	enum rf_search_status fatal;
 	char *err;
 	size_t errlen;
@@ -221,6 +228,146 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 			return false;
 	}
 	return true;
+}
+
+static size_t
+node_pool_index(const struct search *s, const struct rf_pool *p)
+{
+	const struct rf_node *n = s->req->node;
+	for (size_t i = 0; i < n->n_pools; i++)
+		if (n->pools[i] == p)
+			return i;
+	return SIZE_MAX;
+}
+
+static bool
+device_released(const struct search *s, const struct rf_device *d)
+{
+	return s->req->ignore_usage || rf_release_has_claim(s->req->release, d->holder);
+}
+
+/* What the search itself has taken from counter (set, name): picks, plus the leaked ones. */
+static struct rf_quantity
+counter_taken(const struct search *s, const struct rf_pool *pool, const struct rf_counter_set *cs,
+	      const char *name)
+{
+	struct rf_quantity sum = { 0 };
+	size_t n = s->cur.n + s->n_leaked;
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_device *d =
+			i < s->cur.n ? s->cur.picks[i].dev : s->leaked[i - s->cur.n];
+		if (i < s->cur.n && s->cur.picks[i].pinned)
+			continue; /* already allocated: counted in counter_used */
+		if (d->pool != pool)
+			continue;
+		for (size_t c = 0; c < d->n_counters; c++) {
+			const struct rf_counter_consumption *cons = &d->counters[c];
+			if (rf_pool_counter_set(pool, cons->counter_set, d->slice, s->ver) != cs)
+				continue;
+			for (size_t k = 0; k < cons->n; k++)
+				if (strcmp(cons->names[k], name) == 0)
+					sum = rf_quantity_add(sum, cons->values[k]);
+		}
+	}
+	return sum;
+}
+
+/* Step 4 of the checks (dra-allocator.md section 7): every counter the device consumes must stay
+ * >= 0 after what allocated devices and this search already consume. */
+static bool
+counters_fit(const struct search *s, const struct rf_device *d)
+{
+	if (!d->n_counters)
+		return true;
+	const struct rf_pool *pool = d->pool;
+	size_t pi = node_pool_index(s, pool);
+	for (size_t c = 0; c < d->n_counters; c++) {
+		const struct rf_counter_consumption *cons = &d->counters[c];
+		const struct rf_counter_set *cs =
+			rf_pool_counter_set(pool, cons->counter_set, d->slice, s->ver);
+		if (!cs || pi == SIZE_MAX)
+			return false; /* a counter set the device names is not published */
+		size_t si = (size_t)(cs - pool->counter_sets);
+		for (size_t k = 0; k < cons->n; k++) {
+			size_t ci = 0;
+			while (ci < cs->n && strcmp(cs->names[ci], cons->names[k]) != 0)
+				ci++;
+			if (ci == cs->n)
+				return false;
+			struct rf_quantity avail = cs->values[ci];
+			if (s->counter_used)
+				avail = rf_quantity_sub(avail, s->counter_used[pi][si][ci]);
+			avail = rf_quantity_sub(avail, counter_taken(s, pool, cs, cons->names[k]));
+			avail = rf_quantity_sub(avail, cons->values[k]);
+			if (avail.nano < 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Consumption of the node's allocated devices, once per search. */
+static int
+counters_init(struct search *s)
+{
+	const struct rf_node *n = s->req->node;
+	bool any = false;
+	for (size_t p = 0; p < n->n_pools; p++)
+		any = any || n->pools[p]->n_counter_sets;
+	if (!any)
+		return 0;
+	s->counter_used = calloc(n->n_pools, sizeof(*s->counter_used));
+	if (!s->counter_used)
+		return -ENOMEM;
+	for (size_t p = 0; p < n->n_pools; p++) {
+		const struct rf_pool *pool = n->pools[p];
+		if (!pool->n_counter_sets)
+			continue;
+		s->counter_used[p] = calloc(pool->n_counter_sets, sizeof(**s->counter_used));
+		if (!s->counter_used[p])
+			return -ENOMEM;
+		for (size_t i = 0; i < pool->n_counter_sets; i++) {
+			s->counter_used[p][i] =
+				calloc(pool->counter_sets[i].n + 1, sizeof(struct rf_quantity));
+			if (!s->counter_used[p][i])
+				return -ENOMEM;
+		}
+		for (size_t d = 0; d < pool->n_devices; d++) {
+			const struct rf_device *dev = pool->devices[d];
+			if (!dev->holder || device_released(s, dev))
+				continue; /* only exclusively allocated devices consume counters */
+			for (size_t c = 0; c < dev->n_counters; c++) {
+				const struct rf_counter_consumption *cons = &dev->counters[c];
+				const struct rf_counter_set *cs = rf_pool_counter_set(
+					pool, cons->counter_set, dev->slice, s->ver);
+				if (!cs)
+					continue;
+				size_t si = (size_t)(cs - pool->counter_sets);
+				for (size_t k = 0; k < cons->n; k++)
+					for (size_t ci = 0; ci < cs->n; ci++)
+						if (strcmp(cs->names[ci], cons->names[k]) == 0)
+							s->counter_used[p][si][ci] = rf_quantity_add(
+								s->counter_used[p][si][ci],
+								cons->values[k]);
+			}
+		}
+	}
+	return 0;
+}
+
+static void
+counters_release(struct search *s)
+{
+	const struct rf_node *n = s->req->node;
+	if (!s->counter_used)
+		return;
+	for (size_t p = 0; p < n->n_pools; p++) {
+		for (size_t i = 0; s->counter_used[p] && i < n->pools[p]->n_counter_sets; i++)
+			free(s->counter_used[p][i]);
+		free(s->counter_used[p]);
+	}
+	free(s->counter_used);
+	s->counter_used = NULL;
 }
 
 static bool
@@ -434,7 +581,7 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 		}
 		s->steps++;
 		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev) ||
-		    !taints_ok(s, alt, it->dev))
+		    !counters_fit(s, it->dev) || !taints_ok(s, alt, it->dev))
 			goto fail;
 		if (!constraints_ok(s, cl, alt->name, it->dev)) {
 			if (s->err && !s->err[0])
@@ -493,7 +640,8 @@ enough_candidates(struct search *s, const struct rf_claim *cl, const struct rf_r
 		enum memo m = selectable(s, cl, alt, aid, it, false);
 		if (m == M_ERROR)
 			return true; /* the search must reach it in scan order to decide */
-		if (m == M_YES && capacity_fits(s, alt, it->dev) && taints_ok(s, alt, it->dev))
+		if (m == M_YES && capacity_fits(s, alt, it->dev) && counters_fit(s, it->dev) &&
+		    taints_ok(s, alt, it->dev))
 			n += it->dev->allow_multiple ? alt->count : 1; /* a shared device may serve again */
 	}
 	return n >= alt->count;
@@ -537,9 +685,14 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 				continue;
 			return fatal(s, RF_SEARCH_CEL_ERROR);
 		}
-		if (m != M_YES || !capacity_fits(s, alt, it->dev) || !taints_ok(s, alt, it->dev) ||
-		    !constraints_ok(s, cl, alt->name, it->dev))
+		if (m != M_YES || !capacity_fits(s, alt, it->dev) || !counters_fit(s, it->dev))
 			continue;
+		if (!taints_ok(s, alt, it->dev) || !constraints_ok(s, cl, alt->name, it->dev)) {
+			/* the released allocators keep this candidate's counters reserved */
+			if (!s->best && it->dev->n_counters && s->n_leaked < RF_MAX_PICKS)
+				s->leaked[s->n_leaked++] = it->dev;
+			continue;
+		}
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		int r = dfs_slot(s, ci, ri, ai, k + 1, i + 1);
@@ -647,12 +800,13 @@ search_init(struct search *s, const struct rf_search_request *req)
 		s->cur = *req->pinned;
 		s->n_pinned = req->pinned->n;
 	}
-	return 0;
+	return counters_init(s);
 }
 
 static void
 search_release(struct search *s)
 {
+	counters_release(s);
 	free(s->alt_base);
 	free(s->memo);
 	free(s->scan);
@@ -801,6 +955,7 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 			}
 			s.n_scan = build_scan(n, &o, s.scan);
 			s.cur.n = s.n_pinned;
+			s.n_leaked = 0; /* one Allocate call per scan order */
 			s.steps = 0;
 			s.fatal = RF_SEARCH_FOUND;
 			int dr = req->n_claims ? dfs_request(&s, 0, 0) : 1;

@@ -16,6 +16,7 @@ usage(FILE *f)
 		   "commands:\n"
 		   "  serve        run the scheduler extender (--snapshot F or --demo)\n"
 		   "  explain      offline: per node verdict, predicted devices, alignment, score\n"
+		   "  topology     GPU x NIC locality of this machine (hwloc), the node annotation\n"
 		   "  gen-cluster  write a synthetic cluster snapshot\n"
 		   "  version      version, git commit, library versions\n\n"
 		   "Run 'railfit COMMAND --help' for the options of a command.\n");
@@ -48,11 +49,9 @@ main(int argc, char **argv)
 		rc = rf_cmd_gen_cluster(argc - 1, argv + 1);
 	else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		rc = rf_cmd_version(argc - 1, argv + 1);
-	else if (strcmp(cmd, "topology") == 0) {
-		fprintf(stderr, "railfit topology: not in this build yet (hwloc topology and the "
-				"node annotation are being built)\n");
-		rc = 2;
-	} else {
+	else if (strcmp(cmd, "topology") == 0)
+		rc = rf_cmd_topology(argc - 1, argv + 1);
+	else {
 		fprintf(stderr, "railfit: unknown command '%s'\n\n", cmd);
 		usage(stderr);
 		rc = 2;

@@ -13,7 +13,9 @@
 
 #include "rf-build.h"
 #include "server/app.h"
+#include "server/bind.h"
 #include "server/gen_cluster.h"
+#include "server/live.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/serve.h"
@@ -78,13 +80,15 @@ rf_load_config(const char *path, struct rf_config *cfg)
 		return 0;
 	if (rf_read_file(path, 1 << 20, &buf, &len, err, sizeof(err)) < 0) {
 		fprintf(stderr, "railfit: --config: %s\n", err);
+		rf_config_release(cfg);
 		return 2;
 	}
 	int r = rf_config_parse_yaml(buf, len, cfg, err, sizeof(err));
 	free(buf);
 	if (r < 0) {
 		fprintf(stderr, "railfit: --config '%s': %s\n", path, err);
-		return 2;
+		rf_config_release(cfg);
+		return r == -ENOMEM ? 1 : 2;
 	}
 	return 0;
 }
@@ -291,13 +295,8 @@ rf_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "railfit serve: --snapshot and --demo exclude each other\n");
 		return 2;
 	}
-	if (!snapshot && !demo) {
-		fprintf(stderr,
-			"railfit serve: live mode against kube-apiserver is not in this build yet; "
-			"use --snapshot F or --demo%s%s\n",
-			kubeconfig ? " (ignoring --kubeconfig " : "", kubeconfig ? kubeconfig : "");
-		return 2;
-	}
+	bool live = !snapshot && !demo; /* against kube-apiserver */
+	struct rf_live *lv = NULL;
 	if ((rc = rf_load_config(config, &app.cfg)) != 0)
 		return rc;
 	rc = 1;
@@ -315,8 +314,18 @@ rf_cmd_serve(int argc, char **argv)
 	if (!app.cache || !app.cel)
 		goto out;
 	rf_metrics_declare_railfit(RF_VERSION, RF_COMMIT);
+	rf_metrics_declare("railfit_selector_errors_total", RF_METRIC_COUNTER,
+			   "Filter calls where a claim's CEL selector raised a runtime error on a device "
+			   "the allocator's search reaches (kube-scheduler fails the pod's attempt).",
+			   NULL, 0);
+	rf_metrics_declare("railfit_annotation_errors_total", RF_METRIC_COUNTER,
+			   "Pods with a malformed railfit.io or bandwidth annotation, counted once "
+			   "per pod; the value is ignored.",
+			   NULL, 0);
+	rf_metrics_add("railfit_selector_errors_total", "", 0);
+	rf_metrics_add("railfit_annotation_errors_total", "", 0);
 
-	const char *source = demo ? "demo" : snapshot;
+	const char *source = live ? "apiserver" : demo ? "demo" : snapshot;
 	if (demo) {
 		json_t *doc = rf_gen_demo();
 		size_t skipped = 0;
@@ -326,7 +335,7 @@ rf_cmd_serve(int argc, char **argv)
 			rf_errorf("cannot build the demo cluster: %s", r == -ENOMEM ? "out of memory" : err);
 			goto out;
 		}
-	} else {
+	} else if (snapshot) {
 		size_t skipped = 0;
 		int r = rf_snapshot_load_file(snapshot, &objs, &skipped, err, sizeof(err));
 		if (r < 0) {
@@ -337,7 +346,7 @@ rf_cmd_serve(int argc, char **argv)
 		if (skipped)
 			rf_infof("snapshot: skipped %zu objects of kinds railfit does not use", skipped);
 	}
-	if ((rc = build_generation(&app, &objs, source)) != 0)
+	if (!live && (rc = build_generation(&app, &objs, source)) != 0)
 		goto out;
 	rc = 1;
 
@@ -348,11 +357,25 @@ rf_cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (live) {
+		struct rf_live_options lo = { .cfg = &app.cfg, .kubeconfig = kubeconfig,
+					      .cache = app.cache, .cel = app.cel,
+					      .version = RF_VERSION };
+		int r = rf_live_start(&lo, &lv, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "railfit serve: %s\n", err);
+			rc = r == -EINVAL || r == -ENOENT ? 2 : 1;
+			goto out;
+		}
+	}
 
 	struct rf_http_route routes[32], droutes[32];
 	size_t nr = 0, nd = 0;
 	bool split = app.cfg.server.debug_listen && app.cfg.server.debug_listen[0];
 	nr = add_routes(routes, nr, verb_routes, N_ROUTES(verb_routes), &app);
+	if (lv) /* binding needs the API server */
+		routes[nr++] = (struct rf_http_route){ "POST", "/bind", false, "bind", rf_verb_bind,
+						       rf_live_binder(lv) };
 	if (split) {
 		nd = add_routes(droutes, nd, ops_routes, N_ROUTES(ops_routes), &app);
 		if (app.cfg.server.debug_endpoints)
@@ -385,9 +408,10 @@ rf_cmd_serve(int argc, char **argv)
 	snprintf(port, sizeof(port), "%u", (unsigned)rf_http_port(srv));
 	rf_info("serving", "listen", app.cfg.server.listen, "port", port, "source", source);
 	struct rf_cluster *gen = rf_cache_get(app.cache);
-	print_banner(&app, demo ? "the demo cluster" : source,
-		     gen ? rf_cluster_n_nodes(gen) : 0, rf_http_port(srv),
-		     split ? rf_http_port(dbg) : rf_http_port(srv));
+	if (!live)
+		print_banner(&app, demo ? "the demo cluster" : source,
+			     gen ? rf_cluster_n_nodes(gen) : 0, rf_http_port(srv),
+			     split ? rf_http_port(dbg) : rf_http_port(srv));
 	rf_cluster_unref(gen);
 
 	int sig = 0;
@@ -397,6 +421,7 @@ rf_cmd_serve(int argc, char **argv)
 out:
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
+	rf_live_stop(lv); /* after the servers: joins the watch threads */
 	rf_cluster_objects_release(&objs);
 	rf_cache_free(app.cache);
 	rf_cel_cache_free(app.cel);

@@ -11,12 +11,14 @@ int rf_cmd_serve(int argc, char **argv);
 int rf_cmd_explain(int argc, char **argv);
 int rf_cmd_gen_cluster(int argc, char **argv);
 int rf_cmd_version(int argc, char **argv);
+int rf_cmd_topology(int argc, char **argv);
 
 /** Read a whole file (bounded); -errno with a message naming the file. */
 int rf_read_file(const char *path, size_t max, char **ret, size_t *ret_len, char *err,
 		 size_t errlen);
 
-/** Load --config F into *cfg (defaults when path is NULL); prints the error, returns 2 on failure. */
+/** Load --config F into *cfg (defaults when path is NULL); prints the error and returns 2 (or 1
+ * on OOM) on failure, leaving *cfg released. */
 int rf_load_config(const char *path, struct rf_config *cfg);
 
 #endif

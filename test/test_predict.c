@@ -241,6 +241,147 @@ START_TEST(test_predict_random_pool_order_is_explored)
 }
 END_TEST
 
+/* NVIDIA DynamicMIG slices (dra-examples): one H100 with a counter set and its MIG placements. */
+static const char *const MIG_CLASS =
+	"{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"mig.nvidia.com\"},\"spec\":{\"selectors\":"
+	"[{\"cel\":{\"expression\":\"device.driver == 'gpu.nvidia.com' && "
+	"device.attributes['gpu.nvidia.com'].type == 'mig'\"}}]}}";
+
+static char *
+mig_spec(const char *profile, int count)
+{
+	char *buf = malloc(512);
+	snprintf(buf, 512,
+		 "{\"devices\":{\"requests\":[{\"name\":\"mig\",\"exactly\":{\"deviceClassName\":"
+		 "\"mig.nvidia.com\",\"count\":%d,\"selectors\":[{\"cel\":{\"expression\":"
+		 "\"device.attributes['gpu.nvidia.com'].profile == '%s'\"}}]}}]}}",
+		 count, profile);
+	return buf;
+}
+
+/* the 1.34 layout: counter set and devices in one slice; slice_count patches resourceSliceCount */
+static void
+add_mig_k134(struct fixture *f, int slice_count)
+{
+	char *t = fixture_read("dra/resourceslice-gpu-nvidia-mig-partitionable-k134.json");
+	json_t *o = json_loads(t, 0, NULL);
+	free(t);
+	json_object_set_new(json_object_get(json_object_get(o, "spec"), "pool"),
+			    "resourceSliceCount", json_integer(slice_count));
+	char *txt = json_dumps(o, 0);
+	fixture_add_json(f, txt);
+	free(txt);
+	json_decref(o);
+	fixture_add_json(f, MIG_CLASS);
+}
+
+static void
+add_mig_claim(struct fixture *f, const char *name, const char *profile, int count,
+	      const char *const *held)
+{
+	char *spec = mig_spec(profile, count);
+	fixture_add_claim(f, "ml", name, spec, held ? "hgx-h100-node-01" : NULL, held);
+	free(spec);
+}
+
+START_TEST(test_predict_mig_counters_k134)
+{
+	/* gpu-0-mig-3g40gb-9-0 is allocated: it takes memory slices 0-3, 60 SMs, 40448Mi. A second
+	 * 3g.40gb fits only at placement 4 (slices 4-7); a third has no memory slice left; the full
+	 * GPU conflicts on every counter; two 1g.10gb take the first placements whose slice is
+	 * free (19-4, 19-5) */
+	struct fixture f;
+	fixture_init(&f);
+	add_mig_k134(&f, 1);
+	const char *held[] = { "gpu.nvidia.com:gpu-0-mig-3g40gb-9-0", NULL };
+	add_mig_claim(&f, "running", "3g.40gb", 1, held);
+	add_mig_claim(&f, "second", "3g.40gb", 1, NULL);
+	add_mig_claim(&f, "small", "1g.10gb", 2, NULL);
+	fixture_add_claim(&f, "ml", "full", SPEC_GPU_ONLY, NULL, NULL);
+	fixture_build(&f);
+	struct rf_search_result *r = predict(&f, "hgx-h100-node-01", "ml", "second", false);
+	expect_devices(r, (const char *[]){ "gpu-0-mig-3g40gb-9-4", NULL });
+	free(r);
+	r = predict(&f, "hgx-h100-node-01", "ml", "small", false);
+	expect_devices(r, (const char *[]){ "gpu-0-mig-1g10gb-19-4", "gpu-0-mig-1g10gb-19-5", NULL });
+	free(r);
+	r = predict(&f, "hgx-h100-node-01", "ml", "full", false);
+	ck_assert_int_eq(r->status, RF_SEARCH_INFEASIBLE);
+	free(r);
+	/* with every device free the full GPU is the first candidate of class gpu.nvidia.com */
+	r = predict(&f, "hgx-h100-node-01", "ml", "full", true);
+	expect_devices(r, (const char *[]){ "gpu-0", NULL });
+	free(r);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_predict_mig_incomplete_pool_by_version)
+{
+	/* the k134 example announces 8 slices of which one is present: 1.34 searches incomplete
+	 * pools for ExactCount requests, 1.35 skips them (dra-allocator.md section 2) */
+	struct fixture f;
+	fixture_init(&f);
+	add_mig_k134(&f, 8);
+	add_mig_claim(&f, "one", "1g.10gb", 1, NULL);
+	f.cfg.kube.dra_version = RF_DRA_1_34;
+	fixture_build(&f);
+	struct rf_search_result *r = predict(&f, "hgx-h100-node-01", "ml", "one", false);
+	expect_devices(r, (const char *[]){ "gpu-0-mig-1g10gb-19-0", NULL });
+	free(r);
+	f.cfg.kube.dra_version = RF_DRA_1_35;
+	fixture_build(&f);
+	r = predict(&f, "hgx-h100-node-01", "ml", "one", false);
+	ck_assert_int_eq(r->status, RF_SEARCH_INFEASIBLE);
+	free(r);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_predict_mig_counters_k135_layout)
+{
+	/* 1.35 layout: the counter sets live in their own slice of the pool; the device slice
+	 * references them by name. 1.35 resolves sets pool-wide; 1.34 only within the device's
+	 * slice, so there the devices are never selectable */
+	struct fixture f;
+	fixture_init(&f);
+	char *t = fixture_read("dra/resourceslice-gpu-nvidia-countersets-k135.json");
+	json_t *sets = json_loads(t, 0, NULL);
+	free(t);
+	t = fixture_read("dra/resourceslice-gpu-nvidia-mig-partitionable-k134.json");
+	json_t *devs = json_loads(t, 0, NULL);
+	free(t);
+	json_object_del(json_object_get(devs, "spec"), "sharedCounters");
+	json_object_set_new(json_object_get(devs, "metadata"), "name", json_string("devices-0"));
+	json_t *pool = json_object_get(json_object_get(devs, "spec"), "pool");
+	json_object_set_new(pool, "generation", json_integer(3));
+	json_object_set_new(pool, "resourceSliceCount", json_integer(2));
+	json_object_set_new(json_object_get(json_object_get(sets, "spec"), "pool"),
+			    "resourceSliceCount", json_integer(2));
+	char *a = json_dumps(sets, 0), *b = json_dumps(devs, 0);
+	fixture_add_json(&f, a);
+	fixture_add_json(&f, b);
+	free(a);
+	free(b);
+	json_decref(sets);
+	json_decref(devs);
+	fixture_add_json(&f, MIG_CLASS);
+	const char *held[] = { "gpu.nvidia.com:gpu-0-mig-4g40gb-5-0", NULL };
+	add_mig_claim(&f, "running", "4g.40gb", 1, held);
+	add_mig_claim(&f, "want", "3g.40gb", 1, NULL);
+	fixture_build(&f);
+	struct rf_search_result *r = predict(&f, "hgx-h100-node-01", "ml", "want", false);
+	expect_devices(r, (const char *[]){ "gpu-0-mig-3g40gb-9-4", NULL });
+	free(r);
+	f.cfg.kube.dra_version = RF_DRA_1_34;
+	fixture_build(&f);
+	r = predict(&f, "hgx-h100-node-01", "ml", "want", false);
+	ck_assert_int_eq(r->status, RF_SEARCH_INFEASIBLE);
+	free(r);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 predict_suite(void)
 {
@@ -254,6 +395,9 @@ predict_suite(void)
 	tcase_add_test(tc, test_predict_first_available_and_all);
 	tcase_add_test(tc, test_predict_selector_runtime_error);
 	tcase_add_test(tc, test_predict_random_pool_order_is_explored);
+	tcase_add_test(tc, test_predict_mig_counters_k134);
+	tcase_add_test(tc, test_predict_mig_incomplete_pool_by_version);
+	tcase_add_test(tc, test_predict_mig_counters_k135_layout);
 	suite_add_tcase(s, tc);
 	return s;
 }

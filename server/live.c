@@ -1,0 +1,118 @@
+/* Live mode (see live.h): wires the client, the store, the reflectors and the binder. Runs on the
+ * main thread at start and stop; owns no lock. */
+#include "server/live.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/bind.h"
+#include "server/kube.h"
+#include "server/log.h"
+#include "server/reflector.h"
+#include "server/store.h"
+
+struct rf_live {
+	struct rf_kube *kube;
+	struct rf_store *store;
+	struct rf_reflectors *reflectors;
+	struct rf_binder *binder;
+};
+
+int
+rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, size_t errlen)
+{
+	struct rf_live *l = calloc(1, sizeof(*l));
+	char ua[64];
+	int r = -ENOMEM;
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(ua, sizeof(ua), "railfit/%s", o->version ? o->version : "unknown");
+	struct rf_kube_options ko = {
+		.kubeconfig = o->kubeconfig && *o->kubeconfig ? o->kubeconfig
+							      : o->cfg->kube.kubeconfig,
+		.qps = o->cfg->kube.qps,
+		.user_agent = ua,
+		.sa_dir = getenv("RAILFIT_SA_DIR"), /* tests: a fake service-account directory */
+	};
+	if ((r = rf_kube_new(&ko, &l->kube, err, errlen)) < 0)
+		goto fail;
+	rf_info("using kube-apiserver", "server", rf_kube_server(l->kube), "from",
+		rf_kube_source(l->kube));
+
+	struct rf_store_options so = { .cache = o->cache, .cfg = o->cfg, .cel = o->cel };
+	if ((r = rf_store_new(&so, &l->store)) < 0) {
+		snprintf(err, errlen, "cannot start the cache publisher: %s", strerror(-r));
+		goto fail;
+	}
+
+	bool detect = o->cfg->kube.dra_version == RF_DRA_AUTO;
+	if (detect) {
+		struct rf_kube_conn *c = rf_kube_conn_new(l->kube);
+		char gv[64], verr[800];
+		if (c && rf_kube_server_version(c, gv, sizeof(gv), verr, sizeof(verr)) == 0) {
+			int v = rf_kube_minor_version(gv);
+			bool old = v != 0 && v < 135;
+			rf_store_set_dra_version(l->store, old ? RF_DRA_1_34 : RF_DRA_1_35);
+			rf_info("detected the API server version", "gitVersion", gv, "draRules",
+				old ? "1.34" : "1.35");
+			detect = false;
+		} else {
+			rf_warn("cannot read the API server version; using the DRA rules of 1.35 until "
+				"it answers",
+				"detail", c ? verr : "out of memory");
+		}
+		rf_kube_conn_free(c);
+	}
+
+	struct rf_reflectors_options ro = {
+		.kube = l->kube,
+		.store = l->store,
+		.cache = o->cache,
+		.watch_timeout_ms = o->cfg->kube.watch_timeout_ms,
+		.detect_dra_version = detect,
+	};
+	if ((r = rf_reflectors_start(&ro, &l->reflectors)) < 0) {
+		snprintf(err, errlen, "cannot start the watches: %s", strerror(-r));
+		goto fail;
+	}
+	struct rf_binder_options bo = { .kube = l->kube,
+					.store = l->store,
+					.assume_ttl_ms = o->cfg->kube.assume_ttl_ms };
+	if ((r = rf_binder_new(&bo, &l->binder)) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	*ret = l;
+	return 0;
+fail:
+	rf_live_stop(l);
+	return r;
+}
+
+void *
+rf_live_binder(struct rf_live *l)
+{
+	return l->binder;
+}
+
+void
+rf_live_stop(struct rf_live *l)
+{
+	if (!l)
+		return;
+	double t0 = rf_kube_now();
+	if (l->kube)
+		rf_kube_stop(l->kube);
+	rf_reflectors_stop(l->reflectors);
+	char ms[32];
+	snprintf(ms, sizeof(ms), "%.0f", (rf_kube_now() - t0) * 1000.0);
+	rf_v(1, "watches stopped", "ms", ms);
+	rf_binder_free(l->binder);
+	rf_store_free(l->store);
+	rf_kube_free(l->kube);
+	free(l);
+}

@@ -1,0 +1,548 @@
+/* The live object store and its publisher thread (see store.h).
+ *
+ * Owns: one jansson object per kind used as a hash map key -> object (references), the list of
+ * assumed /bind placements, two private copies of the configuration (1.34 and 1.35 DRA rules, so
+ * that a version detected later never changes a configuration a generation already uses), and the
+ * publisher thread. Lock: `lock` guards everything mutable here; the publisher holds it only while
+ * it copies the maps into arrays (increfs), never while building, publishing or freeing. Old maps
+ * and replaced objects are released outside the lock. No other lock is taken while it is held
+ * (rf_cache_publish is called without it). */
+#include "server/store.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "server/kube.h"
+#include "server/log.h"
+
+struct assumed {
+	char *key, *uid, *node;
+	double expires;
+	json_t *base; /* the cached pod the copy was made from */
+	json_t *copy; /* base with spec.nodeName set */
+};
+
+struct rf_store {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;      /* the publisher's */
+	pthread_cond_t published; /* rf_store_wait_published's */
+	json_t *maps[RF_KIND_COUNT];
+	int64_t seq;       /* bumped on every change */
+	int64_t built_seq; /* the last change included in a published generation */
+	bool urgent;
+	bool stop;
+	struct assumed *assumed;
+	size_t n_assumed, cap_assumed;
+	enum rf_dra_version detected; /* for kube.draVersion: auto */
+	enum rf_dra_version configured;
+	struct rf_config cfg134, cfg135;
+	struct rf_cache *cache;
+	struct rf_cel_cache *cel;
+	double min_interval;
+	double last_build_end, last_build_dur;
+	struct rf_store_stats stats;
+	pthread_t thread;
+	bool thread_started;
+};
+
+static const char *const kind_names[RF_KIND_COUNT] = { "Node", "Pod", "ResourceSlice",
+						       "ResourceClaim", "DeviceClass" };
+
+const char *
+rf_kind_name(enum rf_kind k)
+{
+	return (unsigned)k < RF_KIND_COUNT ? kind_names[k] : "?";
+}
+
+bool
+rf_kind_namespaced(enum rf_kind k)
+{
+	return k == RF_KIND_PODS || k == RF_KIND_CLAIMS;
+}
+
+bool
+rf_store_key(const json_t *obj, bool namespaced, char *buf, size_t len)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	if (!name || !*name)
+		return false;
+	int n;
+	if (namespaced && ns && *ns)
+		n = snprintf(buf, len, "%s/%s", ns, name);
+	else
+		n = snprintf(buf, len, "%s", name);
+	return n > 0 && (size_t)n < len;
+}
+
+/* Objects are at most a few MiB; names at most 253 + 63 characters. */
+#define KEY_MAX 512
+
+static void
+strip(json_t *obj)
+{
+	json_t *md = json_object_get(obj, "metadata");
+	if (json_is_object(md))
+		json_object_del(md, "managedFields");
+}
+
+static void
+assumed_free(struct assumed *a)
+{
+	free(a->key);
+	free(a->uid);
+	free(a->node);
+	json_decref(a->base);
+	json_decref(a->copy);
+	memset(a, 0, sizeof(*a));
+}
+
+static void
+assumed_drop(struct rf_store *s, size_t i)
+{
+	assumed_free(&s->assumed[i]);
+	s->assumed[i] = s->assumed[--s->n_assumed];
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Writers
+ */
+
+int
+rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
+{
+	json_t *m = json_object(), *it;
+	char key[KEY_MAX];
+	size_t i;
+	int kept = 0;
+	if (!m)
+		return -ENOMEM;
+	json_array_foreach (items, i, it) {
+		if (!json_is_object(it) || !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
+			continue;
+		strip(it);
+		if (json_object_set(m, key, it) < 0) {
+			json_decref(m);
+			return -ENOMEM;
+		}
+	}
+	kept = (int)json_object_size(m);
+	pthread_mutex_lock(&s->lock);
+	json_t *old = s->maps[kind];
+	s->maps[kind] = m;
+	s->seq++;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(old); /* outside the lock: may free many objects */
+	return kept;
+}
+
+int
+rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, json_t *obj)
+{
+	char key[KEY_MAX];
+	json_t *old = NULL;
+	int changed = 0;
+	if (type != RF_WATCH_ADDED && type != RF_WATCH_MODIFIED && type != RF_WATCH_DELETED)
+		return 0;
+	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
+		return -EINVAL;
+	if (type != RF_WATCH_DELETED)
+		strip(obj);
+	pthread_mutex_lock(&s->lock);
+	json_t *m = s->maps[kind];
+	old = json_incref(json_object_get(m, key));
+	if (type == RF_WATCH_DELETED) {
+		changed = old ? (json_object_del(m, key) == 0) : 0;
+	} else if (json_object_set(m, key, obj) < 0) {
+		pthread_mutex_unlock(&s->lock);
+		json_decref(old);
+		return -ENOMEM;
+	} else {
+		changed = 1;
+	}
+	if (changed) {
+		s->seq++;
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
+	json_decref(old);
+	return changed;
+}
+
+int64_t
+rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
+		const char *node, int64_t assume_ttl_ms)
+{
+	char key[KEY_MAX];
+	if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	int64_t seq = s->seq;
+	if (assume_ttl_ms <= 0)
+		goto out;
+	struct assumed *a = NULL;
+	for (size_t i = 0; i < s->n_assumed; i++)
+		if (!strcmp(s->assumed[i].key, key))
+			a = &s->assumed[i];
+	if (a) {
+		assumed_free(a);
+	} else {
+		if (s->n_assumed == s->cap_assumed) {
+			size_t ncap = s->cap_assumed ? s->cap_assumed * 2 : 16;
+			struct assumed *na = realloc(s->assumed, ncap * sizeof(*na));
+			if (!na) {
+				seq = -ENOMEM;
+				goto out;
+			}
+			s->assumed = na;
+			s->cap_assumed = ncap;
+		}
+		a = &s->assumed[s->n_assumed++];
+		memset(a, 0, sizeof(*a));
+	}
+	a->key = strdup(key);
+	a->uid = strdup(uid ? uid : "");
+	a->node = strdup(node);
+	a->expires = rf_kube_now() + (double)assume_ttl_ms / 1000.0;
+	if (!a->key || !a->uid || !a->node) {
+		assumed_drop(s, (size_t)(a - s->assumed));
+		seq = -ENOMEM;
+		goto out;
+	}
+	seq = ++s->seq;
+	s->urgent = true;
+	pthread_cond_signal(&s->wake);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return seq;
+}
+
+bool
+rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->built_seq < seq && !s->stop)
+		if (pthread_cond_timedwait(&s->published, &s->lock, &ts) == ETIMEDOUT)
+			break;
+	bool ok = s->built_seq >= seq;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+void
+rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->detected != v) {
+		s->detected = v;
+		if (s->configured == RF_DRA_AUTO) {
+			s->seq++;
+			pthread_cond_signal(&s->wake);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+rf_store_stats(struct rf_store *s, struct rf_store_stats *ret)
+{
+	pthread_mutex_lock(&s->lock);
+	*ret = s->stats;
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		ret->objects[k] = json_object_size(s->maps[k]);
+	ret->assumed = s->n_assumed;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Publisher
+ */
+
+/* A copy of pod with spec.nodeName = node; the shared children are not modified. */
+static json_t *
+bound_copy(json_t *pod, const char *node)
+{
+	json_t *copy = json_copy(pod);
+	json_t *spec = json_object_get(pod, "spec");
+	spec = json_is_object(spec) ? json_copy(spec) : json_object();
+	if (!copy || !spec || json_object_set_new(spec, "nodeName", json_string(node)) < 0 ||
+	    json_object_set_new(copy, "spec", spec) < 0) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/* Under the lock: drop expired or settled placements; the rest become substitutes in *ret_subst
+ * (key -> bound copy), NULL when there are none. */
+static int
+resolve_assumed(struct rf_store *s, double now, json_t **ret_subst)
+{
+	json_t *subst = NULL;
+	for (size_t i = s->n_assumed; i-- > 0;) {
+		struct assumed *a = &s->assumed[i];
+		json_t *pod = json_object_get(s->maps[RF_KIND_PODS], a->key);
+		if (now >= a->expires) {
+			rf_v(2, "assumed placement expired unconfirmed", "pod", a->key, "node",
+			     a->node);
+			assumed_drop(s, i);
+			continue;
+		}
+		if (!pod)
+			continue; /* not seen yet: keep until it shows up or expires */
+		const char *uid = json_string_value(
+			json_object_get(json_object_get(pod, "metadata"), "uid"));
+		const char *nn =
+			json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+		if ((a->uid[0] && uid && strcmp(uid, a->uid) != 0) || (nn && *nn)) {
+			/* bound according to the watch (confirmed, or superseded), or another pod */
+			rf_v(2, "assumed placement settled by the watch", "pod", a->key, "node",
+			     nn ? nn : "");
+			assumed_drop(s, i);
+			continue;
+		}
+		if (a->base != pod) {
+			json_t *copy = bound_copy(pod, a->node);
+			if (!copy)
+				goto oom;
+			json_decref(a->copy);
+			json_decref(a->base);
+			a->copy = copy;
+			a->base = json_incref(pod);
+		}
+		if (!subst && !(subst = json_object()))
+			goto oom;
+		if (json_object_set(subst, a->key, a->copy) < 0)
+			goto oom;
+	}
+	*ret_subst = subst;
+	return 0;
+oom:
+	json_decref(subst);
+	return -ENOMEM;
+}
+
+static json_t **
+slot(struct rf_cluster_objects *o, enum rf_kind k)
+{
+	switch (k) {
+	case RF_KIND_NODES:
+		return &o->nodes;
+	case RF_KIND_PODS:
+		return &o->pods;
+	case RF_KIND_SLICES:
+		return &o->slices;
+	case RF_KIND_CLAIMS:
+		return &o->claims;
+	default:
+		return &o->classes;
+	}
+}
+
+static void
+objects_release(struct rf_cluster_objects *o)
+{
+	json_decref(o->nodes);
+	json_decref(o->pods);
+	json_decref(o->slices);
+	json_decref(o->claims);
+	json_decref(o->classes);
+	json_decref(o->templates);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Under the lock: arrays of the current objects. */
+static int
+snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
+{
+	struct rf_cluster_objects o = { 0 };
+	json_t *subst = NULL;
+	if (resolve_assumed(s, now, &subst) < 0)
+		return -ENOMEM;
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		json_t *arr = json_array(), *v;
+		const char *key;
+		*slot(&o, k) = arr;
+		if (!arr)
+			goto oom;
+		json_object_foreach (s->maps[k], key, v) {
+			json_t *sub = k == RF_KIND_PODS && subst ? json_object_get(subst, key) : NULL;
+			if (json_array_append(arr, sub ? sub : v) < 0)
+				goto oom;
+		}
+	}
+	json_decref(subst);
+	*ret = o;
+	return 0;
+oom:
+	json_decref(subst);
+	objects_release(&o);
+	return -ENOMEM;
+}
+
+static const struct rf_config *
+build_config(const struct rf_store *s)
+{
+	enum rf_dra_version v = s->configured == RF_DRA_AUTO ? s->detected : s->configured;
+	return v == RF_DRA_1_34 ? &s->cfg134 : &s->cfg135;
+}
+
+/* Called and returns with the lock held; drops it while building. */
+static void
+build_and_publish(struct rf_store *s)
+{
+	struct rf_cluster_objects objs;
+	double t0 = rf_kube_now();
+	int64_t seq = s->seq;
+	s->urgent = false;
+	int r = snapshot(s, t0, &objs);
+	const struct rf_config *cfg = build_config(s);
+	pthread_mutex_unlock(&s->lock);
+
+	struct rf_cluster *gen = NULL;
+	if (r == 0)
+		r = rf_cluster_build(&objs, cfg, s->cel, &gen);
+	objects_release(&objs);
+	if (r == 0)
+		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
+	else
+		rf_errorf("cannot build a cache generation: %s", strerror(-r));
+	double t1 = rf_kube_now();
+
+	pthread_mutex_lock(&s->lock);
+	s->last_build_end = t1;
+	s->last_build_dur = t1 - t0;
+	if (r == 0) {
+		s->built_seq = seq;
+		s->stats.builds++;
+		s->stats.last_build_ms = (t1 - t0) * 1000.0;
+		pthread_cond_broadcast(&s->published);
+	}
+}
+
+static void
+timed_wait(struct rf_store *s, double until)
+{
+	if (isinf(until)) {
+		pthread_cond_wait(&s->wake, &s->lock);
+		return;
+	}
+	struct timespec ts;
+	double whole = floor(until);
+	ts.tv_sec = (time_t)whole;
+	ts.tv_nsec = (long)((until - whole) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+}
+
+static void *
+publisher(void *arg)
+{
+	struct rf_store *s = arg;
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		double now = rf_kube_now(), wake_at = INFINITY;
+		bool expired = false;
+		for (size_t i = 0; i < s->n_assumed; i++) {
+			if (s->assumed[i].expires <= now)
+				expired = true;
+			else if (s->assumed[i].expires < wake_at)
+				wake_at = s->assumed[i].expires;
+		}
+		if (expired)
+			s->seq++; /* the next build drops them */
+		if (s->seq != s->built_seq) {
+			double gap = s->last_build_dur > s->min_interval ? s->last_build_dur
+									 : s->min_interval;
+			double ready_at = s->urgent ? now : s->last_build_end + gap;
+			if (now >= ready_at) {
+				build_and_publish(s);
+				continue;
+			}
+			if (ready_at < wake_at)
+				wake_at = ready_at;
+		}
+		timed_wait(s, wake_at);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int
+rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
+{
+	struct rf_store *s = calloc(1, sizeof(*s));
+	int r = -ENOMEM;
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_cond_init(&s->published, &ca);
+	pthread_condattr_destroy(&ca);
+	s->cache = o->cache;
+	s->cel = o->cel;
+	s->min_interval = (o->min_interval_ms > 0 ? (double)o->min_interval_ms : 50.0) / 1000.0;
+	s->configured = o->cfg->kube.dra_version;
+	s->detected = RF_DRA_1_35;
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		if (!(s->maps[k] = json_object()))
+			goto fail;
+	if (rf_config_copy(o->cfg, &s->cfg134) < 0 || rf_config_copy(o->cfg, &s->cfg135) < 0)
+		goto fail;
+	s->cfg134.kube.dra_version = RF_DRA_1_34;
+	s->cfg135.kube.dra_version = RF_DRA_1_35;
+	if ((r = -pthread_create(&s->thread, NULL, publisher, s)) < 0)
+		goto fail;
+	s->thread_started = true;
+	*ret = s;
+	return 0;
+fail:
+	rf_store_free(s);
+	return r;
+}
+
+void
+rf_store_free(struct rf_store *s)
+{
+	if (!s)
+		return;
+	if (s->thread_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_broadcast(&s->wake);
+		pthread_cond_broadcast(&s->published);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->thread, NULL);
+		rf_cache_publish(s->cache, NULL); /* generations use cfg134/cfg135 */
+	}
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		json_decref(s->maps[k]);
+	for (size_t i = 0; i < s->n_assumed; i++)
+		assumed_free(&s->assumed[i]);
+	free(s->assumed);
+	rf_config_release(&s->cfg134);
+	rf_config_release(&s->cfg135);
+	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->published);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

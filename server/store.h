@@ -1,0 +1,95 @@
+/* The live object store behind the cache (DESIGN section 2): per watched kind, a map from
+ * "namespace/name" (or "name") to the object as the API server last sent it, plus the placements
+ * railfit recorded at /bind that the watch has not confirmed yet. A publisher thread turns the
+ * current objects into a new immutable generation with rf_cluster_build() and rf_cache_publish()es
+ * it, so HTTP readers never see half an applied event or half a relist.
+ *
+ * Coalescing: after a change the publisher rebuilds at once when it has been idle, otherwise no
+ * sooner than min_interval (or the last build's duration, if longer) after the previous build,
+ * so bursts of events cost one rebuild per interval. An urgent change (a /bind placement) skips
+ * the wait.
+ *
+ * Objects handed to the store must not be modified afterwards by anyone: generations share them
+ * with the maps (jansson's refcounts are atomic, the trees are read-only). The store strips
+ * metadata.managedFields from objects as they arrive, before anyone else can see them.
+ *
+ * Threads: writers (one reflector per kind, the bind handler) call the apply/replace/assume
+ * functions from any thread; one mutex guards the maps and is held only for map updates and for
+ * taking a snapshot of the maps (never while building, publishing or freeing a generation). */
+#ifndef RF_SERVER_STORE_H
+#define RF_SERVER_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alloc/cel.h"
+#include "config/config.h"
+#include "server/cache.h"
+#include "server/watch_stream.h"
+
+struct rf_store_options {
+	struct rf_cache *cache;    /* where generations are published; outlives the store */
+	const struct rf_config *cfg; /* copied (twice: for 1.34 and 1.35 rules) */
+	struct rf_cel_cache *cel;  /* outlives the store */
+	long min_interval_ms;      /* 0 = 50 ms */
+};
+
+struct rf_store;
+
+/** Create the store and start its publisher thread. @return 0, -ENOMEM or -errno of the thread. */
+int rf_store_new(const struct rf_store_options *o, struct rf_store **ret);
+
+/**
+ * Stop the publisher, publish an empty cache (NULL) and free everything. Call after the HTTP
+ * servers are stopped: generations reference the store's configuration copies. Accepts NULL.
+ */
+void rf_store_free(struct rf_store *s);
+
+/**
+ * Replace all objects of a kind at once (a relist): keys missing from items are deleted.
+ * items is borrowed (its elements are referenced, and their managedFields removed).
+ * @return the number of objects kept (items without metadata.name are skipped), or -ENOMEM.
+ */
+int rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items);
+
+/**
+ * Apply one watch event: ADDED/MODIFIED add or update (also for an unknown key), DELETED removes
+ * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed and referenced.
+ * @return 1 when the store changed, 0 when not, -EINVAL (no metadata.name) or -ENOMEM.
+ */
+int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, json_t *obj);
+
+/**
+ * Record that railfit bound pod ns/name (uid may be "") to node: until the watch shows the pod
+ * bound (or assume_ttl_ms passes, or the pod disappears) generations see a copy of the cached pod
+ * with spec.nodeName set. assume_ttl_ms 0 records nothing. Asks for an immediate rebuild.
+ * @return a change number for rf_store_wait_published(), or -ENOMEM.
+ */
+int64_t rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
+			const char *node, int64_t assume_ttl_ms);
+
+/** Wait until a generation including change `seq` is published (or timeout). @return true if so. */
+bool rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms);
+
+/** The DRA rules for builds when kube.draVersion is auto (default 1.35 until known). */
+void rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v);
+
+struct rf_store_stats {
+	uint64_t builds;          /* generations published */
+	double last_build_ms;     /* duration of the last snapshot + build */
+	size_t objects[RF_KIND_COUNT];
+	size_t assumed;           /* placements not yet confirmed */
+};
+void rf_store_stats(struct rf_store *s, struct rf_store_stats *ret);
+
+/** The map key of an object: "ns/name" or "name" into buf; false when it has no name. */
+bool rf_store_key(const json_t *obj, bool namespaced, char *buf, size_t len);
+
+/** Whether objects of the kind live in namespaces (pods, resourceclaims). */
+bool rf_kind_namespaced(enum rf_kind k);
+
+/** The object kind: "Node", "Pod", "ResourceSlice", "ResourceClaim", "DeviceClass". */
+const char *rf_kind_name(enum rf_kind k);
+
+#endif

@@ -1,0 +1,5 @@
+#include "test/check_main.h"
+
+Suite *topology_suite(void);
+
+RF_CHECK_MAIN(topology_suite())

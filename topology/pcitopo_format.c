@@ -1,0 +1,212 @@
+/* The two human/tool views of a computed topology: the JSON document of `railfit topology -o json`
+ * and the `nvidia-smi topo -m` shaped table. Both are built in memory (no I/O); the command prints
+ * them. Pure functions, any thread. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topology/pcitree.h"
+
+json_t *
+rf_pcitopo_json(const struct rf_pcitopo *t, const char *source)
+{
+	json_t *o = json_object(), *devs = json_array(), *m = json_object(), *notes = json_array();
+	char hex[8];
+
+	if (!o || !devs || !m || !notes)
+		goto fail;
+	if (source && json_object_set_new(o, "source", json_string(source)) < 0)
+		goto fail;
+	for (size_t i = 0; i < t->n_devices; i++) {
+		const struct rf_pcitopo_device *d = &t->devices[i];
+		json_t *dj = json_object(), *names = json_array();
+		if (!dj || !names || json_array_append_new(devs, dj) < 0) {
+			json_decref(names);
+			goto fail;
+		}
+		if (json_object_set_new(dj, "names", names) < 0)
+			goto fail;
+		for (size_t k = 0; k < d->n_names; k++)
+			if (json_array_append_new(names, json_string(d->names[k])) < 0)
+				goto fail;
+		if (json_object_set_new(dj, "pci", json_string(d->pci)) < 0 ||
+		    json_object_set_new(dj, "kind", json_string(rf_pci_kind_name(d->kind))) < 0 ||
+		    json_object_set_new(dj, "numa", d->numa >= 0 ? json_integer(d->numa)
+								 : json_null()) < 0 ||
+		    json_object_set_new(dj, "pcieRoot", d->pcie_root[0] ? json_string(d->pcie_root)
+									: json_null()) < 0)
+			goto fail;
+		snprintf(hex, sizeof(hex), "%04x", d->vendor_id & 0xffffu);
+		if (json_object_set_new(dj, "vendor", json_string(hex)) < 0)
+			goto fail;
+		snprintf(hex, sizeof(hex), "%04x", d->device_id & 0xffffu);
+		if (json_object_set_new(dj, "device", json_string(hex)) < 0)
+			goto fail;
+		snprintf(hex, sizeof(hex), "%04x", d->class_id & 0xffffu);
+		if (json_object_set_new(dj, "class", json_string(hex)) < 0)
+			goto fail;
+
+		json_t *row = json_object();
+		if (!row || json_object_set_new(m, d->pci, row) < 0)
+			goto fail;
+		for (size_t j = 0; j < t->n_devices; j++) {
+			if (j == i)
+				continue;
+			if (json_object_set_new(row, t->devices[j].pci,
+						json_string(rf_level_name(rf_pcitopo_level(t, i, j)))) <
+			    0)
+				goto fail;
+		}
+	}
+	for (size_t i = 0; i < t->n_notes; i++)
+		if (json_array_append_new(notes, json_string(t->notes[i])) < 0)
+			goto fail;
+	if (json_object_set_new(o, "devices", devs) < 0) {
+		devs = NULL;
+		goto fail;
+	}
+	devs = NULL;
+	if (json_object_set_new(o, "matrix", m) < 0) {
+		m = NULL;
+		goto fail;
+	}
+	m = NULL;
+	if (json_object_set_new(o, "notes", notes) < 0) {
+		notes = NULL;
+		goto fail;
+	}
+	return o;
+fail:
+	json_decref(devs);
+	json_decref(m);
+	json_decref(notes);
+	json_decref(o);
+	return NULL;
+}
+
+/* ---- table ---- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if (!b->s || b->len + (size_t)n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		char *ns = realloc(b->s, cap);
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+		va_start(ap, fmt);
+		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+static void
+label(const struct rf_pcitopo *t, size_t i, char *buf, size_t len)
+{
+	if (t->devices[i].kind == RF_PCI_GPU)
+		snprintf(buf, len, "GPU%zu", i);
+	else
+		snprintf(buf, len, "NIC%zu", i - t->n_gpus);
+}
+
+int
+rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
+{
+	struct sbuf b = { 0 };
+	char lab[32];
+	int w = 4; /* the widest label or level shown, plus 2 */
+
+	for (size_t i = 0; i < t->n_devices; i++) {
+		label(t, i, lab, sizeof(lab));
+		if ((int)strlen(lab) > w)
+			w = (int)strlen(lab);
+		for (size_t j = 0; j < t->n_devices; j++)
+			if ((int)strlen(rf_level_name(rf_pcitopo_level(t, i, j))) > w)
+				w = (int)strlen(rf_level_name(rf_pcitopo_level(t, i, j)));
+	}
+	w += 2;
+	if (t->n_devices == 0) {
+		sb_printf(&b, "No GPUs or NICs found.\n");
+	} else {
+		sb_printf(&b, "%-*s", w, "");
+		for (size_t j = 0; j < t->n_devices; j++) {
+			label(t, j, lab, sizeof(lab));
+			sb_printf(&b, "%-*s", w, lab);
+		}
+		sb_printf(&b, "NUMA Affinity\n");
+		for (size_t i = 0; i < t->n_devices; i++) {
+			label(t, i, lab, sizeof(lab));
+			sb_printf(&b, "%-*s", w, lab);
+			for (size_t j = 0; j < t->n_devices; j++)
+				sb_printf(&b, "%-*s", w,
+					  i == j ? " X" : rf_level_name(rf_pcitopo_level(t, i, j)));
+			if (t->devices[i].numa >= 0)
+				sb_printf(&b, "%d\n", t->devices[i].numa);
+			else
+				sb_printf(&b, "N/A\n");
+		}
+		sb_printf(&b,
+			  "\nLegend:\n\n"
+			  "  X       = Self\n"
+			  "  SYS     = Connection traversing PCIe as well as the SMP interconnect "
+			  "between NUMA nodes (different NUMA nodes)\n"
+			  "  NODE    = Connection traversing PCIe as well as the interconnect between "
+			  "PCIe Host Bridges within a NUMA node\n"
+			  "  PHB     = Connection traversing PCIe as well as a PCIe Host Bridge (same "
+			  "root complex)\n"
+			  "  PXB     = Connection traversing multiple PCIe switches (without traversing "
+			  "the PCIe Host Bridge)\n"
+			  "  PIX     = Connection traversing at most a single PCIe switch or root port\n"
+			  "  UNKNOWN = Not enough data\n"
+			  "\nDevice Legend:\n\n");
+		for (size_t i = 0; i < t->n_devices; i++) {
+			const struct rf_pcitopo_device *d = &t->devices[i];
+			label(t, i, lab, sizeof(lab));
+			sb_printf(&b, "  %s: %s [%04x:%04x]", lab, d->pci, d->vendor_id & 0xffffu,
+				  d->device_id & 0xffffu);
+			if (d->pcie_root[0])
+				sb_printf(&b, " %s", d->pcie_root);
+			for (size_t k = 0; k < d->n_names; k++)
+				sb_printf(&b, "%s%s", k ? ", " : " ", d->names[k]);
+			sb_printf(&b, "\n");
+		}
+	}
+	if (t->n_notes) {
+		sb_printf(&b, "\nNotes:\n\n");
+		for (size_t i = 0; i < t->n_notes; i++)
+			sb_printf(&b, "  - %s\n", t->notes[i]);
+	}
+	if (b.oom || !b.s) {
+		free(b.s);
+		return -ENOMEM;
+	}
+	*ret = b.s;
+	return 0;
+}
