@@ -1,49 +1,15 @@
 /* Debugging routes (DESIGN section 4): nodes, one node in depth, the snapshot, the effective
  * configuration and explain. Each takes one cache generation for the whole request. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc/evaluate.h"
 #include "server/app.h"
+#include "server/strbuf.h"
 #include "server/snapshot.h"
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t ncap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-		char *ns = realloc(b->s, ncap);
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = ncap;
-	}
-}
 
 static struct rf_cluster *
 take_gen(struct rf_app *app, struct rf_http_response *resp)
@@ -114,8 +80,8 @@ node_row(const struct rf_node *n, const struct rf_config *cfg)
 static char *
 nodes_table(const json_t *rows)
 {
-	struct strbuf b = { 0 };
-	sb_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %s\n", "NODE", "READY", "GPUS",
+	struct rf_strbuf b = { 0 };
+	rf_strbuf_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %s\n", "NODE", "READY", "GPUS",
 		  "NICS", "BEST-FREE", "NIC-HR-MIN", "NIC-HR-MAX", "PODS");
 	size_t i;
 	json_t *r;
@@ -130,17 +96,13 @@ nodes_table(const json_t *rows)
 		const char *bf = json_string_value(json_object_get(r, "bestFreeAlignment"));
 		const char *hmin = json_string_value(json_object_get(r, "nicHeadroomMin"));
 		const char *hmax = json_string_value(json_object_get(r, "nicHeadroomMax"));
-		sb_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %lld\n",
+		rf_strbuf_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %lld\n",
 			  json_string_value(json_object_get(r, "node")),
 			  json_is_true(json_object_get(r, "ready")) ? "True" : "False", g, n,
 			  bf ? bf : "-", hmin ? hmin : "-", hmax ? hmax : "-",
 			  (long long)json_integer_value(json_object_get(r, "pods")));
 	}
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
+	return rf_strbuf_steal(&b);
 }
 
 static json_t *

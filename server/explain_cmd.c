@@ -1,6 +1,5 @@
 /* Explain: the document behind /debug/explain and `railfit explain`, and its table for people. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "server/app.h"
+#include "server/strbuf.h"
 
 struct ranked {
 	struct rf_node_eval *e;
@@ -62,40 +62,6 @@ out:
 	return doc;
 }
 
-struct strbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct strbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if (b->s && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t ncap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-		char *ns = realloc(b->s, ncap);
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = ncap;
-	}
-}
 
 static const char *
 part(const json_t *parts, const char *name, char *buf, size_t len)
@@ -128,26 +94,26 @@ devices_cell(const json_t *arr, char *buf, size_t len)
 char *
 rf_explain_table(const json_t *doc)
 {
-	struct strbuf b = { 0 };
+	struct rf_strbuf b = { 0 };
 	const json_t *nodes = json_object_get(doc, "nodes");
 	size_t i;
 	json_t *n;
 
-	sb_printf(&b, "pod %s: demand %s", json_string_value(json_object_get(doc, "pod")),
+	rf_strbuf_printf(&b, "pod %s: demand %s", json_string_value(json_object_get(doc, "pod")),
 		  json_string_value(json_object_get(doc, "demand")));
 	const char *ur = json_string_value(json_object_get(doc, "unknownReason"));
 	if (ur)
-		sb_printf(&b, " (%s)", ur);
+		rf_strbuf_printf(&b, " (%s)", ur);
 	const char *ma = json_string_value(json_object_get(doc, "minAlignment"));
 	if (ma)
-		sb_printf(&b, ", min-alignment %s", ma);
+		rf_strbuf_printf(&b, ", min-alignment %s", ma);
 	json_t *claims = json_object_get(doc, "claims");
 	if (json_array_size(claims)) {
-		sb_printf(&b, ", claims");
+		rf_strbuf_printf(&b, ", claims");
 		json_array_foreach (claims, i, n)
-			sb_printf(&b, " %s", json_string_value(n));
+			rf_strbuf_printf(&b, " %s", json_string_value(n));
 	}
-	sb_printf(&b, "\n\n%-16s %-13s %5s %6s %6s %6s %6s %-7s %-7s %-34s %s\n", "NODE",
+	rf_strbuf_printf(&b, "\n\n%-16s %-13s %5s %6s %6s %6s %6s %-7s %-7s %-34s %s\n", "NODE",
 		  "VERDICT", "SCORE", "ALIGN", "BW", "RAIL", "PACK", "LEVEL", "BEST", "PREDICTED",
 		  "REASON");
 	json_array_foreach (nodes, i, n) {
@@ -157,7 +123,7 @@ rf_explain_table(const json_t *doc)
 		const char *best = json_string_value(json_object_get(n, "bestLevel"));
 		const json_t *reasons = json_object_get(n, "reasons");
 		devices_cell(json_object_get(n, "predicted"), dev, sizeof(dev));
-		sb_printf(&b, "%-16s %-13s %5lld %6s %6s %6s %6s %-7s %-7s %-34s %s\n",
+		rf_strbuf_printf(&b, "%-16s %-13s %5lld %6s %6s %6s %6s %-7s %-7s %-34s %s\n",
 			  json_string_value(json_object_get(n, "node")),
 			  json_string_value(json_object_get(n, "verdict")),
 			  (long long)json_integer_value(json_object_get(n, "score")),
@@ -167,11 +133,7 @@ rf_explain_table(const json_t *doc)
 			  dev, json_array_size(reasons) ? json_string_value(json_array_get(reasons, 0))
 							: "");
 		for (size_t k = 1; k < json_array_size(reasons); k++)
-			sb_printf(&b, "%-16s %s\n", "", json_string_value(json_array_get(reasons, k)));
+			rf_strbuf_printf(&b, "%-16s %s\n", "", json_string_value(json_array_get(reasons, k)));
 	}
-	if (b.oom) {
-		free(b.s);
-		return NULL;
-	}
-	return b.s;
+	return rf_strbuf_steal(&b);
 }
