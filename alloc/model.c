@@ -1600,73 +1600,75 @@ rf_cluster_node(const struct rf_cluster *c, const char *name)
 	return find_node(c, name);
 }
 
+/* Lookups in the generation's sorted arrays. */
+struct nsname_key {
+	const char *ns, *name;
+};
+
+static int
+claim_key_cmp(const void *k, const void *e)
+{
+	const struct nsname_key *key = k;
+	const struct rf_claim *cl = *(struct rf_claim *const *)e;
+	return cmp_nsname(key->ns, key->name, cl->ns, cl->name);
+}
+
+static int
+pod_key_cmp(const void *k, const void *e)
+{
+	const struct nsname_key *key = k;
+	const struct rf_pod *p = *(struct rf_pod *const *)e;
+	return cmp_nsname(key->ns, key->name, p->ns, p->name);
+}
+
+static int
+class_key_cmp(const void *k, const void *e)
+{
+	return strcmp(k, (*(struct rf_class *const *)e)->name);
+}
+
+static int
+uid_key_cmp(const void *k, const void *e)
+{
+	return strcmp(k, (*(struct rf_pod *const *)e)->uid);
+}
+
+static const void *
+lookup(const void *key, void *const *arr, size_t n, int (*cmp)(const void *, const void *))
+{
+	void *const *hit = n ? bsearch(key, arr, n, sizeof(*arr), cmp) : NULL;
+	return hit ? *hit : NULL;
+}
+
 const struct rf_claim *
 rf_cluster_claim(const struct rf_cluster *c, const char *ns, const char *name)
 {
-	size_t lo = 0, hi = c->n_claims;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int r = cmp_nsname(ns, name, c->claims[mid]->ns, c->claims[mid]->name);
-		if (r == 0)
-			return c->claims[mid];
-		if (r < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	struct nsname_key k = { ns, name };
+	return lookup(&k, (void *const *)c->claims, c->n_claims, claim_key_cmp);
 }
 
 const struct rf_class *
 rf_cluster_class(const struct rf_cluster *c, const char *name)
 {
-	size_t lo = 0, hi = c->n_classes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int r = strcmp(name, c->classes[mid]->name);
-		if (r == 0)
-			return c->classes[mid];
-		if (r < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return lookup(name, (void *const *)c->classes, c->n_classes, class_key_cmp);
 }
 
 const struct rf_pod *
 rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name)
 {
-	size_t lo = 0, hi = c->n_pods;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int r = cmp_nsname(ns, name, c->pods[mid]->ns, c->pods[mid]->name);
-		if (r == 0)
-			return c->pods[mid];
-		if (r < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	struct nsname_key k = { ns, name };
+	return lookup(&k, (void *const *)c->pods, c->n_pods, pod_key_cmp);
 }
 
 const struct rf_pod *
 rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid)
 {
-	size_t lo = 0, hi = c->n_pods_by_uid;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int r = strcmp(uid, c->pods_by_uid[mid]->uid);
-		if (r == 0)
-			return c->pods_by_uid[mid];
-		if (r < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return lookup(uid, (void *const *)c->pods_by_uid, c->n_pods_by_uid, uid_key_cmp);
 }
+
+
+
+
 
 size_t
 rf_cluster_n_pods(const struct rf_cluster *c)
