@@ -9,12 +9,13 @@
  * file instead of returning a message) and sets HWLOC_XML_VERBOSE for that call. */
 #include <errno.h>
 #include <getopt.h>
-#include <hwloc.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <hwloc.h>
+#include <jansson.h>
 
 #include "server/serve.h"
 #include "topology/annotation.h"
@@ -152,7 +153,9 @@ load(const char *xml, hwloc_topology_t *ret)
 	if (load_xml_captured(topo, xml, captured, sizeof(captured), &e) < 0) {
 		first_reason(captured, xml, reason, sizeof(reason));
 		fprintf(stderr, CMD ": --xml: hwloc cannot load '%s': %s\n", xml,
-			reason[0] ? reason : e ? strerror(e) : "unknown error");
+			reason[0] ? reason
+			: e       ? strerror(e)
+				  : "unknown error");
 		goto fail;
 	}
 	*ret = topo;
@@ -166,9 +169,12 @@ int
 rf_cmd_topology(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "xml", required_argument, NULL, 'x' }, { "output", required_argument, NULL, 'o' },
-		{ "publish", no_argument, NULL, 'p' },   { "node", required_argument, NULL, 'n' },
-		{ "config", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ "xml", required_argument, NULL, 'x' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "publish", no_argument, NULL, 'p' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *xml = NULL, *out = NULL, *node = NULL, *config = NULL;
@@ -223,7 +229,7 @@ rf_cmd_topology(int argc, char **argv)
 	}
 	if (publish && (!node || !node[0])) {
 		fprintf(stderr, CMD ": --publish needs --node N, the Node to annotate (in a "
-				"DaemonSet: spec.nodeName through the downward API)\n");
+				    "DaemonSet: spec.nodeName through the downward API)\n");
 		return 2;
 	}
 	if (node && !publish) {
@@ -287,9 +293,10 @@ rf_cmd_topology(int argc, char **argv)
 		/* the Kubernetes API client is being written; until it is linked in, say what the
 		 * patch would be so that it can be applied by hand */
 		fprintf(stderr,
-			CMD ": --publish: not available in this build yet (no Kubernetes API client "
-			    "linked in); to apply the annotation by hand:\n"
-			    "  kubectl patch node %s --type merge -p '%s'\n",
+			CMD
+			": --publish: not available in this build yet (no Kubernetes API client "
+			"linked in); to apply the annotation by hand:\n"
+			"  kubectl patch node %s --type merge -p '%s'\n",
 			node, patch);
 		rc = 2;
 		goto out;

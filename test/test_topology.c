@@ -5,12 +5,13 @@
  * Expected matrices are written out by hand from the rule, one character per level:
  *   X self, P PIX, B PXB, H PHB, N NODE, S SYS, U UNKNOWN.
  * Devices are in the order railfit prints them: GPUs, then NICs, each by PCI address. */
-#include <check.h>
 #include <errno.h>
-#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
+#include <hwloc.h>
 
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"
@@ -49,8 +50,7 @@ load_xml(const char *name)
 
 /* Compare a computed topology with device addresses and matrix rows (spaces ignored). */
 static void
-check_matrix(const struct rf_pcitopo *t, const char *const *pci, const char *const *rows,
-	     size_t n)
+check_matrix(const struct rf_pcitopo *t, const char *const *pci, const char *const *rows, size_t n)
 {
 	ck_assert_uint_eq(t->n_devices, n);
 	for (size_t i = 0; i < n; i++)
@@ -88,8 +88,8 @@ START_TEST(test_topology_classify)
 {
 	ck_assert_int_eq(rf_pci_classify(0x0302, 0x10de), RF_PCI_GPU); /* 3D controller */
 	ck_assert_int_eq(rf_pci_classify(0x0302, 0x8086), RF_PCI_GPU);
-	ck_assert_int_eq(rf_pci_classify(0x0300, 0x10de), RF_PCI_GPU); /* VGA from NVIDIA */
-	ck_assert_int_eq(rf_pci_classify(0x0300, 0x1002), RF_PCI_GPU); /* VGA from AMD */
+	ck_assert_int_eq(rf_pci_classify(0x0300, 0x10de), RF_PCI_GPU);   /* VGA from NVIDIA */
+	ck_assert_int_eq(rf_pci_classify(0x0300, 0x1002), RF_PCI_GPU);   /* VGA from AMD */
 	ck_assert_int_eq(rf_pci_classify(0x0300, 0x102b), RF_PCI_OTHER); /* a BMC's Matrox */
 	ck_assert_int_eq(rf_pci_classify(0x1200, 0x1d0f), RF_PCI_GPU); /* processing accelerator */
 	ck_assert_int_eq(rf_pci_classify(0x1280, 0x1234), RF_PCI_GPU);
@@ -111,8 +111,9 @@ static int
 add(struct rf_pcitree *t, enum rf_pcitree_type type, int parent, int numa, const char *pci,
     unsigned cls, unsigned vendor)
 {
-	struct rf_pcitree_node n = { .type = type, .parent = parent, .numa = numa,
-				     .class_id = cls, .vendor_id = vendor };
+	struct rf_pcitree_node n = {
+		.type = type, .parent = parent, .numa = numa, .class_id = cls, .vendor_id = vendor
+	};
 	if (pci)
 		snprintf(n.pci, sizeof(n.pci), "%s", pci);
 	int idx = rf_pcitree_add(t, &n);
@@ -120,8 +121,8 @@ add(struct rf_pcitree *t, enum rf_pcitree_type type, int parent, int numa, const
 	return idx;
 }
 
-#define HB(parent, numa)    add(t, RF_PCITREE_HOSTBRIDGE, parent, numa, NULL, 0, 0)
-#define BR(parent, numa, p) add(t, RF_PCITREE_BRIDGE, parent, numa, p, 0x0604, 0x10b5)
+#define HB(parent, numa)     add(t, RF_PCITREE_HOSTBRIDGE, parent, numa, NULL, 0, 0)
+#define BR(parent, numa, p)  add(t, RF_PCITREE_BRIDGE, parent, numa, p, 0x0604, 0x10b5)
 #define GPU(parent, numa, p) add(t, RF_PCITREE_DEVICE, parent, numa, p, 0x0302, 0x10de)
 #define NIC(parent, numa, p) add(t, RF_PCITREE_DEVICE, parent, numa, p, 0x0200, 0x15b3)
 
@@ -335,12 +336,13 @@ START_TEST(test_topology_fixture_wholeio)
 	 * 0300 from AMD: a GPU) and ConnectX-4 04:00.0 (InfiniBand, class 0207; its bus repeats the
 	 * SAS controller's 0000:04:00.0, which is ignored).
 	 * - 03:00.0 is on the other NUMA node from everything: SYS
-	 * - behind root port 80:03.0 (84:00.0, 84:00.1, 04:00.0): the root port is the only unit, PIX
+	 * - behind root port 80:03.0 (84:00.0, 84:00.1, 04:00.0): one unit, the root port: PIX
 	 * - the two I350 functions behind root port 80:01.0: PIX
 	 * - otherwise two root ports of host bridge 80: PHB */
 	static const char *const pci[] = { "0000:03:00.0", "0000:83:00.0", "0000:84:00.0",
 					   "0000:84:00.1", "0000:04:00.0", "0000:81:00.0",
 					   "0000:81:00.1" };
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X S S S  S S S", /* GPU0 03:00.0 */
 		"S X H H  H H H", /* GPU1 83:00.0 */
@@ -350,6 +352,7 @@ START_TEST(test_topology_fixture_wholeio)
 		"S H H H  H X P", /* NIC1 81:00.0 */
 		"S H H H  H P X", /* NIC2 81:00.1 */
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("32em64t-2n8c2t-pci-wholeio.xml");
 	check_matrix(t, pci, rows, 7);
 	ck_assert_uint_eq(t->n_gpus, 4);
@@ -371,7 +374,7 @@ START_TEST(test_topology_fixture_dgx2)
 {
 	/* Four host bridges, two per package. Each: root port -> switch S (PEX 9781/9797) -> two
 	 * downstream ports -> each a second switch L holding two GPUs.
-	 * - two GPUs behind one leaf switch L: L's downstream ports and upstream port, one unit: PIX
+	 * - two GPUs behind one leaf switch L: L's downstream and upstream ports, one unit: PIX
 	 * - same root port, different leaf switches: L1, S, L2: three units: PXB
 	 * - the other host bridge of the same package (NUMA node): NODE; the other package: SYS
 	 * NVSwitches (class 0680, one zeroed) are not GPUs; there are no NICs. */
@@ -381,6 +384,7 @@ START_TEST(test_topology_fixture_dgx2)
 		"0000:b7:00.0", "0000:b9:00.0", "0000:bc:00.0", "0000:be:00.0",
 		"0000:e0:00.0", "0000:e2:00.0", "0000:e5:00.0", "0000:e7:00.0",
 	};
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X P B B  N N N N  S S S S  S S S S",
 		"P X B B  N N N N  S S S S  S S S S",
@@ -399,6 +403,7 @@ START_TEST(test_topology_fixture_dgx2)
 		"S S S S  S S S S  N N N N  B B X P",
 		"S S S S  S S S S  N N N N  B B P X",
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("nvidiaDGX2.xml");
 	check_matrix(t, pci, rows, 16);
 	ck_assert_uint_eq(t->n_nics, 0);
@@ -426,6 +431,7 @@ START_TEST(test_topology_fixture_many_vfs)
 		"0000:0c:00.4", "0000:88:00.0", "0000:88:00.1", "0000:88:00.2", "0000:88:00.3",
 		"0000:88:00.4", "0000:88:00.5", "0000:89:00.0",
 	};
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X P  H H H H H H H H H  S S S S S S S",
 		"P X  H H H H H H H H H  S S S S S S S",
@@ -446,6 +452,7 @@ START_TEST(test_topology_fixture_many_vfs)
 		"S S  S S S S S S S S S  P P P P P X P",
 		"S S  S S S S S S S S S  P P P P P P X",
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("16intel64-manyVFs.xml");
 	check_matrix(t, pci, rows, 18);
 	ck_assert_uint_eq(t->n_gpus, 0);
@@ -570,7 +577,7 @@ START_TEST(test_topology_generated_hgx_h200_2nic)
 		}
 	struct rf_pcitopo *t = load_xml("gen-hgx-h200-2nic.xml");
 	check_positions(t, p, n);
-	ck_assert_int_eq(rf_pcitopo_level(t, 0, 16), RF_LEVEL_PXB); /* GPU0 - its card's NIC */
+	ck_assert_int_eq(rf_pcitopo_level(t, 0, 16), RF_LEVEL_PXB);  /* GPU0 - its card's NIC */
 	ck_assert_int_eq(rf_pcitopo_level(t, 16, 17), RF_LEVEL_PIX); /* two NICs of one card */
 	ck_assert_int_eq(rf_pcitopo_level(t, 16, 18), RF_LEVEL_PXB); /* NICs of two cards */
 	rf_pcitopo_free(t);
@@ -620,6 +627,7 @@ START_TEST(test_topology_generated_dgx_h100)
 	/* - GPU i and NIC i behind one switch: PIX
 	 * - the front end's two functions behind one root port: PIX
 	 * - other host bridges of the socket (the front end's included): NODE; other socket: SYS */
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X N N N S S S S  P N N N N N S S S S", /* GPU0 1b */
 		"N X N N S S S S  N N N P N N S S S S", /* GPU1 43 */
@@ -640,6 +648,7 @@ START_TEST(test_topology_generated_dgx_h100)
 		"S S S S N N P N  S S S S S S N N X N", /* NIC8 ce */
 		"S S S S N N N P  S S S S S S N N N X", /* NIC9 dc */
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("gen-dgx-h100.xml");
 	check_matrix(t, dgx_pci, rows, 18);
 	ck_assert_str_eq(t->devices[0].pcie_root, "pci0000:15");
@@ -652,6 +661,7 @@ START_TEST(test_topology_generated_dgx_h100_pxb)
 {
 	/* The same machine with each rail NIC behind a card switch: GPU i to NIC i crosses the GPU
 	 * switch and the card switch: PXB. Everything else as in dgx-h100. */
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X N N N S S S S  B N N N N N S S S S",
 		"N X N N S S S S  N N N B N N S S S S",
@@ -672,6 +682,7 @@ START_TEST(test_topology_generated_dgx_h100_pxb)
 		"S S S S N N B N  S S S S S S N N X N",
 		"S S S S N N N B  S S S S S S N N N X",
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("gen-dgx-h100-pxb.xml");
 	check_matrix(t, dgx_pci, rows, 18);
 	rf_pcitopo_free(t);
@@ -683,6 +694,7 @@ START_TEST(test_topology_generated_dgx_h100_without_bridges)
 	/* gen-dgx-h100.xml exported again by `lstopo --filter bridge:none`: every device hangs off
 	 * its package, no host bridge. Same package: the PCI path is unknown: UNKNOWN; different
 	 * packages (NUMA nodes): SYS. */
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X U U U S S S S  U U U U U U S S S S",
 		"U X U U S S S S  U U U U U U S S S S",
@@ -703,6 +715,7 @@ START_TEST(test_topology_generated_dgx_h100_without_bridges)
 		"S S S S U U U U  S S S S S S U U X U",
 		"S S S S U U U U  S S S S S S U U U X",
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("gen-dgx-h100-nobridges.xml");
 	check_matrix(t, dgx_pci, rows, 18);
 	ck_assert(has_note(t, "no host bridge above some devices"));
@@ -717,11 +730,12 @@ START_TEST(test_topology_generated_domains_vfs)
 	 * .1, .2); socket 1 in PCI domain 0001. Everything behind one switch: PIX; across sockets:
 	 * SYS. Addresses keep their domain. */
 	static const char *const pci[] = {
-		"0000:18:00.0", "0000:19:00.0", "0001:9a:00.0", "0001:9b:00.0", "0000:1a:00.0",
-		"0000:1a:00.1", "0000:1a:00.2", "0000:1b:00.0", "0000:1b:00.1", "0000:1b:00.2",
-		"0001:9c:00.0", "0001:9c:00.1", "0001:9c:00.2", "0001:9d:00.0", "0001:9d:00.1",
-		"0001:9d:00.2",
+		"0000:18:00.0", "0000:19:00.0", "0001:9a:00.0", "0001:9b:00.0",
+		"0000:1a:00.0", "0000:1a:00.1", "0000:1a:00.2", "0000:1b:00.0",
+		"0000:1b:00.1", "0000:1b:00.2", "0001:9c:00.0", "0001:9c:00.1",
+		"0001:9c:00.2", "0001:9d:00.0", "0001:9d:00.1", "0001:9d:00.2",
 	};
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X P S S  P P P P P P  S S S S S S",
 		"P X S S  P P P P P P  S S S S S S",
@@ -740,6 +754,7 @@ START_TEST(test_topology_generated_domains_vfs)
 		"S S P P  S S S S S S  P P P P X P",
 		"S S P P  S S S S S S  P P P P P X",
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("gen-hgx-domains-vfs.xml");
 	check_matrix(t, pci, rows, 16);
 	ck_assert_str_eq(t->devices[2].pcie_root, "pci0001:97");
@@ -760,10 +775,12 @@ START_TEST(test_topology_generated_no_numa)
 	 * switch of host bridge 97. */
 	static const char *const pci[] = { "0000:18:00.0", "0000:19:00.0", "0000:9a:00.0",
 					   "0000:9b:00.0", "0000:1a:00.0", "0000:9c:00.0" };
+	/* clang-format off */
 	static const char *const rows[] = {
 		"X P N N  P N", "P X N N  P N", "N N X P  N P",
 		"N N P X  N P", "P P N N  X N", "N N P P  N X",
 	};
+	/* clang-format on */
 	struct rf_pcitopo *t = load_xml("gen-hgx-nonuma.xml");
 	check_matrix(t, pci, rows, 6);
 	for (size_t i = 0; i < 6; i++)
@@ -808,10 +825,17 @@ check_round_trip(const struct rf_pcitopo *t)
 START_TEST(test_topology_annotation_round_trip)
 {
 	static const char *const files[] = {
-		"nvidiaDGX2.xml",	   "32em64t-2n8c2t-pci-wholeio.xml", "16intel64-manyVFs.xml",
-		"gen-hgx-h100.xml",	   "gen-hgx-h200-2nic.xml",	     "gen-hgx-cpu-rootport.xml",
-		"gen-hgx-domains-vfs.xml", "gen-hgx-nonuma.xml",	     "gen-dgx-h100.xml",
-		"gen-dgx-h100-pxb.xml",	   "gen-dgx-h100-nobridges.xml",
+		"nvidiaDGX2.xml",
+		"32em64t-2n8c2t-pci-wholeio.xml",
+		"16intel64-manyVFs.xml",
+		"gen-hgx-h100.xml",
+		"gen-hgx-h200-2nic.xml",
+		"gen-hgx-cpu-rootport.xml",
+		"gen-hgx-domains-vfs.xml",
+		"gen-hgx-nonuma.xml",
+		"gen-dgx-h100.xml",
+		"gen-dgx-h100-pxb.xml",
+		"gen-dgx-h100-nobridges.xml",
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		struct rf_pcitopo *t = load_xml(files[i]);
@@ -882,9 +906,10 @@ END_TEST
 
 START_TEST(test_topology_annotation_lookups)
 {
-	static const char v[] = "{\"v\":1,\"d\":[\"0000:1b:00.0\",\"0000:18:00.0\",\"0000:18:00.1\","
-				"\"0001:9a:00.0\"],\"k\":\"gnnn\",\"n\":[0,0,0,-1],\"c\":[0,1,1,2],"
-				"\"m\":\"-PSPU-\",\"future\":{\"ignored\":true}}";
+	static const char v[] =
+		"{\"v\":1,\"d\":[\"0000:1b:00.0\",\"0000:18:00.0\",\"0000:18:00.1\","
+		"\"0001:9a:00.0\"],\"k\":\"gnnn\",\"n\":[0,0,0,-1],\"c\":[0,1,1,2],"
+		"\"m\":\"-PSPU-\",\"future\":{\"ignored\":true}}";
 	struct rf_topo_annotation *a;
 	enum rf_level l;
 	char err[256];
@@ -925,9 +950,8 @@ struct bad {
 };
 
 /* a valid value with one field replaced */
-#define ANN(d, k, n, c, m)                                                                         \
-	"{\"v\":1,\"d\":" d ",\"k\":" k ",\"n\":" n ",\"c\":" c ",\"m\":" m "}"
-#define D2 "[\"0000:1b:00.0\",\"0000:18:00.0\"]"
+#define ANN(d, k, n, c, m) "{\"v\":1,\"d\":" d ",\"k\":" k ",\"n\":" n ",\"c\":" c ",\"m\":" m "}"
+#define D2                 "[\"0000:1b:00.0\",\"0000:18:00.0\"]"
 
 static const struct bad bad_values[] = {
 	{ "", -EINVAL, "not valid JSON" },
@@ -945,7 +969,8 @@ static const struct bad bad_values[] = {
 	{ ANN("{}", "\"gn\"", "[0,0]", "[0,1]", "\"-P-\""), -EINVAL, "expected \"d\" (array)" },
 	{ ANN(D2, "[]", "[0,0]", "[0,1]", "\"-P-\""), -EINVAL, "\"k\" (string)" },
 	{ ANN(D2, "\"gn\"", "[0,0]", "[0,1]", "7"), -EINVAL, "\"m\" (string)" },
-	{ ANN(D2, "\"g\"", "[0,0]", "[0,1]", "\"-P-\""), -EINVAL, "2 devices in \"d\" but 1 kinds" },
+	{ ANN(D2, "\"g\"", "[0,0]", "[0,1]", "\"-P-\""), -EINVAL,
+	  "2 devices in \"d\" but 1 kinds" },
 	{ ANN(D2, "\"gn\"", "[0]", "[0,1]", "\"-P-\""), -EINVAL, "1 NUMA nodes" },
 	{ ANN(D2, "\"gn\"", "[0,0]", "[0,1,2]", "\"-P-\""), -EINVAL, "3 classes" },
 	{ ANN("[\"0000:1b:00.0\",\"0000:1b:00\"]", "\"gn\"", "[0,0]", "[0,1]", "\"-P-\""), -EINVAL,
@@ -983,7 +1008,8 @@ START_TEST(test_topology_annotation_malformed)
 {
 	for (size_t i = 0; i < sizeof(bad_values) / sizeof(bad_values[0]); i++) {
 		const struct bad *b = &bad_values[i];
-		struct rf_topo_annotation *sentinel = (struct rf_topo_annotation *)&i, *a = sentinel;
+		struct rf_topo_annotation *sentinel = (struct rf_topo_annotation *)&i,
+					  *a = sentinel;
 		char err[256] = "";
 		int r = rf_topo_annotation_decode(b->value, strlen(b->value), &a, err, sizeof(err));
 		ck_assert_msg(r == b->err, "case %zu (%s): %d, expected %d (%s)", i, b->value, r,
@@ -1010,9 +1036,9 @@ START_TEST(test_topology_annotation_malformed_sizes)
 	memset(big, ' ', RF_TOPO_ANNOTATION_MAX_BYTES + 1);
 	memcpy(big, ok, strlen(ok));
 	big[RF_TOPO_ANNOTATION_MAX_BYTES + 1] = '\0';
-	ck_assert_int_eq(rf_topo_annotation_decode(big, RF_TOPO_ANNOTATION_MAX_BYTES, &a, err,
-						   sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		rf_topo_annotation_decode(big, RF_TOPO_ANNOTATION_MAX_BYTES, &a, err, sizeof(err)),
+		0);
 	rf_topo_annotation_free(a);
 	ck_assert_int_eq(rf_topo_annotation_decode(big, RF_TOPO_ANNOTATION_MAX_BYTES + 1, &a, err,
 						   sizeof(err)),
@@ -1101,8 +1127,8 @@ START_TEST(test_topology_json_shape)
 	t = load_xml("gen-hgx-nonuma.xml");
 	j = rf_pcitopo_json(t, NULL);
 	ck_assert_ptr_null(json_object_get(j, "source"));
-	ck_assert(json_is_null(json_object_get(json_array_get(json_object_get(j, "devices"), 0),
-					       "numa")));
+	ck_assert(json_is_null(
+		json_object_get(json_array_get(json_object_get(j, "devices"), 0), "numa")));
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "notes")), 2);
 	json_decref(j);
 	rf_pcitopo_free(t);
@@ -1120,8 +1146,8 @@ START_TEST(test_topology_table_shape)
 	ck_assert_ptr_nonnull(strstr(s, "\nGPU0   X    NODE  NODE  NODE  SYS   SYS   SYS   SYS   "
 					"PIX   NODE"));
 	ck_assert_ptr_nonnull(strstr(s, "SYS   0\n"));
-	static const char *const legend[] = { "Legend:", "  X       = Self", "  SYS     =",
-					      "  NODE    =", "  PHB     =", "  PXB     =",
+	static const char *const legend[] = { "Legend:",     "  X       = Self", "  SYS     =",
+					      "  NODE    =", "  PHB     =",      "  PXB     =",
 					      "  PIX     =", "  UNKNOWN =" };
 	for (size_t i = 0; i < sizeof(legend) / sizeof(legend[0]); i++)
 		ck_assert_msg(strstr(s, legend[i]), "no '%s'", legend[i]);

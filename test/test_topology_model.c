@@ -3,11 +3,12 @@
  * annotations that see below the root complex: PIX on one (GPU and NIC behind one PCIe switch),
  * PXB on the other (a card switch in between). The annotations are computed from the generated
  * DGX H100 topologies, whose PCI addresses are those of the ResourceSlices in test/data/dra. */
-#include <check.h>
-#include <hwloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
+#include <hwloc.h>
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
@@ -200,9 +201,9 @@ START_TEST(test_topology_model_annotation_beats_dra)
 	ck_assert_str_eq(json_string_value(json_object_get(g, "levelSource")), "annotation");
 	ck_assert_str_eq(json_string_value(json_object_get(predicted(jx, "nic"), "levelSource")),
 			 "annotation");
-	ck_assert_str_eq(json_string_value(json_object_get(
-				 json_object_get(jx, "sources"), "locality")),
-			 "annotation");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(jx, "sources"), "locality")),
+		"annotation");
 	ck_assert_str_eq(json_string_value(json_object_get(predicted(jb, "gpu"), "level")), "PXB");
 	g = predicted(jd, "gpu");
 	ck_assert_str_eq(json_string_value(json_object_get(g, "level")), "PHB");

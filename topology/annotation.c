@@ -7,11 +7,12 @@
 #include "topology/annotation.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 /* a 16 KiB value holds at most ~1000 addresses of 15 bytes; the cap keeps class matrices small */
 #define MAX_DEVICES 1024
@@ -28,8 +29,8 @@ struct adev {
 struct rf_topo_annotation {
 	size_t n, nc;
 	struct adev *dev;
-	unsigned *by_pci;  /* device indexes in address order */
-	unsigned char *m;  /* nc * nc levels between classes; NO_LEVEL on a singleton's diagonal */
+	unsigned *by_pci; /* device indexes in address order */
+	unsigned char *m; /* nc * nc levels between classes; NO_LEVEL on a singleton's diagonal */
 };
 
 static const char level_chars[RF_LEVEL_COUNT] = { 'P', 'B', 'H', 'N', 'S', 'U' };
@@ -82,7 +83,8 @@ rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 			unsigned char lip = t->levels[i * n + p];
 			bool same = intra[c] == NO_LEVEL || intra[c] == lip;
 			for (size_t k = 0; same && k < n; k++)
-				if (k != i && k != p && t->levels[i * n + k] != t->levels[p * n + k])
+				if (k != i && k != p &&
+				    t->levels[i * n + k] != t->levels[p * n + k])
 					same = false;
 			if (same) {
 				intra[c] = lip;
@@ -116,9 +118,9 @@ rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		if (json_array_append_new(d, json_string(t->devices[i].pci)) < 0 ||
-		    json_array_append_new(numa, json_integer(t->devices[i].numa >= 0
-								     ? t->devices[i].numa
-								     : -1)) < 0 ||
+		    json_array_append_new(
+			    numa, json_integer(t->devices[i].numa >= 0 ? t->devices[i].numa : -1)) <
+			    0 ||
 		    json_array_append_new(cj, json_integer(cls[i])) < 0)
 			goto out;
 	}
@@ -218,8 +220,8 @@ shown(const char *s, char *buf, size_t len)
 }
 
 int
-rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotation **ret,
-			  char *err, size_t errlen)
+rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotation **ret, char *err,
+			  size_t errlen)
 {
 	struct rf_topo_annotation *a = NULL;
 	json_t *root = NULL;
@@ -289,8 +291,10 @@ rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotati
 		const char *s = json_string_value(json_array_get(d, i));
 		const json_t *ni = json_array_get(nj, i), *ci = json_array_get(cj, i);
 		if (!s || rf_pci_normalize(s, dv->pci) < 0) {
-			r = fail(-EINVAL, err, errlen, "\"d\"[%zu]: expected a PCI address such as "
-				 "\"0000:1b:00.0\", got %s%s%s", i, s ? "\"" : "",
+			r = fail(-EINVAL, err, errlen,
+				 "\"d\"[%zu]: expected a PCI address such as "
+				 "\"0000:1b:00.0\", got %s%s%s",
+				 i, s ? "\"" : "",
 				 s ? shown(s, show, sizeof(show)) : "a non-string", s ? "\"" : "");
 			goto out;
 		}
@@ -347,9 +351,10 @@ rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotati
 				continue;
 			}
 			if (level_from_char(ms[pos], &l) < 0) {
-				r = fail(-EINVAL, err, errlen,
-					 "\"m\"[%zu]: expected one of P B H N S U%s, got byte 0x%02x",
-					 pos, x == y ? " -" : "", (unsigned char)ms[pos]);
+				r = fail(
+					-EINVAL, err, errlen,
+					"\"m\"[%zu]: expected one of P B H N S U%s, got byte 0x%02x",
+					pos, x == y ? " -" : "", (unsigned char)ms[pos]);
 				goto out;
 			}
 			a->m[x * nc + y] = a->m[y * nc + x] = (unsigned char)l;
@@ -362,7 +367,8 @@ rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotati
 			    a->m[a->dev[i].cls * nc + a->dev[i].cls] == NO_LEVEL) {
 				r = fail(-EINVAL, err, errlen,
 					 "\"m\": class %u has several devices but \"-\" as their "
-					 "level", a->dev[i].cls);
+					 "level",
+					 a->dev[i].cls);
 				goto out;
 			}
 	*ret = a;
@@ -422,8 +428,8 @@ rf_topo_annotation_find(const struct rf_topo_annotation *a, const char *pci)
 }
 
 int
-rf_topo_annotation_level(const struct rf_topo_annotation *a, const char *pci_a,
-			 const char *pci_b, enum rf_level *ret)
+rf_topo_annotation_level(const struct rf_topo_annotation *a, const char *pci_a, const char *pci_b,
+			 enum rf_level *ret)
 {
 	int i = rf_topo_annotation_find(a, pci_a), j;
 	if (i < 0)

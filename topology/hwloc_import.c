@@ -10,8 +10,8 @@ int
 rf_hwloc_set_filters(hwloc_topology_t topo)
 {
 	if (hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0 ||
-	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE,
-					   HWLOC_TYPE_FILTER_KEEP_ALL) < 0)
+	    hwloc_topology_set_type_filter(topo, HWLOC_OBJ_PCI_DEVICE, HWLOC_TYPE_FILTER_KEEP_ALL) <
+		    0)
 		return errno ? -errno : -EINVAL;
 	return 0;
 }

@@ -33,10 +33,11 @@ rf_pcitopo_json(const struct rf_pcitopo *t, const char *source)
 				goto fail;
 		if (json_object_set_new(dj, "pci", json_string(d->pci)) < 0 ||
 		    json_object_set_new(dj, "kind", json_string(rf_pci_kind_name(d->kind))) < 0 ||
-		    json_object_set_new(dj, "numa", d->numa >= 0 ? json_integer(d->numa)
-								 : json_null()) < 0 ||
-		    json_object_set_new(dj, "pcieRoot", d->pcie_root[0] ? json_string(d->pcie_root)
-									: json_null()) < 0)
+		    json_object_set_new(dj, "numa",
+					d->numa >= 0 ? json_integer(d->numa) : json_null()) < 0 ||
+		    json_object_set_new(dj, "pcieRoot",
+					d->pcie_root[0] ? json_string(d->pcie_root) : json_null()) <
+			    0)
 			goto fail;
 		snprintf(hex, sizeof(hex), "%04x", d->vendor_id & 0xffffu);
 		if (json_object_set_new(dj, "vendor", json_string(hex)) < 0)
@@ -54,9 +55,9 @@ rf_pcitopo_json(const struct rf_pcitopo *t, const char *source)
 		for (size_t j = 0; j < t->n_devices; j++) {
 			if (j == i)
 				continue;
-			if (json_object_set_new(row, t->devices[j].pci,
-						json_string(rf_level_name(rf_pcitopo_level(t, i, j)))) <
-			    0)
+			if (json_object_set_new(
+				    row, t->devices[j].pci,
+				    json_string(rf_level_name(rf_pcitopo_level(t, i, j)))) < 0)
 				goto fail;
 		}
 	}
@@ -94,8 +95,7 @@ struct sbuf {
 	bool oom;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-sb_printf(struct sbuf *b, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -172,20 +172,21 @@ rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 			else
 				sb_printf(&b, "N/A\n");
 		}
-		sb_printf(&b,
-			  "\nLegend:\n\n"
-			  "  X       = Self\n"
-			  "  SYS     = Connection traversing PCIe as well as the SMP interconnect "
-			  "between NUMA nodes (different NUMA nodes)\n"
-			  "  NODE    = Connection traversing PCIe as well as the interconnect between "
-			  "PCIe Host Bridges within a NUMA node\n"
-			  "  PHB     = Connection traversing PCIe as well as a PCIe Host Bridge (same "
-			  "root complex)\n"
-			  "  PXB     = Connection traversing multiple PCIe switches (without traversing "
-			  "the PCIe Host Bridge)\n"
-			  "  PIX     = Connection traversing at most a single PCIe switch or root port\n"
-			  "  UNKNOWN = Not enough data\n"
-			  "\nDevice Legend:\n\n");
+		sb_printf(
+			&b,
+			"\nLegend:\n\n"
+			"  X       = Self\n"
+			"  SYS     = Connection traversing PCIe as well as the SMP interconnect "
+			"between NUMA nodes (different NUMA nodes)\n"
+			"  NODE    = Connection traversing PCIe as well as the interconnect between "
+			"PCIe Host Bridges within a NUMA node\n"
+			"  PHB     = Connection traversing PCIe as well as a PCIe Host Bridge (same "
+			"root complex)\n"
+			"  PXB     = Connection traversing multiple PCIe switches (without traversing "
+			"the PCIe Host Bridge)\n"
+			"  PIX     = Connection traversing at most a single PCIe switch or root port\n"
+			"  UNKNOWN = Not enough data\n"
+			"\nDevice Legend:\n\n");
 		for (size_t i = 0; i < t->n_devices; i++) {
 			const struct rf_pcitopo_device *d = &t->devices[i];
 			label(t, i, lab, sizeof(lab));

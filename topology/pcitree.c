@@ -11,9 +11,9 @@
 
 struct tnode {
 	struct rf_pcitree_node n;
-	int depth;         /* nodes above it */
-	int hostbridge;    /* nearest host bridge, itself included; -1 */
-	int bdepth;        /* bridges from below that host bridge (or the top) down to it, included */
+	int depth;      /* nodes above it */
+	int hostbridge; /* nearest host bridge, itself included; -1 */
+	int bdepth;     /* bridges from below that host bridge (or the top) down to it, included */
 	int bridge_parent; /* nearest bridge above it; -1 */
 	int unit;          /* bridges: root port or switch (upstream port) it belongs to; else -1 */
 	char **names;
@@ -243,7 +243,8 @@ rf_pcitree_level(const struct rf_pcitree *t, int a, int b, unsigned *ret_flags)
 			}
 		} else {
 			flags |= RF_PCITREE_NO_HOSTBRIDGE;
-			l = numa_known && na->n.numa != nb->n.numa ? RF_LEVEL_SYS : RF_LEVEL_UNKNOWN;
+			l = numa_known && na->n.numa != nb->n.numa ? RF_LEVEL_SYS
+								   : RF_LEVEL_UNKNOWN;
 		}
 	} else if (t->nodes[lca].n.type == RF_PCITREE_HOSTBRIDGE) {
 		l = RF_LEVEL_PHB;

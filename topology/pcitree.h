@@ -8,9 +8,9 @@
  *   - a bridge whose parent is a host bridge is a root port, its own unit; below it, bridge levels
  *     alternate upstream port (a switch: its own unit) / downstream port (belongs to its parent
  *     switch);
- *   - walk from a up to the lowest common ancestor and down to b, map every bridge on the way to its
- *     unit: at most one distinct unit is PIX, more is PXB; a lowest common ancestor that is a host
- *     bridge is PHB;
+ *   - walk from a up to the lowest common ancestor and down to b, map every bridge on the way
+ *     to its unit: at most one distinct unit is PIX, more is PXB; a lowest common ancestor that
+ *     is a host bridge is PHB;
  *   - no common ancestor (different host bridges): same NUMA node is NODE, different is SYS; when a
  *     NUMA node is unknown NODE and SYS cannot be told apart: NODE, flagged RF_PCITREE_NUMA_GUESS;
  *   - a device with no host bridge above it (an XML exported without bridges): below a common
@@ -23,9 +23,10 @@
 #ifndef RF_TOPOLOGY_PCITREE_H
 #define RF_TOPOLOGY_PCITREE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "config/level.h"
 #include "topology/locality.h"
@@ -61,8 +62,8 @@ struct rf_pcitree_node {
 };
 
 /* Flags that rf_pcitree_level() may set. */
-#define RF_PCITREE_NUMA_GUESS     0x1u /* NODE only because a NUMA node is unknown */
-#define RF_PCITREE_NO_HOSTBRIDGE  0x2u /* a device has no host bridge above it */
+#define RF_PCITREE_NUMA_GUESS    0x1u /* NODE only because a NUMA node is unknown */
+#define RF_PCITREE_NO_HOSTBRIDGE 0x2u /* a device has no host bridge above it */
 
 #define RF_PCITREE_MAX_NODES 65536
 

@@ -45,8 +45,10 @@ re_encode(const struct rf_topo_annotation *a)
 		abort();
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < n; j++) {
-			if (rf_topo_annotation_level(a, t->devices[i].pci, t->devices[j].pci, &l1) ||
-			    rf_topo_annotation_level(b, t->devices[i].pci, t->devices[j].pci, &l2) ||
+			if (rf_topo_annotation_level(a, t->devices[i].pci, t->devices[j].pci,
+						     &l1) ||
+			    rf_topo_annotation_level(b, t->devices[i].pci, t->devices[j].pci,
+						     &l2) ||
 			    l1 != l2)
 				abort();
 		}
