@@ -1,0 +1,79 @@
+/* Internals of the cluster model shared by alloc/model*.c: the generation struct and the build
+ * steps, in the order rf_cluster_build() runs them. Never included outside alloc/. */
+#ifndef RF_ALLOC_MODEL_PRIVATE_H
+#define RF_ALLOC_MODEL_PRIVATE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "alloc/alloc-private.h"
+
+#define MAX_WARNINGS 256
+
+struct group_rails {
+	const char *group;
+	const char *node;
+	uint64_t rails;
+};
+
+struct rf_cluster {
+	atomic_int refs;
+	struct rf_arena *arena;
+	const struct rf_config *cfg;
+	struct rf_cel_cache *cel;
+	struct rf_cluster_objects objs; /* references held */
+	struct rf_cluster_counts counts;
+
+	struct rf_node **nodes;
+	size_t n_nodes;
+	struct rf_pool **pools;
+	size_t n_pools;
+	struct rf_device **devices; /* all, sorted by driver, pool, name */
+	size_t n_devices;
+	struct rf_claim **claims; /* sorted by ns, name */
+	size_t n_claims;
+	struct rf_class **classes;
+	size_t n_classes;
+	struct rf_pod **pods;
+	size_t n_pods;
+	struct rf_pod **pods_by_uid; /* pods with a uid, sorted by it */
+	size_t n_pods_by_uid;
+	const json_t **templates;
+	size_t n_templates;
+	struct group_rails *group_rails;
+	size_t n_group_rails;
+
+	const char **warnings;
+	size_t n_warnings;
+
+	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
+	atomic_uchar *class_memo;
+};
+
+/** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
+void rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char *bn);
+bool rf_model_strv_has(const struct rf_strv *v, const char *s);
+bool rf_model_is_partition(const struct rf_device *d);
+
+/* model-devices.c: slices to pools and devices, highest generation, completeness, counters */
+int rf_model_build_pools(struct rf_cluster *c, const json_t *slices);
+struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
+				       const char *pool, const char *name);
+
+/* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
+int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
+int rf_model_attach_pools(struct rf_cluster *c, const json_t *slices);
+struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
+int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
+
+/* model-usage.c: classes, claims and what they hold, pods and what they use, templates */
+int rf_model_build_classes(struct rf_cluster *c, const json_t *classes);
+int rf_model_build_claims(struct rf_cluster *c, const json_t *claims);
+int rf_model_account_usage(struct rf_cluster *c);
+int rf_model_build_pods(struct rf_cluster *c, const json_t *pods);
+int rf_model_place_pods(struct rf_cluster *c);
+int rf_model_build_templates(struct rf_cluster *c);
+
+#endif

@@ -1,0 +1,430 @@
+/* Cluster model, part 3: DeviceClasses (selectors compiled once), ResourceClaims and what their
+ * allocations hold (exclusive, shared with consumed capacity, admin access), Pods and what they
+ * use (front-end and NIC bandwidth, rails of their group), ResourceClaimTemplates. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc-private.h"
+#include "alloc/model-private.h"
+
+static int
+claim_cmp(const void *a, const void *b)
+{
+	const struct rf_claim *x = *(struct rf_claim *const *)a, *y = *(struct rf_claim *const *)b;
+	return rf_model_cmp_nsname(x->ns, x->name, y->ns, y->name);
+}
+
+static int
+class_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct rf_class *const *)a)->name, (*(struct rf_class *const *)b)->name);
+}
+
+static int
+pod_cmp(const void *a, const void *b)
+{
+	const struct rf_pod *x = *(struct rf_pod *const *)a, *y = *(struct rf_pod *const *)b;
+	return rf_model_cmp_nsname(x->ns, x->name, y->ns, y->name);
+}
+
+static int
+pod_uid_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct rf_pod *const *)a)->uid, (*(struct rf_pod *const *)b)->uid);
+}
+
+static int
+tmpl_cmp(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	return rf_model_cmp_nsname(json_string_value(rf_jpath(x, "metadata.namespace")),
+			  json_string_value(rf_jpath(x, "metadata.name")),
+			  json_string_value(rf_jpath(y, "metadata.namespace")),
+			  json_string_value(rf_jpath(y, "metadata.name")));
+}
+
+/* ---- classes, claims, pods ---- */
+
+int
+rf_model_build_classes(struct rf_cluster *c, const json_t *classes)
+{
+	size_t n = json_array_size(classes);
+	c->classes = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->classes));
+	if (!c->classes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *cj = json_array_get(classes, i);
+		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+		if (!name) {
+			rf_cluster_warn(c, "deviceclass #%zu: no metadata.name; skipped", i);
+			continue;
+		}
+		struct rf_class *cl = rf_arena_alloc(c->arena, sizeof(*cl));
+		if (!cl)
+			return -ENOMEM;
+		cl->name = name;
+		cl->json = cj;
+		const json_t *sels = rf_jpath(cj, "spec.selectors");
+		size_t ns = json_array_size(sels);
+		cl->selectors = rf_arena_calloc(c->arena, ns ? ns : 1, sizeof(*cl->selectors));
+		cl->selector_texts = rf_arena_calloc(c->arena, ns ? ns : 1, sizeof(char *));
+		if (!cl->selectors || !cl->selector_texts)
+			return -ENOMEM;
+		for (size_t s = 0; s < ns; s++) {
+			const char *expr =
+				json_string_value(rf_jpath(json_array_get(sels, s), "cel.expression"));
+			struct rf_cel_error err = { 0 };
+			if (!expr) {
+				cl->unsupported = rf_arena_printf(
+					c->arena, "deviceclass %s: selector #%zu has no cel.expression",
+					name, s);
+				break;
+			}
+			int r = rf_cel_cache_get(c->cel, expr, &cl->selectors[cl->n_selectors], &err);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				cl->unsupported = rf_arena_printf(
+					c->arena, "deviceclass %s: selector %s: %s", name, expr,
+					err.msg);
+				break;
+			}
+			cl->selector_texts[cl->n_selectors++] = expr;
+		}
+		c->classes[c->n_classes++] = cl;
+	}
+	qsort(c->classes, c->n_classes, sizeof(*c->classes), class_cmp);
+	for (size_t i = 0; i < c->n_classes; i++)
+		c->classes[i]->idx = (unsigned)i;
+	c->class_memo = calloc(c->n_classes * c->n_devices + 1, sizeof(*c->class_memo));
+	return c->class_memo ? 0 : -ENOMEM;
+}
+
+static const char *
+node_from_selector(const json_t *sel)
+{
+	const json_t *terms = json_object_get(sel, "nodeSelectorTerms");
+	if (json_array_size(terms) != 1)
+		return NULL;
+	const json_t *fields = json_object_get(json_array_get(terms, 0), "matchFields");
+	for (size_t i = 0; i < json_array_size(fields); i++) {
+		const json_t *f = json_array_get(fields, i);
+		const char *key = rf_jstr(f, "key"), *op = rf_jstr(f, "operator");
+		const json_t *vals = json_object_get(f, "values");
+		if (key && op && strcmp(key, "metadata.name") == 0 && strcmp(op, "In") == 0 &&
+		    json_array_size(vals) == 1)
+			return json_string_value(json_array_get(vals, 0));
+	}
+	return NULL;
+}
+
+int
+rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
+{
+	size_t n = json_array_size(claims);
+	c->claims = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->claims));
+	if (!c->claims)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *cj = json_array_get(claims, i);
+		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+		const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
+		if (!name || !ns) {
+			rf_cluster_warn(c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
+			continue;
+		}
+		struct rf_claim *cl = rf_arena_alloc(c->arena, sizeof(*cl));
+		if (!cl)
+			return -ENOMEM;
+		cl->ns = ns;
+		cl->name = name;
+		cl->uid = json_string_value(rf_jpath(cj, "metadata.uid"));
+		cl->json = cj;
+		if (rf_claim_parse_spec(c->arena, c, cl, json_object_get(cj, "spec")) < 0)
+			return -ENOMEM;
+		const json_t *alloc = rf_jpath(cj, "status.allocation");
+		if (json_is_object(alloc)) {
+			cl->allocated = true;
+			cl->alloc_node = node_from_selector(json_object_get(alloc, "nodeSelector"));
+			const json_t *res = rf_jpath(alloc, "devices.results");
+			size_t nr = json_array_size(res);
+			cl->results = rf_arena_calloc(c->arena, nr ? nr : 1, sizeof(*cl->results));
+			if (!cl->results)
+				return -ENOMEM;
+			for (size_t r = 0; r < nr; r++) {
+				const json_t *rj = json_array_get(res, r);
+				struct rf_alloc_result *ar = &cl->results[cl->n_results];
+				ar->request = rf_jstr(rj, "request");
+				ar->driver = rf_jstr(rj, "driver");
+				ar->pool = rf_jstr(rj, "pool");
+				ar->device = rf_jstr(rj, "device");
+				if (!ar->request || !ar->driver || !ar->pool || !ar->device) {
+					rf_cluster_warn(c, "resourceclaim %s/%s: allocation result #%zu lacks "
+						"request/driver/pool/device; ignored",
+					     ns, name, r);
+					continue;
+				}
+				ar->admin_access = rf_jbool(rj, "adminAccess", false);
+				ar->share_id = rf_jstr(rj, "shareID");
+				ar->consumed = json_object_get(rj, "consumedCapacity");
+				ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
+				cl->n_results++;
+			}
+		}
+		const json_t *rf = rf_jpath(cj, "status.reservedFor");
+		size_t nrf = json_array_size(rf);
+		if (nrf) {
+			cl->reserved_uids = rf_arena_calloc(c->arena, nrf, sizeof(char *));
+			if (!cl->reserved_uids)
+				return -ENOMEM;
+			for (size_t k = 0; k < nrf; k++) {
+				const char *uid = rf_jstr(json_array_get(rf, k), "uid");
+				if (uid)
+					cl->reserved_uids[cl->n_reserved++] = uid;
+			}
+		}
+		c->claims[c->n_claims++] = cl;
+	}
+	qsort(c->claims, c->n_claims, sizeof(*c->claims), claim_cmp);
+	return 0;
+}
+
+/* Fold allocations into device usage (dra-api.md section 10.1). */
+int
+rf_model_account_usage(struct rf_cluster *c)
+{
+	for (size_t i = 0; i < c->n_claims; i++) {
+		struct rf_claim *cl = c->claims[i];
+		for (size_t r = 0; r < cl->n_results; r++) {
+			struct rf_alloc_result *ar = &cl->results[r];
+			struct rf_device *d = ar->dev;
+			if (!d || ar->admin_access)
+				continue;
+			if (ar->share_id) {
+				d->n_shares++;
+				if (!d->consumed && d->n_caps) {
+					d->consumed = rf_arena_calloc(c->arena, d->n_caps,
+								      sizeof(*d->consumed));
+					if (!d->consumed)
+						return -ENOMEM;
+				}
+				const char *k;
+				json_t *v;
+				json_object_foreach ((json_t *)ar->consumed, k, v) {
+					struct rf_quantity q;
+					const char *qs = json_string_value(v);
+					const struct rf_capacity *cap = NULL;
+					for (size_t ci = 0; ci < d->n_caps; ci++)
+						if (strcmp(d->caps[ci].raw_name, k) == 0)
+							cap = &d->caps[ci];
+					if (!cap || !qs || rf_quantity_parse(qs, &q) < 0) {
+						rf_cluster_warn(c, "resourceclaim %s/%s: consumedCapacity %s of %s "
+							"is not a capacity of the device or not a "
+							"quantity; ignored",
+						     cl->ns, cl->name, k, d->name);
+						continue;
+					}
+					d->consumed[cap - d->caps] =
+						rf_quantity_add(d->consumed[cap - d->caps], q);
+				}
+				continue;
+			}
+			if (d->holder && d->holder != cl)
+				rf_cluster_warn(c, "device %s/%s/%s is allocated by both %s/%s and %s/%s",
+				     d->pool->driver, d->pool->name, d->name, d->holder->ns,
+				     d->holder->name, cl->ns, cl->name);
+			if (!d->holder)
+				d->holder = cl;
+		}
+	}
+	return 0;
+}
+
+static int
+parse_bw_annotation(struct rf_cluster *c, struct rf_pod *p, const char *key, bool *has,
+		    struct rf_quantity *q)
+{
+	const char *v = rf_jstr(p->annotations, key);
+	if (!v)
+		return 0;
+	struct rf_quantity tmp;
+	if (rf_quantity_parse(v, &tmp) < 0 || rf_quantity_cmp(tmp, rf_quantity_from_int(0)) < 0) {
+		if (!p->bad_annotation)
+			p->bad_annotation = rf_arena_printf(
+				c->arena, "annotation %s: expected a non-negative quantity such as 100G, got \"%s\"",
+				key, v);
+		return p->bad_annotation ? 0 : -ENOMEM;
+	}
+	*has = true;
+	*q = tmp;
+	return 0;
+}
+
+int
+rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
+{
+	size_t n = json_array_size(pods);
+	c->pods = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->pods));
+	if (!c->pods)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *pj = json_array_get(pods, i);
+		struct rf_pod *p = rf_arena_alloc(c->arena, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->name = json_string_value(rf_jpath(pj, "metadata.name"));
+		p->ns = json_string_value(rf_jpath(pj, "metadata.namespace"));
+		if (!p->name) {
+			rf_cluster_warn(c, "pod #%zu: no metadata.name; skipped", i);
+			continue;
+		}
+		if (!p->ns)
+			p->ns = "default";
+		p->uid = json_string_value(rf_jpath(pj, "metadata.uid"));
+		p->node_name = json_string_value(rf_jpath(pj, "spec.nodeName"));
+		p->phase = json_string_value(rf_jpath(pj, "status.phase"));
+		p->json = pj;
+		p->labels = rf_jpath(pj, "metadata.labels");
+		p->annotations = rf_jpath(pj, "metadata.annotations");
+		if (parse_bw_annotation(c, p, "railfit.io/nic-bandwidth", &p->has_nic_bw,
+					&p->nic_bw) < 0 ||
+		    parse_bw_annotation(c, p, "kubernetes.io/egress-bandwidth", &p->has_egress,
+					&p->egress) < 0 ||
+		    parse_bw_annotation(c, p, "kubernetes.io/ingress-bandwidth", &p->has_ingress,
+					&p->ingress) < 0)
+			return -ENOMEM;
+		const char *g = rf_jstr(p->annotations, "railfit.io/group");
+		for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
+			g = rf_jstr(p->labels, c->cfg->groups.labels.v[l]);
+		if (g && g[0] && !(p->group = rf_arena_printf(c->arena, "%s/%s", p->ns, g)))
+			return -ENOMEM;
+		c->pods[c->n_pods++] = p;
+	}
+	qsort(c->pods, c->n_pods, sizeof(*c->pods), pod_cmp);
+	c->pods_by_uid = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->pods_by_uid));
+	if (!c->pods_by_uid)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_pods; i++)
+		if (c->pods[i]->uid)
+			c->pods_by_uid[c->n_pods_by_uid++] = c->pods[i];
+	qsort(c->pods_by_uid, c->n_pods_by_uid, sizeof(*c->pods_by_uid), pod_uid_cmp);
+	return 0;
+}
+
+static bool
+pod_terminated(const struct rf_pod *p)
+{
+	return p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
+}
+
+static int
+group_rails_cmp(const void *a, const void *b)
+{
+	const struct group_rails *x = a, *y = b;
+	int r = strcmp(x->group, y->group);
+	return r ? r : strcmp(x->node, y->node);
+}
+
+/* Pods on nodes: front-end bandwidth, annotated NIC bandwidth, rails of groups. */
+int
+rf_model_place_pods(struct rf_cluster *c)
+{
+	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
+	if (!c->group_rails)
+		return -ENOMEM;
+	for (size_t ni = 0; ni < c->n_nodes; ni++) {
+		struct rf_node *n = c->nodes[ni];
+		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
+		n->fe_source = "default";
+		n->fe_capacity = c->cfg->devices.frontend_bandwidth;
+		if (fe) {
+			struct rf_quantity q;
+			if (rf_quantity_parse(fe, &q) == 0 &&
+			    rf_quantity_cmp(q, rf_quantity_from_int(0)) > 0) {
+				n->fe_capacity = q;
+				n->fe_source = "annotation";
+			} else {
+				rf_cluster_warn(c, "node %s: annotation railfit.io/frontend-bandwidth: expected "
+					"a positive quantity such as 100G, got \"%s\"; using "
+					"devices.frontendBandwidth",
+				     n->name, fe);
+			}
+		}
+	}
+	/* two passes: count, then fill the per-node pod arrays */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < c->n_pods; i++) {
+			struct rf_pod *p = c->pods[i];
+			if (!p->node_name || pod_terminated(p))
+				continue;
+			struct rf_node *n = rf_model_find_node(c, p->node_name);
+			if (!n)
+				continue;
+			if (pass == 0) {
+				n->n_pods++;
+				continue;
+			}
+			n->pods[n->n_pods++] = p;
+			if (p->has_egress)
+				n->fe_egress_used = rf_quantity_add(n->fe_egress_used, p->egress);
+			if (p->has_ingress)
+				n->fe_ingress_used = rf_quantity_add(n->fe_ingress_used, p->ingress);
+			/* devices of its claims: NIC bandwidth and rails */
+			const json_t *entries = rf_jpath(p->json, "spec.resourceClaims");
+			uint64_t rails = 0;
+			for (size_t e = 0; e < json_array_size(entries); e++) {
+				const char *cn = rf_pod_claim_name(p->json, json_array_get(entries, e));
+				const struct rf_claim *cl = cn ? rf_cluster_claim(c, p->ns, cn) : NULL;
+				for (size_t r = 0; cl && r < cl->n_results; r++) {
+					struct rf_device *d = cl->results[r].dev;
+					if (!d || d->kind != RF_DEV_NIC || cl->results[r].admin_access)
+						continue;
+					if (p->has_nic_bw)
+						d->annotated_bw = rf_quantity_add(d->annotated_bw,
+										  p->nic_bw);
+					if (d->rail >= 0)
+						rails |= UINT64_C(1) << d->rail;
+				}
+			}
+			if (p->group && rails) {
+				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
+				gr->group = p->group;
+				gr->node = n->name;
+				gr->rails = rails;
+			}
+		}
+		if (pass == 0) {
+			for (size_t ni = 0; ni < c->n_nodes; ni++) {
+				struct rf_node *n = c->nodes[ni];
+				n->pods = rf_arena_calloc(c->arena, n->n_pods ? n->n_pods : 1,
+							  sizeof(*n->pods));
+				if (!n->pods)
+					return -ENOMEM;
+				n->n_pods = 0;
+			}
+		}
+	}
+	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
+	return 0;
+}
+
+int
+rf_model_build_templates(struct rf_cluster *c)
+{
+	size_t n = json_array_size(c->objs.templates);
+	c->templates = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->templates));
+	if (!c->templates)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *t = json_array_get(c->objs.templates, i);
+		if (json_string_value(rf_jpath(t, "metadata.name")))
+			c->templates[c->n_templates++] = t;
+	}
+	qsort(c->templates, c->n_templates, sizeof(*c->templates), tmpl_cmp);
+	return 0;
+}
