@@ -209,6 +209,9 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n)
 	json_object_set_new(o, "pools", pools);
 	json_object_set_new(o, "devices", devs);
 	json_object_set_new(o, "matrix", matrix);
+	json_object_set_new(o, "topologyAnnotation",
+			    json_pack("{s:b, s:s?}", "used", n->topo != NULL && !n->topo_error,
+				      "error", n->topo_error));
 	json_object_set_new(o, "rails", json_integer(n->n_rails));
 	json_object_set_new(o, "railsSource", json_string(cfg->devices.rails));
 	json_object_set_new(o, "frontendBandwidth",

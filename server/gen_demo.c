@@ -11,6 +11,11 @@
 #include "server/gen_cluster.h"
 #include "server/gen_private.h"
 
+static const char ANNOTATION_PIX[] =
+	"{\"v\":1,\"d\":[\"0000:1b:00.0\",\"0000:43:00.0\",\"0000:52:00.0\",\"0000:61:00.0\",\"0000:9d:00.0\",\"0000:c3:00.0\",\"0000:d1:00.0\",\"0000:df:00.0\",\"0000:18:00.0\",\"0000:2a:00.0\",\"0000:2a:00.1\",\"0000:40:00.0\",\"0000:4f:00.0\",\"0000:5e:00.0\",\"0000:9a:00.0\",\"0000:c0:00.0\",\"0000:ce:00.0\",\"0000:dc:00.0\"],\"k\":\"ggggggggnnnnnnnnnn\",\"n\":[0,0,0,0,1,1,1,1,0,0,0,0,0,0,1,1,1,1],\"c\":[0,1,2,3,4,5,6,7,0,8,8,1,2,3,4,5,6,7],\"m\":\"PNNNSSSSNPNNSSSSNPNSSSSNPSSSSNPNNNSPNNSPNSPSP\"}";
+static const char ANNOTATION_PXB[] =
+	"{\"v\":1,\"d\":[\"0000:1b:00.0\",\"0000:43:00.0\",\"0000:52:00.0\",\"0000:61:00.0\",\"0000:9d:00.0\",\"0000:c3:00.0\",\"0000:d1:00.0\",\"0000:df:00.0\",\"0000:18:00.0\",\"0000:2a:00.0\",\"0000:2a:00.1\",\"0000:40:00.0\",\"0000:4f:00.0\",\"0000:5e:00.0\",\"0000:9a:00.0\",\"0000:c0:00.0\",\"0000:ce:00.0\",\"0000:dc:00.0\"],\"k\":\"ggggggggnnnnnnnnnn\",\"n\":[0,0,0,0,1,1,1,1,0,0,0,0,0,0,1,1,1,1],\"c\":[0,1,2,3,4,5,6,7,0,8,8,1,2,3,4,5,6,7],\"m\":\"BNNNSSSSNBNNSSSSNBNSSSSNBSSSSNBNNNSBNNSBNSBSP\"}";
+
 #define DEMO_SEED UINT64_C(0x7261696c66697421) /* "railfit!" */
 
 enum {
@@ -165,8 +170,10 @@ add_running(struct gen *g, struct gen_node *n)
 	two_pairs(g, &n[HGX06], "gpt-pt-worker-2", "gpt-pt", 4, 5);
 	two_pairs(g, &n[HGX06], "gpt-pt-worker-3", "gpt-pt", 6, 7);
 
-	/* hgx-07: half used; group llm-a already runs on rail 0 here */
-	pair(g, &n[HGX07], "llm-a-worker-0", "llm-a", "llm-a", 0);
+	/* hgx-07: half used; group llm-a (namespace demo, like the pending trainer-aligned) already
+	 * runs on rail 0 here */
+	run(g, &n[HGX07], "demo", "llm-a-worker-0", "llm-a", "llm-a", GEN_PAIR, 0,
+	    rail(n[HGX07].hw, 0), -1, -1);
 	pair(g, &n[HGX07], "bert-ft-worker-7", "bert-ft", NULL, 1);
 	pair(g, &n[HGX07], "bert-ft-worker-8", "bert-ft", NULL, 2);
 	pair(g, &n[HGX07], "bert-ft-worker-9", "bert-ft", NULL, 3);
@@ -191,6 +198,12 @@ add_running(struct gen *g, struct gen_node *n)
 	gpu_only(g, &n[L402], "l4-infer-0", 0);
 	gpu_only(g, &n[L402], "l4-infer-1", 1);
 	n[L402].frontend_bw = "25G";
+	/* hwloc annotations (railfit topology -o annotation on test/data/topology/gen-dgx-h100.xml
+	 * and gen-dgx-h100-pxb.xml): hgx-01 has each GPU and its NIC behind one PCIe switch (PIX),
+	 * hgx-02 has the NIC behind a second switch on the card (PXB); by DRA attributes alone both
+	 * are PHB, like hgx-09 */
+	n[HGX01].pci_topology = ANNOTATION_PIX;
+	n[HGX02].pci_topology = ANNOTATION_PXB;
 
 	/* hgx-09: dranet without dra.net/numaNode */
 	n[HGX09].nic_no_numa = true;

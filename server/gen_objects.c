@@ -548,6 +548,8 @@ add_node_object(struct gen *g, const struct gen_node *n, const char *uid)
 	put_str(g, ann, "node.alpha.kubernetes.io/ttl", "0");
 	if (n->frontend_bw)
 		put_str(g, ann, "railfit.io/frontend-bandwidth", n->frontend_bw);
+	if (n->pci_topology)
+		put_str(g, ann, "railfit.io/pci-topology", n->pci_topology);
 	put_str(g, ann, "volumes.kubernetes.io/controller-managed-attach-detach", "true");
 	put(g, meta, "annotations", ann);
 	put(g, node, "metadata", meta);

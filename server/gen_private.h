@@ -94,6 +94,7 @@ struct gen_node {
 	bool nic_no_numa;    /* older dranet: no dra.net/numaNode */
 	uint32_t nic_in_pod; /* bit i: NIC i's netdev sits in a pod netns (host attributes gone) */
 	const char *frontend_bw;     /* Node annotation railfit.io/frontend-bandwidth, or NULL */
+	const char *pci_topology;    /* Node annotation railfit.io/pci-topology, or NULL */
 	bool gpu_used[GEN_MAX_GPUS]; /* set by gen_add_running(); a second allocation asserts */
 	bool nic_used[GEN_MAX_NICS];
 	unsigned n_pods; /* pods placed so far (pod IPs) */

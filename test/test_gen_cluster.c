@@ -992,7 +992,7 @@ START_TEST(test_gen_demo_hgx_states)
 
 	/* a running pod of group llm-a on hgx-07 */
 	{
-		json_t *p = find(l, "Pod", "ml-train", "llm-a-worker-0");
+		json_t *p = find(l, "Pod", "demo", "llm-a-worker-0");
 		ck_assert_ptr_nonnull(p);
 		ck_assert_str_eq(str_at(p, "spec", "nodeName"), "hgx-07");
 		ck_assert_str_eq(label(p, "railfit.io/group"), "llm-a");

@@ -487,6 +487,18 @@ class Ev:
         return self._line
 
 
+# metav1.ObjectMeta field order, as Go serialises it
+META_ORDER = ("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+              "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
+              "ownerReferences", "finalizers", "managedFields")
+
+
+def go_order(d, order):
+    out = {k: d[k] for k in order if k in d}
+    out.update((k, v) for k, v in d.items() if k not in out)
+    return out
+
+
 def with_rv(obj, rv):
     o = dict(obj)
     o["metadata"] = dict(obj.get("metadata") or {}, resourceVersion=str(rv))
@@ -518,18 +530,18 @@ class Store:
             self.wrapped = True
         self.cond.notify_all()
 
-    def commit(self, res, new, prev_key=None):
-        """Store new (an object dict) as the current state of its key; returns the stored object."""
+    def commit(self, res, new, prev_key=None, owned=False):
+        """Store new (an object dict) as the current state of its key; returns the stored object.
+        owned=True: new is not referenced anywhere else and need not be copied."""
         key = prev_key or obj_key(res, new)
         table = self.objs[res.rid]
         prev = table.get(key)
         self.rv += 1
-        obj = copy.deepcopy(new)
-        obj["kind"], obj["apiVersion"] = res.kind, res.api_version
+        src = new if owned else copy.deepcopy(new)
         # kind and apiVersion first, like the real server's field order
-        obj = dict([("kind", res.kind), ("apiVersion", res.api_version)] +
-                   [(k, v) for k, v in obj.items() if k not in ("kind", "apiVersion")])
-        md = obj.setdefault("metadata", {})
+        obj = {"kind": res.kind, "apiVersion": res.api_version}
+        obj.update((k, v) for k, v in src.items() if k not in ("kind", "apiVersion"))
+        md = obj["metadata"] = dict(obj.get("metadata") or {})
         md["resourceVersion"] = str(self.rv)
         if not md.get("uid"):
             md["uid"] = (prev or {}).get("metadata", {}).get("uid") or str(uuid.uuid4())
@@ -541,6 +553,7 @@ class Store:
             elif "generation" not in md or md["generation"] == prev["metadata"].get("generation"):
                 gen = prev["metadata"].get("generation") or 1
                 md["generation"] = gen + 1 if obj.get("spec") != prev.get("spec") else gen
+        obj["metadata"] = go_order(md, META_ORDER)
         table[key] = obj
         self._record(Ev(self.rv, res.rid, key, "MODIFIED" if prev else "ADDED", obj, prev))
         return obj
@@ -1255,6 +1268,18 @@ class WatchStream:
             if final_due:
                 final_sent = True
             next_bm = now + interval
+        if final_at is not None and not final_sent:
+            # woke up late: the final bookmark still goes out, after any pending events
+            while True:
+                with store.cond:
+                    evs = store.events_after(self.pos, self.res.rid)
+                    bm_rv = store.rv
+                if not evs:
+                    break
+                self.emit([c + (ev.rv,) for ev in evs for c in [self.convert(ev)] if c is not None])
+                self.pos = max(self.pos, evs[-1].rv)
+            if bm_rv >= self.pos:
+                self.send_bookmark(bm_rv)
         self.finish("timeout")
 
 
@@ -1526,6 +1551,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             elif method == "GET":
                 if name is None:
                     verb = "watch" if (t.watch_prefix or q.get("watch") in ("true", "1", "True")) else "list"
+                elif t.sub is None and (t.watch_prefix or q.get("watch") in ("true", "1", "True")):
+                    verb = "watch"  # one object: the same as fieldSelector=metadata.name=<name>
                 else:
                     verb = "get" if t.sub != "binding" else None
             elif method == "POST":
@@ -1568,7 +1595,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if verb == "list":
             return self.do_list(t.res, t.ns, q, path)
         if verb == "watch":
-            return self.do_watch(t.res, t.ns, q, path)
+            return self.do_watch(t.res, t.ns, q, path, t.name)
         if verb == "get":
             return self.do_get(t.res, t.ns, t.name, q, path)
         if verb == "bind":
@@ -1782,7 +1809,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.abort(rst=bool(f.p("rst", False)))
         self.respond(200, body, "application/json", compress=True)
 
-    def do_watch(self, res, ns, q, path):
+    def do_watch(self, res, ns, q, path, name=None):
         fake, store, cfg = self.server.fake, self.server.fake.store, self.server.fake.cfg
         rv_s, rvm = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
         sie_s = q.get("sendInitialEvents")
@@ -1814,6 +1841,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             m = float(cfg["minRequestTimeout"])
             timeout = random.uniform(m, 2 * m)
         sel = Selector(res, ns, q.get("labelSelector", ""), q.get("fieldSelector", ""))
+        if name is not None:
+            sel.fields.append(("metadata.name", "=", name))
         start_faults = {f.name: f for f in fake.faults.take(("watch-start",), res.rid, "watch", ns, None, path)}
         if "watch-410-http" in start_faults:
             f = start_faults["watch-410-http"]
@@ -2221,14 +2250,10 @@ class _HTTPServer(http.server.ThreadingHTTPServer):
             self.sem.release()
 
     def handle_error(self, request, client_address):
-        if self.fake.verbose:
+        # clients going away and failed TLS handshakes are normal; anything else is a bug here
+        exc = sys.exc_info()[1]
+        if self.fake.verbose or not isinstance(exc, (ConnectionError, TimeoutError, ssl.SSLError, OSError)):
             super().handle_error(request, client_address)
-
-
-def load_list(path):
-    with open(path, encoding="utf-8") as f:
-        doc = json.load(f)
-    return list_items(doc)
 
 
 def list_items(doc):
@@ -2274,9 +2299,12 @@ class FakeServer:
         self.rng = random.Random(7)
         self.pf_flowschema = str(uuid.uuid4())
         self.pf_prioritylevel = str(uuid.uuid4())
-        self.snapshot_items = load_list(snapshot) if snapshot else []
+        self.snapshot_text = None
+        if snapshot:
+            with open(snapshot, encoding="utf-8") as f:
+                self.snapshot_text = f.read()
         with self.store.cond:
-            self.load_items(self.snapshot_items)
+            self.load_items(self.snapshot_items())
         self.ssl_ctx = None
         if self.cfg["tlsCert"]:
             self.ssl_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -2284,6 +2312,9 @@ class FakeServer:
         self.httpd = _HTTPServer(("127.0.0.1", port), self)
         self.port = self.httpd.server_address[1]
         self.thread = None
+
+    def snapshot_items(self):
+        return list_items(json.loads(self.snapshot_text)) if self.snapshot_text else []
 
     @property
     def url(self):
@@ -2319,7 +2350,8 @@ class FakeServer:
     # -- state --------------------------------------------------------------------------------
 
     def load_items(self, items):
-        """Add objects (caller holds store.cond). Returns the stored objects."""
+        """Add objects that nothing else references, e.g. freshly parsed JSON (caller holds
+        store.cond). Returns the stored objects."""
         out = []
         for it in items:
             if not isinstance(it, dict):
@@ -2346,7 +2378,7 @@ class FakeServer:
             cur = self.store.objs[res.rid].get(key)
             if cur is not None and md.get("uid") and md["uid"] != cur["metadata"].get("uid"):
                 self.store.remove(res, key)  # same name, new UID: a recreation
-            out.append(self.store.commit(res, it))
+            out.append(self.store.commit(res, it, owned=True))
         return out
 
     def make_large(self, res, target, nbytes):
@@ -2358,7 +2390,7 @@ class FakeServer:
             new = copy.deepcopy(table[key])
             pad = ("é" * (nbytes // 2 + 1))[: max(1, nbytes // 2)]
             new.setdefault("metadata", {}).setdefault("annotations", {})["fake.railfit.io/padding"] = pad
-            return self.store.commit(res, new, prev_key=key)
+            return self.store.commit(res, new, prev_key=key, owned=True)
 
     def relist_different(self, res, f):
         with self.store.cond:
@@ -2577,7 +2609,7 @@ class FakeServer:
                 self.store.rv = int(data["resourceVersion"])
             self.store.clear()
             if not data or data.get("objects", True):
-                self.load_items(self.snapshot_items)
+                self.load_items(self.snapshot_items())
             return {"resourceVersion": str(self.store.rv)}
 
     def set_config(self, data):

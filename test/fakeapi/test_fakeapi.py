@@ -172,8 +172,11 @@ class Watch:
 
     def drain(self, timeout=10.0):
         end = time.monotonic() + timeout
-        while self.pump(max(0.01, end - time.monotonic())):
-            pass
+        try:
+            while self.pump(max(0.01, end - time.monotonic())):
+                pass
+        except socket.timeout:
+            self.end = "timeout"
         return self.items
 
     def types(self):
@@ -541,6 +544,12 @@ class Watches(Base):
         self.put_pod("web", "q2")
         w4.drain(3)
         self.assertEqual([e["object"]["metadata"]["name"] for e in w4.items], ["q2"])
+        # one object by name
+        w5 = self.watch("/api/v1/namespaces/ml/pods/q1?watch=true&resourceVersion=%d&timeoutSeconds=0.2" % self.rv())
+        self.put_pod("ml", "q1", phase="Running")
+        self.put_pod("ml", "q3")
+        w5.drain(3)
+        self.assertEqual([(e["type"], e["object"]["metadata"]["name"]) for e in w5.items], [("MODIFIED", "q1")])
 
     def test_initial_events_rv_unset_and_zero(self):
         w = self.watch("/api/v1/pods?watch=true&timeoutSeconds=0.05")  # WatchList gate on: defaulted

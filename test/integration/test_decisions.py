@@ -130,8 +130,14 @@ class DemoDecisions(unittest.TestCase):
         for worse in ("hgx-05", "p4d-02", "hgx-03"):
             for better in ("hgx-01", "hgx-04", "hgx-08"):
                 self.assertLess(scores[worse], scores[better], scores)
-        # the last aligned pair of an almost full node wins (packing)
-        self.assertEqual(max(scores, key=lambda n: (scores[n], n == "hgx-04")), "hgx-04")
+        # hgx-01's annotation puts gpu-0 and its NIC behind one PCIe switch (PIX): best of all;
+        # hgx-02's puts them two switches apart (PXB)
+        self.assertEqual(max(scores, key=scores.get), "hgx-01")
+        self.assertGreater(scores["hgx-01"], scores["hgx-02"])
+        # among nodes known only by DRA attributes (PHB), the last aligned pair of an almost
+        # full node wins (packing)
+        for n in ("hgx-08", "hgx-09", "hgx-10", "p4d-01"):
+            self.assertGreaterEqual(scores["hgx-04"], scores[n], scores)
 
     def test_unknown_node_is_failed_not_passed(self):
         res = RF.client().filter(PODS["demo/trainer-aligned"], ["hgx-01", "no-such-node"])
@@ -151,6 +157,12 @@ class DemoDecisions(unittest.TestCase):
         self.assertEqual(h5["predicted"][0]["claim"], "demo/trainer-loose-gpu-nic")
         self.assertTrue(h5["deterministic"])
         self.assertIn("alignment", h5["parts"])
+        # below the root complex: the hwloc annotation of hgx-01 says PIX, and explain says so
+        h1 = by["hgx-01"]
+        self.assertEqual(h1["level"], "PIX")
+        self.assertEqual(h1["predicted"][0]["levelSource"], "annotation")
+        self.assertEqual(h1["sources"]["locality"], "annotation")
+        self.assertEqual(by["hgx-09"]["predicted"][0]["levelSource"], "dra")
         scores = dict(RF.client().prioritize(PODS["demo/trainer-loose"], list(by)))
         for name, n in by.items():
             if n["verdict"] == "pass":
