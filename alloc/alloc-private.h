@@ -19,6 +19,10 @@ void *rf_arena_calloc(struct rf_arena *a, size_t n, size_t size);
 char *rf_arena_strdup(struct rf_arena *a, const char *s);
 char *rf_arena_printf(struct rf_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/** Cut a UTF-8 sequence that truncation (snprintf, %.Ns) left incomplete at the end of s, so
+ * that the text stays valid for JSON. */
+void rf_utf8_trim(char *s);
+
 /** Borrowed string at key, or NULL when absent or not a string. */
 const char *rf_jstr(const json_t *obj, const char *key);
 /** Object at a dotted path ("spec.pool"), or NULL. */
@@ -36,6 +40,17 @@ int rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct r
  * instantiated). */
 const char *rf_pod_claim_name(const json_t *pod, const json_t *entry);
 
+/** True when the pod's status.resourceClaimStatuses has an entry for this pod claim without a
+ * resourceClaimName: the controller decided no claim is needed, and the scheduler skips it. */
+bool rf_pod_claim_not_needed(const json_t *pod, const json_t *entry);
+
 struct rf_cel_cache *rf_cluster_cel(const struct rf_cluster *c);
+
+/**
+ * A compiled selector for expr: from the process-wide cache, or, when that cache is full, compiled
+ * for this generation alone. Same returns as rf_cel_compile(). Thread-safe.
+ */
+int rf_cluster_selector(const struct rf_cluster *c, const char *expr,
+			const struct rf_cel_program **ret, struct rf_cel_error *err);
 
 #endif

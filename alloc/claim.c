@@ -60,7 +60,7 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 			unsupported(a, cl, buf);
 			continue;
 		}
-		int r = rf_cel_cache_get(rf_cluster_cel(c), expr, &alt->selectors[alt->n_selectors],
+		int r = rf_cluster_selector(c, expr, &alt->selectors[alt->n_selectors],
 					 &err);
 		if (r == -ENOMEM)
 			return r;

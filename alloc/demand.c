@@ -32,6 +32,7 @@ set_unknown(struct rf_demand *d, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(d->unknown_reason, sizeof(d->unknown_reason), fmt, ap);
 	va_end(ap);
+	rf_utf8_trim(d->unknown_reason);
 }
 
 static void
@@ -48,6 +49,7 @@ bw_annotation(struct rf_demand *d, const json_t *ann, const char *key, bool *has
 				 "annotation %s: expected a non-negative quantity such as 100G, got "
 				 "\"%.64s\"; not counted",
 				 key, v);
+		rf_utf8_trim(d->bad_annotation);
 		return;
 	}
 	*has = true;
@@ -89,8 +91,11 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 		ns = "default";
 	snprintf(d->ns_buf, sizeof(d->ns_buf), "%s", ns);
 	snprintf(d->pod_key, sizeof(d->pod_key), "%s/%s", ns, name ? name : "");
+	rf_utf8_trim(d->pod_key);
+	rf_utf8_trim(d->ns_buf);
 	d->pod_ns = d->ns_buf;
-	d->pod_name = strchr(d->pod_key, '/') + 1;
+	const char *slash = strchr(d->pod_key, '/');
+	d->pod_name = slash ? slash + 1 : "";
 	d->min_alignment = cfg->filter.min_alignment;
 
 	bw_annotation(d, ann, "railfit.io/nic-bandwidth", &d->has_nic_bw, &d->nic_bw);
@@ -131,6 +136,8 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 		const char *entry = rf_jstr(e, "name");
 		const char *cn = rf_pod_claim_name(pod, e);
 		const struct rf_claim *cl = NULL;
+		if (!cn && rf_pod_claim_not_needed(pod, e))
+			continue;
 		if (cn) {
 			cl = rf_cluster_claim(c, ns, cn);
 			if (!cl) {
@@ -159,8 +166,10 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 			struct rf_claim *own =
 				rf_claim_from_template(c, ns, name ? name : "pod", entry, t, &why);
 			if (!own) {
-				if (strcmp(why, "unknown") == 0)
+				if (strcmp(why, "unknown") == 0) {
+					rf_demand_release(d);
 					return -ENOMEM;
+				}
 				set_unknown(d, "pod claim %s: template %s: %s", entry, tn, why);
 				break;
 			}
@@ -178,6 +187,9 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 		}
 		d->claims[d->n_claims++] = cl;
 	}
+	if (d->kind == RF_DEMAND_KNOWN && !d->n_claims && !d->n_pinned && !d->has_egress &&
+	    !d->has_ingress && !d->has_nic_bw)
+		d->kind = RF_DEMAND_NONE; /* every claim entry turned out not to be needed */
 	return 0;
 }
 

@@ -38,8 +38,9 @@ reason(struct rf_node_eval *e, const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(e->reasons[e->n_reasons++], RF_REASON_LEN, fmt, ap);
+	vsnprintf(e->reasons[e->n_reasons], RF_REASON_LEN, fmt, ap);
 	va_end(ap);
+	rf_utf8_trim(e->reasons[e->n_reasons++]);
 }
 
 /* A failing reason goes first: the first reason is the filter message. */
@@ -51,6 +52,7 @@ fail(struct rf_node_eval *e, enum rf_verdict v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	rf_utf8_trim(msg);
 	if (e->verdict == RF_VERDICT_PASS) {
 		/* make room at the front */
 		size_t n = e->n_reasons < RF_MAX_REASONS ? e->n_reasons : RF_MAX_REASONS - 1;
@@ -137,6 +139,38 @@ describe_devices(const struct rf_assignment *a, char *buf, size_t len)
 		snprintf(buf, len, "(no GPU or NIC)");
 }
 
+/* Pools the allocator of kube.draVersion searches for ExactCount requests. */
+static bool
+searchable(const struct rf_cluster *c, const struct rf_pool *p)
+{
+	if (rf_cluster_dra_version(c) == RF_DRA_1_34)
+		return !p->invalid;
+	return p->complete && !p->invalid;
+}
+
+static bool
+untolerated_taint(const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	for (size_t i = 0; i < d->n_taints; i++) {
+		const struct rf_taint *t = &d->taints[i];
+		if (strcmp(t->effect, "NoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+			continue;
+		bool ok = false;
+		for (size_t k = 0; k < alt->n_tolerations && !ok; k++) {
+			const struct rf_toleration *tol = &alt->tolerations[k];
+			bool exists = tol->op && strcmp(tol->op, "Exists") == 0;
+			bool key = !tol->key || !tol->key[0] || strcmp(tol->key, t->key) == 0;
+			bool effect = !tol->effect || !tol->effect[0] || strcmp(tol->effect, t->effect) == 0;
+			bool value = exists || strcmp(tol->value ? tol->value : "",
+						      t->value ? t->value : "") == 0;
+			ok = key && effect && value && (exists || (tol->key && tol->key[0]));
+		}
+		if (!ok)
+			return true;
+	}
+	return false;
+}
+
 /* Why a claim cannot be allocated: per request, which devices match and which of them are free. */
 static void
 describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const struct rf_demand *d,
@@ -148,8 +182,8 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 		off += (size_t)snprintf(buf + off, len - off, " claim %s/%s", cl->ns, cl->name);
 		for (size_t r = 0; r < cl->n_requests && off < len; r++) {
 			const struct rf_request_alt *alt = &cl->requests[r].alts[0];
-			size_t match = 0, nfree = 0, shown = 0;
-			char names[160] = "";
+			size_t match = 0, nfree = 0, shown = 0, skipped = 0, tainted = 0;
+			char names[160] = "", extra[96] = "";
 			size_t noff = 0;
 			for (size_t i = 0; i < n->n_devices; i++) {
 				const struct rf_device *dev = n->devices[i];
@@ -165,6 +199,14 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 				match++;
 				if (dev->holder && !dev->allow_multiple)
 					continue;
+				if (!searchable(c, dev->pool)) {
+					skipped++;
+					continue;
+				}
+				if (untolerated_taint(alt, dev)) {
+					tainted++;
+					continue;
+				}
 				nfree++;
 				if (shown < 4 && noff < sizeof(names)) {
 					noff += (size_t)snprintf(names + noff, sizeof(names) - noff,
@@ -179,11 +221,15 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 				snprintf(cnt, sizeof(cnt), "%lld", (long long)alt->count);
 				count_txt = cnt;
 			}
+			if (skipped || tainted)
+				snprintf(extra, sizeof(extra), " (%zu more in pools the allocator skips, "
+							       "%zu with an untolerated taint)",
+					 skipped, tainted);
 			off += (size_t)snprintf(buf + off, len - off,
-						"%s request %s needs %s of class %s, %zu match, %zu free%s%s%s",
+						"%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
 						r ? ";" : ":", alt->name, count_txt, alt->class_name,
 						match, nfree, shown ? " (" : "", names,
-						shown ? (nfree > shown ? " ...)" : ")") : "");
+						shown ? (nfree > shown ? " ...)" : ")") : "", extra);
 		}
 		for (size_t k = 0; k < cl->n_constraints && off < len; k++) {
 			const struct rf_constraint *co = &cl->constraints[k];
@@ -193,6 +239,17 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 						co->match_attribute);
 		}
 	}
+	for (size_t p = 0; p < n->n_pools && off < len; p++) {
+		const struct rf_pool *pool = n->pools[p];
+		if (pool->complete && !pool->invalid)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off,
+					"; pool %s/%s is %s (%u of %lld slices)", pool->driver,
+					pool->name, pool->invalid ? "invalid (duplicate device names)"
+								   : "incomplete",
+					pool->n_slices, (long long)pool->slice_count);
+	}
+	rf_utf8_trim(buf);
 }
 
 static const char *
@@ -467,6 +524,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 	struct rf_assignment pinned;
 	struct rf_search_result *res = NULL;
 	char buf[RF_REASON_LEN], hint[RF_REASON_LEN], b1[RF_REASON_LEN / 2];
+	enum rf_level worst_level = RF_LEVEL_PIX;
 	int r = 0;
 
 	pinned_assignment(d, &pinned);
@@ -537,26 +595,40 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 
 	/* the worst outcome over the scan orders that matter */
 	e->n_outcomes = res->n_outcomes;
-	e->deterministic = res->n_outcomes <= 1;
+	e->deterministic = res->n_outcomes <= 1 && res->orders_exhaustive;
 	int worst_score = 11;
 	size_t worst = 0;
 	for (size_t i = 0; i < res->n_outcomes; i++) {
-		struct rf_node_eval tmp;
-		tmp.verdict = RF_VERDICT_PASS;
-		tmp.n_reasons = 0;
-		score_assignment(c, d, n, &res->outcomes[i], rel, &tmp, false);
-		if (tmp.score < worst_score) {
-			worst_score = tmp.score;
+		struct rf_node_eval *tmp = malloc(sizeof(*tmp));
+		enum rf_level l;
+		if (!tmp) {
+			r = -ENOMEM;
+			goto out;
+		}
+		tmp->verdict = RF_VERDICT_PASS;
+		tmp->n_reasons = 0;
+		score_assignment(c, d, n, &res->outcomes[i], rel, tmp, false);
+		if (tmp->score < worst_score) {
+			worst_score = tmp->score;
 			worst = i;
 		}
+		free(tmp);
+		/* min-alignment is judged on the worst level any scan order gives */
+		if (rf_assignment_alignment(n, cfg, &res->outcomes[i], &l, NULL) && l > worst_level)
+			worst_level = l;
 	}
 	e->predicted = res->outcomes[worst];
 	e->has_predicted = true;
-	if (!e->deterministic)
+	if (res->n_outcomes > 1)
 		reason(e,
 		       "the allocator's pick is not deterministic here (%zu outcomes over %u scan "
 		       "orders of pools/slices): scored the worst",
 		       res->n_outcomes, res->n_orders);
+	else if (!res->orders_exhaustive)
+		reason(e,
+		       "the allocator visits pools/slices in random order; railfit tried %u of the "
+		       "orders and saw one outcome",
+		       res->n_orders);
 
 judge:
 	score_assignment(c, d, n, &e->predicted, rel, e, true);
@@ -566,8 +638,15 @@ judge:
 	else if (e->predicted.n)
 		reason(e, "allocator would pick %s", b1);
 
-	bool below_min = e->alignment_applies && !rf_level_at_least(e->predicted_level,
-								     d->min_alignment);
+	enum rf_level check = e->predicted_level > worst_level ? e->predicted_level : worst_level;
+	bool unknown = e->alignment_applies && check == RF_LEVEL_UNKNOWN;
+	bool below_min = e->alignment_applies && !unknown && !rf_level_at_least(check, d->min_alignment);
+	/* without locality data a requirement cannot be checked; the default (SYS) asks nothing */
+	if (unknown && d->min_alignment != RF_LEVEL_SYS)
+		fail(e, RF_VERDICT_FAIL,
+		     "min-alignment %s cannot be checked: the alignment of %s is unknown (no "
+		     "pcieRoot/NUMA attributes in the ResourceSlices and no usable %s annotation)",
+		     rf_level_name(d->min_alignment), b1, cfg->devices.topology_annotation);
 	if ((explain || below_min) && e->predicted.n && d->n_claims) {
 		struct score_ctx sc = { n, cfg };
 		bool found = false, exh = false;
@@ -590,7 +669,7 @@ judge:
 			describe_devices(&e->best, bb, sizeof(bb));
 			fail(e, RF_VERDICT_FAIL,
 			     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
-			     rf_level_name(d->min_alignment), b1, rf_level_name(e->predicted_level),
+			     rf_level_name(d->min_alignment), b1, rf_level_name(check),
 			     bb, rf_level_name(e->best_level),
 			     constraint_hint(d, &e->best, hint, sizeof(hint)));
 		} else {
@@ -611,11 +690,13 @@ judge:
 			free(ideal);
 			if (r < 0)
 				goto out;
-			bool never = !found || !rf_level_at_least(il, d->min_alignment);
+			/* unresolvable only when a complete search proves it */
+			bool never = exh && (!found || (il != RF_LEVEL_UNKNOWN &&
+							!rf_level_at_least(il, d->min_alignment)));
 			fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
 			     "min-alignment %s: allocator would pick %s (%s) and no free set is "
 			     "better; best on this node %s: %s",
-			     rf_level_name(d->min_alignment), b1, rf_level_name(e->predicted_level),
+			     rf_level_name(d->min_alignment), b1, rf_level_name(check),
 			     never ? "even with every device free" : "once devices are freed",
 			     found ? rf_level_name(il) : "none");
 		}

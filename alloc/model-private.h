@@ -3,6 +3,7 @@
 #ifndef RF_ALLOC_MODEL_PRIVATE_H
 #define RF_ALLOC_MODEL_PRIVATE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -48,6 +49,12 @@ struct rf_cluster {
 
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
 	atomic_uchar *class_memo;
+
+	/* programs compiled outside the full process-wide CEL cache; freed with the generation.
+	 * Template claims are parsed at request time on any thread: hence the lock. */
+	pthread_mutex_t extra_lock;
+	struct rf_cel_program **extra_programs;
+	size_t n_extra, cap_extra;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */

@@ -85,7 +85,7 @@ rf_model_build_classes(struct rf_cluster *c, const json_t *classes)
 					name, s);
 				break;
 			}
-			int r = rf_cel_cache_get(c->cel, expr, &cl->selectors[cl->n_selectors], &err);
+			int r = rf_cluster_selector(c, expr, &cl->selectors[cl->n_selectors], &err);
 			if (r == -ENOMEM)
 				return r;
 			if (r < 0) {

@@ -79,6 +79,7 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 	if (!c)
 		return -ENOMEM;
 	atomic_init(&c->refs, 1);
+	pthread_mutex_init(&c->extra_lock, NULL);
 	c->cfg = cfg;
 	c->cel = cel;
 	c->arena = rf_arena_new();
@@ -135,6 +136,10 @@ rf_cluster_unref(struct rf_cluster *c)
 		rf_topo_annotation_free((struct rf_topo_annotation *)c->nodes[i]->topo);
 	rf_arena_free(c->arena);
 	free(c->class_memo);
+	for (size_t i = 0; i < c->n_extra; i++)
+		rf_cel_program_free(c->extra_programs[i]);
+	free(c->extra_programs);
+	pthread_mutex_destroy(&c->extra_lock);
 	free(c);
 	return NULL;
 }
@@ -352,4 +357,49 @@ rf_pod_claim_name(const json_t *pod, const json_t *entry)
 			return rf_jstr(s, "resourceClaimName");
 	}
 	return NULL;
+}
+
+int
+rf_cluster_selector(const struct rf_cluster *c, const char *expr,
+		    const struct rf_cel_program **ret, struct rf_cel_error *err)
+{
+	int r = rf_cel_cache_get(c->cel, expr, ret, err);
+	if (r != -ENOSPC)
+		return r;
+	struct rf_cel_program *p;
+	if ((r = rf_cel_compile(expr, &p, err)) < 0)
+		return r;
+	struct rf_cluster *mc = (struct rf_cluster *)c; /* the extra list is the one mutable part */
+	pthread_mutex_lock(&mc->extra_lock);
+	if (mc->n_extra == mc->cap_extra) {
+		size_t ncap = mc->cap_extra ? mc->cap_extra * 2 : 16;
+		struct rf_cel_program **np = realloc(mc->extra_programs, ncap * sizeof(*np));
+		if (!np) {
+			pthread_mutex_unlock(&mc->extra_lock);
+			rf_cel_program_free(p);
+			return -ENOMEM;
+		}
+		mc->extra_programs = np;
+		mc->cap_extra = ncap;
+	}
+	mc->extra_programs[mc->n_extra++] = p;
+	pthread_mutex_unlock(&mc->extra_lock);
+	*ret = p;
+	return 0;
+}
+
+bool
+rf_pod_claim_not_needed(const json_t *pod, const json_t *entry)
+{
+	const char *name = rf_jstr(entry, "name");
+	const json_t *st = rf_jpath(pod, "status.resourceClaimStatuses");
+	if (rf_jstr(entry, "resourceClaimName"))
+		return false;
+	for (size_t i = 0; name && i < json_array_size(st); i++) {
+		const json_t *s = json_array_get(st, i);
+		const char *sn = rf_jstr(s, "name");
+		if (sn && strcmp(sn, name) == 0)
+			return !rf_jstr(s, "resourceClaimName");
+	}
+	return false;
 }

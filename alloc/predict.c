@@ -15,6 +15,9 @@
 #include "alloc/alloc-private.h"
 
 #define STEP_BUDGET      200000UL /* device checks per scan order */
+#define NODE_BUDGET      400000UL /* device checks per node, over all scan orders */
+#define RF_MAX_LEAKED    256
+#define RF_MAX_CLAIM_RESULTS 32
 #define BEST_STEP_BUDGET 100000UL
 
 enum memo { M_UNKNOWN = 0, M_NO, M_YES, M_ERROR };
@@ -48,7 +51,7 @@ struct search {
 	 * and counter; and devices whose counters the allocator reserved although it then rejected
 	 * them for a taint or a constraint (it does not roll that back: I-LEAK, v0.34.9/v0.35.6) */
 	struct rf_quantity ***counter_used; /* [node pool][set][counter], NULL when no counters */
-	const struct rf_device *leaked[RF_MAX_PICKS];
+	const struct rf_device *leaked[RF_MAX_LEAKED];
 	size_t n_leaked;
 	enum rf_search_status fatal;
 	char *err;
@@ -461,15 +464,23 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 				break; /* the first device fixed the reference value */
 			}
 		}
-		if (co->distinct_attribute && s->ver != RF_DRA_1_34) {
-			/* 1.34 compared pointers and so never rejected on value */
+		if (co->distinct_attribute) {
 			const struct rf_attr *mine =
 				rf_attr_find(d->attrs, d->n_attrs, co->distinct_attribute);
 			if (!mine)
 				return false;
-			for (size_t p = 0; p < s->cur.n; p++) {
+			if (s->ver == RF_DRA_1_34)
+				continue; /* v0.34 compared pointers: it never rejects on value */
+			/* v0.35 keeps one value per request name: the latest device of each */
+			for (size_t p = s->cur.n; p-- > 0;) {
 				const struct rf_pick *pk = &s->cur.picks[p];
 				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
+					continue;
+				bool latest = true;
+				for (size_t q = p + 1; q < s->cur.n && latest; q++)
+					latest = s->cur.picks[q].claim != cl ||
+						 strcmp(s->cur.picks[q].request, pk->request) != 0;
+				if (!latest)
 					continue;
 				const struct rf_attr *o = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
@@ -555,6 +566,16 @@ pool_searchable(const struct search *s, const struct scan_item *it, int *ret_fat
 	return p->complete && !p->invalid;
 }
 
+/* AllocationResultsMaxSize: a claim gets at most 32 devices; a branch exceeding it fails */
+static bool
+claim_full(const struct search *s, const struct rf_claim *cl)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->cur.n; i++)
+		n += s->cur.picks[i].claim == cl;
+	return n >= RF_MAX_CLAIM_RESULTS;
+}
+
 static int
 dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 {
@@ -562,23 +583,26 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 	const struct rf_request_alt *alt = &cl->requests[ri].alts[ai];
 	size_t aid = alt_id(s, ci, ri, ai), start = s->cur.n, n = 0;
 
+	/* any incomplete or invalid pool on the node is fatal for All, matching devices or not */
+	for (size_t p = 0; p < s->req->node->n_pools; p++) {
+		const struct rf_pool *pool = s->req->node->pools[p];
+		if (pool->complete && !pool->invalid)
+			continue;
+		if (s->err && !s->err[0])
+			snprintf(s->err, s->errlen,
+				 "claim %s/%s request %s (allocationMode All): pool %s/%s on the node "
+				 "is %s",
+				 cl->ns, cl->name, alt->name, pool->driver, pool->name,
+				 pool->invalid ? "invalid" : "incomplete");
+		return fatal(s, RF_SEARCH_POOL_ERROR);
+	}
 	for (size_t i = 0; i < s->n_scan; i++) {
 		const struct scan_item *it = &s->scan[i];
-		const struct rf_pool *p = it->dev->pool;
 		enum memo m = selectable(s, cl, alt, aid, it, true);
 		if (m == M_ERROR)
 			return fatal(s, RF_SEARCH_CEL_ERROR);
 		if (m != M_YES)
 			continue;
-		if (!p->complete || p->invalid) {
-			if (s->err && !s->err[0])
-				snprintf(s->err, s->errlen,
-					 "claim %s/%s request %s (allocationMode All): pool %s/%s is "
-					 "%s",
-					 cl->ns, cl->name, alt->name, p->driver, p->name,
-					 p->invalid ? "invalid" : "incomplete");
-			return fatal(s, RF_SEARCH_POOL_ERROR);
-		}
 		s->steps++;
 		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev) ||
 		    !counters_fit(s, it->dev) || !taints_ok(s, alt, it->dev))
@@ -591,6 +615,8 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 					 cl->ns, cl->name, alt->name, it->dev->name);
 			return fatal(s, RF_SEARCH_POOL_ERROR);
 		}
+		if (claim_full(s, cl))
+			goto fail;
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		n++;
@@ -689,10 +715,12 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 			continue;
 		if (!taints_ok(s, alt, it->dev) || !constraints_ok(s, cl, alt->name, it->dev)) {
 			/* the released allocators keep this candidate's counters reserved */
-			if (!s->best && it->dev->n_counters && s->n_leaked < RF_MAX_PICKS)
+			if (!s->best && it->dev->n_counters && s->n_leaked < RF_MAX_LEAKED)
 				s->leaked[s->n_leaked++] = it->dev;
 			continue;
 		}
+		if (claim_full(s, cl))
+			return 0;
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		int r = dfs_slot(s, ci, ri, ai, k + 1, i + 1);
@@ -756,8 +784,15 @@ next_permutation(unsigned *a, size_t n)
 	size_t i = n - 1;
 	while (i > 0 && a[i - 1] >= a[i])
 		i--;
-	if (i == 0)
+	if (i == 0) {
+		/* wrap around to the first (ascending) order, so that odometers restart cleanly */
+		for (size_t l = 0, r = n - 1; l < r; l++, r--) {
+			unsigned t = a[l];
+			a[l] = a[r];
+			a[r] = t;
+		}
 		return false;
+	}
 	size_t j = n - 1;
 	while (a[j] <= a[i - 1])
 		j--;
@@ -812,15 +847,21 @@ search_release(struct search *s)
 	free(s->scan);
 }
 
+/* Two outcomes are the same when they give the same devices to the same requests, in any order
+ * (a count-2 request served from two pools in either order is one outcome). */
 static bool
 same_assignment(const struct rf_assignment *a, const struct rf_assignment *b)
 {
 	if (a->n != b->n)
 		return false;
-	for (size_t i = 0; i < a->n; i++)
-		if (a->picks[i].dev != b->picks[i].dev ||
-		    strcmp(a->picks[i].request, b->picks[i].request) != 0)
+	for (size_t i = 0; i < a->n; i++) {
+		bool found = false;
+		for (size_t j = 0; j < b->n && !found; j++)
+			found = a->picks[i].dev == b->picks[j].dev &&
+				strcmp(a->picks[i].request, b->picks[j].request) == 0;
+		if (!found)
 			return false;
+	}
 	return true;
 }
 
@@ -856,8 +897,8 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 				bool hit[64] = { 0 };
 				int distinct = 0;
 				for (size_t i = 0; i < s->n_scan; i++) {
-					if (selectable(s, cl, alt, aid, &s->scan[i], false) != M_YES)
-						continue;
+					if (selectable(s, cl, alt, aid, &s->scan[i], false) == M_NO)
+						continue; /* a selector error is order-dependent too */
 					unsigned p = s->scan[i].pool;
 					if (p < 64 && !hit[p]) {
 						hit[p] = true;
@@ -874,8 +915,8 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 					bool multi = false;
 					for (size_t i = 0; i < s->n_scan; i++) {
 						if (s->scan[i].pool != p ||
-						    selectable(s, cl, alt, aid, &s->scan[i], false) !=
-							    M_YES)
+						    selectable(s, cl, alt, aid, &s->scan[i], false) ==
+							    M_NO)
 							continue;
 						if (first == ~0u)
 							first = s->scan[i].dev->slice;
@@ -888,6 +929,14 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 				}
 			}
 	}
+	/* 1.34 aborts when the scan reaches an invalid pool: whether it gets there first depends
+	 * on the pool order */
+	bool invalid = false;
+	for (size_t p = 0; p < n->n_pools; p++)
+		invalid = invalid || n->pools[p]->invalid;
+	if (s->ver == RF_DRA_1_34 && invalid && n->n_pools > 1)
+		for (size_t p = 0; p < n->n_pools; p++)
+			pool_rel[p] = true;
 out:
 	for (size_t p = 0; sp && p < n->n_pools; p++)
 		free(sp[p]);
@@ -949,7 +998,7 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 			o.pool_perm[rel_pos[i]] = rel_perm[i];
 		/* slices: odometer over pools with more than one relevant slice */
 		for (;;) {
-			if (ret->n_orders >= RF_MAX_ORDERS) {
+			if (ret->n_orders >= RF_MAX_ORDERS || ret->steps > NODE_BUDGET) {
 				ret->orders_exhaustive = false;
 				goto done;
 			}

@@ -14,7 +14,7 @@
 
 #include "alloc/model.h"
 
-#define RF_MAX_PICKS  64  /* devices one pod may get in one search */
+#define RF_MAX_PICKS  128 /* devices one pod may get in one search */
 #define RF_MAX_ORDERS 120 /* scan orders tried per node (5!) */
 #define RF_MAX_OUTCOMES 8 /* distinct outcomes kept */
 

@@ -44,6 +44,9 @@ rf_cache_new(void)
 		return NULL;
 	pthread_mutex_init(&c->lock, NULL);
 	strcpy(c->source, "apiserver");
+	/* a kind never heard from is as stale as the process is old */
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		c->kinds[k].last_ok = now_s();
 	return c;
 }
 

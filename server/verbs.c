@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
@@ -119,6 +120,39 @@ check_cache_state(struct verb_ctx *v, struct rf_http_response *resp, bool filter
 	return rf_http_reply_error(resp, 503, "not ready", msg) < 0 ? -ENOMEM : 1;
 }
 
+/* kube-scheduler gives an extender 5 s by default (httpTimeout) and fails the whole attempt when
+ * it is late: nodes still unjudged when this budget is spent pass unjudged (filter) or get 0
+ * (prioritize), rather than everything failing. */
+#define VERB_BUDGET_MS 3000
+
+static double
+mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+static double
+verb_deadline(const struct rf_app *app)
+{
+	double budget = (double)app->cfg.server.request_timeout_ms / 2;
+	if (budget > VERB_BUDGET_MS)
+		budget = VERB_BUDGET_MS;
+	return mono_ms() + budget;
+}
+
+static void
+note_deadline(const struct verb_ctx *v, const char *verb, size_t done, size_t total)
+{
+	char d[32], t[32];
+	snprintf(d, sizeof(d), "%zu", done);
+	snprintf(t, sizeof(t), "%zu", total);
+	rf_warn("time budget spent: the remaining nodes are not judged", "verb", verb, "pod",
+		v->demand.pod_key, "judged", d, "nodes", t);
+	rf_metrics_add("railfit_unjudged_nodes_total", "", (double)(total - done));
+}
+
 /* Age of the device data: the stalest of the kinds that decide allocations. */
 static double
 device_data_age(struct rf_app *app)
@@ -219,11 +253,19 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 		counts[1] = n;
 		n = 0; /* nothing left to evaluate */
 	}
+	double deadline = verb_deadline(v.app);
 	for (size_t i = 0; i < n; i++) {
 		if (v.demand.kind != RF_DEMAND_KNOWN) {
 			outcomes[i] = RF_FILTER_PASS; /* the fast path: no device cache touched */
 			counts[0]++;
 			continue;
+		}
+		if ((i & 15) == 0 && mono_ms() > deadline) {
+			note_deadline(&v, "filter", i, n);
+			for (; i < n; i++)
+				outcomes[i] = RF_FILTER_PASS;
+			counts[0] += n - i;
+			break;
 		}
 		if ((r = rf_evaluate_node(v.gen, &v.demand, v.args.node_names[i], false, e)) < 0)
 			goto out;
@@ -288,7 +330,12 @@ rf_verb_prioritize(void *userdata, const struct rf_http_request *req,
 		r = -ENOMEM;
 		goto out;
 	}
+	double deadline = verb_deadline(v.app);
 	for (size_t i = 0; i < n && v.demand.kind == RF_DEMAND_KNOWN; i++) {
+		if ((i & 15) == 0 && mono_ms() > deadline) {
+			note_deadline(&v, "prioritize", i, n);
+			break; /* the rest keep score 0 */
+		}
 		if ((r = rf_evaluate_node(v.gen, &v.demand, v.args.node_names[i], false, e)) < 0)
 			goto out;
 		/* a node that would fail filter gets the lowest score */
