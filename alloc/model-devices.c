@@ -447,6 +447,11 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 				p->node = NULL; /* not node-local as a whole */
 		}
 		p->complete = (int64_t)p->n_slices == p->slice_count;
+		p->slice_specs = rf_arena_calloc(c->arena, p->n_slices + 1, sizeof(json_t *));
+		if (!p->slice_specs)
+			goto out;
+		for (unsigned q = 0; q < p->n_slices; q++)
+			p->slice_specs[q] = json_object_get(refs[i + q].slice, "spec");
 		if (parse_counter_sets(c, p, refs + i) < 0)
 			goto out;
 		p->devices = rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*p->devices));

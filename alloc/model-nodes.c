@@ -167,58 +167,65 @@ node_selector_matches(const struct rf_node *n, const json_t *sel)
 	return false;
 }
 
+/* Does a slice of the pool serve this node (nodeName, allNodes or nodeSelector)? */
 static bool
-pool_on_node(const struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *n,
-	     const json_t *slices)
+slice_on_node(const struct rf_pool *p, unsigned slice, const struct rf_node *n)
 {
-	if (p->node)
-		return strcmp(p->node, n->name) == 0;
-	/* a pool whose slices use allNodes / nodeSelector: look at one of its slices */
-	for (size_t i = 0; i < json_array_size(slices); i++) {
-		const json_t *s = json_array_get(slices, i);
-		const json_t *spec = json_object_get(s, "spec");
-		const char *drv = rf_jstr(spec, "driver");
-		const char *pool = json_string_value(rf_jpath(spec, "pool.name"));
-		if (!drv || !pool || strcmp(drv, p->driver) || strcmp(pool, p->name) ||
-		    rf_jint(rf_jpath(spec, "pool"), "generation", -1) != p->generation)
-			continue;
-		const char *nn = rf_jstr(spec, "nodeName");
-		if (nn)
-			return strcmp(nn, n->name) == 0;
-		if (rf_jbool(spec, "allNodes", false))
-			return true;
-		const json_t *sel = json_object_get(spec, "nodeSelector");
-		if (json_is_object(sel))
-			return node_selector_matches(n, sel);
+	const json_t *spec = p->slice_specs ? p->slice_specs[slice] : NULL;
+	const char *nn = rf_jstr(spec, "nodeName");
+	if (nn)
+		return strcmp(nn, n->name) == 0;
+	if (rf_jbool(spec, "allNodes", false))
+		return true;
+	const json_t *sel = json_object_get(spec, "nodeSelector");
+	return json_is_object(sel) && node_selector_matches(n, sel);
+}
+
+/* Devices of the pool on this node: those of the slices that select it. */
+static size_t
+devices_on_node(const struct rf_pool *p, const struct rf_node *n, struct rf_device **out)
+{
+	bool on[64] = { 0 };
+	size_t k = 0;
+	for (unsigned s = 0; s < p->n_slices && s < 64; s++)
+		on[s] = slice_on_node(p, s, n);
+	for (size_t d = 0; d < p->n_devices; d++) {
+		unsigned s = p->devices[d]->slice;
+		if (s < 64 && on[s]) {
+			if (out)
+				out[k] = p->devices[d];
+			k++;
+		}
 	}
-	(void)c;
-	return false;
+	return k;
 }
 
 int
 rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
 {
+	(void)slices;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		struct rf_node *n = c->nodes[i];
 		size_t np = 0, nd = 0;
-		for (size_t p = 0; p < c->n_pools; p++)
-			if (pool_on_node(c, c->pools[p], n, slices)) {
+		for (size_t p = 0; p < c->n_pools; p++) {
+			size_t k = devices_on_node(c->pools[p], n, NULL);
+			if (k) {
 				np++;
-				nd += c->pools[p]->n_devices;
+				nd += k;
 			}
+		}
 		if (!np)
 			continue;
 		n->pools = rf_arena_calloc(c->arena, np, sizeof(*n->pools));
-		n->devices = rf_arena_calloc(c->arena, nd ? nd : 1, sizeof(*n->devices));
+		n->devices = rf_arena_calloc(c->arena, nd, sizeof(*n->devices));
 		if (!n->pools || !n->devices)
 			return -ENOMEM;
 		for (size_t p = 0; p < c->n_pools; p++) {
-			struct rf_pool *pool = c->pools[p];
-			if (!pool_on_node(c, pool, n, slices))
+			size_t k = devices_on_node(c->pools[p], n, n->devices + n->n_devices);
+			if (!k)
 				continue;
-			n->pools[n->n_pools++] = pool;
-			for (size_t d = 0; d < pool->n_devices; d++)
-				n->devices[n->n_devices++] = pool->devices[d];
+			n->pools[n->n_pools++] = c->pools[p];
+			n->n_devices += k;
 		}
 	}
 	return 0;

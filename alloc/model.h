@@ -93,6 +93,7 @@ struct rf_pool {
 	size_t n_devices;
 	struct rf_counter_set *counter_sets; /* from every slice at the pool's generation */
 	size_t n_counter_sets;
+	const json_t **slice_specs; /* spec of each slice (node selection), n_slices entries */
 };
 
 /**
@@ -109,7 +110,8 @@ struct rf_node {
 	bool ready;
 	struct rf_pool **pools;
 	size_t n_pools;
-	struct rf_device **devices; /* pool order, then pool device order */
+	struct rf_device **devices; /* pool order, then pool device order; only devices of the
+				     * pool's slices that select this node */
 	size_t n_devices;
 	unsigned n_gpus, n_nics, n_gpus_free, n_nics_free;
 	struct rf_pod **pods; /* pods bound to this node and not terminated */

@@ -754,20 +754,19 @@ struct order {
 static size_t
 build_scan(const struct rf_node *n, const struct order *o, struct scan_item *scan)
 {
-	size_t k = 0, off;
+	size_t k = 0;
 	for (size_t pi = 0; pi < n->n_pools; pi++) {
 		unsigned p = o->pool_perm[pi];
 		const struct rf_pool *pool = n->pools[p];
-		off = 0; /* node index of the pool's first device */
-		for (unsigned q = 0; q < p; q++)
-			off += n->pools[q]->n_devices;
 		for (unsigned si = 0; si < pool->n_slices; si++) {
 			unsigned sl = o->slice_perm[p][si];
-			for (size_t d = 0; d < pool->n_devices; d++) {
-				if (pool->devices[d]->slice != sl)
+			/* the node's devices of this pool and slice, in published order */
+			for (size_t i = 0; i < n->n_devices; i++) {
+				const struct rf_device *d = n->devices[i];
+				if (d->pool != pool || d->slice != sl)
 					continue;
-				scan[k].dev = pool->devices[d];
-				scan[k].ni = (unsigned)(off + d);
+				scan[k].dev = d;
+				scan[k].ni = (unsigned)i;
 				scan[k].pool = p;
 				k++;
 			}
