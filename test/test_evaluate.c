@@ -335,6 +335,41 @@ START_TEST(test_evaluate_preemption_release)
 }
 END_TEST
 
+START_TEST(test_evaluate_unknown_alignment)
+{
+	/* the GPU publishes no NUMA node and no NIC shares its root: the level is UNKNOWN. The
+	 * default minimum (SYS) asks nothing; a pod asking PHB fails, but not as unresolvable */
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	fixture_init(&f);
+	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"g\"},\"spec\":{"
+			     "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
+			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\","
+			     "\"attributes\":{\"type\":{\"string\":\"gpu\"},\"resource.kubernetes.io/pcieRoot\":"
+			     "{\"string\":\"pci0000:10\"}}}]}}");
+	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"n\"},\"spec\":{"
+			     "\"driver\":\"dra.net\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
+			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":"
+			     "\"pci-0000-21-00-0\",\"attributes\":{\"dra.net/rdma\":{\"bool\":true},"
+			     "\"dra.net/numaNode\":{\"int\":0},\"resource.kubernetes.io/pcieRoot\":"
+			     "{\"string\":\"pci0000:20\"}}}]}}");
+	fixture_add_claim(&f, "ml", "loose", SPEC_GPU_NIC_LOOSE, NULL, NULL);
+	fixture_build(&f);
+	json_t *p = pod("t", "loose", NULL);
+	eval(&f, p, "n1", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert_int_eq(e->predicted_level, RF_LEVEL_UNKNOWN);
+	json_decref(p);
+	p = pod("t", "loose", "\"railfit.io/min-alignment\":\"PHB\"");
+	eval(&f, p, "n1", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_msg(strstr(e->reasons[0], "cannot be checked"), "%s", e->reasons[0]);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 evaluate_suite(void)
 {
@@ -349,6 +384,7 @@ evaluate_suite(void)
 	tcase_add_test(tc, test_evaluate_frontend_noisy_neighbour);
 	tcase_add_test(tc, test_evaluate_explain_json_shape);
 	tcase_add_test(tc, test_evaluate_preemption_release);
+	tcase_add_test(tc, test_evaluate_unknown_alignment);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,6 @@
 /* The cluster model on real driver-shaped slices (reference/dra-examples). */
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "alloc/model.h"
@@ -177,6 +178,38 @@ START_TEST(test_model_pool_generations_and_completeness)
 }
 END_TEST
 
+START_TEST(test_model_pool_slices_select_their_nodes)
+{
+	/* one network-attached pool, one slice per rack by nodeSelector: each node sees only the
+	 * NIC of its own rack's slice */
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_json(&f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"rack\":\"a\"}}}");
+	fixture_add_json(&f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"rack\":\"b\"}}}");
+	const char *racks[] = { "a", "b" };
+	for (int i = 0; i < 2; i++) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"r-%s\"},\"spec\":{"
+			 "\"driver\":\"dra.net\",\"pool\":{\"name\":\"net\",\"generation\":1,"
+			 "\"resourceSliceCount\":2},\"nodeSelector\":{\"nodeSelectorTerms\":[{"
+			 "\"matchExpressions\":[{\"key\":\"rack\",\"operator\":\"In\",\"values\":"
+			 "[\"%s\"]}]}]},\"devices\":[{\"name\":\"nic-%s\",\"attributes\":{"
+			 "\"dra.net/rdma\":{\"bool\":true}}}]}}",
+			 racks[i], racks[i], racks[i]);
+		fixture_add_json(&f, buf);
+	}
+	struct rf_cluster *c = fixture_build(&f);
+	const struct rf_node *n1 = rf_cluster_node(c, "n1"), *n2 = rf_cluster_node(c, "n2");
+	ck_assert_uint_eq(n1->n_devices, 1);
+	ck_assert_str_eq(n1->devices[0]->name, "nic-a");
+	ck_assert_uint_eq(n2->n_devices, 1);
+	ck_assert_str_eq(n2->devices[0]->name, "nic-b");
+	ck_assert(n1->pools[0]->complete);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 model_suite(void)
 {
@@ -186,6 +219,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_allocations_and_admin_access);
 	tcase_add_test(tc, test_model_consumed_capacity_is_exact);
 	tcase_add_test(tc, test_model_pool_generations_and_completeness);
+	tcase_add_test(tc, test_model_pool_slices_select_their_nodes);
 	suite_add_tcase(s, tc);
 	return s;
 }
