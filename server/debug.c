@@ -60,7 +60,7 @@ nic_headroom(const struct rf_node *n, const struct rf_config *cfg, struct rf_qua
 }
 
 static json_t *
-node_row(const struct rf_node *n, const struct rf_config *cfg)
+node_row(const struct rf_node *n, const struct rf_config *cfg, const char *age)
 {
 	char b1[RF_QUANTITY_FMT_MAX], b2[RF_QUANTITY_FMT_MAX];
 	struct rf_quantity mn = { 0 }, mx = { 0 };
@@ -74,7 +74,7 @@ node_row(const struct rf_node *n, const struct rf_config *cfg)
 			 n->n_gpus_free && n->n_nics_free ? rf_level_name(bl) : NULL,
 			 "nicHeadroomMin", any ? rf_quantity_format(mn, b1) : NULL,
 			 "nicHeadroomMax", any ? rf_quantity_format(mx, b2) : NULL, "pools",
-			 (int)n->n_pools, "pods", (int)n->n_pods, "dataAge", "static");
+			 (int)n->n_pools, "pods", (int)n->n_pods, "dataAge", age);
 }
 
 static char *
@@ -131,10 +131,10 @@ attrs_json(const struct rf_device *d)
 }
 
 static json_t *
-node_detail(const struct rf_cluster *c, const struct rf_node *n)
+node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age)
 {
 	const struct rf_config *cfg = rf_cluster_config(c);
-	json_t *o = node_row(n, cfg);
+	json_t *o = node_row(n, cfg, age);
 	json_t *devs = json_array(), *pools = json_array(), *matrix = json_object();
 	char b[RF_QUANTITY_FMT_MAX];
 	if (!o || !devs || !pools || !matrix)
@@ -239,18 +239,26 @@ rf_route_debug_nodes(void *userdata, const struct rf_http_request *req,
 	int r = 0;
 	if (!gen)
 		return 0;
+	/* how old the device data is: a snapshot is static; live data is as old as the last
+	 * contact for ResourceSlices or ResourceClaims */
+	char age[32] = "static";
+	if (strncmp(rf_cache_source(app->cache), "apiserver", 9) == 0) {
+		double a = rf_cache_staleness(app->cache, RF_KIND_SLICES);
+		double b = rf_cache_staleness(app->cache, RF_KIND_CLAIMS);
+		snprintf(age, sizeof(age), "%.0fs", a > b ? a : b);
+	}
 	const char *name = req->subpath;
 	if (name && name[0]) {
 		const struct rf_node *n = rf_cluster_node(gen, name);
 		if (!n)
 			r = rf_http_reply_error(resp, 404, "node not found", name);
 		else
-			r = rf_http_reply_json(resp, 200, node_detail(gen, n));
+			r = rf_http_reply_json(resp, 200, node_detail(gen, n, age));
 		goto out;
 	}
 	json_t *rows = json_array();
 	for (size_t i = 0; rows && i < rf_cluster_n_nodes(gen); i++)
-		json_array_append_new(rows, node_row(rf_cluster_node_at(gen, i), &app->cfg));
+		json_array_append_new(rows, node_row(rf_cluster_node_at(gen, i), &app->cfg, age));
 	const char *o = rf_http_query(req, "o");
 	if (o && strcmp(o, "table") == 0) {
 		char *t = nodes_table(rows);
