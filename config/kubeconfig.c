@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 #include <jansson.h>
-#include <yaml.h>
 
 #define MAX_DEPTH   64
 #define MAX_ANCHORS 256
@@ -22,8 +22,7 @@ struct errbuf {
 	size_t len;
 };
 
-static int __attribute__((format(printf, 3, 4)))
-fail(struct errbuf *e, int r, const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4))) fail(struct errbuf *e, int r, const char *fmt, ...)
 {
 	va_list ap;
 	if (e->s && e->len) {
@@ -112,12 +111,11 @@ yaml_fail(struct yp *y)
 	if (p->error == YAML_MEMORY_ERROR)
 		return fail(y->e, -ENOMEM, "out of memory");
 	if (p->error == YAML_READER_ERROR)
-		return fail(y->e, -EINVAL, "yaml: %s at byte %zu", p->problem ? p->problem : "error",
-			    p->problem_offset);
-	return fail(y->e, -EINVAL, "yaml: line %zu column %zu: %s%s%s",
-		    p->problem_mark.line + 1, p->problem_mark.column + 1,
-		    p->problem ? p->problem : "error", p->context ? " " : "",
-		    p->context ? p->context : "");
+		return fail(y->e, -EINVAL, "yaml: %s at byte %zu",
+			    p->problem ? p->problem : "error", p->problem_offset);
+	return fail(y->e, -EINVAL, "yaml: line %zu column %zu: %s%s%s", p->problem_mark.line + 1,
+		    p->problem_mark.column + 1, p->problem ? p->problem : "error",
+		    p->context ? " " : "", p->context ? p->context : "");
 }
 
 static bool
@@ -158,9 +156,9 @@ parse_collection(struct yp *y, yaml_event_t *start, int depth, json_t **ret)
 		return fail(y->e, -EINVAL, "yaml: line %zu: nesting deeper than %d",
 			    start->start_mark.line + 1, MAX_DEPTH);
 	}
-	if ((r = remember_anchor(y, map ? start->data.mapping_start.anchor
-					: start->data.sequence_start.anchor,
-				 node)) < 0)
+	if ((r = remember_anchor(
+		     y, map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor,
+		     node)) < 0)
 		goto out;
 	for (;;) {
 		if (!yaml_parser_parse(&y->p, &ev)) {
@@ -184,7 +182,8 @@ parse_collection(struct yp *y, yaml_event_t *start, int depth, json_t **ret)
 		}
 		if (!json_is_string(key)) {
 			json_decref(key);
-			r = fail(y->e, -EINVAL, "yaml: line %zu: mapping keys must be strings", line);
+			r = fail(y->e, -EINVAL, "yaml: line %zu: mapping keys must be strings",
+				 line);
 			goto out;
 		}
 		if (!yaml_parser_parse(&y->p, &ev)) {
@@ -253,7 +252,8 @@ parse_node(struct yp *y, yaml_event_t *ev, int depth, json_t **ret)
 		break;
 	}
 	default:
-		r = fail(y->e, -EINVAL, "yaml: line %zu: unexpected event", ev->start_mark.line + 1);
+		r = fail(y->e, -EINVAL, "yaml: line %zu: unexpected event",
+			 ev->start_mark.line + 1);
 		yaml_event_delete(ev);
 		break;
 	}
@@ -302,8 +302,9 @@ yaml_to_json(const char *buf, size_t len, struct errbuf *e, json_t **ret)
 	if ((r = parse_node(&y, &ev, 0, &doc)) < 0)
 		goto out;
 	if (!json_is_object(doc)) {
-		r = fail(e, -EINVAL, "the kubeconfig is not a mapping (expected apiVersion, clusters, "
-				     "users, contexts, current-context)");
+		r = fail(e, -EINVAL,
+			 "the kubeconfig is not a mapping (expected apiVersion, clusters, "
+			 "users, contexts, current-context)");
 		goto out;
 	}
 	*ret = doc;
@@ -456,18 +457,21 @@ parse_cluster(struct kc_parse *k, const json_t *c, const char *path)
 	    (r = get_bool(k, c, "insecure-skip-tls-verify", path, &insecure)) < 0)
 		return r;
 	if (!server || !*server)
-		return fail(k->e, -EINVAL, "%s.server: missing (expected the API server URL, e.g. "
-					   "https://10.0.0.1:6443)",
+		return fail(k->e, -EINVAL,
+			    "%s.server: missing (expected the API server URL, e.g. "
+			    "https://10.0.0.1:6443)",
 			    path);
 	bool https = !strncmp(server, "https://", 8), http = !strncmp(server, "http://", 7);
 	if (!https && !http && strstr(server, "://"))
-		return fail(k->e, -EINVAL, "%s.server: expected an https:// or http:// URL, got "
-					   "\"%.80s\"",
+		return fail(k->e, -EINVAL,
+			    "%s.server: expected an https:// or http:// URL, got "
+			    "\"%.80s\"",
 			    path, server);
 	if (insecure && ((ca && *ca) || (ca_data && *ca_data)))
-		return fail(k->e, -EINVAL, "%s: specifying a root certificates file with the "
-					   "insecure flag is not allowed (remove "
-					   "certificate-authority(-data) or insecure-skip-tls-verify)",
+		return fail(k->e, -EINVAL,
+			    "%s: specifying a root certificates file with the "
+			    "insecure flag is not allowed (remove "
+			    "certificate-authority(-data) or insecure-skip-tls-verify)",
 			    path);
 	/* a URL without a scheme means https, as in client-go */
 	size_t n = strlen(server) + 9;
@@ -503,14 +507,16 @@ parse_user(struct kc_parse *k, const json_t *u, const char *path)
 	int r;
 	json_t *exec = json_object_get(u, "exec"), *ap = json_object_get(u, "auth-provider");
 	if (exec && !json_is_null(exec))
-		return fail(k->e, -EINVAL, "%s.exec: exec credential plugins are not supported by "
-					   "railfit; use a token, tokenFile or client certificate "
-					   "(e.g. a ServiceAccount token)",
+		return fail(k->e, -EINVAL,
+			    "%s.exec: exec credential plugins are not supported by "
+			    "railfit; use a token, tokenFile or client certificate "
+			    "(e.g. a ServiceAccount token)",
 			    path);
 	if (ap && !json_is_null(ap))
-		return fail(k->e, -EINVAL, "%s.auth-provider: auth provider plugins are not "
-					   "supported by railfit; use a token, tokenFile or client "
-					   "certificate",
+		return fail(k->e, -EINVAL,
+			    "%s.auth-provider: auth provider plugins are not "
+			    "supported by railfit; use a token, tokenFile or client "
+			    "certificate",
 			    path);
 	if ((r = get_string(k, u, "client-certificate", path, &cert)) < 0 ||
 	    (r = get_string(k, u, "client-certificate-data", path, &cert_data)) < 0 ||
@@ -524,8 +530,9 @@ parse_user(struct kc_parse *k, const json_t *u, const char *path)
 	bool has_cert = (cert && *cert) || (cert_data && *cert_data);
 	bool has_key = (key && *key) || (key_data && *key_data);
 	if (has_cert != has_key)
-		return fail(k->e, -EINVAL, "%s: %s without %s (both client-certificate(-data) and "
-					   "client-key(-data) are needed)",
+		return fail(k->e, -EINVAL,
+			    "%s: %s without %s (both client-certificate(-data) and "
+			    "client-key(-data) are needed)",
 			    path, has_cert ? "client certificate" : "client key",
 			    has_cert ? "its key" : "a certificate");
 	if (cert_data && *cert_data) {
@@ -571,8 +578,9 @@ rf_kubeconfig_parse(const char *buf, size_t len, const char *base_dir, const cha
 		if ((r = get_string(&k, doc, "current-context", "kubeconfig", &ctx_name)) < 0)
 			goto out;
 		if (!ctx_name || !*ctx_name) {
-			r = fail(&e, -EINVAL, "current-context: not set (set it with kubectl config "
-					      "use-context NAME)");
+			r = fail(&e, -EINVAL,
+				 "current-context: not set (set it with kubectl config "
+				 "use-context NAME)");
 			goto out;
 		}
 	}
@@ -637,8 +645,9 @@ rf_kubeconfig_in_cluster(const char *host, const char *port, const char *sa_dir,
 	struct errbuf e = { err, errlen };
 	struct rf_kubeconfig o = { 0 };
 	if (!host || !*host || !port || !*port)
-		return fail(&e, -EINVAL, "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
-					 "both be set for the in-cluster configuration");
+		return fail(&e, -EINVAL,
+			    "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
+			    "both be set for the in-cluster configuration");
 	bool v6 = strchr(host, ':') != NULL && host[0] != '[';
 	size_t n = strlen(host) + strlen(port) + 16;
 	size_t dn = strlen(sa_dir) + 16;

@@ -25,15 +25,15 @@ struct rf_kubeconfig {
 	char *tls_server_name;
 	char *proxy_url;
 	bool insecure_skip_tls_verify;
-	char *ca_file;                   /* PEM file */
-	unsigned char *ca_data;          /* PEM bytes (decoded certificate-authority-data) */
+	char *ca_file;          /* PEM file */
+	unsigned char *ca_data; /* PEM bytes (decoded certificate-authority-data) */
 	size_t ca_data_len;
 
 	char *client_cert_file;
 	unsigned char *client_cert_data; /* PEM bytes */
 	size_t client_cert_data_len;
 	char *client_key_file;
-	unsigned char *client_key_data;  /* PEM bytes */
+	unsigned char *client_key_data; /* PEM bytes */
 	size_t client_key_data_len;
 
 	char *token;      /* a static bearer token */

@@ -27,7 +27,7 @@ struct rf_binder {
 	size_t n_idle;
 };
 
-static const char *const results[] = { "ok",        "already_bound", "conflict", "not_found",
+static const char *const results[] = { "ok",        "already_bound", "conflict",  "not_found",
 				       "forbidden", "rejected",      "throttled", "timeout",
 				       "error",     "invalid" };
 
@@ -176,8 +176,9 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 	if (!a.pod_name || !*a.pod_name || !a.pod_namespace || !*a.pod_namespace || !a.node ||
 	    !*a.node) {
 		count("invalid");
-		r = reply_error(resp, 400, "ExtenderBindingArgs: PodName, PodNamespace and Node "
-					   "must not be empty");
+		r = reply_error(resp, 400,
+				"ExtenderBindingArgs: PodName, PodNamespace and Node "
+				"must not be empty");
 		goto out;
 	}
 	if (!(conn = take_conn(b)) || !(body = binding_body(&a)) ||
@@ -219,12 +220,12 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 		char text[1000];
 		rf_kube_describe_failure(&kr, "create", "pods/binding", "", text, sizeof(text));
 		snprintf(err, sizeof(err), "pods/binding \"%s\" failed: %s", a.pod_name, text);
-		result = kr.status == 409	    ? "conflict"
-			 : kr.status == 404	    ? "not_found"
+		result = kr.status == 409                       ? "conflict"
+			 : kr.status == 404                     ? "not_found"
 			 : kr.status == 401 || kr.status == 403 ? "forbidden"
-			 : kr.status == 429	    ? "throttled"
-			 : kr.status >= 500	    ? "error"
-						    : "rejected";
+			 : kr.status == 429                     ? "throttled"
+			 : kr.status >= 500                     ? "error"
+								: "rejected";
 	}
 	count(result);
 	if (strcmp(result, "ok") != 0 && strcmp(result, "already_bound") != 0) {

@@ -25,15 +25,15 @@
 
 #include "server/log.h"
 
-#define KUBECONFIG_MAX ((size_t)4 * 1024 * 1024)
-#define TOKEN_MAX      ((size_t)64 * 1024)
+#define KUBECONFIG_MAX   ((size_t)4 * 1024 * 1024)
+#define TOKEN_MAX        ((size_t)64 * 1024)
 #define DEFAULT_MAX_BODY ((size_t)1024 * 1024 * 1024)
 
 struct rf_kube {
 	struct rf_kubeconfig kc;
 	char source[600];
 	char *user_agent;
-	char *base_url; /* scheme://host[:port] used in request URLs */
+	char *base_url;   /* scheme://host[:port] used in request URLs */
 	char *connect_to; /* CURLOPT_CONNECT_TO entry when tls-server-name is set */
 	long connect_timeout_ms;
 	double token_reread_s;
@@ -44,6 +44,7 @@ struct rf_kube {
 	struct rf_token_bucket bucket;
 	char *token;
 	double token_read_at;
+	struct stat token_st; /* of the file when it was last read */
 	bool token_warned;
 };
 
@@ -175,17 +176,20 @@ rf_kube_describe_failure(const struct rf_kube_response *r, const char *verb, con
 			 const char *group, char *buf, size_t len)
 {
 	if (r->status == 401) {
-		snprintf(buf, len, "%s (the API server rejected railfit's credentials: check the "
-				   "token, tokenFile or client certificate)",
+		snprintf(buf, len,
+			 "%s (the API server rejected railfit's credentials: check the "
+			 "token, tokenFile or client certificate)",
 			 r->error);
 	} else if (r->status == 403 && verb && resource) {
-		snprintf(buf, len, "%s (the RBAC role of railfit needs verb \"%s\" on resource "
-				   "\"%s\" in API group \"%s\")",
+		snprintf(buf, len,
+			 "%s (the RBAC role of railfit needs verb \"%s\" on resource "
+			 "\"%s\" in API group \"%s\")",
 			 r->error, verb, resource, group ? group : "");
 	} else if (r->status == 404 && group && !strcmp(group, "resource.k8s.io") &&
 		   !r->reason[0]) {
-		snprintf(buf, len, "%s (the API server does not serve resource.k8s.io/v1: "
-				   "Kubernetes 1.34 or newer is needed)",
+		snprintf(buf, len,
+			 "%s (the API server does not serve resource.k8s.io/v1: "
+			 "Kubernetes 1.34 or newer is needed)",
 			 r->error);
 	} else {
 		snprintf(buf, len, "%s", r->error);
@@ -305,11 +309,13 @@ resolve_config(struct rf_kube *k, const struct rf_kube_options *o, char *err, si
 				memcpy(path, p, n);
 				path[n] = 0;
 				if (file_exists(path)) {
-					int r = load_kubeconfig(path, o->context, &k->kc, err, errlen);
+					int r = load_kubeconfig(path, o->context, &k->kc, err,
+								errlen);
 					if (r == 0)
-						snprintf(k->source, sizeof(k->source),
-							 "kubeconfig %.300s from $KUBECONFIG (context %.200s)",
-							 path, k->kc.context);
+						snprintf(
+							k->source, sizeof(k->source),
+							"kubeconfig %.300s from $KUBECONFIG (context %.200s)",
+							path, k->kc.context);
 					return r;
 				}
 			}
@@ -324,18 +330,20 @@ resolve_config(struct rf_kube *k, const struct rf_kube_options *o, char *err, si
 		if (file_exists(path)) {
 			int r = load_kubeconfig(path, o->context, &k->kc, err, errlen);
 			if (r == 0)
-				snprintf(k->source, sizeof(k->source), "kubeconfig %.300s (context %.200s)",
-					 path, k->kc.context);
+				snprintf(k->source, sizeof(k->source),
+					 "kubeconfig %.300s (context %.200s)", path, k->kc.context);
 			return r;
 		}
 	}
-	const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
+		   *port = getenv("KUBERNETES_SERVICE_PORT");
 	char tok[PATH_MAX];
 	snprintf(tok, sizeof(tok), "%s/token", sa);
 	if (host && *host && port && *port && file_exists(tok)) {
 		int r = rf_kubeconfig_in_cluster(host, port, sa, &k->kc, err, errlen);
 		if (r == 0) {
-			snprintf(k->source, sizeof(k->source), "in-cluster service account (%s)", sa);
+			snprintf(k->source, sizeof(k->source), "in-cluster service account (%s)",
+				 sa);
 			if (!file_exists(k->kc.ca_file)) {
 				/* client-go logs this and falls back to the system roots */
 				rf_warn("in-cluster CA file is missing; using the system CA store",
@@ -385,6 +393,8 @@ check_files(struct rf_kube *k, char *err, size_t errlen)
 		}
 		k->token = t;
 		k->token_read_at = rf_kube_now();
+		if (stat(k->kc.token_file, &k->token_st) != 0)
+			memset(&k->token_st, 0, sizeof(k->token_st));
 	} else if (k->kc.token) {
 		if (!(k->token = strdup(k->kc.token)))
 			return -ENOMEM;
@@ -542,10 +552,19 @@ current_token(struct rf_kube *k, bool force)
 	char *copy = NULL;
 	pthread_mutex_lock(&k->lock);
 	double now = rf_kube_now();
-	if (k->kc.token_file && (force || now - k->token_read_at >= k->token_reread_s)) {
+	struct stat st;
+	bool changed = false;
+	if (k->kc.token_file && stat(k->kc.token_file, &st) == 0)
+		/* kubelet swaps a new ..data directory in: another inode, or another mtime */
+		changed = st.st_ino != k->token_st.st_ino || st.st_dev != k->token_st.st_dev ||
+			  st.st_mtim.tv_sec != k->token_st.st_mtim.tv_sec ||
+			  st.st_mtim.tv_nsec != k->token_st.st_mtim.tv_nsec;
+	if (k->kc.token_file && (force || changed || now - k->token_read_at >= k->token_reread_s)) {
 		char *t = NULL;
 		int r = read_token(k->kc.token_file, &t);
 		k->token_read_at = now;
+		if (changed)
+			k->token_st = st;
 		if (r == 0) {
 			if (k->token) {
 				memset(k->token, 0, strlen(k->token));
@@ -796,8 +815,7 @@ parse_status(struct rf_kube_response *r, const char *method, const char *path)
 		const char *reason = json_string_value(json_object_get(j, "reason"));
 		if (reason)
 			snprintf(r->reason, sizeof(r->reason), "%s", reason);
-		json_t *ra =
-			json_object_get(json_object_get(j, "details"), "retryAfterSeconds");
+		json_t *ra = json_object_get(json_object_get(j, "details"), "retryAfterSeconds");
 		if (r->retry_after < 0 && json_is_integer(ra) && json_integer_value(ra) > 0 &&
 		    json_integer_value(ra) <= 3600)
 			r->retry_after = (int)json_integer_value(ra);
@@ -961,7 +979,8 @@ perform(struct rf_kube_conn *c, const struct rf_kube_request *req, struct rf_kub
 			 req->path, strerror(-r));
 	else if (r == -ECONNREFUSED || r == -EHOSTUNREACH)
 		snprintf(resp->error, sizeof(resp->error),
-			 "cannot connect to the API server at %.200s (%.300s): %.200s", k->kc.server, k->source,
+			 "cannot connect to the API server at %.200s (%.300s): %.200s",
+			 k->kc.server, k->source,
 			 c->errbuf[0] ? c->errbuf : curl_easy_strerror(cc));
 	else if (r == -ETIMEDOUT && !resp->status)
 		snprintf(resp->error, sizeof(resp->error),
@@ -991,8 +1010,7 @@ out:
 }
 
 int
-rf_kube_do(struct rf_kube_conn *c, const struct rf_kube_request *req,
-	   struct rf_kube_response *ret)
+rf_kube_do(struct rf_kube_conn *c, const struct rf_kube_request *req, struct rf_kube_response *ret)
 {
 	int r = perform(c, req, ret, false);
 	if (r == 0 && ret->status == 401 && c->k->kc.token_file) {
@@ -1007,7 +1025,8 @@ int
 rf_kube_server_version(struct rf_kube_conn *c, char *buf, size_t len, char *err, size_t errlen)
 {
 	struct rf_kube_response resp;
-	struct rf_kube_request req = { .path = "/version", .timeout_ms = 5000,
+	struct rf_kube_request req = { .path = "/version",
+				       .timeout_ms = 5000,
 				       .max_body = 1024 * 1024 };
 	int r = rf_kube_do(c, &req, &resp);
 	if (r < 0) {
@@ -1068,7 +1087,9 @@ rf_kube_patch_node_annotation(struct rf_kube_conn *c, const char *node, const ch
 		goto out;
 	}
 	rf_kube_describe_failure(&resp, "patch", "nodes", "", err, errlen);
-	r = resp.status == 404 ? -ENOENT : resp.status == 401 || resp.status == 403 ? -EACCES : -EPROTO;
+	r = resp.status == 404                         ? -ENOENT
+	    : resp.status == 401 || resp.status == 403 ? -EACCES
+						       : -EPROTO;
 out:
 	rf_kube_response_release(&resp);
 	curl_free(name);

@@ -1,8 +1,8 @@
 /* The kube-apiserver client (libcurl): connection facts from a kubeconfig or the in-cluster
- * configuration, bearer-token handling (token files re-read every minute and after a 401, as
- * client-go does), a client-side QPS limit shared by every request of the process, a user agent,
- * connect and idle limits, and requests that return the status, the body and the parsed Status
- * message. Streaming responses (watches) hand their body to a callback as it arrives.
+ * configuration, bearer-token handling (token files re-read when they change, every minute and
+ * after a 401, as client-go does), a client-side QPS limit shared by every request of the process,
+ * a user agent, connect and idle limits, and requests that return the status, the body and the
+ * parsed Status message. Streaming responses (watches) hand their body to a callback as it arrives.
  *
  * Threads: `struct rf_kube` is shared and thread-safe (its mutable parts - token, rate limiter,
  * stop flag - are locked or atomic). A `struct rf_kube_conn` wraps one CURL easy handle and belongs
@@ -23,16 +23,17 @@
 
 struct rf_kube_options {
 	/* Where the connection facts come from, first match wins: explicit path (--kubeconfig or
-	 * kube.kubeconfig; must exist), $KUBECONFIG (the first existing file of the colon list; files
-	 * are not merged), ~/.kube/config, then the in-cluster configuration. */
+	 * kube.kubeconfig; must exist), $KUBECONFIG (the first existing file of the colon list;
+	 * files are not merged), ~/.kube/config, then the in-cluster configuration. */
 	const char *kubeconfig;
-	const char *context;      /* NULL = current-context */
-	double qps;               /* requests per second; <= 0 or infinite = no limit */
-	unsigned burst;           /* 0 = max(1, 2 * qps) */
-	const char *user_agent;   /* e.g. "railfit/0.1.0" */
-	long connect_timeout_ms;  /* 0 = 10 s */
-	const char *sa_dir;       /* NULL = RF_KUBE_SA_DIR (tests point it elsewhere) */
-	double token_reread_s;    /* 0 = 60 s: how often a token file is re-read */
+	const char *context;     /* NULL = current-context */
+	double qps;              /* requests per second; <= 0 or infinite = no limit */
+	unsigned burst;          /* 0 = max(1, 2 * qps) */
+	const char *user_agent;  /* e.g. "railfit/0.1.0" */
+	long connect_timeout_ms; /* 0 = 10 s */
+	const char *sa_dir;      /* NULL = RF_KUBE_SA_DIR (tests point it elsewhere) */
+	double token_reread_s;   /* 0 = 60 s: how often a token file is re-read (also at once when
+				  * its inode or mtime changes, and after a 401) */
 };
 
 struct rf_kube;
@@ -55,7 +56,8 @@ int rf_kube_sleep(struct rf_kube *k, double seconds);
 
 /** The server URL (borrowed) and a description of where it came from, for logs. */
 const char *rf_kube_server(const struct rf_kube *k);
-const char *rf_kube_source(const struct rf_kube *k); /* "kubeconfig /p (context c)" or "in-cluster" */
+const char *
+rf_kube_source(const struct rf_kube *k); /* "kubeconfig /p (context c)" or "in-cluster" */
 
 struct rf_kube_conn;
 
@@ -65,12 +67,12 @@ struct rf_kube_conn *rf_kube_conn_new(struct rf_kube *k);
 void rf_kube_conn_free(struct rf_kube_conn *c);
 
 struct rf_kube_response {
-	long status;      /* HTTP status; 0 when no response arrived */
-	char *body;       /* NUL-terminated, owned; the error body of a streamed request too */
+	long status; /* HTTP status; 0 when no response arrived */
+	char *body;  /* NUL-terminated, owned; the error body of a streamed request too */
 	size_t body_len;
-	int retry_after;  /* seconds from Retry-After (or details.retryAfterSeconds), -1 = none */
-	char reason[64];  /* Status reason ("Expired", "Forbidden", ...) or "" */
-	char error[768];  /* failure text a person can act on: transport error or status + message */
+	int retry_after; /* seconds from Retry-After (or details.retryAfterSeconds), -1 = none */
+	char reason[64]; /* Status reason ("Expired", "Forbidden", ...) or "" */
+	char error[768]; /* failure text a person can act on: transport error or status + message */
 };
 
 void rf_kube_response_release(struct rf_kube_response *r);
@@ -81,9 +83,9 @@ typedef int rf_kube_data_cb(void *userdata, const char *data, size_t len);
 typedef void rf_kube_tick_cb(void *userdata);
 
 struct rf_kube_request {
-	const char *method;       /* "GET" (default), "POST", "PATCH", "PUT", "DELETE" */
-	const char *path;         /* "/api/v1/nodes?limit=500", already escaped */
-	const char *body;         /* request body, or NULL */
+	const char *method; /* "GET" (default), "POST", "PATCH", "PUT", "DELETE" */
+	const char *path;   /* "/api/v1/nodes?limit=500", already escaped */
+	const char *body;   /* request body, or NULL */
 	size_t body_len;
 	const char *content_type; /* of the body; NULL = application/json */
 	long timeout_ms;          /* hard limit of the whole exchange; 0 = none (idle limit only) */
@@ -111,8 +113,7 @@ int rf_kube_do(struct rf_kube_conn *c, const struct rf_kube_request *req,
  * GET /version → gitVersion ("v1.35.0") into buf.
  * @return 0, -EPROTO (no gitVersion), or rf_kube_do's errors (ret_error gets the message).
  */
-int rf_kube_server_version(struct rf_kube_conn *c, char *buf, size_t len, char *err,
-			   size_t errlen);
+int rf_kube_server_version(struct rf_kube_conn *c, char *buf, size_t len, char *err, size_t errlen);
 
 /** "v1.34.2" → 134, "v1.35.0-rc.1" → 135, 0 when unparseable. */
 int rf_kube_minor_version(const char *git_version);

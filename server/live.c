@@ -32,8 +32,8 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 	}
 	snprintf(ua, sizeof(ua), "railfit/%s", o->version ? o->version : "unknown");
 	struct rf_kube_options ko = {
-		.kubeconfig = o->kubeconfig && *o->kubeconfig ? o->kubeconfig
-							      : o->cfg->kube.kubeconfig,
+		.kubeconfig =
+			o->kubeconfig && *o->kubeconfig ? o->kubeconfig : o->cfg->kube.kubeconfig,
 		.qps = o->cfg->kube.qps,
 		.user_agent = ua,
 		.sa_dir = getenv("RAILFIT_SA_DIR"), /* tests: a fake service-account directory */

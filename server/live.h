@@ -29,8 +29,7 @@ struct rf_live;
  * @return 0; -EINVAL/-ENOENT for configuration errors (err says what to fix: exit code 2);
  * -ENOMEM or another -errno.
  */
-int rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err,
-		  size_t errlen);
+int rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, size_t errlen);
 
 /** The userdata of the POST /bind route (rf_verb_bind, server/bind.h). Borrowed. */
 void *rf_live_binder(struct rf_live *l);

@@ -90,6 +90,10 @@ cache_gauges(struct rf_app *app)
 			       rf_cache_staleness(app->cache, k));
 	}
 	json_decref(detail);
+	size_t bad_topo = 0;
+	for (size_t i = 0; gen && i < rf_cluster_n_nodes(gen); i++)
+		bad_topo += rf_cluster_node_at(gen, i)->topo_error != NULL;
+	rf_metrics_set("railfit_topology_annotation_errors", "", (double)bad_topo);
 	rf_cluster_unref(gen);
 }
 

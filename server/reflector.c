@@ -21,9 +21,9 @@
 #include "server/log.h"
 #include "server/metrics.h"
 
-#define PAGE_SIZE   500
-#define RV_MAX      128
-#define LOG_REPEAT  60.0 /* seconds between repeated warnings of one failing kind */
+#define PAGE_SIZE  500
+#define RV_MAX     128
+#define LOG_REPEAT 60.0 /* seconds between repeated warnings of one failing kind */
 
 /* stream failures recorded by the event callback */
 enum stream_failure { SF_NONE = 0, SF_ERROR_EVENT, SF_GARBAGE, SF_OVERSIZE, SF_STORE };
@@ -59,7 +59,7 @@ struct reflector {
 	bool rv_unavailable;   /* relist with RV "" */
 	bool paginated_before; /* an RV "0" list came back paginated: always page */
 	struct rf_backoff backoff;
-	int retry_after;       /* seconds, from the last failure; -1 = none */
+	int retry_after; /* seconds, from the last failure; -1 = none */
 
 	/* failure reporting */
 	unsigned streak;
@@ -93,8 +93,13 @@ struct rf_reflectors {
 void
 rf_backoff_init(struct rf_backoff *b)
 {
-	*b = (struct rf_backoff){ .initial = 0.8, .cap = 30, .factor = 2, .jitter = 1.0,
-				  .reset_after = 120, .next = 0.8, .last = -1 };
+	*b = (struct rf_backoff){ .initial = 0.8,
+				  .cap = 30,
+				  .factor = 2,
+				  .jitter = 1.0,
+				  .reset_after = 120,
+				  .next = 0.8,
+				  .last = -1 };
 }
 
 double
@@ -177,8 +182,8 @@ static void
 count_restart(struct reflector *r, const char *reason)
 {
 	char l[128];
-	if (rf_metrics_format_labels(l, sizeof(l), "resource", r->resource, "reason", reason, NULL) >=
-	    0)
+	if (rf_metrics_format_labels(l, sizeof(l), "resource", r->resource, "reason", reason,
+				     NULL) >= 0)
 		rf_metrics_add("railfit_watch_restarts_total", l, 1);
 }
 
@@ -208,8 +213,7 @@ touch(struct reflector *r, bool force)
 
 /* A failure: counted, remembered for the backoff, logged (first of a streak, then once a minute,
  * the rest at -v 2). */
-static void
-failed(struct reflector *r, const char *reason, int retry_after, const char *fmt, ...)
+static void failed(struct reflector *r, const char *reason, int retry_after, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 static void
@@ -263,14 +267,24 @@ http_reason(long status)
 static const char *
 transport_reason(int rc)
 {
-	return rc == -ETIMEDOUT ? "timeout" : rc == -ECONNRESET ? "closed" : "connect";
+	switch (rc) {
+	case -ETIMEDOUT:
+		return "timeout";
+	case -ECONNRESET:
+		return "closed";
+	case -ECONNREFUSED:
+	case -EHOSTUNREACH:
+		return "connect";
+	default:
+		return "error"; /* TLS, a broken response, out of memory */
+	}
 }
 
 /* Append "&key=escaped(value)" (or "?key=..." first). */
 static int
-add_param(CURL *h, char *buf, size_t len, const char *key, const char *value)
+add_param(char *buf, size_t len, const char *key, const char *value)
 {
-	char *e = curl_easy_escape(h, value, 0);
+	char *e = curl_easy_escape(NULL, value, 0); /* the handle is unused since 7.82 */
 	if (!e)
 		return -ENOMEM;
 	size_t used = strlen(buf);
@@ -298,30 +312,29 @@ static int
 list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items, char *ret_rv,
 	  bool *ret_paginated, struct rf_kube_response *resp)
 {
-	CURL *h = curl_easy_init(); /* for escaping only */
 	json_t *items = json_array();
 	char path[4096], cont[2048] = "";
 	int rc = 0, pages = 0;
-	bool restarted = false;
+	bool restarted = false, paginated = false;
 	memset(resp, 0, sizeof(*resp));
-	if (!h || !items) {
+	if (!items) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (;;) {
 		snprintf(path, sizeof(path), "%s", r->spec->path);
-		if ((cont[0] && (rc = add_param(h, path, sizeof(path), "continue", cont)) < 0) ||
-		    (r->spec->field_selector &&
-		     (rc = add_param(h, path, sizeof(path), "fieldSelector",
-				     r->spec->field_selector)) < 0))
+		if ((cont[0] && (rc = add_param(path, sizeof(path), "continue", cont)) < 0) ||
+		    (r->spec->field_selector && (rc = add_param(path, sizeof(path), "fieldSelector",
+								r->spec->field_selector)) < 0))
 			goto out;
 		if (page_size > 0) {
 			char lim[16];
 			snprintf(lim, sizeof(lim), "%d", page_size);
-			if ((rc = add_param(h, path, sizeof(path), "limit", lim)) < 0)
+			if ((rc = add_param(path, sizeof(path), "limit", lim)) < 0)
 				goto out;
 		}
-		if (!cont[0] && rv[0] && (rc = add_param(h, path, sizeof(path), "resourceVersion", rv)) < 0)
+		if (!cont[0] && rv[0] &&
+		    (rc = add_param(path, sizeof(path), "resourceVersion", rv)) < 0)
 			goto out;
 		struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
 		rf_kube_response_release(resp);
@@ -329,9 +342,11 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		if (rc < 0)
 			goto out;
 		if (resp->status != 200) {
-			if (pages > 0 && rf_kube_is_expired(resp->status, resp->reason) && !restarted) {
-				/* continue token expired: one full list at the original RV (client-go's
-				 * pager; never the inconsistent token the Status may carry) */
+			if (pages > 0 && rf_kube_is_expired(resp->status, resp->reason) &&
+			    !restarted) {
+				/* continue token expired: one full list at the original RV
+				 * (client-go's pager; never the inconsistent token the Status may
+				 * carry) */
 				restarted = true;
 				page_size = 0;
 				cont[0] = 0;
@@ -350,7 +365,8 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		const char *c = json_string_value(json_object_get(md, "continue"));
 		if (!doc || (!json_is_array(its) && !json_is_null(its) && its) || !lrv) {
 			snprintf(resp->error, sizeof(resp->error),
-				 "GET %.300s: the answer is not a %s list (%.200s)", path, r->resource,
+				 "GET %.300s: the answer is not a %s list (%.200s)", path,
+				 r->resource,
 				 doc ? "no items or metadata.resourceVersion" : jerr.text);
 			json_decref(doc);
 			rc = -EPROTO;
@@ -364,8 +380,10 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		snprintf(ret_rv, RV_MAX, "%s", lrv);
 		pages++;
 		if (c && *c && page_size > 0) {
+			paginated = true;
 			if (strlen(c) >= sizeof(cont)) {
-				snprintf(resp->error, sizeof(resp->error), "continue token too long");
+				snprintf(resp->error, sizeof(resp->error),
+					 "continue token too long");
 				json_decref(doc);
 				rc = -EPROTO;
 				goto out;
@@ -377,14 +395,12 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		json_decref(doc);
 		break;
 	}
-	*ret_paginated = pages > 1;
+	*ret_paginated = paginated;
 	*ret_items = items;
 	items = NULL;
 	rc = 0;
 out:
 	json_decref(items);
-	if (h)
-		curl_easy_cleanup(h);
 	return rc;
 }
 
@@ -416,7 +432,8 @@ do_list(struct reflector *r)
 	bool paginated = false;
 	if (r->kind == RF_KIND_NODES)
 		detect_version(r);
-	snprintf(rv, sizeof(rv), "%s", !r->synced ? "0" : r->rv_unavailable ? "" : r->last_rv);
+	/* client-go's relistResourceVersion */
+	snprintf(rv, sizeof(rv), "%s", r->rv_unavailable ? "" : !r->synced ? "0" : r->last_rv);
 	int page = (!rv[0] || !strcmp(rv, "0") || r->paginated_before) ? PAGE_SIZE : 0;
 	int rc = list_once(r, rv, page, &items, list_rv, &paginated, &resp);
 	if (rc == 1 && (rf_kube_is_expired(resp.status, resp.reason) || too_large_rv(&resp))) {
@@ -439,7 +456,8 @@ do_list(struct reflector *r)
 		else
 			snprintf(text, sizeof(text), "%s", resp.error);
 		failed(r, rc == 1 ? http_reason(resp.status) : transport_reason(rc),
-		       rc == 1 && (resp.status == 429 || resp.status >= 500) ? resp.retry_after : -1,
+		       rc == 1 && (resp.status == 429 || resp.status >= 500) ? resp.retry_after
+									     : -1,
 		       "list %s: %s", r->resource, text);
 		rf_kube_response_release(&resp);
 		return -1;
@@ -456,6 +474,11 @@ do_list(struct reflector *r)
 	snprintf(r->last_rv, sizeof(r->last_rv), "%s", list_rv);
 	r->rv_unavailable = false;
 	if (!r->synced) {
+		/* synced means "in the generation readers get": wait for its publication */
+		int64_t seq = rf_store_changes(r->set->store);
+		while (!rf_store_wait_published(r->set->store, seq, 200))
+			if (rf_kube_stopping(r->set->kube))
+				return -1;
 		char cnt[24];
 		snprintf(cnt, sizeof(cnt), "%d", n);
 		rf_info("initial list done", "resource", r->resource, "objects", cnt,
@@ -496,9 +519,10 @@ on_event(void *userdata, struct rf_watch_event *ev)
 	}
 	if (ev->rv && strlen(ev->rv) < sizeof(r->last_rv)) {
 		int cmp = 0;
-		if (rf_log_verbosity() >= 3 && rf_rv_compare(ev->rv, r->last_rv, &cmp) == 0 && cmp < 0)
-			rf_v(3, "resourceVersion went backwards in a watch", "resource", r->resource,
-			     "rv", ev->rv, "last", r->last_rv);
+		if (rf_log_verbosity() >= 3 && rf_rv_compare(ev->rv, r->last_rv, &cmp) == 0 &&
+		    cmp < 0)
+			rf_v(3, "resourceVersion went backwards in a watch", "resource",
+			     r->resource, "rv", ev->rv, "last", r->last_rv);
 		snprintf(r->last_rv, sizeof(r->last_rv), "%s", ev->rv);
 	}
 	if (ev->type != RF_WATCH_BOOKMARK) {
@@ -545,27 +569,21 @@ static enum watch_outcome
 watch_once(struct reflector *r)
 {
 	struct rf_reflectors *set = r->set;
-	CURL *h = curl_easy_init();
 	char path[2048], ts[24];
 	struct rf_kube_response resp = { 0 };
 	enum watch_outcome out = W_RELIST;
-	if (!h) {
-		failed(r, "error", -1, "watch %s: out of memory", r->resource);
-		return W_RELIST;
-	}
-	long timeout_s = rf_watch_timeout_seconds((double)set->watch_timeout_ms / 1000.0, rand01(r));
+	long timeout_s =
+		rf_watch_timeout_seconds((double)set->watch_timeout_ms / 1000.0, rand01(r));
 	snprintf(ts, sizeof(ts), "%ld", timeout_s);
 	snprintf(path, sizeof(path), "%s?allowWatchBookmarks=true", r->spec->path);
 	if ((r->spec->field_selector &&
-	     add_param(h, path, sizeof(path), "fieldSelector", r->spec->field_selector) < 0) ||
-	    add_param(h, path, sizeof(path), "resourceVersion", r->last_rv) < 0 ||
-	    add_param(h, path, sizeof(path), "timeoutSeconds", ts) < 0 ||
-	    add_param(h, path, sizeof(path), "watch", "true") < 0) {
-		curl_easy_cleanup(h);
+	     add_param(path, sizeof(path), "fieldSelector", r->spec->field_selector) < 0) ||
+	    add_param(path, sizeof(path), "resourceVersion", r->last_rv) < 0 ||
+	    add_param(path, sizeof(path), "timeoutSeconds", ts) < 0 ||
+	    add_param(path, sizeof(path), "watch", "true") < 0) {
 		failed(r, "error", -1, "watch %s: cannot build the request", r->resource);
 		return W_RELIST;
 	}
-	curl_easy_cleanup(h);
 
 	rf_watch_stream_reset(&r->ws);
 	r->n_events = 0;
@@ -618,7 +636,8 @@ watch_once(struct reflector *r)
 		/* the stream ended: cleanly, by a dropped connection or by the idle limit */
 		const char *reason;
 		if (rf_watch_stream_pending(&r->ws))
-			reason = "truncated"; /* that event was not applied; the server resends it */
+			reason =
+				"truncated"; /* that event was not applied; the server resends it */
 		else if (rc == -ETIMEDOUT)
 			reason = "timeout";
 		else if (rc == 0 && elapsed >= (double)timeout_s - 1.0)
@@ -627,8 +646,9 @@ watch_once(struct reflector *r)
 			reason = "closed";
 		if (elapsed < 1.0 && r->n_events == 0) {
 			/* client-go's "very short watch": something is wrong, do not spin */
-			failed(r, "short", -1, "watch %s: ended after %.3f s without any event (%s)",
-			       r->resource, elapsed, rc < 0 ? resp.error : "clean end");
+			failed(r, "short", -1,
+			       "watch %s: ended after %.3f s without any event (%s)", r->resource,
+			       elapsed, rc < 0 ? resp.error : "clean end");
 			out = W_RELIST;
 			goto done;
 		}
@@ -641,7 +661,8 @@ watch_once(struct reflector *r)
 		goto done;
 	}
 	if (rc < 0) {
-		/* no response: connection refused is retried as a watch (client-go), the rest relists */
+		/* no response: connection refused is retried as a watch (client-go), the rest
+		 * relists */
 		failed(r, transport_reason(rc), -1, "watch %s: %s", r->resource, resp.error);
 		out = rc == -ECONNREFUSED ? W_BACKOFF_REWATCH : W_RELIST;
 		goto done;

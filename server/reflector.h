@@ -27,10 +27,11 @@
 #include "server/store.h"
 
 struct rf_reflectors_options {
-	struct rf_kube *kube;     /* shared client; outlives the reflectors */
+	struct rf_kube *kube; /* shared client; outlives the reflectors */
 	struct rf_store *store;
 	struct rf_cache *cache;
-	int64_t watch_timeout_ms; /* kube.watchTimeout: the minimum of the jittered timeoutSeconds */
+	int64_t watch_timeout_ms; /* kube.watchTimeout: the minimum of the jittered timeoutSeconds
+				   */
 	bool detect_dra_version;  /* GET /version before the first node list until it works */
 };
 
@@ -47,8 +48,8 @@ void rf_reflectors_stop(struct rf_reflectors *r);
 /** client-go's backoff manager (k8s.io/apimachinery wait.Backoff + backoffManager). */
 struct rf_backoff {
 	double initial, cap, factor, jitter, reset_after; /* 0.8, 30, 2, 1.0, 120 */
-	double next;  /* the next base delay */
-	double last;  /* time of the last step; < 0 = never */
+	double next;                                      /* the next base delay */
+	double last;                                      /* time of the last step; < 0 = never */
 };
 
 void rf_backoff_init(struct rf_backoff *b);

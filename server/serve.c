@@ -169,6 +169,10 @@ static const struct rf_http_route verb_routes[] = {
 	{ "POST", "/preempt", false, "preempt", rf_verb_preempt, NULL },
 };
 
+static const struct rf_http_route bind_route = {
+	"POST", "/bind", false, "bind", rf_verb_bind, NULL
+};
+
 static const struct rf_http_route ops_routes[] = {
 	{ "GET", "/healthz", false, "healthz", rf_route_healthz, NULL },
 	{ "GET", "/livez", false, "livez", rf_route_healthz, NULL },
@@ -322,6 +326,15 @@ rf_cmd_serve(int argc, char **argv)
 			   "Pods with a malformed railfit.io or bandwidth annotation, counted once "
 			   "per pod; the value is ignored.",
 			   NULL, 0);
+	rf_metrics_declare("railfit_topology_annotation_errors", RF_METRIC_GAUGE,
+			   "Nodes whose railfit.io/pci-topology annotation is ignored (malformed, "
+			   "unknown version, or no PCI address matches a DRA device).",
+			   NULL, 0);
+	rf_metrics_declare("railfit_unjudged_nodes_total", RF_METRIC_COUNTER,
+			   "Nodes passed (filter) or scored 0 (prioritize) without evaluation because "
+			   "the request's time budget was spent.",
+			   NULL, 0);
+	rf_metrics_add("railfit_unjudged_nodes_total", "", 0);
 	rf_metrics_add("railfit_selector_errors_total", "", 0);
 	rf_metrics_add("railfit_annotation_errors_total", "", 0);
 
@@ -358,8 +371,10 @@ rf_cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (live) {
-		struct rf_live_options lo = { .cfg = &app.cfg, .kubeconfig = kubeconfig,
-					      .cache = app.cache, .cel = app.cel,
+		struct rf_live_options lo = { .cfg = &app.cfg,
+					      .kubeconfig = kubeconfig,
+					      .cache = app.cache,
+					      .cel = app.cel,
 					      .version = RF_VERSION };
 		int r = rf_live_start(&lo, &lv, err, sizeof(err));
 		if (r < 0) {
@@ -373,9 +388,10 @@ rf_cmd_serve(int argc, char **argv)
 	size_t nr = 0, nd = 0;
 	bool split = app.cfg.server.debug_listen && app.cfg.server.debug_listen[0];
 	nr = add_routes(routes, nr, verb_routes, N_ROUTES(verb_routes), &app);
-	if (lv) /* binding needs the API server */
-		routes[nr++] = (struct rf_http_route){ "POST", "/bind", false, "bind", rf_verb_bind,
-						       rf_live_binder(lv) };
+	if (lv) { /* binding needs the API server */
+		routes[nr] = bind_route;
+		routes[nr++].userdata = rf_live_binder(lv);
+	}
 	if (split) {
 		nd = add_routes(droutes, nd, ops_routes, N_ROUTES(ops_routes), &app);
 		if (app.cfg.server.debug_endpoints)

@@ -6,7 +6,9 @@
  * publisher thread. Lock: `lock` guards everything mutable here; the publisher holds it only while
  * it copies the maps into arrays (increfs), never while building, publishing or freeing. Old maps
  * and replaced objects are released outside the lock. No other lock is taken while it is held
- * (rf_cache_publish is called without it). */
+ * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
+ * scarce, the HTTP threads answering kube-scheduler go first. */
+#define _GNU_SOURCE /* gettid() for the publisher's nice value (Linux) */
 #include "server/store.h"
 
 #include <errno.h>
@@ -15,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "server/kube.h"
 #include "server/log.h"
@@ -124,7 +128,8 @@ rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 	if (!m)
 		return -ENOMEM;
 	json_array_foreach (items, i, it) {
-		if (!json_is_object(it) || !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
+		if (!json_is_object(it) ||
+		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
 			continue;
 		strip(it);
 		if (json_object_set(m, key, it) < 0) {
@@ -224,6 +229,15 @@ out:
 	return seq;
 }
 
+int64_t
+rf_store_changes(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	int64_t seq = s->seq;
+	pthread_mutex_unlock(&s->lock);
+	return seq;
+}
+
 bool
 rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms)
 {
@@ -305,12 +319,13 @@ resolve_assumed(struct rf_store *s, double now, json_t **ret_subst)
 		}
 		if (!pod)
 			continue; /* not seen yet: keep until it shows up or expires */
-		const char *uid = json_string_value(
-			json_object_get(json_object_get(pod, "metadata"), "uid"));
-		const char *nn =
-			json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"));
+		const char *uid =
+			json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+		const char *nn = json_string_value(
+			json_object_get(json_object_get(pod, "spec"), "nodeName"));
 		if ((a->uid[0] && uid && strcmp(uid, a->uid) != 0) || (nn && *nn)) {
-			/* bound according to the watch (confirmed, or superseded), or another pod */
+			/* bound according to the watch (confirmed, or superseded), or another pod
+			 */
 			rf_v(2, "assumed placement settled by the watch", "pod", a->key, "node",
 			     nn ? nn : "");
 			assumed_drop(s, i);
@@ -381,7 +396,8 @@ snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
 		if (!arr)
 			goto oom;
 		json_object_foreach (s->maps[k], key, v) {
-			json_t *sub = k == RF_KIND_PODS && subst ? json_object_get(subst, key) : NULL;
+			json_t *sub =
+				k == RF_KIND_PODS && subst ? json_object_get(subst, key) : NULL;
 			if (json_array_append(arr, sub ? sub : v) < 0)
 				goto oom;
 		}
@@ -432,6 +448,11 @@ build_and_publish(struct rf_store *s)
 		s->stats.builds++;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
 		pthread_cond_broadcast(&s->published);
+		if (rf_log_verbosity() >= 3) {
+			char ms[32];
+			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
+			rf_v(3, "published a cache generation", "ms", ms);
+		}
 	}
 }
 
@@ -455,6 +476,9 @@ static void *
 publisher(void *arg)
 {
 	struct rf_store *s = arg;
+	/* under CPU contention the request threads go first: rebuilding can wait a little */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
+		rf_v(2, "cannot lower the priority of the cache publisher");
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		double now = rf_kube_now(), wake_at = INFINITY;
@@ -468,8 +492,9 @@ publisher(void *arg)
 		if (expired)
 			s->seq++; /* the next build drops them */
 		if (s->seq != s->built_seq) {
-			double gap = s->last_build_dur > s->min_interval ? s->last_build_dur
-									 : s->min_interval;
+			/* at most a third of a core for rebuilding, however big the cluster */
+			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
+									     : s->min_interval;
 			double ready_at = s->urgent ? now : s->last_build_end + gap;
 			if (now >= ready_at) {
 				build_and_publish(s);

@@ -5,9 +5,9 @@
  * it, so HTTP readers never see half an applied event or half a relist.
  *
  * Coalescing: after a change the publisher rebuilds at once when it has been idle, otherwise no
- * sooner than min_interval (or the last build's duration, if longer) after the previous build,
- * so bursts of events cost one rebuild per interval. An urgent change (a /bind placement) skips
- * the wait.
+ * sooner than min_interval (or twice the last build's duration, if longer: rebuilding never takes
+ * more than a third of a core) after the previous build, so bursts of events cost one rebuild per
+ * interval. An urgent change (a /bind placement) skips the wait.
  *
  * Objects handed to the store must not be modified afterwards by anyone: generations share them
  * with the maps (jansson's refcounts are atomic, the trees are read-only). The store strips
@@ -19,9 +19,10 @@
 #ifndef RF_SERVER_STORE_H
 #define RF_SERVER_STORE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "alloc/cel.h"
 #include "config/config.h"
@@ -29,10 +30,10 @@
 #include "server/watch_stream.h"
 
 struct rf_store_options {
-	struct rf_cache *cache;    /* where generations are published; outlives the store */
+	struct rf_cache *cache;      /* where generations are published; outlives the store */
 	const struct rf_config *cfg; /* copied (twice: for 1.34 and 1.35 rules) */
-	struct rf_cel_cache *cel;  /* outlives the store */
-	long min_interval_ms;      /* 0 = 50 ms */
+	struct rf_cel_cache *cel;    /* outlives the store */
+	long min_interval_ms;        /* 0 = 50 ms */
 };
 
 struct rf_store;
@@ -69,6 +70,9 @@ int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type typ
 int64_t rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
 			const char *node, int64_t assume_ttl_ms);
 
+/** The number of the latest change, for rf_store_wait_published(). */
+int64_t rf_store_changes(struct rf_store *s);
+
 /** Wait until a generation including change `seq` is published (or timeout). @return true if so. */
 bool rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms);
 
@@ -76,10 +80,10 @@ bool rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms);
 void rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v);
 
 struct rf_store_stats {
-	uint64_t builds;          /* generations published */
-	double last_build_ms;     /* duration of the last snapshot + build */
+	uint64_t builds;      /* generations published */
+	double last_build_ms; /* duration of the last snapshot + build */
 	size_t objects[RF_KIND_COUNT];
-	size_t assumed;           /* placements not yet confirmed */
+	size_t assumed; /* placements not yet confirmed */
 };
 void rf_store_stats(struct rf_store *s, struct rf_store_stats *ret);
 

@@ -56,8 +56,8 @@ rf_watch_event_decode(const char *line, size_t len, struct rf_watch_event *ret, 
 	json_t *root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root) {
 		excerpt(ex, sizeof(ex), line, len < 40 ? len : 40);
-		snprintf(err, errlen, "watch event is not JSON (%s at column %d): \"%s\"", jerr.text,
-			 jerr.column, ex);
+		snprintf(err, errlen, "watch event is not JSON (%s at column %d): \"%s\"",
+			 jerr.text, jerr.column, ex);
 		return strstr(jerr.text, "memory") ? -ENOMEM : -EPROTO;
 	}
 	struct rf_watch_event ev = { 0 };
@@ -181,8 +181,8 @@ append(struct rf_watch_stream *s, const char *data, size_t len)
 }
 
 int
-rf_watch_stream_feed(struct rf_watch_stream *s, const char *data, size_t len,
-		     rf_watch_event_cb *cb, void *userdata, char *err, size_t errlen)
+rf_watch_stream_feed(struct rf_watch_stream *s, const char *data, size_t len, rf_watch_event_cb *cb,
+		     void *userdata, char *err, size_t errlen)
 {
 	int r = 0;
 	if (s->failed) {

@@ -11,9 +11,10 @@
 #ifndef RF_SERVER_WATCH_STREAM_H
 #define RF_SERVER_WATCH_STREAM_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 /** Default bound of one event (bytes). etcd objects are at most ~1.5 MiB; JSON adds little. */
 #define RF_WATCH_MAX_EVENT ((size_t)16 * 1024 * 1024)
@@ -32,8 +33,8 @@ const char *rf_watch_type_name(enum rf_watch_type t);
 
 struct rf_watch_event {
 	enum rf_watch_type type;
-	json_t *object;     /* the event's object (a Status for ERROR); owned by the event */
-	const char *rv;     /* object.metadata.resourceVersion, borrowed from object, or NULL */
+	json_t *object; /* the event's object (a Status for ERROR); owned by the event */
+	const char *rv; /* object.metadata.resourceVersion, borrowed from object, or NULL */
 	/* ERROR events: the Status fields (borrowed from object; code 0 when absent) */
 	int code;
 	const char *reason, *message;
@@ -59,9 +60,9 @@ typedef int rf_watch_event_cb(void *userdata, struct rf_watch_event *ev);
 struct rf_watch_stream {
 	char *buf;
 	size_t len, cap;
-	size_t max;     /* longest accepted event line */
-	size_t events;  /* events decoded since the last reset */
-	bool failed;    /* a previous feed failed: the stream must be reset */
+	size_t max;    /* longest accepted event line */
+	size_t events; /* events decoded since the last reset */
+	bool failed;   /* a previous feed failed: the stream must be reset */
 };
 
 /** Initialise with a line limit (0 = RF_WATCH_MAX_EVENT). Allocates nothing yet. */

@@ -5,15 +5,22 @@
  * bind helpers, and the object store's event semantics (duplicate ADDED, unknown DELETED,
  * relist deletions, assumed placements). */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <jansson.h>
+#include <microhttpd.h>
 
 #include "config/kubeconfig.h"
 #include "server/bind.h"
@@ -25,8 +32,7 @@
 
 /* "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" */
 #define PEM_TEXT "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-#define PEM_B64                                                                                    \
-	"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+#define PEM_B64  "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUIKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
 
 static int
 parse(const char *doc, const char *dir, const char *ctx, struct rf_kubeconfig *kc, char *err)
@@ -250,7 +256,8 @@ START_TEST(test_kubeconfig_in_cluster)
 			 0);
 	ck_assert_str_eq(kc.server, "https://[fd00::1]:6443");
 	rf_kubeconfig_release(&kc);
-	ck_assert_int_eq(rf_kubeconfig_in_cluster("", "443", "/sa", &kc, err, sizeof(err)), -EINVAL);
+	ck_assert_int_eq(rf_kubeconfig_in_cluster("", "443", "/sa", &kc, err, sizeof(err)),
+			 -EINVAL);
 	ck_assert_ptr_nonnull(strstr(err, "KUBERNETES_SERVICE_HOST"));
 }
 END_TEST
@@ -289,11 +296,12 @@ static int
 collect(void *ud, struct rf_watch_event *ev)
 {
 	struct collected *c = ud;
-	const char *name = json_string_value(
-		json_object_get(json_object_get(ev->object, "metadata"), "name"));
-	json_array_append_new(c->events,
-			      json_pack("[s, s]", rf_watch_type_name(ev->type),
-					name ? name : ev->rv ? ev->rv : (ev->reason ? ev->reason : "")));
+	const char *name =
+		json_string_value(json_object_get(json_object_get(ev->object, "metadata"), "name"));
+	json_array_append_new(c->events, json_pack("[s, s]", rf_watch_type_name(ev->type),
+						   name     ? name
+						   : ev->rv ? ev->rv
+							    : (ev->reason ? ev->reason : "")));
 	rf_watch_event_release(ev);
 	if (c->stop_after && json_array_size(c->events) >= (size_t)c->stop_after)
 		return -EIO;
@@ -321,8 +329,8 @@ START_TEST(test_watch_stream_boundaries_anywhere)
 			ck_assert_int_eq(rf_watch_stream_feed(&ws, stream3, cut, collect, &c, err,
 							      sizeof(err)),
 					 0);
-			ck_assert_int_eq(rf_watch_stream_feed(&ws, stream3 + cut, len - cut, collect,
-							      &c, err, sizeof(err)),
+			ck_assert_int_eq(rf_watch_stream_feed(&ws, stream3 + cut, len - cut,
+							      collect, &c, err, sizeof(err)),
 					 0);
 		} else {
 			for (size_t i = 0; i < len; i++)
@@ -350,8 +358,8 @@ START_TEST(test_watch_stream_empty_chunks_and_truncation)
 	rf_watch_stream_init(&ws, 0);
 	ck_assert_int_eq(rf_watch_stream_feed(&ws, "", 0, collect, &c, err, sizeof(err)), 0);
 	const char *part = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"na";
-	ck_assert_int_eq(rf_watch_stream_feed(&ws, part, strlen(part), collect, &c, err, sizeof(err)),
-			 0);
+	ck_assert_int_eq(
+		rf_watch_stream_feed(&ws, part, strlen(part), collect, &c, err, sizeof(err)), 0);
 	/* the connection closes here: the partial event is pending, never applied */
 	ck_assert_uint_eq(json_array_size(c.events), 0);
 	ck_assert_uint_eq(rf_watch_stream_pending(&ws), strlen(part));
@@ -371,12 +379,14 @@ START_TEST(test_watch_stream_oversize)
 	char err[256], big[300];
 	rf_watch_stream_init(&ws, 100);
 	/* an event of exactly the limit passes */
-	int n = snprintf(big, sizeof(big), "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"");
+	int n = snprintf(big, sizeof(big),
+			 "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"");
 	while (n < 100 - 4) /* 100 bytes, then the newline */
 		big[n++] = 'a';
 	memcpy(big + n, "\"}}}\n", 5);
 	n += 5;
-	ck_assert_int_eq(rf_watch_stream_feed(&ws, big, (size_t)n, collect, &c, err, sizeof(err)), 0);
+	ck_assert_int_eq(rf_watch_stream_feed(&ws, big, (size_t)n, collect, &c, err, sizeof(err)),
+			 0);
 	ck_assert_uint_eq(json_array_size(c.events), 1);
 	/* one byte more, fed in small pieces, fails before the line is complete */
 	big[n - 5] = 'b';
@@ -389,7 +399,8 @@ START_TEST(test_watch_stream_oversize)
 	ck_assert_int_eq(r, -EMSGSIZE);
 	ck_assert_ptr_nonnull(strstr(err, "larger than 100 bytes"));
 	/* the stream stays failed until reset */
-	ck_assert_int_eq(rf_watch_stream_feed(&ws, "\n", 1, collect, &c, err, sizeof(err)), -EPROTO);
+	ck_assert_int_eq(rf_watch_stream_feed(&ws, "\n", 1, collect, &c, err, sizeof(err)),
+			 -EPROTO);
 	rf_watch_stream_reset(&ws);
 	ck_assert_int_eq(rf_watch_stream_feed(&ws, big, 0, collect, &c, err, sizeof(err)), 0);
 	json_decref(c.events);
@@ -436,9 +447,10 @@ START_TEST(test_watch_stream_error_event_and_callback_stop)
 {
 	struct rf_watch_event ev;
 	char err[256];
-	const char *line = "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
-			   "\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource "
-			   "version: 10245 (11873)\",\"reason\":\"Expired\",\"code\":410}}";
+	const char *line =
+		"{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+		"\"metadata\":{},\"status\":\"Failure\",\"message\":\"too old resource "
+		"version: 10245 (11873)\",\"reason\":\"Expired\",\"code\":410}}";
 	ck_assert_int_eq(rf_watch_event_decode(line, strlen(line), &ev, err, sizeof(err)), 0);
 	ck_assert_int_eq(ev.type, RF_WATCH_ERROR);
 	ck_assert_int_eq(ev.code, 410);
@@ -452,9 +464,9 @@ START_TEST(test_watch_stream_error_event_and_callback_stop)
 	struct rf_watch_stream ws;
 	struct collected c = { json_array(), 2 };
 	rf_watch_stream_init(&ws, 0);
-	ck_assert_int_eq(rf_watch_stream_feed(&ws, stream3, strlen(stream3), collect, &c, err,
-					      sizeof(err)),
-			 -EIO);
+	ck_assert_int_eq(
+		rf_watch_stream_feed(&ws, stream3, strlen(stream3), collect, &c, err, sizeof(err)),
+		-EIO);
 	ck_assert_uint_eq(json_array_size(c.events), 2);
 	json_decref(c.events);
 	rf_watch_stream_release(&ws);
@@ -509,7 +521,8 @@ START_TEST(test_rv_compare)
 	ck_assert_int_eq(c, 0);
 	ck_assert_int_eq(rf_rv_compare("0", "0", &c), 0);
 	ck_assert_int_eq(c, 0);
-	ck_assert_int_eq(rf_rv_compare("99999999999999999999999", "100000000000000000000000", &c), 0);
+	ck_assert_int_eq(rf_rv_compare("99999999999999999999999", "100000000000000000000000", &c),
+			 0);
 	ck_assert_int_eq(c, -1);
 	ck_assert_int_eq(rf_rv_compare("12a", "1", &c), -EINVAL);
 	ck_assert_int_eq(rf_rv_compare("", "1", &c), -EINVAL);
@@ -605,8 +618,9 @@ store_setup(struct store_fixture *f)
 	rf_config_init(&f->cfg);
 	f->cache = rf_cache_new();
 	f->cel = rf_cel_cache_new();
-	struct rf_store_options o = { .cache = f->cache, .cfg = &f->cfg, .cel = f->cel,
-				      .min_interval_ms = 10 };
+	struct rf_store_options o = {
+		.cache = f->cache, .cfg = &f->cfg, .cel = f->cel, .min_interval_ms = 10
+	};
 	ck_assert_int_eq(rf_store_new(&o, &f->store), 0);
 }
 
@@ -622,9 +636,9 @@ store_teardown(struct store_fixture *f)
 static json_t *
 pod(const char *ns, const char *name, const char *uid, const char *node)
 {
-	json_t *p = json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}, s:{s:[]}, s:{s:s}}", "metadata", "name",
-			      name, "namespace", ns, "uid", uid, "managedFields", "manager", "kubectl",
-			      "spec", "containers", "status", "phase", "Pending");
+	json_t *p = json_pack("{s:{s:s, s:s, s:s, s:[{s:s}]}, s:{s:[]}, s:{s:s}}", "metadata",
+			      "name", name, "namespace", ns, "uid", uid, "managedFields", "manager",
+			      "kubectl", "spec", "containers", "status", "phase", "Pending");
 	if (node)
 		json_object_set_new(json_object_get(p, "spec"), "nodeName", json_string(node));
 	return p;
@@ -634,8 +648,7 @@ pod(const char *ns, const char *name, const char *uid, const char *node)
 static struct rf_cluster *
 settled(struct store_fixture *f)
 {
-	int64_t seq = rf_store_assume(f->store, "-", "-", "", "-", 0); /* the current change number */
-	ck_assert(rf_store_wait_published(f->store, seq, 5000));
+	ck_assert(rf_store_wait_published(f->store, rf_store_changes(f->store), 5000));
 	return rf_cache_get(f->cache);
 }
 
@@ -707,7 +720,8 @@ START_TEST(test_store_assumed_placements)
 
 	/* an update that does not bind keeps the assumption on the new object */
 	json_t *p1 = pod("a", "p1", "u1", NULL);
-	json_object_set_new(json_object_get(p1, "metadata"), "labels", json_pack("{s:s}", "x", "y"));
+	json_object_set_new(json_object_get(p1, "metadata"), "labels",
+			    json_pack("{s:s}", "x", "y"));
 	rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_MODIFIED, p1);
 	g = settled(&f);
 	ck_assert_str_eq(rf_cluster_pod(g, "a", "p1")->node_name, "n7");
@@ -771,6 +785,378 @@ START_TEST(test_store_coalesces_bursts)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------------------------------
+ * The client against a small scripted API server (libmicrohttpd, thread per connection)
+ */
+
+struct stub {
+	struct MHD_Daemon *d;
+	unsigned port;
+	atomic_int n_401, n_auth, n_patch;
+	atomic_int stream_hold; /* the stream callback stalls while set */
+	char patch_ct[128];
+	char patch_body[1024];
+};
+
+struct upload {
+	char buf[1024];
+	size_t len;
+};
+
+static ssize_t
+stream_cb(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct stub *st = cls;
+	static const char ev[] = "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":"
+				 "{\"resourceVersion\":\"5\"}}}\n";
+	if (pos == 0) {
+		size_t n = sizeof(ev) - 1 < max ? sizeof(ev) - 1 : max;
+		memcpy(buf, ev, n);
+		return (ssize_t)n;
+	}
+	/* then silence, until the test lets go (or 20 s) */
+	for (int i = 0; i < 400 && atomic_load(&st->stream_hold); i++)
+		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+	return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static enum MHD_Result
+reply(struct MHD_Connection *c, unsigned code, const char *ctype, const char *body,
+      const char *hname, const char *hvalue)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	MHD_add_response_header(r, "Content-Type", ctype);
+	if (hname)
+		MHD_add_response_header(r, hname, hvalue);
+	enum MHD_Result ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result
+stub_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+	     const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
+{
+	struct stub *st = cls;
+	if (!*con_cls) {
+		*con_cls = calloc(1, sizeof(struct upload));
+		return MHD_YES;
+	}
+	struct upload *u = *con_cls;
+	if (*upload_size) {
+		size_t n = *upload_size < sizeof(u->buf) - 1 - u->len ? *upload_size
+								      : sizeof(u->buf) - 1 - u->len;
+		memcpy(u->buf + u->len, upload_data, n);
+		u->len += n;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	const char *ua = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "User-Agent");
+	if (!ua || strncmp(ua, "railfit/", 8) != 0)
+		return reply(c, 400, "text/plain", "bad user agent", NULL, NULL);
+	if (!strcmp(url, "/version"))
+		return reply(c, 200, "application/json",
+			     "{\"major\":\"1\",\"minor\":\"34\",\"gitVersion\":\"v1.34.3\"}", NULL,
+			     NULL);
+	if (!strcmp(url, "/auth")) {
+		atomic_fetch_add(&st->n_auth, 1);
+		if (auth && !strcmp(auth, "Bearer new"))
+			return reply(c, 200, "application/json", "{}", NULL, NULL);
+		atomic_fetch_add(&st->n_401, 1);
+		return reply(
+			c, 401, "application/json",
+			"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+			"\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\","
+			"\"code\":401}",
+			NULL, NULL);
+	}
+	if (!strcmp(url, "/429"))
+		return reply(c, 429, "text/plain; charset=utf-8",
+			     "Too many requests, please try again later.\n", "Retry-After", "7");
+	if (!strcmp(url, "/403"))
+		return reply(
+			c, 403, "application/json",
+			"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+			"\"Failure\",\"message\":\"nodes is forbidden: User \\\"u\\\" cannot watch "
+			"resource \\\"nodes\\\" in API group \\\"\\\" at the cluster scope\","
+			"\"reason\":\"Forbidden\",\"details\":{\"kind\":\"nodes\"},\"code\":403}",
+			NULL, NULL);
+	if (!strcmp(url, "/api/v1/nodes/n1") && !strcmp(method, "PATCH")) {
+		atomic_fetch_add(&st->n_patch, 1);
+		const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+		snprintf(st->patch_ct, sizeof(st->patch_ct), "%s", ct ? ct : "");
+		u->buf[u->len] = 0;
+		snprintf(st->patch_body, sizeof(st->patch_body), "%s", u->buf);
+		return reply(c, 200, "application/json", "{\"kind\":\"Node\"}", NULL, NULL);
+	}
+	if (!strcmp(url, "/stream")) {
+		struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 1024,
+									   stream_cb, st, NULL);
+		enum MHD_Result ret = MHD_queue_response(c, 200, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	return reply(c, 404, "application/json",
+		     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":"
+		     "\"Failure\",\"message\":\"nodes \\\"missing\\\" not found\",\"reason\":"
+		     "\"NotFound\",\"code\":404}",
+		     NULL, NULL);
+}
+
+static void
+stub_done(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+	free(*con_cls);
+	*con_cls = NULL;
+}
+
+static void
+stub_start(struct stub *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
+				 NULL, NULL, stub_handler, st, MHD_OPTION_NOTIFY_COMPLETED,
+				 stub_done, NULL, MHD_OPTION_END);
+	ck_assert_ptr_nonnull(st->d);
+	st->port = MHD_get_daemon_info(st->d, MHD_DAEMON_INFO_BIND_PORT)->port;
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A kubeconfig for the stub with a token file holding `token`; returns its path in buf. */
+static void
+stub_kubeconfig(const struct stub *st, char *dir, char *kc, size_t len, const char *token)
+{
+	char doc[1024], tok[512];
+	snprintf(tok, sizeof(tok), "%s/token", dir);
+	write_file(tok, token);
+	snprintf(
+		doc, sizeof(doc),
+		"apiVersion: v1\nclusters:\n- name: s\n  cluster:\n    server: http://127.0.0.1:%u\n"
+		"users:\n- name: u\n  user:\n    tokenFile: token\n"
+		"contexts:\n- name: c\n  context: {cluster: s, user: u}\ncurrent-context: c\n",
+		st->port);
+	snprintf(kc, len, "%s/kubeconfig", dir);
+	write_file(kc, doc);
+}
+
+struct streamed {
+	size_t bytes;
+};
+
+static int
+count_bytes(void *ud, const char *data, size_t len)
+{
+	((struct streamed *)ud)->bytes += len;
+	return 0;
+}
+
+struct stopper {
+	struct rf_kube *k;
+	double after;
+};
+
+static void *
+stop_later(void *arg)
+{
+	struct stopper *s = arg;
+	nanosleep(&(struct timespec){ 0, (long)(s->after * 1e9) }, NULL);
+	rf_kube_stop(s->k);
+	return NULL;
+}
+
+START_TEST(test_kube_client_against_stub)
+{
+	struct stub st;
+	char dir[] = "/tmp/rf-kube-XXXXXX", kc[600], err[1024], gv[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	stub_start(&st);
+	stub_kubeconfig(&st, dir, kc, sizeof(kc), "old\n");
+	struct rf_kube_options o = { .kubeconfig = kc, .qps = 1000, .user_agent = "railfit/test" };
+	struct rf_kube *k = NULL;
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(rf_kube_source(k), "kubeconfig"));
+	struct rf_kube_conn *c = rf_kube_conn_new(k);
+	ck_assert_ptr_nonnull(c);
+
+	ck_assert_int_eq(rf_kube_server_version(c, gv, sizeof(gv), err, sizeof(err)), 0);
+	ck_assert_str_eq(gv, "v1.34.3");
+
+	/* the annotation patch railfit topology --publish sends */
+	ck_assert_int_eq(rf_kube_patch_node_annotation(c, "n1", "railfit.io/pci-topology", "v", err,
+						       sizeof(err)),
+			 0);
+	ck_assert_str_eq(st.patch_ct, "application/merge-patch+json");
+	ck_assert_str_eq(st.patch_body,
+			 "{\"metadata\":{\"annotations\":{\"railfit.io/pci-topology\":\"v\"}}}");
+	ck_assert_int_eq(rf_kube_patch_node_annotation(c, "missing", "a", NULL, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "404 Not Found: nodes \"missing\" not found"));
+
+	/* the token file is rewritten in place with its old mtime: only the 401 tells */
+	char tok[600];
+	struct stat before;
+	snprintf(tok, sizeof(tok), "%s/token", dir);
+	ck_assert_int_eq(stat(tok, &before), 0);
+	write_file(tok, "new\n");
+	struct timespec times[2] = { before.st_atim, before.st_mtim };
+	ck_assert_int_eq(utimensat(AT_FDCWD, tok, times, 0), 0);
+	struct rf_kube_response resp;
+	struct rf_kube_request req = { .path = "/auth" };
+	ck_assert_int_eq(rf_kube_do(c, &req, &resp), 0);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_int_eq(atomic_load(&st.n_401), 1);
+	ck_assert_int_eq(atomic_load(&st.n_auth), 2);
+	rf_kube_response_release(&resp);
+
+	/* APF's 429: text body, Retry-After */
+	req.path = "/429";
+	ck_assert_int_eq(rf_kube_do(c, &req, &resp), 0);
+	ck_assert_int_eq(resp.status, 429);
+	ck_assert_int_eq(resp.retry_after, 7);
+	ck_assert_ptr_nonnull(strstr(resp.error, "429 Too Many Requests: Too many requests"));
+	rf_kube_response_release(&resp);
+
+	/* 403: the Status message and what the role lacks */
+	req.path = "/403";
+	ck_assert_int_eq(rf_kube_do(c, &req, &resp), 0);
+	ck_assert_int_eq(resp.status, 403);
+	ck_assert_str_eq(resp.reason, "Forbidden");
+	rf_kube_describe_failure(&resp, "watch", "nodes", "", err, sizeof(err));
+	ck_assert_ptr_nonnull(strstr(err, "cannot watch resource \"nodes\""));
+	ck_assert_ptr_nonnull(strstr(err, "needs verb \"watch\" on resource \"nodes\""));
+	rf_kube_response_release(&resp);
+
+	/* a stream that goes silent hits the idle limit, with the 200 known */
+	struct streamed sd = { 0 };
+	atomic_store(&st.stream_hold, 1);
+	struct rf_kube_request sreq = {
+		.path = "/stream", .idle_ms = 1000, .on_data = count_bytes, .userdata = &sd
+	};
+	double t0 = rf_kube_now();
+	ck_assert_int_eq(rf_kube_do(c, &sreq, &resp), -ETIMEDOUT);
+	ck_assert_int_eq(resp.status, 200);
+	ck_assert_uint_gt(sd.bytes, 10);
+	ck_assert(rf_kube_now() - t0 < 5);
+	rf_kube_response_release(&resp);
+
+	/* rf_kube_stop ends a silent stream within about a second */
+	struct stopper sp = { k, 0.3 };
+	pthread_t th;
+	pthread_create(&th, NULL, stop_later, &sp);
+	sreq.idle_ms = 30000;
+	t0 = rf_kube_now();
+	ck_assert_int_eq(rf_kube_do(c, &sreq, &resp), -ECANCELED);
+	ck_assert(rf_kube_now() - t0 < 2.5);
+	ck_assert(rf_kube_stopping(k));
+	ck_assert_int_eq(rf_kube_sleep(k, 10), -ECANCELED);
+	pthread_join(th, NULL);
+	rf_kube_response_release(&resp);
+	atomic_store(&st.stream_hold, 0);
+
+	rf_kube_conn_free(c);
+	rf_kube_free(k);
+	MHD_stop_daemon(st.d);
+	unlink(tok);
+	unlink(kc);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_kube_client_rate_limit_and_refused)
+{
+	struct stub st;
+	char dir[] = "/tmp/rf-kube-XXXXXX", kc[600], err[1024], gv[64];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	stub_start(&st);
+	stub_kubeconfig(&st, dir, kc, sizeof(kc), "new");
+	struct rf_kube_options o = {
+		.kubeconfig = kc, .qps = 10, .burst = 1, .user_agent = "railfit/test"
+	};
+	struct rf_kube *k = NULL;
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), 0);
+	struct rf_kube_conn *c = rf_kube_conn_new(k);
+	double t0 = rf_kube_now();
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(rf_kube_server_version(c, gv, sizeof(gv), err, sizeof(err)), 0);
+	ck_assert(rf_kube_now() - t0 >= 0.45); /* 10/s, burst 1: 5 waits of 0.1 s */
+	rf_kube_conn_free(c);
+	rf_kube_free(k);
+	unsigned port = st.port;
+	MHD_stop_daemon(st.d);
+
+	/* nothing listens there any more */
+	char tok[600];
+	snprintf(tok, sizeof(tok), "%s/token", dir);
+	st.port = port;
+	stub_kubeconfig(&st, dir, kc, sizeof(kc), "new");
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), 0);
+	c = rf_kube_conn_new(k);
+	struct rf_kube_response resp;
+	struct rf_kube_request req = { .path = "/version" };
+	ck_assert_int_eq(rf_kube_do(c, &req, &resp), -ECONNREFUSED);
+	ck_assert_int_eq(resp.status, 0);
+	ck_assert_ptr_nonnull(
+		strstr(resp.error, "cannot connect to the API server at http://127.0.0.1:"));
+	rf_kube_response_release(&resp);
+	rf_kube_conn_free(c);
+	rf_kube_free(k);
+	unlink(tok);
+	unlink(kc);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_kube_new_errors)
+{
+	char dir[] = "/tmp/rf-kube-XXXXXX", path[600], err[1024];
+	struct rf_kube *k = NULL;
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/nope", dir);
+	struct rf_kube_options o = { .kubeconfig = path };
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "cannot read kubeconfig"));
+
+	/* a tokenFile that does not exist is a configuration error naming it */
+	write_file(path, "clusters: [{name: s, cluster: {server: 'http://h:1'}}]\n"
+			 "users: [{name: u, user: {tokenFile: /nonexistent/token}}]\n"
+			 "contexts: [{name: c, context: {cluster: s, user: u}}]\n"
+			 "current-context: c\n");
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "cannot read token file '/nonexistent/token'"));
+
+	/* no configuration anywhere (this runs in Check's forked child: the environment is ours) */
+	setenv("HOME", dir, 1);
+	unsetenv("KUBECONFIG");
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	o.kubeconfig = NULL;
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "no kube-apiserver configuration found"));
+
+	/* $KUBECONFIG: the first file that exists */
+	char env[1300];
+	snprintf(env, sizeof(env), "%s/missing:%s", dir, path);
+	setenv("KUBECONFIG", env, 1);
+	write_file(path, "clusters: [{name: s, cluster: {server: 'http://h:1'}}]\n"
+			 "contexts: [{name: c, context: {cluster: s}}]\ncurrent-context: c\n");
+	ck_assert_int_eq(rf_kube_new(&o, &k, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(rf_kube_source(k), "from $KUBECONFIG"));
+	ck_assert_str_eq(rf_kube_server(k), "http://h:1");
+	rf_kube_free(k);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 Suite *kube_suite(void);
 
 Suite *
@@ -805,6 +1191,13 @@ kube_suite(void)
 	tcase_add_test(tc, test_parse_helpers);
 	tcase_add_test(tc, test_describe_failure);
 	tcase_add_test(tc, test_bind_helpers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("client");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_kube_client_against_stub);
+	tcase_add_test(tc, test_kube_client_rate_limit_and_refused);
+	tcase_add_test(tc, test_kube_new_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("store");

@@ -264,7 +264,7 @@ BATCHES = {
     "broken-connections": [
         ("nodes", {"fault": "reset-mid-stream", "after": 1}),
         ("pods", {"fault": "close-mid-chunk"}),
-        ("resourceslices", {"fault": "truncate"}),
+        ("resourceslices", {"fault": "truncate", "after": 1}),
         ("resourceclaims", {"fault": "stall", "seconds": 30}),
         ("deviceclasses", {"fault": "drop-after", "seconds": 0.3, "mode": "reset"}),
     ],
@@ -345,6 +345,9 @@ class LiveFaults(unittest.TestCase):
         rf = railfit(self.kubeconfig).start()
         self.addCleanup(self.stop_rf, rf)
         wait_ready(self, rf)
+        # ready means the published generation holds every kind's initial list
+        want, got = truth(self.api), cached(rf)
+        self.assertEqual(got, want, diff(want, got))
         converge(self, self.api, rf, what="start")
         return rf
 
@@ -359,6 +362,7 @@ class LiveFaults(unittest.TestCase):
 
     def run_batch(self, name):
         rf = self.start()
+        time.sleep(1.1)  # older than a "very short watch", so that a drop is a plain re-watch
         for rid, spec in BATCHES[name]:
             self.api.fault(spec["fault"], kind=rid,
                            **{k: v for k, v in spec.items() if k != "fault"})
@@ -410,10 +414,16 @@ class LiveFaults(unittest.TestCase):
         self.api.clear_requests()
         rf = self.start()
         reqs = self.api.requests(kind="pods", verb="list")
-        self.assertTrue(any("limit=500" in r["path"] and "continue=" in r["path"] for r in reqs),
-                        [r["path"] for r in reqs])
-        # after the expired continue token: one full list, no limit, no inconsistent token
-        self.assertTrue(any("limit" not in r["path"] for r in reqs), [r["path"] for r in reqs])
+        queries = [r["rawQuery"] for r in reqs]
+        # client-go's first list, then its pager (no resourceVersion with continue)
+        self.assertTrue(queries[0].startswith("fieldSelector=") and
+                        queries[0].endswith("&limit=500&resourceVersion=0"), queries)
+        self.assertTrue(any("continue=" in q and "limit=500" in q and "resourceVersion" not in q
+                            for q in queries), queries)
+        # after the expired continue token: one full list at the same RV, no limit, never the
+        # inconsistent token the 410 carried
+        self.assertTrue(queries[-1].endswith("resourceVersion=0") and "limit" not in queries[-1]
+                        and "continue" not in queries[-1], queries)
         touch_all(self.api)
         converge(self, self.api, rf)
 
@@ -422,8 +432,17 @@ class LiveFaults(unittest.TestCase):
         deleted and recreated objects are followed."""
         rf = self.start()
         reqs = self.api.requests(kind="pods", verb="watch")
-        self.assertTrue(all("fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
-                            in r["path"] for r in reqs), [r["path"] for r in reqs])
+        self.assertTrue(reqs)
+        for r in reqs:
+            # kube-scheduler's pod informer, parameters sorted as Go's url.Values.Encode does
+            self.assertRegex(r["rawQuery"], r"^allowWatchBookmarks=true&fieldSelector=status\.phase"
+                             r"%21%3DSucceeded%2Cstatus\.phase%21%3DFailed&resourceVersion=\d+&"
+                             r"timeoutSeconds=\d+&watch=true$")
+            self.assertLessEqual(5, int(r["query"]["timeoutSeconds"]))
+            self.assertLess(int(r["query"]["timeoutSeconds"]), 10)
+        for r in self.api.requests():
+            self.assertRegex(r["userAgent"] or "", r"^railfit/\d")
+            self.assertEqual(r["accept"], "application/json")
         pod = self.api.state("pods")["objects"]["pods"][0]
         done = json.loads(json.dumps(pod))
         done.setdefault("status", {})["phase"] = "Succeeded"
@@ -441,18 +460,94 @@ class LiveFaults(unittest.TestCase):
         self.api.put(again)
         converge(self, self.api, rf)
 
+    def test_very_short_watches_back_off(self):
+        """A server that ends every watch at once without events: railfit backs off (client-go's
+        0.8 s doubling, with relists), it does not spin."""
+        rf = self.start()
+        self.api.fault("short-close", kind="deviceclasses", count=-1)
+        self.api.clear_requests()
+        self.api.drop_watches(kind="deviceclasses", mode="clean")
+        time.sleep(6)
+        reqs = self.api.requests(kind="deviceclasses")
+        # 0.8-1.6, 1.6-3.2, 3.2-6.4 s: at most 4 rounds of list + watch in 6 s
+        self.assertLessEqual(len(reqs), 10, [(r["verb"], round(r["mono"], 2)) for r in reqs])
+        self.assertGreaterEqual(len(reqs), 2)
+        self.api.clear_faults()
+        touch_all(self.api)
+        converge(self, self.api, rf, timeout=30)
+
+    def test_bookmarks_advance_the_resume_point(self):
+        """Bookmarks move the resourceVersion a watch resumes from: after history is compacted
+        up to now, re-watches need no relist."""
+        self.api.config(bookmarkInterval=0.2)
+        rf = self.start()
+        self.api.fault("bookmark-only", kind="nodes")
+        self.api.drop_watches(mode="clean")
+
+        def bumping():
+            return [w for w in self.api.watches() if "bookmark-only" in w["faults"]]
+
+        end = time.monotonic() + 15 * SLOW
+        while not bumping():
+            self.assertLess(time.monotonic(), end, "the bookmark-only watch never started")
+            time.sleep(0.05)
+        time.sleep(1.0)  # the RV advances with bookmarks only
+        while bumping():  # end the bumping stream, so that the RV stands still
+            self.api.drop_watches(kind="nodes", mode="clean")
+            time.sleep(0.05)
+        time.sleep(0.6)  # every watch gets a bookmark at the now stable RV
+        before = restarts(rf)
+        self.api.compact()
+        self.api.clear_requests()
+        time.sleep(0.5)  # a bookmark at the compacted RV reaches every watch
+        self.api.drop_watches(mode="clean")
+        touch_all(self.api)
+        converge(self, self.api, rf)
+        after = restarts(rf)
+        for rid in KINDS:
+            self.assertEqual(after.get((rid, "expired"), 0), before.get((rid, "expired"), 0),
+                             rid)
+        # no list had to fall back to a consistent read (RV "") for lack of history
+        for r in self.api.requests(verb="list"):
+            self.assertNotIn(r["query"].get("resourceVersion", ""), ("", "0"), r["rawQuery"])
+
+    def test_server_before_1_34(self):
+        """A 1.33 server does not serve resource.k8s.io/v1: the DRA kinds are reported with what
+        to do, nodes and pods are cached, and the 1.34 allocator rules are chosen."""
+        self.api.config(version="v1.33.4")
+        rf = railfit(self.kubeconfig).start()
+        self.addCleanup(self.stop_rf, rf)
+        doc = wait_ready(self, rf, 503, check=lambda d: sorted(d.get("notSynced", [])) ==
+                         ["deviceclasses", "resourceclaims", "resourceslices"])
+        self.assertTrue(doc["kinds"]["nodes"]["synced"])
+        end = time.monotonic() + 10 * SLOW
+        while "Kubernetes 1.34 or newer is needed" not in rf.stderr():
+            self.assertLess(time.monotonic(), end, rf.stderr()[-3000:])
+            time.sleep(0.1)
+        self.assertIn('draRules="1.34"', rf.stderr())
+
     def test_token_rotation_401(self):
-        """The token file is swapped (..data symlink) and the old token stops working: railfit
-        re-reads the file after the 401 and carries on."""
+        """Token rotation: a file swapped in by kubelet (new ..data directory) is picked up, and
+        a token rejected with 401 makes railfit re-read the file at once and retry."""
         rf = self.start()
         swap_token(self.tokdir, "tok-2")
         self.api.config(tokens=["tok-2"])
+        self.api.drop_watches(mode="clean")
+        touch_all(self.api)
+        converge(self, self.api, rf, what="token file swap")
+        # rewritten in place with the old mtime: only the 401 can tell railfit
+        real = os.path.realpath(os.path.join(self.tokdir, "token"))
+        st = os.stat(real)
+        with open(real, "w") as f:
+            f.write("tok-3\n")
+        os.utime(real, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.api.config(tokens=["tok-3"])
         self.api.clear_requests()
         self.api.drop_watches(mode="clean")
         touch_all(self.api)
-        converge(self, self.api, rf, what="token rotation")
-        codes = [r.get("status") or r.get("code") for r in self.api.requests()]
-        self.assertIn(401, codes, "the old token was never rejected?")
+        converge(self, self.api, rf, what="401")
+        statuses = [r.get("status") for r in self.api.requests()]
+        self.assertIn(401, statuses, "the old token was never rejected?")
         wait_ready(self, rf)
 
     def test_readiness_503_to_200_and_stale(self):
@@ -474,7 +569,7 @@ class LiveFaults(unittest.TestCase):
         t0 = time.monotonic()
         doc = wait_ready(self, rf, 503, timeout=15,
                          check=lambda d: "deviceclasses" in d.get("notSynced", []))
-        self.assertGreater(time.monotonic() - t0, 2.0, "stale before staleAfter (3s)")
+        self.assertGreater(time.monotonic() - t0, 1.5, "stale before staleAfter (3s)")
         self.assertTrue(doc["kinds"]["deviceclasses"]["stale"])
         self.assertTrue(doc["kinds"]["deviceclasses"]["synced"])
         self.assertEqual(doc["notSynced"], ["deviceclasses"])
