@@ -17,6 +17,8 @@
 #include <hwloc.h>
 #include <jansson.h>
 
+#include "rf-build.h"
+#include "server/kube.h"
 #include "server/serve.h"
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"
@@ -28,7 +30,7 @@ static void
 topology_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: railfit topology [--xml F] [-o table|json|annotation] [--publish --node N]\n"
+		"usage: railfit topology [--xml F] [-o table|json|annotation] [--publish --node N [--kubeconfig F]]\n"
 		"                        [--config F]\n\n"
 		"GPU x NIC locality of this machine (hwloc) or of an lstopo XML export, like\n"
 		"'nvidia-smi topo -m': PIX (at most one PCIe switch), PXB (several switches), PHB\n"
@@ -40,6 +42,8 @@ topology_usage(FILE *f)
 		"                annotation devices.topologyAnnotation, railfit.io/pci-topology)\n"
 		"  --publish     patch the annotation onto the Node named by --node\n"
 		"  --node N      the Node to annotate (with --publish)\n"
+		"  --kubeconfig F  credentials for --publish (else kube.kubeconfig, $KUBECONFIG,\n"
+		"                ~/.kube/config, in-cluster)\n"
 		"  --config F    railfit configuration (for devices.topologyAnnotation)\n");
 }
 
@@ -165,6 +169,51 @@ fail:
 	return 1;
 }
 
+/* Merge-patch the annotation onto the Node through the API (kubeconfig or in-cluster). Returns the
+ * exit code: 0, 1 (the server refused or is unreachable), 2 (no usable configuration). */
+static int
+publish_annotation(const struct rf_config *cfg, const char *kubeconfig, const char *node,
+		   const char *value)
+{
+	char err[1024], ua[64];
+	struct rf_kube *k = NULL;
+	struct rf_kube_conn *conn = NULL;
+	int rc = 1;
+	snprintf(ua, sizeof(ua), "railfit/%s (topology)", RF_VERSION);
+	struct rf_kube_options ko = {
+		.kubeconfig = kubeconfig ? kubeconfig
+					 : (cfg->kube.kubeconfig && cfg->kube.kubeconfig[0]
+						    ? cfg->kube.kubeconfig
+						    : NULL),
+		.qps = cfg->kube.qps,
+		.user_agent = ua,
+		.sa_dir = getenv("RAILFIT_SA_DIR"),
+	};
+	int r = rf_kube_new(&ko, &k, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, CMD ": --publish: %s\n", err);
+		return r == -ENOMEM ? 1 : 2;
+	}
+	if (!(conn = rf_kube_conn_new(k))) {
+		fprintf(stderr, CMD ": --publish: out of memory\n");
+		goto out;
+	}
+	r = rf_kube_patch_node_annotation(conn, node, cfg->devices.topology_annotation, value, err,
+					  sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, CMD ": --publish: cannot annotate node %s at %s: %s\n", node,
+			rf_kube_server(k), err);
+		goto out;
+	}
+	fprintf(stderr, CMD ": annotated node %s (%s, %zu bytes)\n", node,
+		cfg->devices.topology_annotation, strlen(value));
+	rc = 0;
+out:
+	rf_kube_conn_free(conn);
+	rf_kube_free(k);
+	return rc;
+}
+
 int
 rf_cmd_topology(int argc, char **argv)
 {
@@ -174,17 +223,18 @@ rf_cmd_topology(int argc, char **argv)
 		{ "publish", no_argument, NULL, 'p' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *xml = NULL, *out = NULL, *node = NULL, *config = NULL;
+	const char *xml = NULL, *out = NULL, *node = NULL, *config = NULL, *kubeconfig = NULL;
 	bool publish = false;
 	int c, r, rc;
 	struct rf_config cfg = { 0 };
 	hwloc_topology_t topo = NULL;
 	struct rf_pcitree *tree = NULL;
 	struct rf_pcitopo *t = NULL;
-	char *value = NULL, *patch = NULL, *text = NULL, *source = NULL;
+	char *value = NULL, *text = NULL, *source = NULL;
 	json_t *doc = NULL;
 
 	optind = 1;
@@ -204,6 +254,9 @@ rf_cmd_topology(int argc, char **argv)
 			break;
 		case 'c':
 			config = optarg;
+			break;
+		case 'k':
+			kubeconfig = optarg;
 			break;
 		case 'h':
 			topology_usage(stdout);
@@ -284,23 +337,8 @@ rf_cmd_topology(int argc, char **argv)
 		fprintf(stderr, CMD ": cannot write the output: %s\n", strerror(errno));
 		goto out;
 	}
-	if (publish) {
-		r = rf_topo_annotation_patch(cfg.devices.topology_annotation, value, &patch);
-		if (r < 0) {
-			fprintf(stderr, CMD ": cannot build the Node patch: %s\n", strerror(-r));
-			goto out;
-		}
-		/* the Kubernetes API client is being written; until it is linked in, say what the
-		 * patch would be so that it can be applied by hand */
-		fprintf(stderr,
-			CMD
-			": --publish: not available in this build yet (no Kubernetes API client "
-			"linked in); to apply the annotation by hand:\n"
-			"  kubectl patch node %s --type merge -p '%s'\n",
-			node, patch);
-		rc = 2;
+	if (publish && (rc = publish_annotation(&cfg, kubeconfig, node, value)) != 0)
 		goto out;
-	}
 	rc = 0;
 	goto out;
 oom:
@@ -309,7 +347,6 @@ out:
 	json_decref(doc);
 	free(source);
 	free(text);
-	free(patch);
 	free(value);
 	rf_pcitopo_free(t);
 	rf_pcitree_free(tree);

@@ -203,23 +203,100 @@ class Topology(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: railfit topology", r.stdout)
 
-    def test_publish_not_available_yet(self):
+    def test_publish_patches_the_node_through_the_api(self):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakeapi"))
+        from fakeapi import FakeAPI
         f = xml("gen-dgx-h100.xml")
-        r = run("topology", "--xml", f, "--publish", "--node", "hgx-1")
-        self.assertEqual(r.returncode, 2)
-        self.assertEqual(r.stdout, "")
-        self.assertIn("--publish: not available in this build yet", r.stderr)
-        cmd = [l for l in r.stderr.splitlines() if "kubectl patch node hgx-1" in l]
-        self.assertEqual(len(cmd), 1, r.stderr)
-        body = json.loads(cmd[0].split(" -p '", 1)[1].rstrip("'"))
-        self.assertEqual(body["metadata"]["annotations"]["railfit.io/pci-topology"],
-                         self.annotation(f))
-        cfg = self.write("cfg.yaml", "devices: {topologyAnnotation: example.com/pci}\n")
-        r = run("topology", "--xml", f, "--publish", "--node", "hgx-1", "--config", cfg,
-                "-o", "json")
-        self.assertEqual(r.returncode, 2)
-        json.loads(r.stdout)  # -o still prints
-        self.assertIn('{"metadata":{"annotations":{"example.com/pci":', r.stderr)
+        node = {"kind": "Node", "apiVersion": "v1",
+                "metadata": {"name": "hgx-1", "annotations": {"keep.example.com/x": "y"}}}
+        snap = self.write("snap.json", json.dumps({"kind": "List", "apiVersion": "v1",
+                                                    "items": [node]}))
+        with FakeAPI(snapshot=snap, token="s3cret") as api:
+            kc = self.write("kubeconfig", """apiVersion: v1
+kind: Config
+clusters:
+- cluster:
+    server: %s
+  name: fake
+contexts:
+- context:
+    cluster: fake
+    user: publisher
+  name: fake
+current-context: fake
+users:
+- name: publisher
+  user:
+    token: s3cret
+""" % api.url)
+            r = run("topology", "--xml", f, "--publish", "--node", "hgx-1", "--kubeconfig", kc)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("annotated node hgx-1", r.stderr)
+            nodes = [o for o in api.state("nodes")["objects"]["nodes"] if o["metadata"]["name"] == "hgx-1"]
+            ann = nodes[0]["metadata"]["annotations"]
+            # only railfit's own key is touched (merge patch)
+            self.assertEqual(ann["railfit.io/pci-topology"], self.annotation(f))
+            self.assertEqual(ann["keep.example.com/x"], "y")
+            reqs = [q for q in api.requests() if q.get("method") == "PATCH"]
+            self.assertTrue(reqs, "no PATCH seen")
+            # the annotation key follows devices.topologyAnnotation
+            cfg = self.write("cfg.yaml", "devices: {topologyAnnotation: example.com/pci}\n")
+            r = run("topology", "--xml", f, "--publish", "--node", "hgx-1", "--config", cfg,
+                    "--kubeconfig", kc, "-o", "json")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            json.loads(r.stdout)  # -o still prints
+            nodes = [o for o in api.state("nodes")["objects"]["nodes"] if o["metadata"]["name"] == "hgx-1"]
+            self.assertIn("example.com/pci", nodes[0]["metadata"]["annotations"])
+            # a node that does not exist: exit 1 naming it
+            r = run("topology", "--xml", f, "--publish", "--node", "nope", "--kubeconfig", kc)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("nope", r.stderr)
+            # the extender in live mode picks the published annotation up from the Node
+            dra = os.path.join(DATA, "dra")
+            objs = []
+            for name in ("resourceslice-gpu-nvidia-8xh100.json",
+                         "resourceslice-dranet-8xcx7-plus-frontend.json",
+                         "deviceclass-gpu.nvidia.com.json", "deviceclass-rdma-nic-dranet.json"):
+                with open(os.path.join(dra, name)) as fh:
+                    objs.append(json.loads(fh.read().replace("hgx-h100-node-01", "hgx-1")))
+            objs.append({"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+                         "metadata": {"name": "c", "namespace": "ml"},
+                         "spec": {"devices": {"requests": [
+                             {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}},
+                             {"name": "nic", "exactly": {"deviceClassName": "rdma-nic"}}]}}})
+            api.put(*objs)
+            import socket
+            import time
+            import urllib.request
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+            sock.close()
+            srv = subprocess.Popen([RAILFIT, "serve", "--kubeconfig", kc, "--listen",
+                                    "127.0.0.1:%d" % port], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            try:
+                for _ in range(200):
+                    try:
+                        urllib.request.urlopen("http://127.0.0.1:%d/readyz" % port, timeout=1)
+                        break
+                    except Exception:
+                        time.sleep(0.1)
+                pod = {"metadata": {"name": "p", "namespace": "ml"},
+                       "spec": {"resourceClaims": [{"name": "c", "resourceClaimName": "c"}]}}
+                req = urllib.request.Request("http://127.0.0.1:%d/debug/explain" % port,
+                                             data=json.dumps(pod).encode(), method="POST")
+                doc = json.load(urllib.request.urlopen(req, timeout=10))
+                n = [e for e in doc["nodes"] if e["node"] == "hgx-1"][0]
+                self.assertEqual(n["level"], "PIX", n)
+                self.assertEqual(n["predicted"][0]["levelSource"], "annotation")
+            finally:
+                srv.terminate()
+                self.assertEqual(srv.wait(timeout=20), 0)
+        # no usable configuration: exit 2
+        r = run("topology", "--xml", f, "--publish", "--node", "hgx-1", "--kubeconfig",
+                os.path.join(self.dir, "missing-kubeconfig"))
+        self.assertEqual(r.returncode, 2, r.stderr)
 
     # ---- the generator ----
 
