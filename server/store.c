@@ -9,6 +9,7 @@
  * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
  * scarce, the HTTP threads answering kube-scheduler go first. */
 #define _GNU_SOURCE /* gettid() for the publisher's nice value (Linux) */
+#include "server/predictions.h"
 #include "server/store.h"
 
 #include <errno.h>
@@ -177,6 +178,11 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 		pthread_cond_signal(&s->wake);
 	}
 	pthread_mutex_unlock(&s->lock);
+	/* a claim that just got its allocation: compare with what railfit predicted for it */
+	if (kind == RF_KIND_CLAIMS && type != RF_WATCH_DELETED && changed &&
+	    json_is_object(json_object_get(json_object_get(obj, "status"), "allocation")) &&
+	    !json_is_object(json_object_get(json_object_get(old, "status"), "allocation")))
+		rf_predictions_observe(obj, s->cache);
 	json_decref(old);
 	return changed;
 }

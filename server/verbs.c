@@ -14,6 +14,7 @@
 #include "server/extender.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/predictions.h"
 
 /* A 400 that carries both railfit's error body and the verb's own Error field. */
 static int
@@ -219,6 +220,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 	enum rf_filter_outcome *outcomes = NULL;
 	char **msgs = NULL;
 	struct rf_node_eval *e = NULL;
+	struct rf_pred_batch **batches = NULL;
 	int r = verb_prepare(&v, req, resp, true);
 	if (r != 0)
 		goto out;
@@ -233,6 +235,18 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 	}
 	size_t counts[3] = { 0 };
 	bool cel_error_seen = false;
+	/* remember the per-node picks for railfit_prediction_total (real claims only) */
+	if (v.demand.kind == RF_DEMAND_KNOWN && v.demand.n_claims) {
+		batches = calloc(v.demand.n_claims, sizeof(*batches));
+		for (size_t k = 0; batches && k < v.demand.n_claims; k++) {
+			char key[512];
+			if (v.demand.claims[k]->from_template)
+				continue;
+			snprintf(key, sizeof(key), "%s/%s", v.demand.claims[k]->ns,
+				 v.demand.claims[k]->name);
+			batches[k] = rf_predictions_begin(key);
+		}
+	}
 	/* filter.staleAfter / whenStale: data older than that fails every node, or is used anyway */
 	double age = device_data_age(v.app);
 	bool stale = v.demand.kind == RF_DEMAND_KNOWN &&
@@ -269,6 +283,11 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 		}
 		if ((r = rf_evaluate_node(v.gen, &v.demand, v.args.node_names[i], false, e)) < 0)
 			goto out;
+		for (size_t k = 0; batches && k < v.demand.n_claims && e->verdict == RF_VERDICT_PASS &&
+				   e->has_predicted;
+		     k++)
+			rf_predictions_add(batches[k], e->node_name, v.demand.claims[k], &e->predicted,
+					   e->predicted_level, e->alignment_applies);
 		outcomes[i] = e->verdict == RF_VERDICT_PASS ? RF_FILTER_PASS
 			      : e->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
 							      : RF_FILTER_UNRESOLVABLE;
@@ -293,6 +312,11 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 					*p = ' ';
 		}
 	}
+	if (batches)
+		for (size_t k = 0; k < v.demand.n_claims; k++) {
+			rf_predictions_commit(batches[k]);
+			batches[k] = NULL;
+		}
 	static const char *const result_labels[] = { "result=\"pass\"", "result=\"fail\"",
 						     "result=\"unresolvable\"" };
 	for (int k = 0; k < 3; k++)
@@ -309,6 +333,11 @@ out:
 	free(msgs);
 	free(outcomes);
 	free(e);
+	if (batches) {
+		for (size_t k = 0; k < v.demand.n_claims; k++)
+			rf_predictions_commit(batches[k]); /* also on error: nothing is lost */
+		free(batches);
+	}
 	verb_ctx_release(&v);
 	return r < 0 ? r : 0;
 }

@@ -860,6 +860,12 @@ class LiveScheduling(unittest.TestCase):
                 self.assertGreaterEqual(got.get("already_bound", 0), 2, got)
                 self.assertEqual(got.get("conflict"), 1, got)
                 self.assertEqual(got.get("not_found"), 1, got)
+                # every claim was allocated with exactly the devices railfit predicted for the
+                # node it was placed on
+                preds = {re.search(r'outcome="([^"]+)"', k).group(1): v
+                         for k, v in metric_values(rf, "railfit_prediction_total").items()}
+                self.assertEqual(preds.get("exact", 0), self.N_PODS, preds)
+                self.assertEqual(preds.get("differs", 0), 0, preds)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,270 @@
+/* Prediction bookkeeping (see predictions.h). One mutex guards the table; it is held only to
+ * swap or take an entry, never while formatting or computing levels. */
+#include "server/predictions.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/metrics.h"
+
+#define MAX_CLAIMS 64
+
+struct node_pred {
+	char *node;
+	char *devices; /* sorted "driver/pool/device" words joined by spaces */
+	int level;     /* enum rf_level, or -1 when alignment does not apply */
+};
+
+struct rf_pred_batch {
+	char *key;
+	struct node_pred *nodes;
+	size_t n, cap;
+	unsigned long stamp;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rf_pred_batch *table[MAX_CLAIMS];
+static unsigned long clock_;
+
+static void
+batch_free(struct rf_pred_batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->nodes[i].node);
+		free(b->nodes[i].devices);
+	}
+	free(b->nodes);
+	free(b->key);
+	free(b);
+}
+
+struct rf_pred_batch *
+rf_predictions_begin(const char *claim_key)
+{
+	struct rf_pred_batch *b = calloc(1, sizeof(*b));
+	if (!b || !(b->key = strdup(claim_key))) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+static int
+word_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted, space-joined device words; NULL on OOM or when there are none. */
+static char *
+join_sorted(char **words, size_t n)
+{
+	size_t len = 1;
+	if (!n)
+		return NULL;
+	qsort(words, n, sizeof(*words), word_cmp);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(words[i]) + 1;
+	char *out = malloc(len), *p = out;
+	for (size_t i = 0; out && i < n; i++) {
+		size_t wl = strlen(words[i]);
+		if (i)
+			*p++ = ' ';
+		memcpy(p, words[i], wl);
+		p += wl;
+	}
+	if (out)
+		*p = 0;
+	return out;
+}
+
+void
+rf_predictions_add(struct rf_pred_batch *b, const char *node, const struct rf_claim *claim,
+		   const struct rf_assignment *a, enum rf_level level, bool level_applies)
+{
+	char *words[RF_MAX_PICKS];
+	size_t n = 0;
+	if (!b)
+		return;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		if (a->picks[i].claim != claim || a->picks[i].pinned)
+			continue;
+		size_t len = strlen(d->pool->driver) + strlen(d->pool->name) + strlen(d->name) + 3;
+		if (!(words[n] = malloc(len)))
+			goto out;
+		snprintf(words[n], len, "%s/%s/%s", d->pool->driver, d->pool->name, d->name);
+		n++;
+	}
+	if (!n)
+		return;
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 64;
+		struct node_pred *np = realloc(b->nodes, ncap * sizeof(*np));
+		if (!np)
+			goto out;
+		b->nodes = np;
+		b->cap = ncap;
+	}
+	struct node_pred *e = &b->nodes[b->n];
+	e->devices = join_sorted(words, n);
+	e->node = strdup(node);
+	e->level = level_applies ? (int)level : -1;
+	if (e->devices && e->node)
+		b->n++;
+	else {
+		free(e->devices);
+		free(e->node);
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(words[i]);
+}
+
+void
+rf_predictions_commit(struct rf_pred_batch *b)
+{
+	struct rf_pred_batch *drop = NULL;
+	if (!b)
+		return;
+	pthread_mutex_lock(&lock);
+	b->stamp = ++clock_;
+	size_t slot = 0;
+	for (size_t i = 0; i < MAX_CLAIMS; i++) {
+		if (table[i] && strcmp(table[i]->key, b->key) == 0) {
+			slot = i;
+			break;
+		}
+		if (!table[i] || (table[slot] && table[i]->stamp < table[slot]->stamp))
+			slot = i; /* an empty slot, else the oldest */
+	}
+	drop = table[slot];
+	table[slot] = b;
+	pthread_mutex_unlock(&lock);
+	batch_free(drop);
+}
+
+static struct rf_pred_batch *
+take(const char *key)
+{
+	struct rf_pred_batch *b = NULL;
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < MAX_CLAIMS; i++)
+		if (table[i] && strcmp(table[i]->key, key) == 0) {
+			b = table[i];
+			table[i] = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+	return b;
+}
+
+/* The node of an allocation (nodeSelector matchFields metadata.name In [node]). */
+static const char *
+alloc_node(const json_t *alloc)
+{
+	const json_t *terms = json_object_get(json_object_get(alloc, "nodeSelector"),
+					      "nodeSelectorTerms");
+	const json_t *fields = json_object_get(json_array_get(terms, 0), "matchFields");
+	for (size_t i = 0; i < json_array_size(fields); i++) {
+		const json_t *f = json_array_get(fields, i);
+		const char *k = json_string_value(json_object_get(f, "key"));
+		if (k && strcmp(k, "metadata.name") == 0)
+			return json_string_value(json_array_get(json_object_get(f, "values"), 0));
+	}
+	return NULL;
+}
+
+static const struct rf_device *
+node_device(const struct rf_node *n, const char *driver, const char *pool, const char *name)
+{
+	for (size_t i = 0; n && i < n->n_devices; i++) {
+		const struct rf_device *d = n->devices[i];
+		if (!strcmp(d->name, name) && !strcmp(d->pool->name, pool) &&
+		    !strcmp(d->pool->driver, driver))
+			return d;
+	}
+	return NULL;
+}
+
+void
+rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
+{
+	const json_t *md = json_object_get(claim, "metadata");
+	const json_t *alloc = json_object_get(json_object_get(claim, "status"), "allocation");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *node = alloc_node(alloc);
+	char key[512];
+	if (!json_is_object(alloc) || !ns || !name || !node)
+		return;
+	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	struct rf_pred_batch *b = take(key);
+	if (!b)
+		return; /* railfit was not asked about this claim (or forgot it) */
+	const struct node_pred *p = NULL;
+	for (size_t i = 0; i < b->n && !p; i++)
+		if (strcmp(b->nodes[i].node, node) == 0)
+			p = &b->nodes[i];
+	if (!p) {
+		batch_free(b);
+		return; /* placed on a node railfit did not judge */
+	}
+	const json_t *results =
+		json_object_get(json_object_get(alloc, "devices"), "results");
+	char *words[RF_MAX_PICKS];
+	size_t n = 0;
+	struct rf_cluster *gen = rf_cache_get(cache);
+	const struct rf_node *nd = gen ? rf_cluster_node(gen, node) : NULL;
+	struct rf_assignment *a = calloc(1, sizeof(*a));
+	for (size_t i = 0; a && i < json_array_size(results) && n < RF_MAX_PICKS; i++) {
+		const json_t *r = json_array_get(results, i);
+		const char *drv = json_string_value(json_object_get(r, "driver"));
+		const char *pool = json_string_value(json_object_get(r, "pool"));
+		const char *dev = json_string_value(json_object_get(r, "device"));
+		if (!drv || !pool || !dev || json_is_true(json_object_get(r, "adminAccess")))
+			continue;
+		size_t len = strlen(drv) + strlen(pool) + strlen(dev) + 3;
+		if (!(words[n] = malloc(len)))
+			break;
+		snprintf(words[n++], len, "%s/%s/%s", drv, pool, dev);
+		const struct rf_device *d = node_device(nd, drv, pool, dev);
+		if (d && a->n < RF_MAX_PICKS)
+			a->picks[a->n++].dev = d;
+	}
+	char *actual = join_sorted(words, n);
+	const char *outcome = "differs";
+	if (actual && strcmp(actual, p->devices) == 0) {
+		outcome = "exact";
+	} else if (a && nd && gen) {
+		enum rf_level lvl;
+		bool applies = rf_assignment_alignment(nd, rf_cluster_config(gen), a, &lvl, NULL);
+		if ((applies ? (int)lvl : -1) == p->level)
+			outcome = "same_level";
+	}
+	char labels[40];
+	snprintf(labels, sizeof(labels), "outcome=\"%s\"", outcome);
+	rf_metrics_add("railfit_prediction_total", labels, 1);
+	for (size_t i = 0; i < n; i++)
+		free(words[i]);
+	free(actual);
+	free(a);
+	rf_cluster_unref(gen);
+	batch_free(b);
+}
+
+void
+rf_predictions_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < MAX_CLAIMS; i++) {
+		batch_free(table[i]);
+		table[i] = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,32 @@
+/* railfit_prediction_total{outcome}: what railfit predicted the DRA allocator would pick for a
+ * claim on each node, compared with the allocation that then appears on the claims watch:
+ * "exact" (same devices), "same_level" (other devices, same GPU-to-NIC level), "differs".
+ * A bounded table of the most recent claims (older ones are forgotten); thread-safe. */
+#ifndef RF_SERVER_PREDICTIONS_H
+#define RF_SERVER_PREDICTIONS_H
+
+#include <jansson.h>
+
+#include "alloc/evaluate.h"
+#include "server/cache.h"
+
+struct rf_pred_batch;
+
+/** Start collecting the per-node predictions of one claim ("ns/name"); NULL on OOM. */
+struct rf_pred_batch *rf_predictions_begin(const char *claim_key);
+
+/** Add the devices the assignment gives this claim on node (ignored when it gives none). */
+void rf_predictions_add(struct rf_pred_batch *b, const char *node, const struct rf_claim *claim,
+			const struct rf_assignment *a, enum rf_level level, bool level_applies);
+
+/** Replace what was known of the claim with the batch (steals it; accepts NULL). */
+void rf_predictions_commit(struct rf_pred_batch *b);
+
+/** A claim object from the watch: if it is allocated and railfit predicted it, count the outcome
+ * once (the level of the real devices is computed on the current generation of cache). */
+void rf_predictions_observe(const json_t *claim, struct rf_cache *cache);
+
+/** Forget everything (tests, shutdown). */
+void rf_predictions_reset(void);
+
+#endif
