@@ -1344,7 +1344,15 @@ class StreamFaults(Base):
             w = self.watch("/api/v1/nodes?watch=true&resourceVersion=%d&timeoutSeconds=300" % self.rv())
             w.drain(2)
             self.assertEqual((w.items, w.end), ([], "terminated"))
-        self.assertEqual([r["endReason"] for r in self.api.requests(verb="watch")][-3:], ["timeout"] * 3)
+        # the server thread records how a stream ended just after the client saw the end:
+        # wait for the log to catch up instead of racing it
+        deadline = time.monotonic() + 5
+        while True:
+            ends = [r.get("endReason") for r in self.api.requests(verb="watch")][-3:]
+            if None not in ends or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        self.assertEqual(ends, ["timeout"] * 3)
 
     def test_close_slow_reader(self):
         self.api.fault("close-slow-reader", kind="nodes", seconds=0.3, sndbuf=4096)
