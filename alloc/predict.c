@@ -751,24 +751,48 @@ struct order {
 	unsigned **slice_perm; /* per node pool: slice indices in scan order */
 };
 
+/* Does a pool (or one slice of it, slice < 0 = any) hold devices with bindingConditions? The
+ * allocator that handles them (experimental, selected whenever such fields exist since the API
+ * server drops them with the gate off) visits those pools and slices after the others. */
+static bool
+has_binding(const struct rf_node *n, const struct rf_pool *pool, int slice)
+{
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *d = n->devices[i];
+		if (d->pool == pool && d->has_binding_conditions && (slice < 0 || d->slice == (unsigned)slice))
+			return true;
+	}
+	return false;
+}
+
 static size_t
 build_scan(const struct rf_node *n, const struct order *o, struct scan_item *scan)
 {
 	size_t k = 0;
-	for (size_t pi = 0; pi < n->n_pools; pi++) {
-		unsigned p = o->pool_perm[pi];
-		const struct rf_pool *pool = n->pools[p];
-		for (unsigned si = 0; si < pool->n_slices; si++) {
-			unsigned sl = o->slice_perm[p][si];
-			/* the node's devices of this pool and slice, in published order */
-			for (size_t i = 0; i < n->n_devices; i++) {
-				const struct rf_device *d = n->devices[i];
-				if (d->pool != pool || d->slice != sl)
-					continue;
-				scan[k].dev = d;
-				scan[k].ni = (unsigned)i;
-				scan[k].pool = p;
-				k++;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t pi = 0; pi < n->n_pools; pi++) {
+			unsigned p = o->pool_perm[pi];
+			const struct rf_pool *pool = n->pools[p];
+			if (has_binding(n, pool, -1) != (pass == 1))
+				continue;
+			for (int spass = 0; spass < 2; spass++) {
+				for (unsigned si = 0; si < pool->n_slices; si++) {
+					unsigned sl = o->slice_perm[p][si];
+					if (pass == 1 && has_binding(n, pool, (int)sl) != (spass == 1))
+						continue;
+					if (pass == 0 && spass == 1)
+						continue;
+					/* the node's devices of this pool and slice, in published order */
+					for (size_t i = 0; i < n->n_devices; i++) {
+						const struct rf_device *d = n->devices[i];
+						if (d->pool != pool || d->slice != sl)
+							continue;
+						scan[k].dev = d;
+						scan[k].ni = (unsigned)i;
+						scan[k].pool = p;
+						k++;
+					}
+				}
 			}
 		}
 	}

@@ -382,6 +382,30 @@ START_TEST(test_predict_mig_counters_k135_layout)
 }
 END_TEST
 
+START_TEST(test_predict_binding_conditions_last)
+{
+	/* two GPU pools on the node: the one whose devices carry bindingConditions (a GPU attached
+	 * over a fabric, say) is visited after the other, whatever the pool order */
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"a\"},\"spec\":{"
+			     "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"a-fabric\",\"generation\":1,"
+			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"fab-0\","
+			     "\"attributes\":{\"type\":{\"string\":\"gpu\"}},\"bindingConditions\":"
+			     "[\"attached\"]}]}}");
+	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"b\"},\"spec\":{"
+			     "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"b-local\",\"generation\":1,"
+			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\","
+			     "\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}}");
+	fixture_add_claim(&f, "ml", "one", SPEC_GPU_ONLY, NULL, NULL);
+	fixture_build(&f);
+	struct rf_search_result *r = predict(&f, "n1", "ml", "one", false);
+	expect_devices(r, (const char *[]){ "gpu-0", NULL });
+	free(r);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 predict_suite(void)
 {
@@ -398,6 +422,7 @@ predict_suite(void)
 	tcase_add_test(tc, test_predict_mig_counters_k134);
 	tcase_add_test(tc, test_predict_mig_incomplete_pool_by_version);
 	tcase_add_test(tc, test_predict_mig_counters_k135_layout);
+	tcase_add_test(tc, test_predict_binding_conditions_last);
 	suite_add_tcase(s, tc);
 	return s;
 }
