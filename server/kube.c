@@ -1096,3 +1096,18 @@ out:
 	free(body);
 	return r;
 }
+
+struct rf_kube_options
+rf_kube_options_from_config(const struct rf_config *cfg, const char *kubeconfig_flag,
+			    const char *user_agent)
+{
+	const char *kc = kubeconfig_flag && kubeconfig_flag[0] ? kubeconfig_flag
+			 : cfg->kube.kubeconfig && cfg->kube.kubeconfig[0] ? cfg->kube.kubeconfig
+									   : NULL;
+	return (struct rf_kube_options){
+		.kubeconfig = kc,
+		.qps = cfg->kube.qps,
+		.user_agent = user_agent,
+		.sa_dir = getenv("RAILFIT_SA_DIR"),
+	};
+}

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/config.h"
 #include "config/kubeconfig.h"
 
 /** The service-account directory of the in-cluster configuration. */
@@ -35,6 +36,15 @@ struct rf_kube_options {
 	double token_reread_s;   /* 0 = 60 s: how often a token file is re-read (also at once when
 				  * its inode or mtime changes, and after a 401) */
 };
+
+/**
+ * Options from railfit's configuration: the --kubeconfig flag (may be NULL or "") over
+ * kube.kubeconfig, kube.qps, the user agent (borrowed), and $RAILFIT_SA_DIR (tests point the
+ * in-cluster service-account directory there).
+ */
+struct rf_kube_options rf_kube_options_from_config(const struct rf_config *cfg,
+						   const char *kubeconfig_flag,
+						   const char *user_agent);
 
 struct rf_kube;
 

@@ -31,13 +31,7 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 		return -ENOMEM;
 	}
 	snprintf(ua, sizeof(ua), "railfit/%s", o->version ? o->version : "unknown");
-	struct rf_kube_options ko = {
-		.kubeconfig =
-			o->kubeconfig && *o->kubeconfig ? o->kubeconfig : o->cfg->kube.kubeconfig,
-		.qps = o->cfg->kube.qps,
-		.user_agent = ua,
-		.sa_dir = getenv("RAILFIT_SA_DIR"), /* tests: a fake service-account directory */
-	};
+	struct rf_kube_options ko = rf_kube_options_from_config(o->cfg, o->kubeconfig, ua);
 	if ((r = rf_kube_new(&ko, &l->kube, err, errlen)) < 0)
 		goto fail;
 	rf_info("using kube-apiserver", "server", rf_kube_server(l->kube), "from",

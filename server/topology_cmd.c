@@ -180,15 +180,7 @@ publish_annotation(const struct rf_config *cfg, const char *kubeconfig, const ch
 	struct rf_kube_conn *conn = NULL;
 	int rc = 1;
 	snprintf(ua, sizeof(ua), "railfit/%s (topology)", RF_VERSION);
-	struct rf_kube_options ko = {
-		.kubeconfig = kubeconfig ? kubeconfig
-					 : (cfg->kube.kubeconfig && cfg->kube.kubeconfig[0]
-						    ? cfg->kube.kubeconfig
-						    : NULL),
-		.qps = cfg->kube.qps,
-		.user_agent = ua,
-		.sa_dir = getenv("RAILFIT_SA_DIR"),
-	};
+	struct rf_kube_options ko = rf_kube_options_from_config(cfg, kubeconfig, ua);
 	int r = rf_kube_new(&ko, &k, err, sizeof(err));
 	if (r < 0) {
 		fprintf(stderr, CMD ": --publish: %s\n", err);
