@@ -17,6 +17,15 @@ struct group_rails {
 	uint64_t rails;
 };
 
+/* One rail group: its range of group_rails entries (sorted by node), the rails it uses anywhere
+ * and the rails it uses on two or more nodes, so that "rails on nodes other than N" costs two
+ * binary searches instead of a scan of every pod. */
+struct group_index {
+	const char *group;
+	size_t first, n;
+	uint64_t any, multi;
+};
+
 struct rf_cluster {
 	atomic_int refs;
 	struct rf_arena *arena;
@@ -41,8 +50,10 @@ struct rf_cluster {
 	size_t n_pods_by_uid;
 	const json_t **templates;
 	size_t n_templates;
-	struct group_rails *group_rails;
+	struct group_rails *group_rails; /* sorted by group, then node */
 	size_t n_group_rails;
+	struct group_index *groups; /* sorted by group */
+	size_t n_groups;
 
 	const char **warnings;
 	size_t n_warnings;

@@ -330,6 +330,35 @@ group_rails_cmp(const void *a, const void *b)
 	return r ? r : strcmp(x->node, y->node);
 }
 
+/* The group index over the sorted group_rails entries: per group, the rails used anywhere and
+ * those used on at least two distinct nodes. */
+static int
+index_groups(struct rf_cluster *c)
+{
+	c->groups = rf_arena_calloc(c->arena, c->n_group_rails + 1, sizeof(*c->groups));
+	if (!c->groups)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_group_rails;) {
+		struct group_index *g = &c->groups[c->n_groups++];
+		g->group = c->group_rails[i].group;
+		g->first = i;
+		while (i < c->n_group_rails && strcmp(c->group_rails[i].group, g->group) == 0) {
+			/* the rails of one node: its entries are adjacent */
+			const char *node = c->group_rails[i].node;
+			uint64_t mine = 0;
+			for (; i < c->n_group_rails &&
+			       strcmp(c->group_rails[i].group, g->group) == 0 &&
+			       strcmp(c->group_rails[i].node, node) == 0;
+			     i++)
+				mine |= c->group_rails[i].rails;
+			g->multi |= g->any & mine;
+			g->any |= mine;
+		}
+		g->n = i - g->first;
+	}
+	return 0;
+}
+
 /* Pods on nodes: front-end bandwidth, annotated NIC bandwidth, rails of groups. */
 int
 rf_model_place_pods(struct rf_cluster *c)
@@ -410,7 +439,7 @@ rf_model_place_pods(struct rf_cluster *c)
 		}
 	}
 	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
-	return 0;
+	return index_groups(c);
 }
 
 int

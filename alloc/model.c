@@ -307,15 +307,40 @@ rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name
 	return NULL;
 }
 
+static int
+group_key_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct group_index *)elem)->group);
+}
+
+static int
+node_key_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct group_rails *)elem)->node);
+}
+
 uint64_t
 rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node)
 {
-	uint64_t m = 0;
-	for (size_t i = 0; i < c->n_group_rails; i++)
-		if (strcmp(c->group_rails[i].group, group) == 0 &&
-		    strcmp(c->group_rails[i].node, node) != 0)
-			m |= c->group_rails[i].rails;
-	return m;
+	const struct group_index *g =
+		bsearch(group, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
+	if (!g)
+		return 0;
+	/* a rail used on two nodes is used on one other than `node`; a rail used on one node
+	 * counts unless that node is `node` */
+	const struct group_rails *range = &c->group_rails[g->first];
+	const struct group_rails *hit = bsearch(node, range, g->n, sizeof(*range), node_key_cmp);
+	uint64_t mine = 0;
+	if (hit) {
+		const struct group_rails *lo = hit, *hi = hit;
+		while (lo > range && strcmp(lo[-1].node, node) == 0)
+			lo--;
+		while (hi + 1 < range + g->n && strcmp(hi[1].node, node) == 0)
+			hi++;
+		for (; lo <= hi; lo++)
+			mine |= lo->rails;
+	}
+	return g->multi | (g->any & ~mine);
 }
 
 size_t
