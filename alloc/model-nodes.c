@@ -3,6 +3,7 @@
  * Runs on the thread building a generation; rf_node_level() and the device accessors are read by
  * any thread. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -200,35 +201,101 @@ devices_on_node(const struct rf_pool *p, const struct rf_node *n, struct rf_devi
 	return k;
 }
 
+/* Index of a node in the sorted node array, or -1. */
+static ptrdiff_t
+node_index(const struct rf_cluster *c, const char *name)
+{
+	size_t lo = 0, hi = c->n_nodes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strcmp(name, c->nodes[mid]->name);
+		if (r == 0)
+			return (ptrdiff_t)mid;
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return -1;
+}
+
+/* Pools on nodes. A slice naming its node (nodeName) can only serve that node, so only slices
+ * with allNodes or a nodeSelector are tried against every node: the cost is one binary search
+ * per node-local slice, not nodes x pools. Each node keeps its pools in pool order. */
 int
 rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
 {
+	struct pair {
+		unsigned node, pool, n_dev;
+	} *pairs = NULL;
+	size_t n_pairs = 0, cap_pairs = 0;
+	/* the last pool (index + 1) each node was paired with, to pair a node with a pool once */
+	size_t *seen = calloc(c->n_nodes + 1, sizeof(*seen));
+	int r = -ENOMEM;
 	(void)slices;
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		struct rf_node *n = c->nodes[i];
-		size_t np = 0, nd = 0;
-		for (size_t p = 0; p < c->n_pools; p++) {
-			size_t k = devices_on_node(c->pools[p], n, NULL);
-			if (k) {
-				np++;
-				nd += k;
-			}
+	if (!seen)
+		return -ENOMEM;
+	for (size_t p = 0; p < c->n_pools; p++) {
+		const struct rf_pool *pool = c->pools[p];
+		bool global = false;
+		for (unsigned s = 0; s < pool->n_slices && !global; s++) {
+			const json_t *spec = pool->slice_specs ? pool->slice_specs[s] : NULL;
+			if (!rf_jstr(spec, "nodeName"))
+				global = true; /* allNodes or a nodeSelector (or no node at all) */
 		}
-		if (!np)
-			continue;
-		n->pools = rf_arena_calloc(c->arena, np, sizeof(*n->pools));
-		n->devices = rf_arena_calloc(c->arena, nd, sizeof(*n->devices));
-		if (!n->pools || !n->devices)
-			return -ENOMEM;
-		for (size_t p = 0; p < c->n_pools; p++) {
-			size_t k = devices_on_node(c->pools[p], n, n->devices + n->n_devices);
-			if (!k)
+		size_t n_cand = global ? c->n_nodes : pool->n_slices;
+		for (size_t k = 0; k < n_cand; k++) {
+			ptrdiff_t ni = (ptrdiff_t)k;
+			if (!global) {
+				const char *nn = rf_jstr(pool->slice_specs[k], "nodeName");
+				if ((ni = node_index(c, nn)) < 0)
+					continue;
+			}
+			if (seen[ni] == p + 1)
 				continue;
-			n->pools[n->n_pools++] = c->pools[p];
-			n->n_devices += k;
+			seen[ni] = p + 1;
+			size_t nd = devices_on_node(pool, c->nodes[ni], NULL);
+			if (!nd)
+				continue;
+			if (n_pairs == cap_pairs) {
+				size_t ncap = cap_pairs ? cap_pairs * 2 : 1024;
+				struct pair *np = realloc(pairs, ncap * sizeof(*np));
+				if (!np)
+					goto out;
+				pairs = np;
+				cap_pairs = ncap;
+			}
+			pairs[n_pairs++] = (struct pair){ (unsigned)ni, (unsigned)p, (unsigned)nd };
 		}
 	}
-	return 0;
+	/* count per node, then fill in pool order (pairs are in pool order) */
+	for (size_t i = 0; i < n_pairs; i++) {
+		struct rf_node *n = c->nodes[pairs[i].node];
+		n->n_pools++;
+		n->n_devices += pairs[i].n_dev;
+	}
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		struct rf_node *n = c->nodes[i];
+		if (!n->n_pools)
+			continue;
+		n->pools = rf_arena_calloc(c->arena, n->n_pools, sizeof(*n->pools));
+		n->devices = rf_arena_calloc(c->arena, n->n_devices, sizeof(*n->devices));
+		if (!n->pools || !n->devices)
+			goto out;
+		n->n_pools = 0;
+		n->n_devices = 0;
+	}
+	for (size_t i = 0; i < n_pairs; i++) {
+		struct rf_node *n = c->nodes[pairs[i].node];
+		struct rf_pool *pool = c->pools[pairs[i].pool];
+		n->pools[n->n_pools++] = pool;
+		n->n_devices += devices_on_node(pool, n, n->devices + n->n_devices);
+	}
+	r = 0;
+out:
+	free(pairs);
+	free(seen);
+	return r;
 }
 
 /* A GPU without a NUMA attribute inherits it from a NIC on its PCIe root (DESIGN section 5). */
