@@ -339,10 +339,15 @@ rf_cmd_serve(int argc, char **argv)
 	rf_metrics_add("railfit_annotation_errors_total", "", 0);
 
 	const char *source = live ? "apiserver" : demo ? "demo" : snapshot;
+	/* objects keep only what railfit reads, with the configured topology annotation */
+	const struct rf_slim_options slim = {
+		.topology_annotation = app.cfg.devices.topology_annotation,
+	};
 	if (demo) {
 		json_t *doc = rf_gen_demo();
 		size_t skipped = 0;
-		int r = doc ? rf_snapshot_split(doc, &objs, &skipped, err, sizeof(err)) : -ENOMEM;
+		int r = doc ? rf_snapshot_split_opts(doc, &slim, &objs, &skipped, err, sizeof(err))
+			    : -ENOMEM;
 		json_decref(doc);
 		if (r < 0) {
 			rf_errorf("cannot build the demo cluster: %s", r == -ENOMEM ? "out of memory" : err);
@@ -350,7 +355,7 @@ rf_cmd_serve(int argc, char **argv)
 		}
 	} else if (snapshot) {
 		size_t skipped = 0;
-		int r = rf_snapshot_load_file(snapshot, &objs, &skipped, err, sizeof(err));
+		int r = rf_snapshot_load(snapshot, &slim, &objs, &skipped, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "railfit serve: --snapshot: %s\n", err);
 			rc = r == -ENOMEM ? 1 : 2;

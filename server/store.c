@@ -24,6 +24,7 @@
 
 #include "server/kube.h"
 #include "server/log.h"
+#include "server/slim.h"
 
 struct assumed {
 	char *key, *uid, *node;
@@ -53,7 +54,46 @@ struct rf_store {
 	struct rf_store_stats stats;
 	pthread_t thread;
 	bool thread_started;
+	/* slimming (server/slim.h): one interner per kind, used by that kind's writers only, under
+	 * its own lock; pruned after relists and as it grows */
+	struct rf_slim_options slim;
+	struct kind_intern {
+		pthread_mutex_t lock;
+		struct rf_intern *in;
+		size_t prune_at; /* prune when it holds this many values */
+	} interns[RF_KIND_COUNT];
 };
+
+static const enum rf_slim_kind slim_kinds[RF_KIND_COUNT] = {
+	[RF_KIND_NODES] = RF_SLIM_NODE,	  [RF_KIND_PODS] = RF_SLIM_POD,
+	[RF_KIND_SLICES] = RF_SLIM_SLICE, [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
+	[RF_KIND_CLASSES] = RF_SLIM_CLASS,
+};
+
+/* The slim copy of obj (new reference, NULL on OOM). */
+static json_t *
+slim_object(struct rf_store *s, enum rf_kind kind, const json_t *obj)
+{
+	struct kind_intern *ki = &s->interns[kind];
+	pthread_mutex_lock(&ki->lock);
+	json_t *v = rf_slim_object(slim_kinds[kind], obj, &s->slim, ki->in);
+	if (ki->in && rf_intern_size(ki->in) >= ki->prune_at) {
+		rf_intern_prune(ki->in);
+		ki->prune_at = 2 * rf_intern_size(ki->in) + 4096;
+	}
+	pthread_mutex_unlock(&ki->lock);
+	return v;
+}
+
+static void
+prune_interner(struct rf_store *s, enum rf_kind kind)
+{
+	struct kind_intern *ki = &s->interns[kind];
+	pthread_mutex_lock(&ki->lock);
+	rf_intern_prune(ki->in);
+	ki->prune_at = 2 * rf_intern_size(ki->in) + 4096;
+	pthread_mutex_unlock(&ki->lock);
+}
 
 static const char *const kind_names[RF_KIND_COUNT] = { "Node", "Pod", "ResourceSlice",
 						       "ResourceClaim", "DeviceClass" };
@@ -89,6 +129,8 @@ rf_store_key(const json_t *obj, bool namespaced, char *buf, size_t len)
 /* Objects are at most a few MiB; names at most 253 + 63 characters. */
 #define KEY_MAX 512
 
+/* The caller's object loses metadata.managedFields too (the biggest part of most objects, and
+ * never anything railfit reads), as it did before slim copies were kept. */
 static void
 strip(json_t *obj)
 {
@@ -133,7 +175,8 @@ rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
 			continue;
 		strip(it);
-		if (json_object_set(m, key, it) < 0) {
+		json_t *slim = slim_object(s, kind, it);
+		if (!slim || json_object_set_new(m, key, slim) < 0) {
 			json_decref(m);
 			return -ENOMEM;
 		}
@@ -146,6 +189,7 @@ rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(old); /* outside the lock: may free many objects */
+	prune_interner(s, kind); /* values only the old objects used */
 	return kept;
 }
 
@@ -157,16 +201,20 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	int changed = 0;
 	if (type != RF_WATCH_ADDED && type != RF_WATCH_MODIFIED && type != RF_WATCH_DELETED)
 		return 0;
+	json_t *slim = NULL;
 	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
 		return -EINVAL;
-	if (type != RF_WATCH_DELETED)
+	if (type != RF_WATCH_DELETED) {
 		strip(obj);
+		if (!(slim = slim_object(s, kind, obj)))
+			return -ENOMEM;
+	}
 	pthread_mutex_lock(&s->lock);
 	json_t *m = s->maps[kind];
 	old = json_incref(json_object_get(m, key));
 	if (type == RF_WATCH_DELETED) {
 		changed = old ? (json_object_del(m, key) == 0) : 0;
-	} else if (json_object_set(m, key, obj) < 0) {
+	} else if (json_object_set_new(m, key, slim) < 0) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(old);
 		return -ENOMEM;
@@ -535,12 +583,20 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->configured = o->cfg->kube.dra_version;
 	s->detected = RF_DRA_1_35;
 	for (int k = 0; k < RF_KIND_COUNT; k++)
+		pthread_mutex_init(&s->interns[k].lock, NULL);
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		if (!(s->interns[k].in = rf_intern_new()))
+			goto fail;
+		s->interns[k].prune_at = 4096;
+	}
+	for (int k = 0; k < RF_KIND_COUNT; k++)
 		if (!(s->maps[k] = json_object()))
 			goto fail;
 	if (rf_config_copy(o->cfg, &s->cfg134) < 0 || rf_config_copy(o->cfg, &s->cfg135) < 0)
 		goto fail;
 	s->cfg134.kube.dra_version = RF_DRA_1_34;
 	s->cfg135.kube.dra_version = RF_DRA_1_35;
+	s->slim.topology_annotation = s->cfg135.devices.topology_annotation;
 	if ((r = -pthread_create(&s->thread, NULL, publisher, s)) < 0)
 		goto fail;
 	s->thread_started = true;
@@ -570,6 +626,10 @@ rf_store_free(struct rf_store *s)
 	for (size_t i = 0; i < s->n_assumed; i++)
 		assumed_free(&s->assumed[i]);
 	free(s->assumed);
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		rf_intern_free(s->interns[k].in);
+		pthread_mutex_destroy(&s->interns[k].lock);
+	}
 	rf_config_release(&s->cfg134);
 	rf_config_release(&s->cfg135);
 	pthread_cond_destroy(&s->wake);

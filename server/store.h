@@ -9,9 +9,10 @@
  * more than a third of a core) after the previous build, so bursts of events cost one rebuild per
  * interval. An urgent change (a /bind placement) skips the wait.
  *
- * Objects handed to the store must not be modified afterwards by anyone: generations share them
- * with the maps (jansson's refcounts are atomic, the trees are read-only). The store strips
- * metadata.managedFields from objects as they arrive, before anyone else can see them.
+ * The store keeps slim copies of the objects handed to it (server/slim.h: only the fields railfit
+ * reads, repeated values shared), so no pod env, volume or secret ever reaches the cache or
+ * /debug/snapshot. Those copies are never modified: generations share them with the maps
+ * (jansson's refcounts are atomic, the trees are read-only).
  *
  * Threads: writers (one reflector per kind, the bind handler) call the apply/replace/assume
  * functions from any thread; one mutex guards the maps and is held only for map updates and for
@@ -49,14 +50,15 @@ void rf_store_free(struct rf_store *s);
 
 /**
  * Replace all objects of a kind at once (a relist): keys missing from items are deleted.
- * items is borrowed (its elements are referenced, and their managedFields removed).
+ * items is borrowed (slim copies of its elements are kept; their managedFields are removed).
  * @return the number of objects kept (items without metadata.name are skipped), or -ENOMEM.
  */
 int rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items);
 
 /**
  * Apply one watch event: ADDED/MODIFIED add or update (also for an unknown key), DELETED removes
- * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed and referenced.
+ * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed (a slim copy is
+ * kept; its managedFields are removed).
  * @return 1 when the store changed, 0 when not, -EINVAL (no metadata.name) or -ENOMEM.
  */
 int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, json_t *obj);

@@ -2,5 +2,6 @@
 #include "test/check_main.h"
 
 Suite *kube_suite(void);
+Suite *slim_suite(void);
 
-RF_CHECK_MAIN(kube_suite())
+RF_CHECK_MAIN(kube_suite(), slim_suite())

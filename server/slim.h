@@ -1,0 +1,79 @@
+/* Slim objects: every Kubernetes object railfit keeps (snapshot files, the live store, hence the
+ * cache, explain and /debug/snapshot) first goes through rf_slim_object(), which copies only the
+ * fields railfit reads (DESIGN section 4: never pod env, volumes or secrets) and shares repeated
+ * values through an interner.
+ *
+ * Kept, per kind (everything else is dropped; `kind` and `apiVersion` are kept when present):
+ *   Pod            metadata.{name,namespace,uid,labels}, the pod annotations railfit reads
+ *                  (railfit.io/..., kubernetes.io/egress-bandwidth, kubernetes.io/ingress-bandwidth),
+ *                  spec.{nodeName,resourceClaims[].{name,resourceClaimName,
+ *                  resourceClaimTemplateName}}, status.{phase,resourceClaimStatuses[].{name,
+ *                  resourceClaimName}}. Containers, volumes, env, commands: never.
+ *   Node           metadata.{name,uid,labels}, the node annotations railfit reads (railfit.io/...
+ *                  and the configured topology annotation), status.conditions[type=Ready].{type,
+ *                  status}.
+ *   ResourceSlice  metadata.name, spec.{driver,pool,nodeName,allNodes,nodeSelector,
+ *                  perDeviceNodeSelection,sharedCounters,devices}.
+ *   ResourceClaim  metadata.{name,namespace,uid}, spec.devices.{requests,constraints},
+ *                  status.allocation.{devices.results,nodeSelector}, status.reservedFor[].uid.
+ *   DeviceClass    metadata.name, spec.selectors.
+ *   ResourceClaimTemplate  metadata.{name,namespace}, spec.spec.devices.{requests,constraints}.
+ *
+ * Interning: values are copied bottom-up; strings, numbers and small objects/arrays (at most
+ * RF_INTERN_MAX_MEMBERS members, all of them interned) equal to one seen before are replaced by
+ * the earlier copy, so `{"string": "up"}` or a claim spec made from one template exist once. The
+ * shared values are immutable like every cached object (jansson's reference counts are atomic).
+ *
+ * Threads: an interner is not thread-safe; use one per thread or guard it. rf_slim_object() is
+ * otherwise pure. */
+#ifndef RF_SERVER_SLIM_H
+#define RF_SERVER_SLIM_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RF_INTERN_MAX_MEMBERS 8
+
+enum rf_slim_kind {
+	RF_SLIM_NODE = 0,
+	RF_SLIM_POD,
+	RF_SLIM_SLICE,
+	RF_SLIM_CLAIM,
+	RF_SLIM_CLASS,
+	RF_SLIM_TEMPLATE,
+	RF_SLIM_COUNT
+};
+
+/** The slim kind of a Kubernetes kind name ("Pod", ...); -1 when railfit does not keep it. */
+int rf_slim_kind_of(const char *kind);
+
+struct rf_slim_options {
+	/* devices.topologyAnnotation: a Node annotation kept besides railfit.io/...; NULL or "" for
+	 * none. */
+	const char *topology_annotation;
+	/* keep every Node annotation (when the configuration is not known) */
+	bool all_node_annotations;
+};
+
+struct rf_intern;
+
+struct rf_intern *rf_intern_new(void);
+/** Drops the interner's references (the values live on in the objects that use them). */
+void rf_intern_free(struct rf_intern *in);
+/** Forget values nobody but the interner references any more. */
+void rf_intern_prune(struct rf_intern *in);
+/** Number of distinct values held. */
+size_t rf_intern_size(const struct rf_intern *in);
+
+/**
+ * The slim copy of obj (see above). obj is borrowed and not modified; in may be NULL (no
+ * sharing); opts may be NULL (defaults). @return a new reference, or NULL on OOM.
+ */
+json_t *rf_slim_object(enum rf_slim_kind kind, const json_t *obj,
+		       const struct rf_slim_options *opts, struct rf_intern *in);
+
+/** A deep copy of v with its values interned (new reference, NULL on OOM). */
+json_t *rf_intern_copy(struct rf_intern *in, const json_t *v);
+
+#endif

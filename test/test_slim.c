@@ -1,0 +1,428 @@
+/* Unit tests of server/slim.c (what railfit keeps of each kind, the interner) and of the promise
+ * behind it: whatever path an object takes into railfit (snapshot file, List, watch, relist), the
+ * cache and /debug/snapshot never hold pod env, volumes, commands or secrets. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "server/cache.h"
+#include "server/slim.h"
+#include "server/snapshot.h"
+#include "server/store.h"
+
+static json_t *
+parse(const char *text)
+{
+	json_error_t err;
+	json_t *v = json_loads(text, 0, &err);
+	ck_assert_msg(v != NULL, "%s: %s", text, err.text);
+	return v;
+}
+
+/* got equals the JSON text want (key order ignored, as json_equal does) */
+static void
+assert_json(json_t *got, const char *want)
+{
+	json_t *w = parse(want);
+	char *g = json_dumps(got, JSON_SORT_KEYS | JSON_COMPACT);
+	char *ws = json_dumps(w, JSON_SORT_KEYS | JSON_COMPACT);
+	ck_assert_msg(json_equal(got, w), "got %s\nwant %s", g, ws);
+	free(g);
+	free(ws);
+	json_decref(w);
+}
+
+/* A pod with everything a real one carries, secrets included. */
+static const char *const fat_pod =
+	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+	" \"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\","
+	"  \"generateName\":\"p-\",\"creationTimestamp\":\"2025-01-01T00:00:00Z\","
+	"  \"labels\":{\"job-name\":\"j\"},"
+	"  \"annotations\":{\"railfit.io/group\":\"g\",\"kubernetes.io/egress-bandwidth\":\"1G\","
+	"   \"kubernetes.io/ingress-bandwidth\":\"2G\",\"railfit.io/min-alignment\":\"PHB\","
+	"   \"kubectl.kubernetes.io/last-applied-configuration\":\"{\\\"env\\\":\\\"SECRET-1\\\"}\"},"
+	"  \"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\"}],"
+	"  \"managedFields\":[{\"manager\":\"kubectl\"}]},"
+	" \"spec\":{\"nodeName\":\"n1\",\"schedulerName\":\"railfit\","
+	"  \"containers\":[{\"name\":\"c\",\"image\":\"i\",\"command\":[\"sh\",\"-c\",\"SECRET-2\"],"
+	"   \"env\":[{\"name\":\"TOKEN\",\"value\":\"SECRET-3\"},"
+	"    {\"name\":\"PW\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"SECRET-4\",\"key\":\"k\"}}}],"
+	"   \"resources\":{\"claims\":[{\"name\":\"gpu\"}]}}],"
+	"  \"volumes\":[{\"name\":\"v\",\"secret\":{\"secretName\":\"SECRET-5\"}}],"
+	"  \"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\",\"x\":1},"
+	"   {\"name\":\"nic\",\"resourceClaimName\":\"c2\"}]},"
+	" \"status\":{\"phase\":\"Running\",\"podIP\":\"10.0.0.1\","
+	"  \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+	"  \"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":\"p-gpu-x\"}]}}";
+
+START_TEST(test_slim_pod)
+{
+	json_t *pod = parse(fat_pod);
+	json_t *s = rf_slim_object(RF_SLIM_POD, pod, NULL, NULL);
+	assert_json(s, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+		       " \"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\","
+		       "  \"resourceVersion\":\"7\",\"labels\":{\"job-name\":\"j\"},"
+		       "  \"annotations\":{\"railfit.io/group\":\"g\","
+		       "   \"kubernetes.io/egress-bandwidth\":\"1G\","
+		       "   \"kubernetes.io/ingress-bandwidth\":\"2G\","
+		       "   \"railfit.io/min-alignment\":\"PHB\"}},"
+		       " \"spec\":{\"nodeName\":\"n1\",\"resourceClaims\":["
+		       "  {\"name\":\"gpu\",\"resourceClaimTemplateName\":\"t\"},"
+		       "  {\"name\":\"nic\",\"resourceClaimName\":\"c2\"}]},"
+		       " \"status\":{\"phase\":\"Running\",\"resourceClaimStatuses\":["
+		       "  {\"name\":\"gpu\",\"resourceClaimName\":\"p-gpu-x\"}]}}");
+	/* the original is untouched, key order is kept */
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(pod, "spec"), "containers"));
+	ck_assert_str_eq(json_object_iter_key(json_object_iter(s)), "kind");
+	json_decref(s);
+
+	/* a bare pod keeps its (empty) spec and metadata objects */
+	json_t *bare = parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"containers\":[]}}");
+	s = rf_slim_object(RF_SLIM_POD, bare, NULL, NULL);
+	assert_json(s, "{\"metadata\":{\"name\":\"b\"},\"spec\":{}}");
+	json_decref(s);
+	json_decref(bare);
+	json_decref(pod);
+}
+END_TEST
+
+START_TEST(test_slim_node)
+{
+	json_t *node = parse(
+		"{\"metadata\":{\"name\":\"n\",\"uid\":\"u\",\"labels\":{\"a\":\"b\"},"
+		"  \"annotations\":{\"railfit.io/pci-topology\":\"{}\",\"example.com/topo\":\"t\","
+		"   \"railfit.io/frontend-bandwidth\":\"10G\",\"flannel.alpha.coreos.com/x\":\"y\"}},"
+		" \"spec\":{\"podCIDR\":\"10.0.0.0/24\",\"taints\":[]},"
+		" \"status\":{\"images\":[{\"names\":[\"i\"]}],\"capacity\":{\"cpu\":\"8\"},"
+		"  \"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
+		"   {\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\","
+		"    \"lastHeartbeatTime\":\"t\"}]}}");
+	json_t *s = rf_slim_object(RF_SLIM_NODE, node, NULL, NULL);
+	assert_json(s, "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\",\"labels\":{\"a\":\"b\"},"
+		       "  \"annotations\":{\"railfit.io/pci-topology\":\"{}\","
+		       "   \"railfit.io/frontend-bandwidth\":\"10G\"}},"
+		       " \"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
+	json_decref(s);
+	/* a configured topology annotation is kept; all of them when the caller cannot know */
+	struct rf_slim_options o = { .topology_annotation = "example.com/topo" };
+	s = rf_slim_object(RF_SLIM_NODE, node, &o, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(json_object_get(s, "metadata"), "annotations"),
+				 "example.com/topo")),
+			 "t");
+	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(s, "metadata"),
+							   "annotations")),
+			  3);
+	json_decref(s);
+	o = (struct rf_slim_options){ .all_node_annotations = true };
+	s = rf_slim_object(RF_SLIM_NODE, node, &o, NULL);
+	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(s, "metadata"),
+							   "annotations")),
+			  4);
+	json_decref(s);
+	json_decref(node);
+}
+END_TEST
+
+START_TEST(test_slim_dra_kinds)
+{
+	json_t *slice = parse(
+		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\",\"uid\":\"u\","
+		"  \"ownerReferences\":[{\"kind\":\"Node\"}]},"
+		" \"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\",\"generation\":1,"
+		"  \"resourceSliceCount\":1},\"nodeName\":\"n\",\"sharedCounters\":[],"
+		"  \"devices\":[{\"name\":\"g0\",\"attributes\":{\"x\":{\"int\":1}},"
+		"   \"capacity\":{\"mem\":{\"value\":\"1Gi\"}},\"taints\":[]}]}}");
+	json_t *s = rf_slim_object(RF_SLIM_SLICE, slice, NULL, NULL);
+	assert_json(s, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\"},"
+		       " \"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\",\"generation\":1,"
+		       "  \"resourceSliceCount\":1},\"nodeName\":\"n\",\"sharedCounters\":[],"
+		       "  \"devices\":[{\"name\":\"g0\",\"attributes\":{\"x\":{\"int\":1}},"
+		       "   \"capacity\":{\"mem\":{\"value\":\"1Gi\"}},\"taints\":[]}]}}");
+	json_decref(s);
+	json_decref(slice);
+
+	json_t *claim = parse(
+		"{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":\"u\","
+		"  \"annotations\":{\"a\":\"b\"},\"finalizers\":[\"f\"]},"
+		" \"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+		"  {\"deviceClassName\":\"g\"}}],\"constraints\":[{\"matchAttribute\":\"m\"}],"
+		"  \"config\":[{\"opaque\":{\"parameters\":{\"password\":\"SECRET\"}}}]}},"
+		" \"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+		"  \"driver\":\"d\",\"pool\":\"p\",\"device\":\"g0\",\"shareID\":\"s1\","
+		"  \"consumedCapacity\":{\"bw\":\"1G\"}}],\"config\":[{\"opaque\":{}}]},"
+		"  \"nodeSelector\":{\"nodeSelectorTerms\":[]},\"allocationTimestamp\":\"t\"},"
+		"  \"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\",\"uid\":\"pu\"}],"
+		"  \"devices\":[{\"networkData\":{\"ips\":[\"10.0.0.1\"]}}]}}");
+	s = rf_slim_object(RF_SLIM_CLAIM, claim, NULL, NULL);
+	assert_json(s, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":\"u\"},"
+		       " \"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+		       "  {\"deviceClassName\":\"g\"}}],\"constraints\":[{\"matchAttribute\":\"m\"}]}},"
+		       " \"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+		       "  \"driver\":\"d\",\"pool\":\"p\",\"device\":\"g0\",\"shareID\":\"s1\","
+		       "  \"consumedCapacity\":{\"bw\":\"1G\"}}]},"
+		       "  \"nodeSelector\":{\"nodeSelectorTerms\":[]}},"
+		       "  \"reservedFor\":[{\"uid\":\"pu\"}]}}");
+	json_decref(s);
+	json_decref(claim);
+
+	json_t *cls = parse("{\"metadata\":{\"name\":\"g\",\"uid\":\"u\"},\"spec\":{\"selectors\":"
+			    "[{\"cel\":{\"expression\":\"true\"}}],\"extendedResourceName\":\"x\","
+			    "\"config\":[]}}");
+	s = rf_slim_object(RF_SLIM_CLASS, cls, NULL, NULL);
+	assert_json(s, "{\"metadata\":{\"name\":\"g\"},\"spec\":{\"selectors\":"
+		       "[{\"cel\":{\"expression\":\"true\"}}]}}");
+	json_decref(s);
+	json_decref(cls);
+
+	json_t *t = parse("{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns\",\"labels\":{}},"
+			  "\"spec\":{\"metadata\":{\"labels\":{}},\"spec\":{\"devices\":{\"requests\":"
+			  "[{\"name\":\"r\"}],\"config\":[]}}}}");
+	s = rf_slim_object(RF_SLIM_TEMPLATE, t, NULL, NULL);
+	assert_json(s, "{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns\"},\"spec\":{\"spec\":"
+		       "{\"devices\":{\"requests\":[{\"name\":\"r\"}]}}}}");
+	json_decref(s);
+	json_decref(t);
+
+	ck_assert_int_eq(rf_slim_kind_of("ResourceClaimTemplate"), RF_SLIM_TEMPLATE);
+	ck_assert_int_eq(rf_slim_kind_of("Secret"), -1);
+}
+END_TEST
+
+/* Fields of an unexpected type are kept as they are: readers see what they saw before. */
+START_TEST(test_slim_odd_types)
+{
+	json_t *pod = parse("{\"metadata\":\"m\",\"spec\":{\"resourceClaims\":{\"a\":1}},"
+			    "\"status\":[1]}");
+	json_t *s = rf_slim_object(RF_SLIM_POD, pod, NULL, NULL);
+	ck_assert(json_equal(s, pod));
+	json_decref(s);
+	json_decref(pod);
+	json_t *arr = parse("[1,2]");
+	s = rf_slim_object(RF_SLIM_NODE, arr, NULL, NULL);
+	ck_assert(json_equal(s, arr));
+	json_decref(s);
+	json_decref(arr);
+}
+END_TEST
+
+START_TEST(test_intern_shares_and_prunes)
+{
+	struct rf_intern *in = rf_intern_new();
+	json_t *a = parse("{\"spec\":{\"devices\":[{\"name\":\"d0\",\"attributes\":"
+			  "{\"t\":{\"string\":\"gpu\"},\"n\":{\"int\":0},\"r\":{\"real\":0.5}}},"
+			  "{\"name\":\"d1\",\"attributes\":"
+			  "{\"t\":{\"string\":\"gpu\"},\"n\":{\"int\":0},\"r\":{\"real\":0.5}}}]}}");
+	json_t *s = rf_slim_object(RF_SLIM_SLICE, a, NULL, in);
+	ck_assert(json_equal(s, a));
+	const json_t *devs = json_object_get(json_object_get(s, "spec"), "devices");
+	const json_t *a0 = json_object_get(json_array_get(devs, 0), "attributes");
+	const json_t *a1 = json_object_get(json_array_get(devs, 1), "attributes");
+	/* equal small values are one value; the attribute maps themselves too (3 members) */
+	ck_assert_ptr_eq(json_object_get(a0, "t"), json_object_get(a1, "t"));
+	ck_assert_ptr_eq(json_object_get(a0, "r"), json_object_get(a1, "r"));
+	ck_assert_ptr_eq(a0, a1);
+	ck_assert_ptr_ne(json_array_get(devs, 0), json_array_get(devs, 1));
+	/* a second object shares with the first */
+	json_t *s2 = rf_slim_object(RF_SLIM_SLICE, a, NULL, in);
+	ck_assert_ptr_eq(json_object_get(json_array_get(json_object_get(json_object_get(s2, "spec"),
+									  "devices"),
+							 0),
+				  "attributes"),
+			 a0);
+	size_t held = rf_intern_size(in);
+	ck_assert_uint_gt(held, 5);
+	rf_intern_prune(in); /* everything is still used */
+	ck_assert_uint_eq(rf_intern_size(in), held);
+	json_decref(s);
+	json_decref(s2);
+	rf_intern_prune(in); /* nothing is */
+	ck_assert_uint_eq(rf_intern_size(in), 0);
+	/* an interner grows past its first table and copies stay equal */
+	json_t *big = json_array();
+	for (int i = 0; i < 5000; i++)
+		json_array_append_new(big, json_pack("{s:i, s:s}", "i", i, "s", "x"));
+	json_t *c = rf_intern_copy(in, big);
+	ck_assert(json_equal(c, big));
+	ck_assert_ptr_eq(json_object_get(json_array_get(c, 0), "s"),
+			 json_object_get(json_array_get(c, 4999), "s"));
+	json_decref(c);
+	json_decref(big);
+	rf_intern_free(in);
+	json_decref(a);
+}
+END_TEST
+
+static void
+assert_no_secret(json_t *doc)
+{
+	char *text = json_dumps(doc, JSON_COMPACT);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_msg(!strstr(text, "SECRET"), "leaked: %s", text);
+	ck_assert_ptr_null(strstr(text, "\"env\""));
+	ck_assert_ptr_null(strstr(text, "\"volumes\""));
+	ck_assert_ptr_null(strstr(text, "\"containers\""));
+	ck_assert_ptr_null(strstr(text, "managedFields"));
+	free(text);
+}
+
+static json_t *
+dump_of(const struct rf_cluster_objects *objs, struct rf_config *cfg, struct rf_cel_cache *cel)
+{
+	struct rf_cluster *c = NULL;
+	ck_assert_int_eq(rf_cluster_build(objs, cfg, cel, &c), 0);
+	ck_assert_uint_eq(rf_cluster_counts(c).pods, 1);
+	ck_assert_str_eq(rf_cluster_pod(c, "ns", "p")->node_name, "n1");
+	json_t *d = rf_snapshot_dump(c);
+	rf_cluster_unref(c);
+	return d;
+}
+
+/* /debug/snapshot is rf_snapshot_dump() of the generation: from a List, from a file (both the
+ * streaming and the slow path) and from the live store, no secret gets there. */
+START_TEST(test_debug_snapshot_never_leaks_pod_secrets)
+{
+	struct rf_config cfg;
+	struct rf_cel_cache *cel = rf_cel_cache_new();
+	struct rf_cluster_objects objs = { 0 };
+	char err[512];
+	rf_config_init(&cfg);
+
+	size_t list_len = strlen(fat_pod) + 256;
+	char *list_text = malloc(list_len);
+	ck_assert_ptr_nonnull(list_text);
+	snprintf(list_text, list_len,
+		 "{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[%s,"
+		 "{\"kind\":\"Secret\",\"metadata\":{\"name\":\"SECRET-6\"}}]}",
+		 fat_pod);
+	json_t *list = parse(list_text);
+	size_t skipped = 0;
+	ck_assert_int_eq(rf_snapshot_split(list, &objs, &skipped, err, sizeof(err)), 0);
+	ck_assert_uint_eq(skipped, 1);
+	json_t *d = dump_of(&objs, &cfg, cel);
+	assert_no_secret(d);
+	/* what is read survives */
+	json_t *p = json_array_get(json_object_get(d, "items"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(json_object_get(p, "metadata"), "annotations"),
+				 "railfit.io/group")),
+			 "g");
+	json_decref(d);
+	rf_cluster_objects_release(&objs);
+
+	/* a file, the streaming way and (with a duplicate top-level key) the slow way */
+	for (int slow = 0; slow < 2; slow++) {
+		char path[] = "/tmp/railfit-slim-XXXXXX";
+		int fd = mkstemp(path);
+		ck_assert_int_ge(fd, 0);
+		FILE *f = fdopen(fd, "w");
+		fprintf(f, "%s%s", slow ? "{\"kind\":\"List\",\"kind\":\"List\"," : "",
+			list_text + (slow ? 1 : 0));
+		fclose(f);
+		int r = rf_snapshot_load_file(path, &objs, &skipped, err, sizeof(err));
+		if (slow) { /* jansson rejects the duplicate key, with its message */
+			ck_assert_int_eq(r, -EINVAL);
+			ck_assert_msg(strstr(err, "duplicate"), "%s", err);
+		} else {
+			ck_assert_int_eq(r, 0);
+			d = dump_of(&objs, &cfg, cel);
+			assert_no_secret(d);
+			json_decref(d);
+			rf_cluster_objects_release(&objs);
+		}
+		unlink(path);
+	}
+
+	/* the live store: a relist and a watch event */
+	struct rf_cache *cache = rf_cache_new();
+	struct rf_store *store = NULL;
+	struct rf_store_options o = { .cache = cache, .cfg = &cfg, .cel = cel, .min_interval_ms = 10 };
+	ck_assert_int_eq(rf_store_new(&o, &store), 0);
+	json_t *pod = parse(fat_pod);
+	json_t *items = json_pack("[O]", pod);
+	ck_assert_int_eq(rf_store_replace(store, RF_KIND_PODS, items), 1);
+	ck_assert_int_eq(rf_store_apply(store, RF_KIND_PODS, RF_WATCH_MODIFIED, pod), 1);
+	ck_assert(rf_store_wait_published(store, rf_store_changes(store), 5000));
+	struct rf_cluster *g = rf_cache_get(cache);
+	ck_assert_ptr_nonnull(rf_cluster_pod(g, "ns", "p"));
+	d = rf_snapshot_dump(g);
+	assert_no_secret(d);
+	json_decref(d);
+	rf_cluster_unref(g);
+	rf_store_free(store);
+	rf_cache_free(cache);
+	json_decref(items);
+	json_decref(pod);
+
+	json_decref(list);
+	free(list_text);
+	rf_cel_cache_free(cel);
+	rf_config_release(&cfg);
+}
+END_TEST
+
+/* The streaming loader and the whole-tree split give the same objects. */
+START_TEST(test_snapshot_file_paths_agree)
+{
+	static const char *const text =
+		"{\"kind\":\"NodeList\",\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[\n"
+		" {\"metadata\":{\"name\":\"n1\",\"annotations\":{\"x/y\":\"z\"}}},\n"
+		" {\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},"
+		"  \"spec\":{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}},\n"
+		" {\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm\"}} ] }\n";
+	char path[] = "/tmp/railfit-slim-XXXXXX";
+	char err[512];
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	struct rf_cluster_objects a = { 0 }, b = { 0 };
+	size_t sa = 0, sb = 0;
+	ck_assert_int_eq(rf_snapshot_load_file(path, &a, &sa, err, sizeof(err)), 0);
+	json_t *doc = parse(text);
+	ck_assert_int_eq(rf_snapshot_split(doc, &b, &sb, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sa, 1);
+	ck_assert_uint_eq(sb, 1);
+	char *an = json_dumps(a.nodes, JSON_COMPACT), *bn = json_dumps(b.nodes, JSON_COMPACT);
+	ck_assert_msg(json_equal(a.nodes, b.nodes), "%s != %s", an, bn);
+	free(an);
+	free(bn);
+	ck_assert(json_equal(a.pods, b.pods));
+	ck_assert_uint_eq(json_array_size(a.nodes), 1);
+	ck_assert_uint_eq(json_array_size(a.pods), 1);
+	rf_cluster_objects_release(&a);
+	rf_cluster_objects_release(&b);
+	json_decref(doc);
+
+	/* a truncated file: jansson's message, with the line */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert_int_eq(write(fd, text, 60), 60);
+	close(fd);
+	ck_assert_int_eq(rf_snapshot_load_file(path, &a, &sa, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "cannot parse") && strstr(err, "line"), "%s", err);
+	unlink(path);
+}
+END_TEST
+
+Suite *slim_suite(void);
+
+Suite *
+slim_suite(void)
+{
+	Suite *s = suite_create("slim");
+	TCase *tc = tcase_create("slim");
+	tcase_add_test(tc, test_slim_pod);
+	tcase_add_test(tc, test_slim_node);
+	tcase_add_test(tc, test_slim_dra_kinds);
+	tcase_add_test(tc, test_slim_odd_types);
+	tcase_add_test(tc, test_intern_shares_and_prunes);
+	tcase_add_test(tc, test_debug_snapshot_never_leaks_pod_secrets);
+	tcase_add_test(tc, test_snapshot_file_paths_agree);
+	suite_add_tcase(s, tc);
+	return s;
+}
