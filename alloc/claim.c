@@ -9,6 +9,20 @@
 
 #define MAX_COUNT 32 /* AllocationResultsMaxSize */
 
+/* Strings the claim keeps are copied into its arena: the model keeps no pointer into the claim
+ * objects it was built from (the server may pack them once the generation is built). NULL stays
+ * NULL; *oom is set on failure. */
+static const char *
+dup(struct rf_arena *a, const char *s, bool *oom)
+{
+	char *d;
+	if (!s)
+		return NULL;
+	if (!(d = rf_arena_strdup(a, s)))
+		*oom = true;
+	return d;
+}
+
 static void
 unsupported(struct rf_arena *a, struct rf_claim *cl, const char *why)
 {
@@ -21,9 +35,12 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 	  struct rf_request_alt *alt, const char *name, const json_t *ex, bool sub)
 {
 	char buf[512];
+	bool oom = false;
 
 	alt->name = name;
-	alt->class_name = rf_jstr(ex, "deviceClassName");
+	alt->class_name = dup(a, rf_jstr(ex, "deviceClassName"), &oom);
+	if (oom)
+		return -ENOMEM;
 	if (!alt->class_name || !alt->class_name[0]) {
 		snprintf(buf, sizeof(buf), "request %s: no deviceClassName", name);
 		unsupported(a, cl, buf);
@@ -70,7 +87,8 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 			unsupported(a, cl, buf);
 			continue;
 		}
-		alt->selector_texts[alt->n_selectors++] = expr;
+		if (!(alt->selector_texts[alt->n_selectors++] = dup(a, expr, &oom)))
+			return -ENOMEM;
 	}
 
 	const json_t *tols = json_object_get(ex, "tolerations");
@@ -81,10 +99,12 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 			return -ENOMEM;
 		for (size_t i = 0; i < nt; i++) {
 			const json_t *t = json_array_get(tols, i);
-			alt->tolerations[i].key = rf_jstr(t, "key");
-			alt->tolerations[i].op = rf_jstr(t, "operator");
-			alt->tolerations[i].value = rf_jstr(t, "value");
-			alt->tolerations[i].effect = rf_jstr(t, "effect");
+			alt->tolerations[i].key = dup(a, rf_jstr(t, "key"), &oom);
+			alt->tolerations[i].op = dup(a, rf_jstr(t, "operator"), &oom);
+			alt->tolerations[i].value = dup(a, rf_jstr(t, "value"), &oom);
+			alt->tolerations[i].effect = dup(a, rf_jstr(t, "effect"), &oom);
+			if (oom)
+				return -ENOMEM;
 		}
 		alt->n_tolerations = nt;
 	}
@@ -107,7 +127,8 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 				unsupported(a, cl, buf);
 				continue;
 			}
-			alt->cap_request_names[alt->n_cap_requests++] = k;
+			if (!(alt->cap_request_names[alt->n_cap_requests++] = dup(a, k, &oom)))
+				return -ENOMEM;
 		}
 	}
 	return 0;
@@ -127,7 +148,10 @@ rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_cl
 	for (size_t i = 0; i < n; i++) {
 		const json_t *rj = json_array_get(reqs, i);
 		struct rf_request *rq = &cl->requests[cl->n_requests];
-		rq->name = rf_jstr(rj, "name");
+		bool oom = false;
+		rq->name = dup(a, rf_jstr(rj, "name"), &oom);
+		if (oom)
+			return -ENOMEM;
 		if (!rq->name) {
 			unsupported(a, cl, "a request has no name");
 			continue;
@@ -188,8 +212,11 @@ rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_cl
 	for (size_t i = 0; i < nc; i++) {
 		const json_t *cj = json_array_get(cons, i);
 		struct rf_constraint *co = &cl->constraints[cl->n_constraints];
-		co->match_attribute = rf_jstr(cj, "matchAttribute");
-		co->distinct_attribute = rf_jstr(cj, "distinctAttribute");
+		bool oom = false;
+		co->match_attribute = dup(a, rf_jstr(cj, "matchAttribute"), &oom);
+		co->distinct_attribute = dup(a, rf_jstr(cj, "distinctAttribute"), &oom);
+		if (oom)
+			return -ENOMEM;
 		if (!co->match_attribute && !co->distinct_attribute)
 			continue; /* a constraint kind from a newer API: nothing to enforce */
 		const json_t *rn = json_object_get(cj, "requests");
@@ -199,8 +226,8 @@ rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_cl
 			return -ENOMEM;
 		for (size_t r = 0; r < nr; r++) {
 			const char *s = json_string_value(json_array_get(rn, r));
-			if (s)
-				co->requests[co->n_requests++] = s;
+			if (s && !(co->requests[co->n_requests++] = dup(a, s, &oom)))
+				return -ENOMEM;
 		}
 		cl->n_constraints++;
 	}

@@ -11,6 +11,20 @@
 
 #include "alloc/alloc-private.h"
 #include "alloc/model-private.h"
+#include "alloc/strtab.h"
+
+/* Strings the model keeps are copied into the generation (alloc/strtab.h): nothing of the model
+ * points into the ResourceSlices after rf_model_build_pools() and rf_model_attach_pools(). */
+struct strs {
+	struct rf_strtab *t;
+	int oom;
+};
+
+static const char *
+K(struct strs *st, const char *s)
+{
+	return rf_strtab_get(st->t, s, &st->oom);
+}
 
 static int
 dev_key_cmp(const char *driver, const char *pool, const char *name, const struct rf_device *d)
@@ -63,15 +77,26 @@ cap_cmp(const void *a, const void *b)
 }
 
 static const char *
-qualify(struct rf_arena *a, const char *driver, const char *name)
+qualify(struct strs *st, const char *driver, const char *name)
 {
 	if (strchr(name, '/'))
-		return name; /* borrowed from the json, which the generation keeps alive */
-	return rf_arena_printf(a, "%s/%s", driver, name);
+		return K(st, name);
+	char buf[512];
+	if (snprintf(buf, sizeof(buf), "%s/%s", driver, name) < (int)sizeof(buf))
+		return K(st, buf);
+	char *full = NULL;
+	size_t n = strlen(driver) + strlen(name) + 2;
+	if (!(full = malloc(n)))
+		return st->oom = 1, NULL;
+	snprintf(full, n, "%s/%s", driver, name);
+	const char *r = K(st, full);
+	free(full);
+	return r;
 }
 
 static int
-parse_attrs(struct rf_cluster *c, struct rf_device *d, const char *driver, const json_t *attrs)
+parse_attrs(struct rf_cluster *c, struct strs *st, struct rf_device *d, const char *driver,
+	    const json_t *attrs)
 {
 	size_t n = json_object_size(attrs);
 	if (!json_is_object(attrs) || n == 0)
@@ -83,7 +108,7 @@ parse_attrs(struct rf_cluster *c, struct rf_device *d, const char *driver, const
 	json_t *val;
 	json_object_foreach ((json_t *)attrs, key, val) {
 		struct rf_attr *at = &d->attrs[d->n_attrs];
-		at->name = qualify(c->arena, driver, key);
+		at->name = qualify(st, driver, key);
 		if (!at->name)
 			return -ENOMEM;
 		json_t *v;
@@ -95,10 +120,12 @@ parse_attrs(struct rf_cluster *c, struct rf_device *d, const char *driver, const
 			at->b = json_is_true(v);
 		} else if ((v = json_object_get(val, "string")) && json_is_string(v)) {
 			at->kind = RF_ATTR_STRING;
-			at->s = json_string_value(v);
+			if (!(at->s = K(st, json_string_value(v))))
+				return -ENOMEM;
 		} else if ((v = json_object_get(val, "version")) && json_is_string(v)) {
 			at->kind = RF_ATTR_VERSION;
-			at->s = json_string_value(v);
+			if (!(at->s = K(st, json_string_value(v))))
+				return -ENOMEM;
 		} else {
 			at->kind = RF_ATTR_OTHER; /* a newer value kind: tolerated, never matches */
 		}
@@ -128,7 +155,8 @@ parse_quantity_list(struct rf_arena *a, const json_t *arr, const struct rf_quant
 }
 
 static int
-parse_caps(struct rf_cluster *c, struct rf_device *d, const char *driver, const json_t *caps)
+parse_caps(struct rf_cluster *c, struct strs *st, struct rf_device *d, const char *driver,
+	   const json_t *caps)
 {
 	size_t n = json_object_size(caps);
 	if (!json_is_object(caps) || n == 0)
@@ -146,9 +174,9 @@ parse_caps(struct rf_cluster *c, struct rf_device *d, const char *driver, const 
 			     driver, d->pool->name, d->name, key);
 			continue;
 		}
-		cap->raw_name = key;
-		cap->name = qualify(c->arena, driver, key);
-		if (!cap->name)
+		cap->raw_name = K(st, key);
+		cap->name = qualify(st, driver, key);
+		if (!cap->name || !cap->raw_name)
 			return -ENOMEM;
 		const json_t *pol = json_object_get(val, "requestPolicy");
 		if (json_is_object(pol)) {
@@ -181,7 +209,8 @@ parse_caps(struct rf_cluster *c, struct rf_device *d, const char *driver, const 
 }
 
 static int
-parse_taints_counters(struct rf_cluster *c, struct rf_device *d, const json_t *dj)
+parse_taints_counters(struct rf_cluster *c, struct strs *st, struct rf_device *d,
+		      const json_t *dj)
 {
 	const json_t *taints = json_object_get(dj, "taints");
 	size_t n = json_array_size(taints);
@@ -194,9 +223,11 @@ parse_taints_counters(struct rf_cluster *c, struct rf_device *d, const json_t *d
 			const char *key = rf_jstr(t, "key"), *effect = rf_jstr(t, "effect");
 			if (!key || !effect)
 				continue;
-			d->taints[d->n_taints].key = key;
-			d->taints[d->n_taints].value = rf_jstr(t, "value");
-			d->taints[d->n_taints].effect = effect;
+			d->taints[d->n_taints].key = K(st, key);
+			d->taints[d->n_taints].value = K(st, rf_jstr(t, "value"));
+			d->taints[d->n_taints].effect = K(st, effect);
+			if (st->oom)
+				return -ENOMEM;
 			d->n_taints++;
 		}
 	}
@@ -214,7 +245,8 @@ parse_taints_counters(struct rf_cluster *c, struct rf_device *d, const json_t *d
 				continue;
 			struct rf_counter_consumption *cons = &d->counters[d->n_counters];
 			size_t m = json_object_size(ctrs);
-			cons->counter_set = set;
+			if (!(cons->counter_set = K(st, set)))
+				return -ENOMEM;
 			cons->names = rf_arena_calloc(c->arena, m ? m : 1, sizeof(char *));
 			cons->values = rf_arena_calloc(c->arena, m ? m : 1, sizeof(*cons->values));
 			if (!cons->names || !cons->values)
@@ -225,7 +257,8 @@ parse_taints_counters(struct rf_cluster *c, struct rf_device *d, const json_t *d
 				const char *qs = rf_jstr(v, "value");
 				if (!qs || rf_quantity_parse(qs, &cons->values[cons->n]) < 0)
 					continue;
-				cons->names[cons->n++] = k;
+				if (!(cons->names[cons->n++] = K(st, k)))
+					return -ENOMEM;
 			}
 			d->n_counters++;
 		}
@@ -319,7 +352,8 @@ slice_ref_cmp(const void *a, const void *b)
 
 /* sharedCounters of the pool's slices at its generation */
 static int
-parse_counter_sets(struct rf_cluster *c, struct rf_pool *p, const struct slice_ref *refs)
+parse_counter_sets(struct rf_cluster *c, struct strs *st, struct rf_pool *p,
+		   const struct slice_ref *refs)
 {
 	size_t n = 0;
 	for (unsigned s = 0; s < p->n_slices; s++)
@@ -343,7 +377,8 @@ parse_counter_sets(struct rf_cluster *c, struct rf_pool *p, const struct slice_r
 			}
 			struct rf_counter_set *cs = &p->counter_sets[p->n_counter_sets++];
 			size_t m = json_object_size(ctrs);
-			cs->name = name;
+			if (!(cs->name = K(st, name)))
+				return -ENOMEM;
 			cs->slice = s;
 			cs->names = rf_arena_calloc(c->arena, m ? m : 1, sizeof(char *));
 			cs->values = rf_arena_calloc(c->arena, m ? m : 1, sizeof(*cs->values));
@@ -358,7 +393,8 @@ parse_counter_sets(struct rf_cluster *c, struct rf_pool *p, const struct slice_r
 					     p->driver, p->name, name, k);
 					continue;
 				}
-				cs->names[cs->n++] = k;
+				if (!(cs->names[cs->n++] = K(st, k)))
+					return -ENOMEM;
 			}
 		}
 	}
@@ -382,9 +418,13 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 {
 	size_t n = json_array_size(slices), k = 0;
 	struct slice_ref *refs = calloc(n ? n : 1, sizeof(*refs));
+	struct strs st = { rf_strtab_new(c->arena), 0 };
 	int r = -ENOMEM;
-	if (!refs)
+	if (!refs || !st.t) {
+		free(refs);
+		rf_strtab_free(st.t);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const json_t *s = json_array_get(slices, i);
 		const json_t *spec = json_object_get(s, "spec");
@@ -434,8 +474,8 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 		struct rf_pool *p = rf_arena_alloc(c->arena, sizeof(*p));
 		if (!p)
 			goto out;
-		p->driver = refs[i].driver;
-		p->name = refs[i].pool;
+		p->driver = K(&st, refs[i].driver);
+		p->name = K(&st, refs[i].pool);
 		p->generation = refs[i].generation;
 		p->slice_count = refs[i].count;
 		p->node = refs[i].node;
@@ -446,13 +486,17 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 			if (!refs[s].node || !p->node || strcmp(refs[s].node, p->node) != 0)
 				p->node = NULL; /* not node-local as a whole */
 		}
+		if (p->node && !(p->node = K(&st, p->node)))
+			goto out;
+		if (!p->driver || !p->name)
+			goto out;
 		p->complete = (int64_t)p->n_slices == p->slice_count;
 		p->slice_specs = rf_arena_calloc(c->arena, p->n_slices + 1, sizeof(json_t *));
 		if (!p->slice_specs)
 			goto out;
 		for (unsigned q = 0; q < p->n_slices; q++)
 			p->slice_specs[q] = json_object_get(refs[i + q].slice, "spec");
-		if (parse_counter_sets(c, p, refs + i) < 0)
+		if (parse_counter_sets(c, &st, p, refs + i) < 0)
 			goto out;
 		p->devices = rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*p->devices));
 		if (!p->devices)
@@ -470,19 +514,20 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 				struct rf_device *d = rf_arena_alloc(c->arena, sizeof(*d));
 				if (!d)
 					goto out;
-				d->name = dname;
+				if (!(d->name = K(&st, dname)))
+					goto out;
 				d->pool = p;
 				d->slice = (unsigned)(s - i);
-				d->json = dj;
+				d->json = NULL; /* the slices may be gone after the build */
 				d->idx = (unsigned)p->n_devices;
 				if (rf_model_strv_has(&c->cfg->devices.gpu_drivers, p->driver))
 					d->kind = RF_DEV_GPU;
 				else if (rf_model_strv_has(&c->cfg->devices.nic_drivers, p->driver))
 					d->kind = RF_DEV_NIC;
 				d->allow_multiple = rf_jbool(dj, "allowMultipleAllocations", false);
-				if (parse_attrs(c, d, p->driver, json_object_get(dj, "attributes")) < 0 ||
-				    parse_caps(c, d, p->driver, json_object_get(dj, "capacity")) < 0 ||
-				    parse_taints_counters(c, d, dj) < 0)
+				if (parse_attrs(c, &st, d, p->driver, json_object_get(dj, "attributes")) < 0 ||
+				    parse_caps(c, &st, d, p->driver, json_object_get(dj, "capacity")) < 0 ||
+				    parse_taints_counters(c, &st, d, dj) < 0)
 					goto out;
 				derive_locality(d, c->cfg);
 				for (size_t q = 0; q < p->n_devices; q++)
@@ -511,8 +556,9 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 	qsort(c->devices, c->n_devices, sizeof(*c->devices), dev_cmp);
 	for (size_t i = 0; i < c->n_devices; i++)
 		c->devices[i]->gidx = (unsigned)i;
-	r = 0;
+	r = st.oom ? -ENOMEM : 0;
 out:
 	free(refs);
+	rf_strtab_free(st.t);
 	return r;
 }

@@ -291,6 +291,10 @@ rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
 		n->pools[n->n_pools++] = pool;
 		n->n_devices += devices_on_node(pool, n, n->devices + n->n_devices);
 	}
+	/* the slices' specs were needed for this step only: the model keeps no pointer into the
+	 * ResourceSlices (the server may drop or pack them once the generation is built) */
+	for (size_t p = 0; p < c->n_pools; p++)
+		c->pools[p]->slice_specs = NULL;
 	r = 0;
 out:
 	free(pairs);

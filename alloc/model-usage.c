@@ -11,6 +11,7 @@
 
 #include "alloc/alloc-private.h"
 #include "alloc/model-private.h"
+#include "alloc/strtab.h"
 
 static int
 claim_cmp(const void *a, const void *b)
@@ -123,13 +124,19 @@ node_from_selector(const json_t *sel)
 	return NULL;
 }
 
+/* Claims keep no pointer into their objects (strings are copied into the generation, see
+ * alloc/strtab.h), except consumedCapacity of shared allocations (ar->consumed): the server keeps
+ * the objects of claims that have one. */
 int
 rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 {
 	size_t n = json_array_size(claims);
+	struct rf_strtab *st = rf_strtab_new(c->arena);
+	int oom = 0, rr = -ENOMEM;
+#define K(s) rf_strtab_get(st, (s), &oom)
 	c->claims = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->claims));
-	if (!c->claims)
-		return -ENOMEM;
+	if (!c->claims || !st)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *cj = json_array_get(claims, i);
 		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
@@ -140,29 +147,32 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 		}
 		struct rf_claim *cl = rf_arena_alloc(c->arena, sizeof(*cl));
 		if (!cl)
-			return -ENOMEM;
-		cl->ns = ns;
-		cl->name = name;
-		cl->uid = json_string_value(rf_jpath(cj, "metadata.uid"));
-		cl->json = cj;
-		if (rf_claim_parse_spec(c->arena, c, cl, json_object_get(cj, "spec")) < 0)
-			return -ENOMEM;
+			goto out;
+		cl->ns = K(ns);
+		cl->name = rf_arena_strdup(c->arena, name);
+		cl->uid = K(json_string_value(rf_jpath(cj, "metadata.uid")));
+		cl->json = NULL; /* the object may be packed once the generation is built */
+		if (oom || !cl->name ||
+		    rf_claim_parse_spec(c->arena, c, cl, json_object_get(cj, "spec")) < 0)
+			goto out;
 		const json_t *alloc = rf_jpath(cj, "status.allocation");
 		if (json_is_object(alloc)) {
 			cl->allocated = true;
-			cl->alloc_node = node_from_selector(json_object_get(alloc, "nodeSelector"));
+			cl->alloc_node = K(node_from_selector(json_object_get(alloc, "nodeSelector")));
 			const json_t *res = rf_jpath(alloc, "devices.results");
 			size_t nr = json_array_size(res);
 			cl->results = rf_arena_calloc(c->arena, nr ? nr : 1, sizeof(*cl->results));
-			if (!cl->results)
-				return -ENOMEM;
+			if (!cl->results || oom)
+				goto out;
 			for (size_t r = 0; r < nr; r++) {
 				const json_t *rj = json_array_get(res, r);
 				struct rf_alloc_result *ar = &cl->results[cl->n_results];
-				ar->request = rf_jstr(rj, "request");
-				ar->driver = rf_jstr(rj, "driver");
-				ar->pool = rf_jstr(rj, "pool");
-				ar->device = rf_jstr(rj, "device");
+				ar->request = K(rf_jstr(rj, "request"));
+				ar->driver = K(rf_jstr(rj, "driver"));
+				ar->pool = K(rf_jstr(rj, "pool"));
+				ar->device = K(rf_jstr(rj, "device"));
+				if (oom)
+					goto out;
 				if (!ar->request || !ar->driver || !ar->pool || !ar->device) {
 					rf_cluster_warn(c, "resourceclaim %s/%s: allocation result #%zu lacks "
 						"request/driver/pool/device; ignored",
@@ -170,7 +180,7 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 					continue;
 				}
 				ar->admin_access = rf_jbool(rj, "adminAccess", false);
-				ar->share_id = rf_jstr(rj, "shareID");
+				ar->share_id = K(rf_jstr(rj, "shareID"));
 				ar->consumed = json_object_get(rj, "consumedCapacity");
 				ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
 				cl->n_results++;
@@ -181,17 +191,23 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 		if (nrf) {
 			cl->reserved_uids = rf_arena_calloc(c->arena, nrf, sizeof(char *));
 			if (!cl->reserved_uids)
-				return -ENOMEM;
+				goto out;
 			for (size_t k = 0; k < nrf; k++) {
 				const char *uid = rf_jstr(json_array_get(rf, k), "uid");
-				if (uid)
-					cl->reserved_uids[cl->n_reserved++] = uid;
+				if (uid && !(cl->reserved_uids[cl->n_reserved++] = K(uid)))
+					goto out;
 			}
 		}
+		if (oom)
+			goto out;
 		c->claims[c->n_claims++] = cl;
 	}
+#undef K
 	qsort(c->claims, c->n_claims, sizeof(*c->claims), claim_cmp);
-	return 0;
+	rr = 0;
+out:
+	rf_strtab_free(st);
+	return rr;
 }
 
 /* Fold allocations into device usage (dra-api.md section 10.1). */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,15 +139,41 @@ parse_verbosity(const char *s, int *ret)
 	return 0;
 }
 
+struct pack_job {
+	const struct rf_cluster_objects *objs;
+	struct rf_snapshot_packed *packed;
+};
+
+static void *
+pack_objects(void *arg)
+{
+	struct pack_job *j = arg;
+	if (rf_snapshot_pack_prepare(j->objs, &j->packed) < 0)
+		j->packed = NULL;
+	return NULL;
+}
+
 static int
 build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char *source)
 {
-	struct rf_cluster *gen;
+	struct rf_cluster *gen = NULL;
+	/* never rebuilt: the slices and most claims, which only /debug/snapshot reads again after
+	 * the build, shrink to packed blobs, made on a helper thread while the model is built */
+	struct pack_job job = { objs, NULL };
+	pthread_t helper;
+	bool packing = pthread_create(&helper, NULL, pack_objects, &job) == 0;
 	int r = rf_cluster_build(objs, &app->cfg, app->cel, &gen);
+	if (packing)
+		pthread_join(helper, NULL);
+	/* before anyone can read the generation (after a failed build, the objects only go) */
+	rf_snapshot_pack_commit(objs, job.packed);
 	if (r < 0) {
 		rf_errorf("cannot build the cluster model: %s", strerror(-r));
 		return 1;
 	}
+	if (packing && !job.packed)
+		rf_warn("cannot pack the ResourceSlices and ResourceClaims (out of memory); keeping "
+			"them as they are");
 	for (size_t i = 0; i < rf_cluster_n_warnings(gen); i++)
 		rf_warn("skipped part of the cluster", "source", source, "detail",
 			rf_cluster_warning(gen, i));
@@ -342,6 +369,7 @@ rf_cmd_serve(int argc, char **argv)
 	/* objects keep only what railfit reads, with the configured topology annotation */
 	const struct rf_slim_options slim = {
 		.topology_annotation = app.cfg.devices.topology_annotation,
+		.pod_labels = &app.cfg.groups.labels,
 	};
 	if (demo) {
 		json_t *doc = rf_gen_demo();

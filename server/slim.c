@@ -324,6 +324,7 @@ enum pick {
 	SUB,      /* an object: the listed fields */
 	EACH,     /* an array of objects: the listed fields of each */
 	POD_ANN,  /* pod annotations railfit reads */
+	POD_LBL,  /* pod labels railfit reads */
 	NODE_ANN, /* node annotations railfit reads */
 	READY,    /* node conditions: the Ready one, type and status */
 };
@@ -350,7 +351,7 @@ static const struct field f_claim_spec[] = { { "devices", SUB, f_devices_spec },
 static const struct field f_pod_meta[] = {
 	{ "name", KEEP, NULL },	       { "namespace", KEEP, NULL },
 	{ "uid", KEEP, NULL },	       { "resourceVersion", KEEP, NULL },
-	{ "labels", KEEP, NULL },      { "annotations", POD_ANN, NULL },
+	{ "labels", POD_LBL, NULL },   { "annotations", POD_ANN, NULL },
 	END,
 };
 static const struct field f_pod_claim[] = { { "name", KEEP, NULL },
@@ -367,7 +368,7 @@ static const struct field f_pod_status[] = { { "phase", KEEP, NULL },
 					     { "resourceClaimStatuses", EACH, f_pod_claim_status },
 					     END };
 static const struct field f_pod[] = {
-	{ "kind", KEEP, NULL },		     { "apiVersion", KEEP, NULL },
+	{ "apiVersion", KEEP, NULL },
 	{ "metadata", SUB, f_pod_meta },     { "spec", SUB, f_pod_spec },
 	{ "status", SUB, f_pod_status },     END,
 };
@@ -380,7 +381,7 @@ static const struct field f_node_meta[] = {
 };
 static const struct field f_node_status[] = { { "conditions", READY, f_type_status }, END };
 static const struct field f_node[] = {
-	{ "kind", KEEP, NULL },		   { "apiVersion", KEEP, NULL },
+	{ "apiVersion", KEEP, NULL },
 	{ "metadata", SUB, f_node_meta },  { "status", SUB, f_node_status },
 	END,
 };
@@ -394,7 +395,7 @@ static const struct field f_slice_spec[] = {
 	END,
 };
 static const struct field f_slice[] = {
-	{ "kind", KEEP, NULL },		    { "apiVersion", KEEP, NULL },
+	{ "apiVersion", KEEP, NULL },
 	{ "metadata", SUB, f_name_only },   { "spec", SUB, f_slice_spec },
 	END,
 };
@@ -414,7 +415,7 @@ static const struct field f_claim_status[] = { { "allocation", SUB, f_allocation
 					       { "reservedFor", EACH, f_uid_only },
 					       END };
 static const struct field f_claim[] = {
-	{ "kind", KEEP, NULL },		     { "apiVersion", KEEP, NULL },
+	{ "apiVersion", KEEP, NULL },
 	{ "metadata", SUB, f_claim_meta },   { "spec", SUB, f_claim_spec },
 	{ "status", SUB, f_claim_status },   END,
 };
@@ -422,7 +423,7 @@ static const struct field f_claim[] = {
 /* deviceclass */
 static const struct field f_class_spec[] = { { "selectors", KEEP, NULL }, END };
 static const struct field f_class[] = {
-	{ "kind", KEEP, NULL },		  { "apiVersion", KEEP, NULL },
+	{ "apiVersion", KEEP, NULL },
 	{ "metadata", SUB, f_name_only }, { "spec", SUB, f_class_spec },
 	END,
 };
@@ -434,7 +435,7 @@ static const struct field f_tmpl_meta[] = { { "name", KEEP, NULL },
 					    END };
 static const struct field f_tmpl_spec[] = { { "spec", SUB, f_claim_spec }, END };
 static const struct field f_template[] = {
-	{ "kind", KEEP, NULL },		  { "apiVersion", KEEP, NULL },
+	{ "apiVersion", KEEP, NULL },
 	{ "metadata", SUB, f_tmpl_meta }, { "spec", SUB, f_tmpl_spec },
 	END,
 };
@@ -462,6 +463,17 @@ pod_annotation_read(const char *key)
 	return strncmp(key, "railfit.io/", 11) == 0 ||
 	       strcmp(key, "kubernetes.io/egress-bandwidth") == 0 ||
 	       strcmp(key, "kubernetes.io/ingress-bandwidth") == 0;
+}
+
+static bool
+pod_label_read(const char *key, const struct rf_slim_options *o)
+{
+	if (!o || !o->pod_labels)
+		return true;
+	for (size_t i = 0; i < o->pod_labels->n; i++)
+		if (strcmp(key, o->pod_labels->v[i]) == 0)
+			return true;
+	return false;
 }
 
 static bool
@@ -525,15 +537,17 @@ oom:
 	return -1;
 }
 
-/* Annotations railfit reads (an empty object when none). */
+/* Annotations (or pod labels) railfit reads (an empty object when none). */
 static int
-pick_annotations(const struct ctx *cx, const json_t *obj, bool node, json_t **ret)
+pick_annotations(const struct ctx *cx, const json_t *obj, enum pick how, json_t **ret)
 {
 	json_t *out = NULL;
 	for (void *it = json_object_iter((json_t *)obj); it;
 	     it = json_object_iter_next((json_t *)obj, it)) {
 		const char *key = json_object_iter_key(it);
-		if (node ? !node_annotation_read(key, cx->opts) : !pod_annotation_read(key))
+		if (how == NODE_ANN	? !node_annotation_read(key, cx->opts)
+		    : how == POD_LBL ? !pod_label_read(key, cx->opts)
+				     : !pod_annotation_read(key))
 			continue;
 		json_t *v = rf_intern_copy(cx->in, json_object_iter_value(it));
 		if (!v || (!out && !(out = json_object()))) {
@@ -557,7 +571,8 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 {
 	json_t *out = NULL;
 	bool is_obj = json_is_object(v), is_arr = json_is_array(v);
-	if (how == KEEP || ((how == SUB || how == POD_ANN || how == NODE_ANN) && !is_obj) ||
+	if (how == KEEP ||
+	    ((how == SUB || how == POD_ANN || how == POD_LBL || how == NODE_ANN) && !is_obj) ||
 	    ((how == EACH || how == READY) && !is_arr)) {
 		/* kept as it is, also when it has an unexpected type: readers see what they would
 		 * have seen in the full object */
@@ -566,8 +581,8 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 	}
 	if (how == SUB)
 		return pick_fields(cx, v, sub, ret);
-	if (how == POD_ANN || how == NODE_ANN)
-		return pick_annotations(cx, v, how == NODE_ANN, ret);
+	if (how == POD_ANN || how == POD_LBL || how == NODE_ANN)
+		return pick_annotations(cx, v, how, ret);
 	/* EACH, READY: arrays; EACH keeps every element (positions may matter) */
 	if (!(out = json_array()))
 		return -1;

@@ -3,8 +3,10 @@
  * fields railfit reads (DESIGN section 4: never pod env, volumes or secrets) and shares repeated
  * values through an interner.
  *
- * Kept, per kind (everything else is dropped; `kind` and `apiVersion` are kept when present):
- *   Pod            metadata.{name,namespace,uid,labels}, the pod annotations railfit reads
+ * Kept, per kind (everything else is dropped, `kind` too: /debug/snapshot adds it back;
+ * `apiVersion` and metadata.resourceVersion are kept to show what and how fresh an object is):
+ *   Pod            metadata.{name,namespace,uid}, the labels of groups.labels (all when not
+ *                  known), the pod annotations railfit reads
  *                  (railfit.io/..., kubernetes.io/egress-bandwidth, kubernetes.io/ingress-bandwidth),
  *                  spec.{nodeName,resourceClaims[].{name,resourceClaimName,
  *                  resourceClaimTemplateName}}, status.{phase,resourceClaimStatuses[].{name,
@@ -33,6 +35,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "config/config.h"
+
 #define RF_INTERN_MAX_MEMBERS 8
 
 enum rf_slim_kind {
@@ -54,6 +58,8 @@ struct rf_slim_options {
 	const char *topology_annotation;
 	/* keep every Node annotation (when the configuration is not known) */
 	bool all_node_annotations;
+	/* groups.labels: the Pod labels kept; NULL keeps every label */
+	const struct rf_strv *pod_labels;
 };
 
 struct rf_intern;

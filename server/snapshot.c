@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server/pack.h"
+
 #define MAX_SNAPSHOT_BYTES ((size_t)2 << 30)
 
 struct kind_slot {
@@ -502,11 +504,183 @@ bad_json:
 	return -EINVAL;
 }
 
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static int
+append_text(const char *buf, size_t n, void *data)
+{
+	struct text *t = data;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 1 << 20;
+		while (cap < t->len + n + 1)
+			cap *= 2;
+		char *p = realloc(t->p, cap);
+		if (!p)
+			return -1;
+		t->p = p;
+		t->cap = cap;
+	}
+	memcpy(t->p + t->len, buf, n);
+	t->len += n;
+	return 0;
+}
+
+/* A claim whose model keeps a pointer into it: a consumedCapacity of an allocation result. */
+static bool
+claim_referenced(const json_t *claim)
+{
+	const json_t *res = json_object_get(
+		json_object_get(json_object_get(json_object_get(claim, "status"), "allocation"),
+				"devices"),
+		"results");
+	for (size_t i = 0; i < json_array_size(res); i++)
+		if (json_object_get(json_array_get(res, i), "consumedCapacity"))
+			return true;
+	return false;
+}
+
+struct packed_array {
+	json_t *blob; /* the packed objects, or NULL when none */
+	json_t *kept; /* the objects left as they are */
+};
+
+struct rf_snapshot_packed {
+	struct packed_array slices, claims;
+};
+
+static int
+pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array *ret)
+{
+	struct text t = { 0 };
+	char *packed = NULL;
+	size_t packed_len = 0;
+	json_t *pk = json_array(), *kept = json_array();
+	if (!pk || !kept)
+		goto oom;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *it = json_array_get(arr, i);
+		if (json_array_append(keep && keep(it) ? kept : pk, it) < 0)
+			goto oom;
+	}
+	if (json_array_size(pk)) {
+		if (json_dump_callback(pk, append_text, &t, JSON_COMPACT) < 0 ||
+		    rf_pack(t.p, t.len, &packed, &packed_len) < 0)
+			goto oom;
+		/* a json string holds any bytes with its length; only rf_snapshot_dump() reads it */
+		if (!(ret->blob = json_stringn_nocheck(packed, packed_len)))
+			goto oom;
+	}
+	free(t.p);
+	free(packed);
+	json_decref(pk);
+	ret->kept = kept;
+	return 0;
+oom:
+	free(t.p);
+	free(packed);
+	json_decref(pk);
+	json_decref(kept);
+	return -ENOMEM;
+}
+
+static void
+packed_release(struct packed_array *a)
+{
+	json_decref(a->blob);
+	json_decref(a->kept);
+}
+
+int
+rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs, struct rf_snapshot_packed **ret)
+{
+	struct rf_snapshot_packed *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	if (pack_array(objs->slices, NULL, &p->slices) < 0 ||
+	    pack_array(objs->claims, claim_referenced, &p->claims) < 0) {
+		packed_release(&p->slices);
+		free(p);
+		return -ENOMEM;
+	}
+	*ret = p;
+	return 0;
+}
+
+static void
+commit_array(json_t *arr, struct packed_array *a)
+{
+	if (!arr || !a->blob)
+		return;
+	json_array_clear(arr);
+	/* appending to a cleared array reuses its storage: these cannot fail */
+	json_array_append(arr, a->blob);
+	json_array_extend(arr, a->kept);
+}
+
+void
+rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p)
+{
+	if (!p)
+		return;
+	commit_array(objs->slices, &p->slices);
+	commit_array(objs->claims, &p->claims);
+	packed_release(&p->slices);
+	packed_release(&p->claims);
+	free(p);
+	malloc_trim(0); /* the objects just freed: give their pages back */
+}
+
+static bool
+is_blob(const json_t *v)
+{
+	return json_is_string(v) && rf_is_packed(json_string_value(v), json_string_length(v));
+}
+
+/* The objects of arr with packed blobs expanded (new reference; NULL on OOM or a damaged blob). */
+static json_t *
+unpacked(json_t *arr)
+{
+	size_t n = json_array_size(arr), i;
+	for (i = 0; i < n && !is_blob(json_array_get(arr, i)); i++)
+		;
+	if (i == n)
+		return json_incref(arr); /* nothing packed */
+	json_t *out = json_array();
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		json_t *b = json_array_get(arr, i);
+		char *text;
+		size_t len;
+		if (!is_blob(b)) {
+			if (json_array_append(out, b) < 0)
+				goto fail;
+			continue;
+		}
+		if (rf_unpack(json_string_value(b), json_string_length(b), &text, &len) < 0)
+			goto fail;
+		json_t *v = json_loadb(text, len, 0, NULL);
+		free(text);
+		if (!v || json_array_extend(out, v) < 0) {
+			json_decref(v);
+			goto fail;
+		}
+		json_decref(v);
+	}
+	return out;
+fail:
+	json_decref(out);
+	return NULL;
+}
+
 json_t *
 rf_snapshot_dump(const struct rf_cluster *c)
 {
 	const struct rf_cluster_objects *o = rf_cluster_objects(c);
-	json_t *list = json_object(), *items = json_array();
+	json_t *list = json_object(), *items = json_array(), *arr = NULL;
 	if (!list || !items)
 		goto fail;
 	json_object_set_new(list, "apiVersion", json_string("v1"));
@@ -515,7 +689,10 @@ rf_snapshot_dump(const struct rf_cluster *c)
 	json_object_set_new(meta, "resourceVersion", json_string(""));
 	json_object_set_new(list, "metadata", meta);
 	for (size_t s = 0; s < N_SLOTS; s++) {
-		json_t *arr = *slot_of((struct rf_cluster_objects *)o, s);
+		arr = *slot_of((struct rf_cluster_objects *)o, s);
+		arr = unpacked(arr);
+		if (!arr)
+			goto fail;
 		for (size_t i = 0; i < json_array_size(arr); i++) {
 			json_t *it = json_array_get(arr, i);
 			if (json_object_get(it, "kind")) {
@@ -523,19 +700,25 @@ rf_snapshot_dump(const struct rf_cluster *c)
 					goto fail;
 				continue;
 			}
-			/* objects from a watch carry no kind: add it on a shallow copy */
+			/* slim objects (and objects from a watch) carry no kind: add it, and the
+			 * apiVersion when that is missing too, on a shallow copy */
 			json_t *cp = json_copy(it);
 			if (!cp)
 				goto fail;
 			json_object_set_new(cp, "kind", json_string(slots[s].kind));
-			json_object_set_new(cp, "apiVersion", json_string(slots[s].api_version));
+			if (!json_object_get(cp, "apiVersion"))
+				json_object_set_new(cp, "apiVersion",
+						    json_string(slots[s].api_version));
 			if (json_array_append_new(items, cp) < 0)
 				goto fail;
 		}
+		json_decref(arr);
+		arr = NULL;
 	}
 	json_object_set_new(list, "items", items);
 	return list;
 fail:
+	json_decref(arr);
 	json_decref(list);
 	json_decref(items);
 	return NULL;

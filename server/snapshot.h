@@ -38,6 +38,25 @@ int rf_snapshot_load(const char *path, const struct rf_slim_options *opts,
 
 void rf_cluster_objects_release(struct rf_cluster_objects *o);
 
+/*
+ * Packing, for a generation that will never be rebuilt from its objects (a snapshot, the demo):
+ * the model keeps no pointer into ResourceSlices, nor into ResourceClaims without
+ * consumedCapacity, once it is built, and only rf_snapshot_dump() reads them again. Those objects
+ * are replaced by packed blobs (their compact JSON, compressed with server/pack.h) in the arrays
+ * the generation holds; rf_snapshot_dump() unpacks them.
+ *
+ * rf_snapshot_pack_prepare() only reads objs: it may run on another thread while the generation
+ * is built from the same objects. rf_snapshot_pack_commit() changes the arrays: call it after the
+ * build and before the generation is published.
+ */
+struct rf_snapshot_packed;
+
+/** @return 0 or -ENOMEM. */
+int rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs,
+			     struct rf_snapshot_packed **ret);
+/** Swap the packed blobs in; frees p. Accepts NULL. */
+void rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p);
+
 /** The generation's objects as a kubectl-style List. New reference. */
 json_t *rf_snapshot_dump(const struct rf_cluster *c);
 

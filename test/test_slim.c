@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "server/app.h"
 #include "server/cache.h"
+#include "server/gen_cluster.h"
+#include "server/pack.h"
 #include "server/slim.h"
 #include "server/snapshot.h"
 #include "server/store.h"
@@ -64,7 +67,7 @@ START_TEST(test_slim_pod)
 {
 	json_t *pod = parse(fat_pod);
 	json_t *s = rf_slim_object(RF_SLIM_POD, pod, NULL, NULL);
-	assert_json(s, "{\"kind\":\"Pod\",\"apiVersion\":\"v1\","
+	assert_json(s, "{\"apiVersion\":\"v1\","
 		       " \"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\","
 		       "  \"resourceVersion\":\"7\",\"labels\":{\"job-name\":\"j\"},"
 		       "  \"annotations\":{\"railfit.io/group\":\"g\","
@@ -78,7 +81,22 @@ START_TEST(test_slim_pod)
 		       "  {\"name\":\"gpu\",\"resourceClaimName\":\"p-gpu-x\"}]}}");
 	/* the original is untouched, key order is kept */
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(pod, "spec"), "containers"));
-	ck_assert_str_eq(json_object_iter_key(json_object_iter(s)), "kind");
+	ck_assert_str_eq(json_object_iter_key(json_object_iter(s)), "apiVersion");
+	json_decref(s);
+
+	/* only the labels of groups.labels, when the caller knows them */
+	char *names[] = { "railfit.io/group", "job-name" };
+	struct rf_strv lbl = { names, 1 };
+	struct rf_slim_options o = { .pod_labels = &lbl };
+	s = rf_slim_object(RF_SLIM_POD, pod, &o, NULL);
+	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(s, "metadata"), "labels")),
+			  0);
+	json_decref(s);
+	lbl.n = 2;
+	s = rf_slim_object(RF_SLIM_POD, pod, &o, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(
+				 json_object_get(json_object_get(s, "metadata"), "labels"), "job-name")),
+			 "j");
 	json_decref(s);
 
 	/* a bare pod keeps its (empty) spec and metadata objects */
@@ -139,7 +157,7 @@ START_TEST(test_slim_dra_kinds)
 		"  \"devices\":[{\"name\":\"g0\",\"attributes\":{\"x\":{\"int\":1}},"
 		"   \"capacity\":{\"mem\":{\"value\":\"1Gi\"}},\"taints\":[]}]}}");
 	json_t *s = rf_slim_object(RF_SLIM_SLICE, slice, NULL, NULL);
-	assert_json(s, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\"},"
+	assert_json(s, "{\"metadata\":{\"name\":\"s\"},"
 		       " \"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\",\"generation\":1,"
 		       "  \"resourceSliceCount\":1},\"nodeName\":\"n\",\"sharedCounters\":[],"
 		       "  \"devices\":[{\"name\":\"g0\",\"attributes\":{\"x\":{\"int\":1}},"
@@ -409,6 +427,118 @@ START_TEST(test_snapshot_file_paths_agree)
 }
 END_TEST
 
+
+START_TEST(test_pack_roundtrip)
+{
+	size_t sizes[] = { 0, 1, 3, 4, 5, 130, 70000, 300000 };
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		for (int kind = 0; kind < 3; kind++) {
+			size_t n = sizes[k];
+			char *in = malloc(n + 1), *packed, *out;
+			size_t plen, olen;
+			for (size_t i = 0; i < n; i++) /* random, repetitive JSON-like, one byte */
+				in[i] = kind == 0 ? (char)(rand() & 0xff)
+					: kind == 1 ? "{\"dra.net/mtu\":{\"int\":9000},"[i % 29]
+						    : 'a';
+			ck_assert_int_eq(rf_pack(in, n, &packed, &plen), 0);
+			ck_assert(rf_is_packed(packed, plen));
+			if (kind && n > 1000)
+				ck_assert_uint_lt(plen, n / 10);
+			ck_assert_int_eq(rf_unpack(packed, plen, &out, &olen), 0);
+			ck_assert_uint_eq(olen, n);
+			ck_assert(memcmp(in, out, n) == 0);
+			ck_assert_int_eq(out[n], 0);
+			free(out);
+			/* damage: truncated, or a distance before the start */
+			if (plen > 13) {
+				ck_assert_int_eq(rf_unpack(packed, plen - 1, &out, &olen), -EINVAL);
+			}
+			ck_assert_int_eq(rf_unpack("RFZ1\x01\0\0\0\0\0\0\0\x80\x05\0", 15, &out, &olen),
+					 -EINVAL);
+			ck_assert_int_eq(rf_unpack("nope", 4, &out, &olen), -EINVAL);
+			free(packed);
+			free(in);
+		}
+	}
+}
+END_TEST
+
+static int
+item_cmp(const void *a, const void *b)
+{
+	char *x = json_dumps(*(json_t *const *)a, JSON_SORT_KEYS | JSON_COMPACT);
+	char *y = json_dumps(*(json_t *const *)b, JSON_SORT_KEYS | JSON_COMPACT);
+	int r = strcmp(x, y);
+	free(x);
+	free(y);
+	return r;
+}
+
+/* the items of a dump, in a canonical order */
+static json_t *
+sorted_items(json_t *dump)
+{
+	json_t *items = json_object_get(dump, "items");
+	size_t n = json_array_size(items);
+	json_t **v = calloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_array_get(items, i);
+	qsort(v, n, sizeof(*v), item_cmp);
+	json_t *out = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append(out, v[i]);
+	free(v);
+	return out;
+}
+
+/* Packing the objects of a built generation changes neither /debug/snapshot nor a decision, and
+ * the model keeps no pointer into what was packed (ASan would see it). */
+START_TEST(test_snapshot_pack_keeps_dump_and_decisions)
+{
+	struct rf_config cfg;
+	struct rf_cel_cache *cel = rf_cel_cache_new();
+	struct rf_cluster_objects objs = { 0 };
+	struct rf_cluster *c = NULL;
+	char err[256];
+	rf_config_init(&cfg);
+	json_t *doc = rf_gen_demo();
+	ck_assert_int_eq(rf_snapshot_split(doc, &objs, NULL, err, sizeof(err)), 0);
+	json_decref(doc);
+	ck_assert_int_eq(rf_cluster_build(&objs, &cfg, cel, &c), 0);
+	json_t *before = rf_snapshot_dump(c);
+	size_t n_pods = rf_cluster_n_pods(c);
+	json_t **explained = calloc(n_pods + 1, sizeof(*explained));
+	for (size_t i = 0; i < n_pods; i++)
+		explained[i] = rf_explain_pod(c, rf_cluster_pod_at(c, i)->json, NULL);
+
+	struct rf_snapshot_packed *p = NULL;
+	ck_assert_int_eq(rf_snapshot_pack_prepare(&objs, &p), 0);
+	rf_snapshot_pack_commit(&objs, p);
+	ck_assert_uint_eq(json_array_size(objs.slices), 1); /* one blob */
+	ck_assert(json_is_string(json_array_get(objs.slices, 0)));
+
+	json_t *after = rf_snapshot_dump(c);
+	json_t *a = sorted_items(before), *b = sorted_items(after);
+	ck_assert_uint_gt(json_array_size(a), 10);
+	ck_assert(json_equal(a, b));
+	for (size_t i = 0; i < n_pods; i++) {
+		json_t *e = rf_explain_pod(c, rf_cluster_pod_at(c, i)->json, NULL);
+		ck_assert(json_equal(e, explained[i]));
+		json_decref(e);
+		json_decref(explained[i]);
+	}
+	free(explained);
+	json_decref(a);
+	json_decref(b);
+	json_decref(before);
+	json_decref(after);
+	rf_cluster_unref(c);
+	rf_cluster_objects_release(&objs);
+	rf_cel_cache_free(cel);
+	rf_config_release(&cfg);
+}
+END_TEST
+
 Suite *slim_suite(void);
 
 Suite *
@@ -423,6 +553,8 @@ slim_suite(void)
 	tcase_add_test(tc, test_intern_shares_and_prunes);
 	tcase_add_test(tc, test_debug_snapshot_never_leaks_pod_secrets);
 	tcase_add_test(tc, test_snapshot_file_paths_agree);
+	tcase_add_test(tc, test_pack_roundtrip);
+	tcase_add_test(tc, test_snapshot_pack_keeps_dump_and_decisions);
 	suite_add_tcase(s, tc);
 	return s;
 }

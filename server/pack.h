@@ -1,0 +1,22 @@
+/* A small LZ77 codec for JSON text that is kept but rarely read (the ResourceSlices of a static
+ * snapshot, for /debug/snapshot): repeated keys and values across objects shrink to a few bytes
+ * each. Greedy matching with one hash slot per 4-byte sequence, a 16 MiB window; not a general
+ * purpose format (no checksum: only railfit writes and reads it, in memory). Pure functions. */
+#ifndef RF_SERVER_PACK_H
+#define RF_SERVER_PACK_H
+
+#include <stddef.h>
+
+/** Compress src[0..n) into a new malloc'ed buffer. @return 0 or -ENOMEM. */
+int rf_pack(const char *src, size_t n, char **ret, size_t *ret_len);
+
+/**
+ * Decompress what rf_pack() made into a new malloc'ed, NUL-terminated buffer.
+ * @return 0, -EINVAL (not rf_pack() output, or damaged) or -ENOMEM.
+ */
+int rf_unpack(const char *src, size_t n, char **ret, size_t *ret_len);
+
+/** Whether src starts like rf_pack() output. */
+int rf_is_packed(const char *src, size_t n);
+
+#endif
