@@ -180,13 +180,18 @@ out:
 static void
 gen_usage(FILE *f)
 {
-	fprintf(f, "usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION]\n\n"
+	fprintf(f, "usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION] "
+		   "[--pods-per-node P]\n\n"
 		   "Write a synthetic cluster snapshot (HGX-like nodes, ResourceSlices shaped like the\n"
 		   "NVIDIA and dranet drivers', DeviceClasses, claims and the pods holding them) to\n"
 		   "standard output.\n\n"
 		   "  --nodes N         number of nodes (1..100000)\n"
 		   "  --seed S          PRNG seed (default 1); the same seed gives the same output\n"
-		   "  --used FRACTION   share of GPUs allocated, 0..1 (default 0.5)\n");
+		   "  --used FRACTION   share of GPUs allocated, 0..1 (default 0.5)\n"
+		   "  --pods-per-node P fleet shape: about P Running GPU pods per node on average\n"
+		   "                    (0.1..8): used GPUs are paired into two-GPU claims until the\n"
+		   "                    count is reached and about half the pods are Job workers\n"
+		   "                    (default: one pod per used GPU, all of them Job workers)\n");
 }
 
 int
@@ -195,6 +200,7 @@ rf_cmd_gen_cluster(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "nodes", required_argument, NULL, 'n' }, { "seed", required_argument, NULL, 's' },
 		{ "used", required_argument, NULL, 'u' },  { "help", no_argument, NULL, 'h' },
+		{ "pods-per-node", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_gen_options o = { .nodes = 0, .seed = 1, .used = 0.5 };
@@ -238,6 +244,18 @@ rf_cmd_gen_cluster(int argc, char **argv)
 				return 2;
 			}
 			o.used = v;
+			break;
+		}
+		case 'p': {
+			double v = strtod(optarg, &end);
+			if (!*optarg || *end || !(v >= 0.1 && v <= 8)) {
+				fprintf(stderr,
+					"railfit gen-cluster: --pods-per-node: expected a number from "
+					"0.1 to 8, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.pods_per_node = v;
 			break;
 		}
 		case 'h':

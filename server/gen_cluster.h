@@ -11,6 +11,12 @@ struct rf_gen_options {
 	unsigned nodes; /* >= 1 */
 	uint64_t seed;
 	double used; /* fraction of GPUs allocated, 0..1 */
+	/* Fleet shape. 0 (the default): one Running pod and claim per allocated GPU, every pod a
+	 * Job worker. > 0: about this many Running pods per node on average; allocated GPUs are
+	 * grouped two to a claim (two aligned GPU+NIC pairs on one NUMA node) until the count is
+	 * reached, and about half of the pods are Job workers (namespace ml-train), the others
+	 * standalone pods (namespace ml-serve). */
+	double pods_per_node;
 };
 
 /** A kubectl-style v1 List (items carry kind/apiVersion). New reference; NULL on OOM. */

@@ -1162,6 +1162,8 @@ gen_add_running(struct gen *g, struct gen_node *n, const struct gen_running *r)
 	}
 	if (r->group)
 		put_str(g, labels, "railfit.io/group", r->group);
+	if (r->app)
+		put_str(g, labels, "app.kubernetes.io/name", r->app);
 
 	add_allocated_claim(g, n, r, claim, gen_name, pod_uid);
 	add_pod(g, &(struct pod_args){ .ns = r->ns,

@@ -139,6 +139,7 @@ struct gen_running {
 	const char *pod;
 	const char *job;   /* Job owner + batch.kubernetes.io/job-name label, or NULL */
 	const char *group; /* railfit.io/group label, or NULL */
+	const char *app;   /* app.kubernetes.io/name label, or NULL */
 	const char *template_name;
 	const char *image;
 	enum gen_shape shape;

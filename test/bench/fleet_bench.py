@@ -1,0 +1,800 @@
+#!/usr/bin/env python3
+"""Fleet-scale benchmark of the real railfit binary: start time, memory, filter/prioritize
+throughput and latency from 500 to 10,000 nodes, optionally next to a plain Go extender.
+
+usage:
+  fleet_bench.py [--sizes 500,1000,2000,5000,10000] [--seconds 5] [--railfit PATH]
+                 [--cases f-c2,f-c4,p-c2,...] [--pods-per-node 2.4] [--ready-timeout 300]
+                 [--no-peer] [--allow-unjudged] [--keep DIR]
+  fleet_bench.py --quick                      # smoke check: sizes 500,2000, 2 s per case
+  fleet_bench.py --churn 5000 [--churn-rate 1000] [--churn-objects 200] [--seconds 10] [--pin]
+
+Workload, per size N:
+  `railfit gen-cluster --nodes N --seed 1 --used 0.5 --pods-per-node 2.4`: HGX H100 nodes (8
+  GPUs, 8 rail CX-7 NICs and a front-end NIC each) with NVIDIA and dranet shaped ResourceSlices
+  (2 per node), half the GPUs allocated through ResourceClaims held by Running pods, 2.4 pods
+  per node (at 5,000 nodes: 10,000 slices, 12,000 pods and claims, about half of the pods
+  workers of multi-pod Jobs with batch.kubernetes.io/job-name labels, the rest standalone).
+  Appended: two pending claims in the Jobs' namespace, `bench-aligned` (1 GPU + 1 RDMA NIC,
+  matchAttribute resource.kubernetes.io/pcieRoot) and `bench-loose` (the same without the
+  constraint), and the pending pod: the next worker of the existing Job with the most Running
+  workers holding NICs (same labels and owner), so that railfit's rail-group path runs.
+  `railfit serve --snapshot F` is started; the requests are the ones kube-scheduler sends
+  (shared/reference/extender-protocol.md: POST, Content-Type application/json, the Go
+  json.Marshal bytes of ExtenderArgs, Pod without TypeMeta). wrk drives each case for
+  --seconds on loopback (`wrk -t2 -cC --latency --timeout 30s`, a Lua script posting the body).
+
+Cases (--cases picks a subset; every case is checked once with a plain request first):
+  f-c2      filter, pod with bench-aligned, every node name (nodeCacheCapable: true), 2 conns
+  f-c4      the same with 4 connections (2 wrk threads)
+  p-c2      prioritize, same pod and names, 2 connections
+  p-c4      prioritize, 4 connections
+  loose-c2  filter, the pod with bench-loose instead, every node name, 2 connections
+  f500-c2   filter, 500 node names spread over the cluster (kube-scheduler's
+            percentageOfNodesToScore sends about 10% of 5,000 nodes), 2 connections; N > 500
+  obj500-c2 filter, nodeCacheCapable: false: 500 full Node objects, 2 connections
+
+Table columns (one row per size and case; the size columns only on its first row):
+  size      nodes in the cluster
+  pods, slices, claims   Running pods, ResourceSlices and ResourceClaims in the snapshot
+  start s   seconds from exec to the first /readyz 200
+  RSS MB    VmRSS once ready; peak MB: VmHWM after the size's last case
+  unjudged  railfit_unjudged_nodes_total after the size's cases (nodes passed or scored 0
+            because a request's time budget ran out; must be 0)
+  case, req nodes        the case and how many nodes one request carries
+  pass      filter: nodes returned as passing; prioritize: nodes with a score > 0
+  req/s, p50 ms, p99 ms  wrk's throughput and latency percentiles
+  us/node   p50 divided by the request's node count: flat when the cost is linear
+  non2xx    responses that were not 2xx (wrk)
+  peer *    the same for test/bench/peer (Go, net/http + encoding/json, first-fit, no tricks),
+            built and run only when `go` is on PATH; rf/peer = railfit req/s / peer req/s
+
+--churn N: instead of the sweep, railfit runs in live mode against the fake kube-apiserver
+(test/fakeapi) serving the same N-node snapshot plus --churn-objects churn pods and claims. It
+reuses test/bench/watch_bench.py's driver: a closed-loop client measures filter latency (the
+pending Job worker, every node name) for --seconds without churn, then while pods and claims are
+updated at --churn-rate events/s. railfit exposes no generation-lag metric, so the lag is
+measured from outside: once a second a new pending pod is created in the fake and
+/debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
+that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
+window and the generation build.
+
+Exit status: 1 when a railfit response was not 2xx, or railfit_unjudged_nodes_total > 0 at a size
+<= 5000 (unless --allow-unjudged), or a server failed to start.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+JOB_LABEL = "batch.kubernetes.io/job-name"
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+NS_JOBS = "ml-train"
+
+CASES = [
+    # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
+    ("f-c2", "filter", "bench-aligned", "all", True, 2),
+    ("f-c4", "filter", "bench-aligned", "all", True, 4),
+    ("p-c2", "prioritize", "bench-aligned", "all", True, 2),
+    ("p-c4", "prioritize", "bench-aligned", "all", True, 4),
+    ("loose-c2", "filter", "bench-loose", "all", True, 2),
+    ("f500-c2", "filter", "bench-aligned", 500, True, 2),
+    ("obj500-c2", "filter", "bench-aligned", 500, False, 2),
+]
+
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+# ---- the bytes kube-scheduler sends ---------------------------------------------------------
+
+def go_json(o):
+    """json.Marshal's bytes for already Go-ordered data: compact, <>& and U+2028/9 escaped."""
+    return (json.dumps(o, separators=(",", ":"), ensure_ascii=False)
+            .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")).encode("utf-8")
+
+
+def sorted_map(d):
+    """Go writes map keys sorted bytewise (struct fields keep their declaration order)."""
+    return {k: d[k] for k in sorted(d, key=lambda k: k.encode("utf-8"))}
+
+
+def informer_object(obj):
+    """A Pod or Node as kube-scheduler's informer holds it: no TypeMeta, no managedFields on
+    pods, Go map fields sorted (the snapshot's struct field order is already Go's)."""
+    o = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+    md = dict(o.get("metadata") or {})
+    if obj.get("kind") == "Pod":
+        md.pop("managedFields", None)
+    for k in ("labels", "annotations"):
+        if isinstance(md.get(k), dict):
+            md[k] = sorted_map(md[k])
+    o["metadata"] = md
+    st = o.get("status")
+    if isinstance(st, dict):
+        st = dict(st)
+        for k in ("capacity", "allocatable"):
+            if isinstance(st.get(k), dict):
+                st[k] = sorted_map(st[k])
+        o["status"] = st
+    spec = o.get("spec")
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        if isinstance(spec.get("nodeSelector"), dict):
+            spec["nodeSelector"] = sorted_map(spec["nodeSelector"])
+        if isinstance(spec.get("containers"), list):
+            ctrs = []
+            for c in spec["containers"]:
+                c = dict(c)
+                res = c.get("resources")
+                if isinstance(res, dict):
+                    res = dict(res)
+                    for k in ("limits", "requests"):
+                        if isinstance(res.get(k), dict):
+                            res[k] = sorted_map(res[k])
+                    c["resources"] = res
+                ctrs.append(c)
+            spec["containers"] = ctrs
+        o["spec"] = spec
+    return o
+
+
+def pending_claim(name, constrained):
+    spec = {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                    "allocationMode": "ExactCount", "count": 1}},
+        {"name": "nic", "exactly": {"deviceClassName": "rdma-nic",
+                                    "allocationMode": "ExactCount", "count": 1}}]}}
+    if constrained:
+        spec["devices"]["constraints"] = [{"requests": ["gpu", "nic"], "matchAttribute": PCIE_ROOT}]
+    return {"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+            "metadata": {"name": name, "namespace": NS_JOBS, "uid": "bench-claim-" + name,
+                         "resourceVersion": "1", "creationTimestamp": "2025-11-12T10:05:00Z"},
+            "spec": spec}
+
+
+def pending_worker(pods):
+    """The next worker of the Job with the most Running workers holding NICs, on >= 2 nodes.
+    Returns (pod object with kind, job name, nodes of its running workers)."""
+    jobs = {}
+    for p in pods:
+        md = p["metadata"]
+        job = (md.get("labels") or {}).get(JOB_LABEL)
+        if not job or md.get("namespace") != NS_JOBS:
+            continue
+        claims = (p["spec"].get("resourceClaims") or [])
+        tmpl = claims[0].get("resourceClaimTemplateName", "") if claims else ""
+        if tmpl not in ("gpu-nic-aligned", "two-aligned-pairs"):
+            continue  # no NIC, or NICs off the GPU's root: no rails to follow
+        jobs.setdefault(job, []).append(p)
+    best = max((j for j in jobs if len({p["spec"].get("nodeName") for p in jobs[j]}) >= 2),
+               key=lambda j: (len(jobs[j]), j), default=None)
+    if best is None:
+        raise SystemExit("no Job with NIC-holding workers on two nodes in the snapshot")
+    workers = jobs[best]
+    model = workers[0]
+    name = "%s-worker-%d" % (best, len(workers))
+    md = model["metadata"]
+    pod = {"kind": "Pod", "apiVersion": "v1",
+           "metadata": {"name": name, "namespace": md["namespace"], "uid": "bench-pod-" + name,
+                        "resourceVersion": "2", "creationTimestamp": "2025-11-12T10:05:00Z",
+                        "labels": dict(md.get("labels") or {})},
+           "spec": {}, "status": {"phase": "Pending", "qosClass": "Burstable"}}
+    if md.get("ownerReferences"):
+        pod["metadata"]["ownerReferences"] = md["ownerReferences"]
+    for k, v in model["spec"].items():
+        if k == "nodeName":
+            continue
+        if k == "resourceClaims":
+            v = [{"name": "gpu-nic", "resourceClaimName": "bench-aligned"}]
+        if k == "containers":
+            v = [dict(c, resources=dict(c.get("resources") or {}, claims=[{"name": "gpu-nic"}]))
+                 for c in v]
+        pod["spec"][k] = v
+    return pod, best, sorted({p["spec"]["nodeName"] for p in workers})
+
+
+def with_claim(pod, claim_name):
+    p = json.loads(json.dumps(pod))
+    p["spec"]["resourceClaims"] = [{"name": "gpu-nic", "resourceClaimName": claim_name}]
+    return p
+
+
+# ---- a cluster ----------------------------------------------------------------------------
+
+class Cluster:
+    """The snapshot of one size and what the requests need from it."""
+
+    def __init__(self, railfit, nodes, pods_per_node, path):
+        t0 = time.monotonic()
+        cmd = [railfit, "gen-cluster", "--nodes", str(nodes), "--seed", "1", "--used", "0.5"]
+        if pods_per_node:
+            cmd += ["--pods-per-node", str(pods_per_node)]
+        raw = subprocess.run(cmd, capture_output=True, check=True).stdout
+        self.gen_s = time.monotonic() - t0
+        doc = json.loads(raw)
+        del raw
+        items = doc["items"]
+        kinds = {}
+        for it in items:
+            kinds.setdefault(it["kind"], []).append(it)
+        self.n_nodes = len(kinds.get("Node", []))
+        pods = kinds.get("Pod", [])
+        self.n_pods = sum(1 for p in pods if p.get("status", {}).get("phase") == "Running")
+        self.n_job_pods = sum(1 for p in pods if JOB_LABEL in (p["metadata"].get("labels") or {}))
+        self.n_slices = len(kinds.get("ResourceSlice", []))
+        claims = kinds.get("ResourceClaim", [])
+        self.n_claims = sum(1 for c in claims if (c.get("status") or {}).get("allocation"))
+        gpus = gpus_used = 0
+        for s in kinds.get("ResourceSlice", []):
+            if s["spec"]["driver"] == "gpu.nvidia.com":
+                gpus += len(s["spec"].get("devices") or [])
+        for c in claims:
+            for r in ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get(
+                    "results", []):
+                gpus_used += r["driver"] == "gpu.nvidia.com"
+        self.gpus, self.gpus_used = gpus, gpus_used
+        self.names = [n["metadata"]["name"] for n in kinds["Node"]]
+        step = max(1, self.n_nodes // 500)
+        sub = kinds["Node"][::step][:500]
+        self.names500 = [n["metadata"]["name"] for n in sub]
+        self.nodes500 = [informer_object(n) for n in sub]
+        self.pod, self.job, self.job_nodes = pending_worker(pods)
+        items += [pending_claim("bench-aligned", True), pending_claim("bench-loose", False),
+                  self.pod]
+        with open(path, "wb") as f:
+            f.write(go_json(doc))
+        self.path = path
+        self.size_mb = os.path.getsize(path) / 1e6
+
+    def body(self, claim, names, cache):
+        pod = informer_object(with_claim(self.pod, claim))
+        if cache:
+            return go_json({"Pod": pod, "Nodes": None,
+                            "NodeNames": self.names if names == "all" else self.names500})
+        assert names == 500
+        return go_json({"Pod": pod, "Nodes": {"metadata": {}, "items": self.nodes500},
+                        "NodeNames": None})
+
+
+# ---- servers --------------------------------------------------------------------------------
+
+def proc_mem_mb(pid):
+    out = {}
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] = int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return out.get("VmRSS", float("nan")), out.get("VmHWM", float("nan"))
+
+
+class Server:
+    """A process answering the extender protocol on 127.0.0.1:port; stop() always."""
+
+    def __init__(self, name, argv_fn, workdir):
+        self.name = name
+        self.port = free_port()
+        self.url = "http://127.0.0.1:%d" % self.port
+        self.errpath = os.path.join(workdir, "%s-%d.stderr" % (name, self.port))
+        self.err = open(self.errpath, "wb")
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(argv_fn("127.0.0.1:%d" % self.port), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=self.err)
+
+    def stderr_tail(self, n=2000):
+        try:
+            with open(self.errpath, "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout):
+        """Seconds from exec to the first /readyz 200."""
+        end = self.t0 + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with status %d:\n%s" % (
+                    self.name, self.proc.returncode, self.stderr_tail()))
+            try:
+                with urllib.request.urlopen(self.url + "/readyz", timeout=2) as r:
+                    if r.status == 200:
+                        return time.monotonic() - self.t0
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("%s not ready after %.0f s:\n%s" % (self.name, timeout,
+                                                               self.stderr_tail()))
+
+    def mem(self):
+        return proc_mem_mb(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+
+
+def post(url, body, timeout=120):
+    req = urllib.request.Request(url, data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, r.read()
+
+
+def verdict(verb, raw):
+    """Nodes passing filter (or scored > 0 by prioritize) in a response."""
+    res = json.loads(raw)
+    if verb == "prioritize":
+        return sum(1 for h in res or [] if h.get("Score", 0) > 0)
+    if res.get("Error"):
+        raise RuntimeError("filter Error: %s" % res["Error"])
+    if res.get("NodeNames") is not None:
+        return len(res["NodeNames"])
+    return len((res.get("Nodes") or {}).get("items") or [])
+
+
+def metric(url, name):
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as r:
+        text = r.read().decode()
+    vals = [float(v) for v in re.findall(r"^%s(?:\{[^}]*\})? (\S+)$" % re.escape(name), text, re.M)]
+    return sum(vals) if vals else float("nan")
+
+
+def wrk(url, body_path, seconds, conns):
+    lua = body_path + ".lua"
+    with open(lua, "w") as f:
+        f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
+                'local f = io.open("%s", "rb")\nwrk.body = f:read("*a")\nf:close()\n' % body_path)
+    out = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % seconds, "--timeout", "30s",
+                          "--latency", "-s", lua, url],
+                         capture_output=True, text=True, check=True).stdout
+
+    def lat(label):
+        m = re.search(r"\s%s%%\s+([\d.]+)(us|ms|s)\b" % label, out)
+        if not m:
+            return float("nan")
+        v, u = float(m.group(1)), m.group(2)
+        return v / 1000 if u == "us" else v if u == "ms" else v * 1000
+
+    m = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    return {"rps": float(m.group(1)) if m else float("nan"), "p50": lat("50"), "p99": lat("99"),
+            "non2xx": int(non2xx.group(1)) if non2xx else 0,
+            "errors": errors.group(1).strip() if errors else ""}
+
+
+def run_cases(server, cluster, cases, seconds, tmp, tag):
+    rows = {}
+    for cid, verb, claim, names, cache, conns in cases:
+        path = os.path.join(tmp, "body-%s.json" % cid)
+        if not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(cluster.body(claim, names, cache))
+        with open(path, "rb") as f:
+            body = f.read()
+        t0 = time.monotonic()
+        status, raw = post(server.url + "/" + verb, body)
+        first_ms = (time.monotonic() - t0) * 1000
+        passing = verdict(verb, raw) if status == 200 else -1
+        log("%s %s: first request %d in %.0f ms, %d pass; wrk %d s" % (
+            tag, cid, status, first_ms, passing, seconds))
+        r = wrk(server.url + "/" + verb, path, seconds, conns)
+        r["pass"] = passing
+        r["req_nodes"] = len(cluster.names) if names == "all" else len(cluster.names500)
+        if r["errors"]:
+            log("%s %s: wrk socket errors: %s" % (tag, cid, r["errors"]))
+        rows[cid] = r
+    return rows
+
+
+# ---- the Go peer ---------------------------------------------------------------------------
+
+def build_peer(tmp):
+    go = shutil.which("go")
+    if not go:
+        return None
+    env = dict(os.environ, GOFLAGS="-mod=mod", GOPROXY="off", CGO_ENABLED="0")
+    env.setdefault("GOCACHE", os.path.join(tmp, "gocache"))
+    if "HOME" not in env:
+        env["HOME"] = tmp
+    out = os.path.join(tmp, "peer")
+    r = subprocess.run([go, "build", "-o", out, "."], cwd=os.path.join(HERE, "peer"), env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        log("go build of the peer failed, no peer column:\n" + r.stderr)
+        return None
+    return out
+
+
+# ---- the sweep ------------------------------------------------------------------------------
+
+def fmt(v, f):
+    if v is None or (isinstance(v, float) and v != v):
+        return "-"
+    return f % v
+
+
+def print_table(results, peer_on, a):
+    print()
+    print("railfit fleet benchmark: gen-cluster --seed 1 --used 0.5 --pods-per-node %s; "
+          "wrk -t2 -cC -d%ds --latency, loopback, %d CPUs%s" % (
+              a.pods_per_node or "default", a.seconds, os.cpu_count() or 0,
+              "; peer = test/bench/peer (Go)" if peer_on else ""))
+    left_fmt = "%6s %6s %6s %6s %7s %7s %7s %8s"
+    blank = " " * len(left_fmt % (("",) * 8))
+    hdr = ((left_fmt + " | %-9s %5s %5s %8s %8s %8s %8s %6s") %
+           ("size", "pods", "slices", "claims", "start s", "RSS MB", "peak MB", "unjudged",
+            "case", "nodes", "pass", "req/s", "p50 ms", "p99 ms", "us/node", "non2xx"))
+    if peer_on:
+        hdr += " | %7s %7s %5s %8s %8s %8s %7s" % ("start s", "RSS MB", "pass", "req/s",
+                                                   "p50 ms", "p99 ms", "rf/peer")
+    print(hdr)
+    print("-" * len(hdr))
+    late = False
+    for res in results:
+        c = res["cluster"]
+        first = True
+        if not res["rows"]:
+            print((left_fmt + " | %s") % (
+                c.n_nodes, c.n_pods, c.n_slices, c.n_claims, fmt(res.get("start"), "%.1f"),
+                "-", "-", "-", res.get("error", "no cases")))
+            continue
+        for cid, r in res["rows"].items():
+            pr = res.get("peer_rows", {}).get(cid) or {}
+            if first:
+                left = left_fmt % (
+                    c.n_nodes, c.n_pods, c.n_slices, c.n_claims, fmt(res["start"], "%.1f"),
+                    fmt(res["rss"], "%.0f"), fmt(res["hwm"], "%.0f"), fmt(res["unjudged"], "%.0f"))
+            else:
+                left = blank
+            us = r["p50"] * 1000.0 / r["req_nodes"] if r["req_nodes"] else float("nan")
+            line = "%s | %-9s %5d %5d %8.1f %8.2f %8.2f %8.2f %6d" % (
+                left, cid, r["req_nodes"], r["pass"], r["rps"], r["p50"], r["p99"], us,
+                r["non2xx"])
+            if peer_on:
+                pl = ("%7s %7s" % (fmt(res.get("peer_start"), "%.1f"),
+                                   fmt(res.get("peer_rss"), "%.0f"))) if first else " " * 15
+                if pr:
+                    line += " | %s %5d %8.1f %8.2f %8.2f %7.2f" % (
+                        pl, pr["pass"], pr["rps"], pr["p50"], pr["p99"],
+                        r["rps"] / pr["rps"] if pr["rps"] else float("nan"))
+                else:
+                    line += " | %s %5s %8s %8s %8s %7s" % (pl, "-", "-", "-", "-", "-")
+            if r["p99"] > 5000 or pr.get("p99", 0) > 5000:
+                line += "  !"
+                late = True
+            print(line)
+            first = False
+    if late:
+        print("! a p99 above 5000 ms: kube-scheduler's default extender httpTimeout (5 s) "
+              "would fail those scheduling attempts")
+    print()
+    for res in results:
+        c = res["cluster"]
+        print("size %d: snapshot %.0f MB (gen %.1f s), %d/%d GPUs used (%.0f%%), %d job-worker "
+              "pods; pending pod %s/%s (Job %s, %d workers' nodes); load average %.2f at start" % (
+                  c.n_nodes, c.size_mb, c.gen_s, c.gpus_used, c.gpus,
+                  100.0 * c.gpus_used / c.gpus if c.gpus else 0, c.n_job_pods, NS_JOBS,
+                  c.pod["metadata"]["name"], c.job, len(c.job_nodes), res["load"]))
+
+
+def sweep(a, tmp):
+    sizes = [int(s) for s in a.sizes.split(",") if s.strip()]
+    wanted = a.cases.split(",") if a.cases else [c[0] for c in CASES]
+    unknown = [w for w in wanted if w not in [c[0] for c in CASES]]
+    if unknown:
+        raise SystemExit("unknown case(s) %s; known: %s" % (
+            ",".join(unknown), ",".join(c[0] for c in CASES)))
+    peer = None if a.no_peer else build_peer(tmp)
+    if not a.no_peer and not peer:
+        log("go not on PATH (or its build failed): no peer column")
+    results = []
+    failed = False
+    for n in sizes:
+        cases = [c for c in CASES if c[0] in wanted and not (c[3] == 500 and c[4] and n <= 500)]
+        sdir = os.path.join(tmp, "n%d" % n)
+        os.makedirs(sdir, exist_ok=True)
+        log("size %d: gen-cluster" % n)
+        cluster = Cluster(a.railfit, n, a.pods_per_node, os.path.join(sdir, "snapshot.json"))
+        log("size %d: %d nodes, %d pods (%d job workers), %d slices, %d claims, %d/%d GPUs used, "
+            "%.0f MB, pending %s/%s" % (
+                n, cluster.n_nodes, cluster.n_pods, cluster.n_job_pods, cluster.n_slices,
+                cluster.n_claims, cluster.gpus_used, cluster.gpus, cluster.size_mb, NS_JOBS,
+                cluster.pod["metadata"]["name"]))
+        res = {"cluster": cluster, "rows": {}, "start": None, "load": os.getloadavg()[0]}
+        if res["load"] > 0.5:
+            log("size %d: load average %.2f before starting: something else is running, the "
+                "numbers will be noisy" % (n, res["load"]))
+        results.append(res)
+        srv = Server("railfit", lambda listen: [a.railfit, "serve", "--snapshot", cluster.path,
+                                                "--listen", listen], sdir)
+        try:
+            res["start"] = srv.wait_ready(a.ready_timeout)
+            res["rss"], _ = srv.mem()
+            log("size %d: railfit ready in %.1f s, RSS %.0f MB" % (n, res["start"], res["rss"]))
+            res["rows"] = run_cases(srv, cluster, cases, a.seconds, sdir, "railfit %d" % n)
+            _, res["hwm"] = srv.mem()
+            res["unjudged"] = metric(srv.url, "railfit_unjudged_nodes_total")
+            if srv.proc.poll() is not None:
+                raise RuntimeError("railfit exited during the run:\n" + srv.stderr_tail())
+        except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+            log("size %d: railfit failed: %s" % (n, e))
+            res["error"] = "railfit failed (see log)"
+            failed = True
+        finally:
+            srv.stop()
+        if res["rows"]:
+            log("size %d: railfit_unjudged_nodes_total %s" % (n, fmt(res["unjudged"], "%.0f")))
+            if res["unjudged"] > 0 and n <= 5000 and not a.allow_unjudged:
+                failed = True
+            if any(r["non2xx"] for r in res["rows"].values()):
+                failed = True
+        if peer:
+            psrv = Server("peer", lambda listen: [peer, "--snapshot", cluster.path, "--listen",
+                                                  listen], sdir)
+            try:
+                res["peer_start"] = psrv.wait_ready(a.ready_timeout)
+                res["peer_rss"], _ = psrv.mem()
+                log("size %d: peer ready in %.1f s, RSS %.0f MB" % (n, res["peer_start"],
+                                                                   res["peer_rss"]))
+                res["peer_rows"] = run_cases(psrv, cluster, cases, a.seconds, sdir, "peer %d" % n)
+            except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+                log("size %d: peer failed: %s" % (n, e))
+            finally:
+                psrv.stop()
+        if not a.keep:
+            os.unlink(cluster.path)
+    print_table(results, bool(peer), a)
+    return 1 if failed else 0
+
+
+def build_times(log_text):
+    """ms of every 'published a cache generation' line of railfit's -v 3 log."""
+    return [float(m) for m in re.findall(
+        r'published a cache generation.*?\bms="?([\d.]+)', log_text)]
+
+
+# ---- churn ----------------------------------------------------------------------------------
+
+def churn(a, tmp):
+    sys.path.insert(0, HERE)
+    import watch_bench as wb  # also puts test/integration and test/fakeapi on sys.path
+    from fakeapi import FakeAPI
+    from schedclient import Railfit
+
+    n = a.churn
+    log("churn: gen-cluster %d nodes" % n)
+    cluster = Cluster(a.railfit, n, a.pods_per_node, os.path.join(tmp, "snapshot.json"))
+    target = cluster.pod
+    first_node = cluster.names[0]
+    log("churn: fake kube-apiserver loading %.0f MB" % cluster.size_mb)
+    with FakeAPI(snapshot=cluster.path, config={"bookmarkInterval": 5.0},
+                 startup_timeout=a.ready_timeout) as api:
+        churn_objs = []
+        for i in range(a.churn_objects):
+            churn_objs += [wb.claim("churn-%d" % i, "churn"),
+                           wb.pod("churn-%d" % i, "churn", "churn-%d" % i)]
+        api.put(*churn_objs)
+        kc = os.path.join(tmp, "kubeconfig")
+        with open(kc, "w") as f:
+            f.write("apiVersion: v1\nclusters:\n- name: fake\n  cluster:\n    server: %s\n"
+                    "contexts:\n- name: fake\n  context: {cluster: fake}\n"
+                    "current-context: fake\n" % api.url)
+        cfg = "kube: {watchTimeout: 60s, staleAfter: 120s, qps: 1000}\n"
+        t0 = time.monotonic()
+        with Railfit(demo=False, config=cfg, args=["--kubeconfig", kc, "-v", "3"], binary=a.railfit,
+                     ready_timeout=a.ready_timeout) as rf:
+            if a.pin:
+                cpus = sorted(os.sched_getaffinity(0))
+                if len(cpus) < 2:
+                    raise SystemExit("--pin needs at least 2 CPUs")
+                rest = ",".join(str(c) for c in cpus[:-1])
+                for pid, cpu in ((rf.proc.pid, str(cpus[-1])), (api.proc.pid, rest)):
+                    subprocess.run(["taskset", "-a", "-cp", cpu, str(pid)], check=True,
+                                   stdout=subprocess.DEVNULL)
+                os.sched_setaffinity(0, set(cpus[:-1]))
+            end = time.monotonic() + a.ready_timeout
+            while True:
+                try:
+                    with urllib.request.urlopen(rf.url + "/readyz", timeout=5) as r:
+                        if r.status == 200:
+                            break
+                except (urllib.error.URLError, OSError):
+                    pass
+                if time.monotonic() > end:
+                    raise SystemExit("railfit did not become ready:\n" + rf.stderr()[-3000:])
+                time.sleep(0.1)
+            ready_s = time.monotonic() - t0
+            rss, _ = proc_mem_mb(rf.proc.pid)
+            log("churn: railfit ready in %.1f s (list from the fake included), RSS %.0f MB" % (
+                ready_s, rss))
+            client = rf.client(node_cache_capable=True)
+            names = cluster.names
+
+            probe_seq = [0]
+
+            def lag_probe():
+                """Seconds from putting a new pending pod into the fake to railfit's explain
+                knowing it (polled every 10 ms); None after 60 s."""
+                probe_seq[0] += 1
+                name = "lag-probe-%d" % probe_seq[0]
+                p = wb.pod(name, "churn", "none")
+                p["spec"].pop("resourceClaims")
+                p["spec"]["containers"][0].pop("resources")
+                url = "%s/debug/explain/churn/%s?node=%s" % (rf.url, name, first_node)
+                t = time.monotonic()
+                api.put(p)
+                while time.monotonic() - t < 60:
+                    try:
+                        with urllib.request.urlopen(url, timeout=10):
+                            return time.monotonic() - t
+                    except urllib.error.HTTPError as e:
+                        if e.code != 404:
+                            raise
+                    time.sleep(0.01)
+                return None
+
+            class Prober(threading.Thread):
+                """A new probe every second, each in its own thread (lags can exceed 1 s)."""
+
+                def __init__(self):
+                    super().__init__(daemon=True)
+                    self.lags, self.stop_ev, self.threads = [], threading.Event(), []
+
+                def run(self):
+                    while not self.stop_ev.wait(1.0):
+                        t = threading.Thread(target=lambda: self.lags.append(lag_probe()),
+                                             daemon=True)
+                        t.start()
+                        self.threads.append(t)
+
+                def finish(self):
+                    self.stop_ev.set()
+                    self.join()
+                    for t in self.threads:
+                        t.join()
+
+            wb.measure(client, target, names, 1.0)  # warm up
+            idle_lags = [lag_probe() for _ in range(5)]
+            h0 = wb.filter_histogram(rf.url)
+            idle = wb.measure(client, target, names, a.seconds)
+            h1 = wb.filter_histogram(rf.url)
+            e0 = wb.events_total(rf.url)
+            builds0 = len(build_times(rf.stderr()))
+            driver = wb.Churn(api, churn_objs, a.churn_rate)
+            t1 = time.monotonic()
+            driver.start()
+            time.sleep(1.0)
+            prober = Prober()
+            prober.start()
+            h2 = wb.filter_histogram(rf.url)
+            busy = wb.measure(client, target, names, a.seconds)
+            h3 = wb.filter_histogram(rf.url)
+            driver.stop()
+            prober.finish()  # the last probes see the churn's tail
+            dt = time.monotonic() - t1
+            time.sleep(1.0)
+            ingested = (wb.events_total(rf.url) - e0) / dt
+            sent = driver.sent / dt
+            unjudged = metric(rf.url, "railfit_unjudged_nodes_total")
+            _, hwm = proc_mem_mb(rf.proc.pid)
+            alive = rf.alive()
+            builds = build_times(rf.stderr())
+            idle_builds, churn_builds = builds[:builds0], builds[builds0:]
+
+    def lagstr(xs):
+        ok = sorted(x for x in xs if x is not None)
+        if not ok:
+            return "no probe seen within 60 s"
+        return "median %.0f ms, max %.0f ms over %d probes%s" % (
+            1000 * ok[len(ok) // 2], 1000 * ok[-1], len(ok),
+            ", %d not seen within 60 s" % (len(xs) - len(ok)) if len(ok) < len(xs) else "")
+
+    print()
+    print("railfit under churn: %d nodes, %d pods, %d slices, %d claims (+%d churn pods and "
+          "claims), live mode against test/fakeapi%s" % (
+              cluster.n_nodes, cluster.n_pods, cluster.n_slices, cluster.n_claims,
+              a.churn_objects, ", railfit pinned to its own CPU" if a.pin else ""))
+    print("ready %.1f s after exec (includes the fake's lists), RSS %.0f MB, peak %.0f MB, "
+          "unjudged %s" % (ready_s, rss, hwm, fmt(unjudged, "%.0f")))
+    print("churn: %.0f events/s sent to the fake, %.0f events/s ingested by railfit" % (sent,
+                                                                                       ingested))
+    print("filter: pending %s/%s with bench-aligned, all %d node names; client side round "
+          "trip, server side railfit_request_duration_seconds bucket bounds" % (
+              NS_JOBS, target["metadata"]["name"], len(names)))
+    print("%-20s %9s %8s %8s %8s %12s %12s" % ("phase", "requests", "p50 ms", "p99 ms", "max ms",
+                                              "server p50", "server p99"))
+    for label, xs, ha, hb in (("no churn", idle, h0, h1),
+                              ("churn %.0f ev/s" % ingested, busy, h2, h3)):
+        print("%-20s %9d %8.1f %8.1f %8.1f %9s %.1f %9s %.1f" % (
+            label, len(xs), wb.percentile(xs, 50), wb.percentile(xs, 99), max(xs),
+            "<=", wb.server_quantile(ha, hb, 0.5), "<=", wb.server_quantile(ha, hb, 0.99)))
+    for label, bs in (("before the churn (start-up, idle probes)", idle_builds),
+                      ("from the churn's start", churn_builds)):
+        if bs:
+            bs = sorted(bs)
+            print("generation builds %s: %d, build time median %.0f ms, max %.0f ms "
+                  "(railfit -v 3 'published a cache generation')" % (
+                      label, len(bs), bs[len(bs) // 2], bs[-1]))
+    print("put-to-visible lag (new pod in the fake -> railfit's explain finds it): idle %s; "
+          "under churn %s" % (lagstr(idle_lags), lagstr(prober.lags)))
+    if not alive:
+        print("railfit exited during the run")
+        return 1
+    return 1 if unjudged > 0 and n <= 5000 and not a.allow_unjudged else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="500,1000,2000,5000,10000")
+    ap.add_argument("--seconds", type=int, default=5, help="wrk duration per case (churn: phase)")
+    ap.add_argument("--cases", default="", help="comma-separated subset of: " +
+                    ",".join(c[0] for c in CASES))
+    ap.add_argument("--pods-per-node", type=float, default=2.4,
+                    help="gen-cluster --pods-per-node (0: gen-cluster's default shape)")
+    ap.add_argument("--ready-timeout", type=float, default=300)
+    ap.add_argument("--railfit", default=os.environ.get("RAILFIT") or
+                    os.path.join(ROOT, "build", "server", "railfit"))
+    ap.add_argument("--quick", action="store_true", help="sizes 500,2000, 2 s per case")
+    ap.add_argument("--no-peer", action="store_true", help="skip the Go peer even if go exists")
+    ap.add_argument("--allow-unjudged", action="store_true")
+    ap.add_argument("--keep", metavar="DIR", help="keep snapshots, bodies and logs in DIR")
+    ap.add_argument("--churn", type=int, metavar="N", help="churn benchmark at N nodes instead")
+    ap.add_argument("--churn-rate", type=float, default=1000, help="events/s (default 1000)")
+    ap.add_argument("--churn-objects", type=int, default=200,
+                    help="churn pods (and as many claims), default 200")
+    ap.add_argument("--pin", action="store_true", help="churn: railfit on its own CPU")
+    a = ap.parse_args()
+    if a.quick:
+        a.sizes, a.seconds = "500,2000", 2
+    if not os.access(a.railfit, os.X_OK):
+        raise SystemExit("railfit binary not found: %s (--railfit PATH)" % a.railfit)
+    if not a.churn and not shutil.which("wrk"):
+        raise SystemExit("wrk not found (apt-get install wrk)")
+    if a.keep:
+        os.makedirs(a.keep, exist_ok=True)
+        tmp = a.keep
+    else:
+        tmp = tempfile.mkdtemp(prefix="railfit-fleet-")
+    try:
+        return churn(a, tmp) if a.churn else sweep(a, tmp)
+    finally:
+        if not a.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

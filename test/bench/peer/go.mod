@@ -1,0 +1,3 @@
+module railfit.example/bench/peer
+
+go 1.19
