@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -139,6 +140,18 @@ parse_verbosity(const char *s, int *ret)
 	return 0;
 }
 
+/* the helper freeing what the packed blobs replaced; joined at exit */
+static pthread_t freer;
+static bool freer_started;
+
+static void *
+free_objects(void *arg)
+{
+	json_decref(arg);
+	malloc_trim(0); /* give the pages back */
+	return NULL;
+}
+
 struct pack_job {
 	const struct rf_cluster_objects *objs;
 	struct rf_snapshot_packed *packed;
@@ -165,8 +178,13 @@ build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char
 	int r = rf_cluster_build(objs, &app->cfg, app->cel, &gen);
 	if (packing)
 		pthread_join(helper, NULL);
-	/* before anyone can read the generation (after a failed build, the objects only go) */
-	rf_snapshot_pack_commit(objs, job.packed);
+	/* before anyone can read the generation (after a failed build, the objects only go); what
+	 * the blobs replace is freed by another helper while the server starts */
+	json_t *replaced = rf_snapshot_pack_commit(objs, job.packed);
+	if (!replaced || pthread_create(&freer, NULL, free_objects, replaced) != 0)
+		json_decref(replaced);
+	else
+		freer_started = true;
 	if (r < 0) {
 		rf_errorf("cannot build the cluster model: %s", strerror(-r));
 		return 1;
@@ -370,6 +388,7 @@ rf_cmd_serve(int argc, char **argv)
 	const struct rf_slim_options slim = {
 		.topology_annotation = app.cfg.devices.topology_annotation,
 		.pod_labels = &app.cfg.groups.labels,
+		.drop_resource_version = true,
 	};
 	if (demo) {
 		json_t *doc = rf_gen_demo();
@@ -468,6 +487,10 @@ rf_cmd_serve(int argc, char **argv)
 	rf_info("shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	rc = 0;
 out:
+	if (freer_started) {
+		pthread_join(freer, NULL);
+		freer_started = false;
+	}
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
 	rf_live_stop(lv); /* after the servers: joins the watch threads */

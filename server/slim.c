@@ -327,6 +327,8 @@ enum pick {
 	POD_LBL,  /* pod labels railfit reads */
 	NODE_ANN, /* node annotations railfit reads */
 	READY,    /* node conditions: the Ready one, type and status */
+	VERSION,  /* metadata.resourceVersion: unless opts->drop_resource_version */
+	API,      /* apiVersion: unless it is the kind's usual one (/debug/snapshot adds it back) */
 };
 
 struct field {
@@ -338,7 +340,7 @@ struct field {
 #define END { NULL, KEEP, NULL }
 
 static const struct field f_name_only[] = { { "name", KEEP, NULL },
-					    { "resourceVersion", KEEP, NULL },
+					    { "resourceVersion", VERSION, NULL },
 					    END };
 static const struct field f_type_status[] = { { "type", KEEP, NULL }, { "status", KEEP, NULL },
 					      END };
@@ -350,7 +352,7 @@ static const struct field f_claim_spec[] = { { "devices", SUB, f_devices_spec },
 /* pod */
 static const struct field f_pod_meta[] = {
 	{ "name", KEEP, NULL },	       { "namespace", KEEP, NULL },
-	{ "uid", KEEP, NULL },	       { "resourceVersion", KEEP, NULL },
+	{ "uid", KEEP, NULL },	       { "resourceVersion", VERSION, NULL },
 	{ "labels", POD_LBL, NULL },   { "annotations", POD_ANN, NULL },
 	END,
 };
@@ -368,20 +370,20 @@ static const struct field f_pod_status[] = { { "phase", KEEP, NULL },
 					     { "resourceClaimStatuses", EACH, f_pod_claim_status },
 					     END };
 static const struct field f_pod[] = {
-	{ "apiVersion", KEEP, NULL },
+	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_pod_meta },     { "spec", SUB, f_pod_spec },
 	{ "status", SUB, f_pod_status },     END,
 };
 
 /* node */
 static const struct field f_node_meta[] = {
-	{ "name", KEEP, NULL },		   { "uid", KEEP, NULL },
-	{ "resourceVersion", KEEP, NULL }, { "labels", KEEP, NULL },
+	{ "name", KEEP, NULL },		   { "resourceVersion", VERSION, NULL },
+	{ "labels", KEEP, NULL },
 	{ "annotations", NODE_ANN, NULL }, END,
 };
 static const struct field f_node_status[] = { { "conditions", READY, f_type_status }, END };
 static const struct field f_node[] = {
-	{ "apiVersion", KEEP, NULL },
+	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_node_meta },  { "status", SUB, f_node_status },
 	END,
 };
@@ -395,7 +397,7 @@ static const struct field f_slice_spec[] = {
 	END,
 };
 static const struct field f_slice[] = {
-	{ "apiVersion", KEEP, NULL },
+	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_name_only },   { "spec", SUB, f_slice_spec },
 	END,
 };
@@ -404,7 +406,7 @@ static const struct field f_slice[] = {
 static const struct field f_claim_meta[] = { { "name", KEEP, NULL },
 					     { "namespace", KEEP, NULL },
 					     { "uid", KEEP, NULL },
-					     { "resourceVersion", KEEP, NULL },
+					     { "resourceVersion", VERSION, NULL },
 					     END };
 static const struct field f_alloc_devices[] = { { "results", KEEP, NULL }, END };
 static const struct field f_allocation[] = { { "devices", SUB, f_alloc_devices },
@@ -415,7 +417,7 @@ static const struct field f_claim_status[] = { { "allocation", SUB, f_allocation
 					       { "reservedFor", EACH, f_uid_only },
 					       END };
 static const struct field f_claim[] = {
-	{ "apiVersion", KEEP, NULL },
+	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_claim_meta },   { "spec", SUB, f_claim_spec },
 	{ "status", SUB, f_claim_status },   END,
 };
@@ -423,7 +425,7 @@ static const struct field f_claim[] = {
 /* deviceclass */
 static const struct field f_class_spec[] = { { "selectors", KEEP, NULL }, END };
 static const struct field f_class[] = {
-	{ "apiVersion", KEEP, NULL },
+	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_name_only }, { "spec", SUB, f_class_spec },
 	END,
 };
@@ -431,11 +433,11 @@ static const struct field f_class[] = {
 /* resourceclaimtemplate */
 static const struct field f_tmpl_meta[] = { { "name", KEEP, NULL },
 					    { "namespace", KEEP, NULL },
-					    { "resourceVersion", KEEP, NULL },
+					    { "resourceVersion", VERSION, NULL },
 					    END };
 static const struct field f_tmpl_spec[] = { { "spec", SUB, f_claim_spec }, END };
 static const struct field f_template[] = {
-	{ "apiVersion", KEEP, NULL },
+	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_tmpl_meta }, { "spec", SUB, f_tmpl_spec },
 	END,
 };
@@ -487,6 +489,16 @@ node_annotation_read(const char *key, const struct rf_slim_options *o)
 struct ctx {
 	const struct rf_slim_options *opts;
 	struct rf_intern *in;
+	const char *api_version; /* the kind's usual apiVersion */
+};
+
+static const char *const api_versions[RF_SLIM_COUNT] = {
+	[RF_SLIM_NODE] = "v1",
+	[RF_SLIM_POD] = "v1",
+	[RF_SLIM_SLICE] = "resource.k8s.io/v1",
+	[RF_SLIM_CLAIM] = "resource.k8s.io/v1",
+	[RF_SLIM_CLASS] = "resource.k8s.io/v1",
+	[RF_SLIM_TEMPLATE] = "resource.k8s.io/v1",
 };
 
 static int pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *sub,
@@ -571,7 +583,12 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 {
 	json_t *out = NULL;
 	bool is_obj = json_is_object(v), is_arr = json_is_array(v);
-	if (how == KEEP ||
+	if ((how == VERSION && cx->opts && cx->opts->drop_resource_version) ||
+	    (how == API && json_is_string(v) && strcmp(json_string_value(v), cx->api_version) == 0)) {
+		*ret = NULL; /* dropped */
+		return 0;
+	}
+	if (how == KEEP || how == VERSION || how == API ||
 	    ((how == SUB || how == POD_ANN || how == POD_LBL || how == NODE_ANN) && !is_obj) ||
 	    ((how == EACH || how == READY) && !is_arr)) {
 		/* kept as it is, also when it has an unexpected type: readers see what they would
@@ -614,10 +631,10 @@ json_t *
 rf_slim_object(enum rf_slim_kind kind, const json_t *obj, const struct rf_slim_options *opts,
 	       struct rf_intern *in)
 {
-	struct ctx cx = { opts, in };
 	json_t *out = NULL;
 	if ((unsigned)kind >= RF_SLIM_COUNT || !json_is_object(obj))
 		return rf_intern_copy(in, obj);
+	struct ctx cx = { opts, in, api_versions[kind] };
 	if (pick_fields(&cx, obj, kinds[kind], &out) < 0)
 		return NULL;
 	return out;

@@ -3,15 +3,16 @@
  * fields railfit reads (DESIGN section 4: never pod env, volumes or secrets) and shares repeated
  * values through an interner.
  *
- * Kept, per kind (everything else is dropped, `kind` too: /debug/snapshot adds it back;
- * `apiVersion` and metadata.resourceVersion are kept to show what and how fresh an object is):
+ * Kept, per kind (everything else is dropped, `kind` too, and `apiVersion` when it is the kind's
+ * usual one: /debug/snapshot adds them back; metadata.resourceVersion shows how fresh an object
+ * is, unless opts->drop_resource_version):
  *   Pod            metadata.{name,namespace,uid}, the labels of groups.labels (all when not
  *                  known), the pod annotations railfit reads
  *                  (railfit.io/..., kubernetes.io/egress-bandwidth, kubernetes.io/ingress-bandwidth),
  *                  spec.{nodeName,resourceClaims[].{name,resourceClaimName,
  *                  resourceClaimTemplateName}}, status.{phase,resourceClaimStatuses[].{name,
  *                  resourceClaimName}}. Containers, volumes, env, commands: never.
- *   Node           metadata.{name,uid,labels}, the node annotations railfit reads (railfit.io/...
+ *   Node           metadata.{name,labels}, the node annotations railfit reads (railfit.io/...
  *                  and the configured topology annotation), status.conditions[type=Ready].{type,
  *                  status}.
  *   ResourceSlice  metadata.name, spec.{driver,pool,nodeName,allNodes,nodeSelector,
@@ -60,6 +61,8 @@ struct rf_slim_options {
 	bool all_node_annotations;
 	/* groups.labels: the Pod labels kept; NULL keeps every label */
 	const struct rf_strv *pod_labels;
+	/* drop metadata.resourceVersion (a static snapshot: nothing to compare it with) */
+	bool drop_resource_version;
 };
 
 struct rf_intern;

@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,30 @@ skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/* Bytes that matter to scan_value() outside strings. */
+static const unsigned char structural[256] = {
+	['"'] = 1, ['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1,
+};
+
+/* The end of the string whose opening quote is at p, or NULL. */
+static const char *
+string_end(const char *p, const char *end)
+{
+	for (p++; p < end;) {
+		const char *q = memchr(p, '"', (size_t)(end - p));
+		if (!q)
+			return NULL;
+		/* escaped when an odd number of backslashes precede it */
+		size_t bs = 0;
+		while (q - bs > p && q[-1 - (ptrdiff_t)bs] == '\\')
+			bs++;
+		if (bs % 2 == 0)
+			return q + 1;
+		p = q + 1;
+	}
+	return NULL;
+}
+
 /* The end of the JSON value starting at p (not validated: json_loadb does that), or NULL. */
 static const char *
 scan_value(const char *p, const char *end)
@@ -182,34 +207,33 @@ scan_value(const char *p, const char *end)
 	size_t depth = 0;
 	if (p >= end)
 		return NULL;
-	if (*p != '{' && *p != '[' && *p != '"') {
+	if (*p == '"')
+		return string_end(p, end);
+	if (*p != '{' && *p != '[') {
 		while (p < end && !strchr(",]} \n\r\t", *p))
 			p++;
 		return p;
 	}
-	for (; p < end; p++) {
+	while (p < end) {
+		while (p < end && !structural[(unsigned char)*p])
+			p++;
+		if (p >= end)
+			return NULL;
 		switch (*p) {
 		case '"':
-			for (p++; p < end && *p != '"'; p++)
-				if (*p == '\\')
-					p++;
-			if (p >= end)
+			if (!(p = string_end(p, end)))
 				return NULL;
-			if (depth == 0)
-				return p + 1;
-			break;
+			continue;
 		case '{':
 		case '[':
 			depth++;
 			break;
-		case '}':
-		case ']':
-			if (depth == 0 || --depth == 0)
-				return depth == 0 ? p + 1 : NULL;
-			break;
-		default:
+		default: /* '}' or ']' */
+			if (--depth == 0)
+				return p + 1;
 			break;
 		}
+		p++;
 	}
 	return NULL;
 }
@@ -528,6 +552,81 @@ append_text(const char *buf, size_t n, void *data)
 	return 0;
 }
 
+static int put_string(struct text *t, const char *s, size_t len);
+
+/* Compact JSON of v appended to t: what json_dump_callback(JSON_COMPACT) writes, without its
+ * per-container bookkeeping (which made it the slowest part of packing). Strings are valid UTF-8
+ * already (jansson checked them); only '"', '\\' and control characters need escapes. */
+static int
+put_json(struct text *t, const json_t *v)
+{
+	char buf[64];
+	int n;
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		if (append_text("{", 1, t) < 0)
+			return -1;
+		bool first = true;
+		for (void *it = json_object_iter((json_t *)v); it;
+		     it = json_object_iter_next((json_t *)v, it)) {
+			if ((!first && append_text(",", 1, t) < 0) ||
+			    put_string(t, json_object_iter_key(it), json_object_iter_key_len(it)) < 0 ||
+			    append_text(":", 1, t) < 0 || put_json(t, json_object_iter_value(it)) < 0)
+				return -1;
+			first = false;
+		}
+		return append_text("}", 1, t);
+	}
+	case JSON_ARRAY:
+		if (append_text("[", 1, t) < 0)
+			return -1;
+		for (size_t i = 0; i < json_array_size(v); i++)
+			if ((i && append_text(",", 1, t) < 0) || put_json(t, json_array_get(v, i)) < 0)
+				return -1;
+		return append_text("]", 1, t);
+	case JSON_STRING:
+		return put_string(t, json_string_value(v), json_string_length(v));
+	case JSON_INTEGER:
+		n = snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return append_text(buf, (size_t)n, t);
+	case JSON_REAL:
+		n = snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		if (!strpbrk(buf, ".eE")) /* keep it a real when read back */
+			n += snprintf(buf + n, sizeof(buf) - (size_t)n, ".0");
+		return append_text(buf, (size_t)n, t);
+	case JSON_TRUE:
+		return append_text("true", 4, t);
+	case JSON_FALSE:
+		return append_text("false", 5, t);
+	case JSON_NULL:
+		break;
+	}
+	return append_text("null", 4, t);
+}
+
+static int
+put_string(struct text *t, const char *s, size_t len)
+{
+	size_t from = 0;
+	if (append_text("\"", 1, t) < 0)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x20 && ch != '"' && ch != '\\')
+			continue;
+		char esc[8];
+		int n = ch == '"' ? snprintf(esc, sizeof(esc), "\\\"")
+			: ch == '\\' ? snprintf(esc, sizeof(esc), "\\\\")
+				     : snprintf(esc, sizeof(esc), "\\u%04x", ch);
+		if (append_text(s + from, i - from, t) < 0 || append_text(esc, (size_t)n, t) < 0)
+			return -1;
+		from = i + 1;
+	}
+	if (append_text(s + from, len - from, t) < 0)
+		return -1;
+	return append_text("\"", 1, t);
+}
+
 /* A claim whose model keeps a pointer into it: a consumedCapacity of an allocation result. */
 static bool
 claim_referenced(const json_t *claim)
@@ -566,8 +665,7 @@ pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array 
 			goto oom;
 	}
 	if (json_array_size(pk)) {
-		if (json_dump_callback(pk, append_text, &t, JSON_COMPACT) < 0 ||
-		    rf_pack(t.p, t.len, &packed, &packed_len) < 0)
+		if (put_json(&t, pk) < 0 || rf_pack(t.p, t.len, &packed, &packed_len) < 0)
 			goto oom;
 		/* a json string holds any bytes with its length; only rf_snapshot_dump() reads it */
 		if (!(ret->blob = json_stringn_nocheck(packed, packed_len)))
@@ -609,28 +707,33 @@ rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs, struct rf_snapsh
 	return 0;
 }
 
+/* Swap the blob in; the objects it replaces go to graveyard. */
 static void
-commit_array(json_t *arr, struct packed_array *a)
+commit_array(json_t *arr, struct packed_array *a, json_t *graveyard)
 {
 	if (!arr || !a->blob)
 		return;
+	/* appending to arrays that keep their storage, after a clear: these cannot fail */
+	json_array_extend(graveyard, arr);
 	json_array_clear(arr);
-	/* appending to a cleared array reuses its storage: these cannot fail */
 	json_array_append(arr, a->blob);
 	json_array_extend(arr, a->kept);
 }
 
-void
+json_t *
 rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p)
 {
+	json_t *graveyard = json_array();
 	if (!p)
-		return;
-	commit_array(objs->slices, &p->slices);
-	commit_array(objs->claims, &p->claims);
+		return graveyard;
+	if (graveyard) {
+		commit_array(objs->slices, &p->slices, graveyard);
+		commit_array(objs->claims, &p->claims, graveyard);
+	}
 	packed_release(&p->slices);
 	packed_release(&p->claims);
 	free(p);
-	malloc_trim(0); /* the objects just freed: give their pages back */
+	return graveyard;
 }
 
 static bool

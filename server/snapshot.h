@@ -54,8 +54,12 @@ struct rf_snapshot_packed;
 /** @return 0 or -ENOMEM. */
 int rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs,
 			     struct rf_snapshot_packed **ret);
-/** Swap the packed blobs in; frees p. Accepts NULL. */
-void rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p);
+/**
+ * Swap the packed blobs in; frees p (accepts NULL). @return the objects replaced, as a new array
+ * reference for the caller to drop when convenient (freeing them takes a while: a helper thread
+ * can do it while the server starts); NULL on OOM, then nothing was swapped.
+ */
+json_t *rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p);
 
 /** The generation's objects as a kubectl-style List. New reference. */
 json_t *rf_snapshot_dump(const struct rf_cluster *c);

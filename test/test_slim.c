@@ -67,7 +67,7 @@ START_TEST(test_slim_pod)
 {
 	json_t *pod = parse(fat_pod);
 	json_t *s = rf_slim_object(RF_SLIM_POD, pod, NULL, NULL);
-	assert_json(s, "{\"apiVersion\":\"v1\","
+	assert_json(s, "{"
 		       " \"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"uid\":\"u1\","
 		       "  \"resourceVersion\":\"7\",\"labels\":{\"job-name\":\"j\"},"
 		       "  \"annotations\":{\"railfit.io/group\":\"g\","
@@ -81,7 +81,7 @@ START_TEST(test_slim_pod)
 		       "  {\"name\":\"gpu\",\"resourceClaimName\":\"p-gpu-x\"}]}}");
 	/* the original is untouched, key order is kept */
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(pod, "spec"), "containers"));
-	ck_assert_str_eq(json_object_iter_key(json_object_iter(s)), "apiVersion");
+	ck_assert_str_eq(json_object_iter_key(json_object_iter(s)), "metadata");
 	json_decref(s);
 
 	/* only the labels of groups.labels, when the caller knows them */
@@ -121,7 +121,7 @@ START_TEST(test_slim_node)
 		"   {\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"KubeletNotReady\","
 		"    \"lastHeartbeatTime\":\"t\"}]}}");
 	json_t *s = rf_slim_object(RF_SLIM_NODE, node, NULL, NULL);
-	assert_json(s, "{\"metadata\":{\"name\":\"n\",\"uid\":\"u\",\"labels\":{\"a\":\"b\"},"
+	assert_json(s, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"},"
 		       "  \"annotations\":{\"railfit.io/pci-topology\":\"{}\","
 		       "   \"railfit.io/frontend-bandwidth\":\"10G\"}},"
 		       " \"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}");
@@ -206,6 +206,20 @@ START_TEST(test_slim_dra_kinds)
 		       "{\"devices\":{\"requests\":[{\"name\":\"r\"}]}}}}");
 	json_decref(s);
 	json_decref(t);
+
+	/* an unusual apiVersion stays; resourceVersion goes when asked */
+	json_t *beta = parse("{\"apiVersion\":\"resource.k8s.io/v1beta1\",\"metadata\":"
+			     "{\"name\":\"c\",\"resourceVersion\":\"9\"}}");
+	struct rf_slim_options nover = { .drop_resource_version = true };
+	s = rf_slim_object(RF_SLIM_CLAIM, beta, &nover, NULL);
+	assert_json(s, "{\"apiVersion\":\"resource.k8s.io/v1beta1\",\"metadata\":{\"name\":\"c\"}}");
+	json_decref(s);
+	s = rf_slim_object(RF_SLIM_CLAIM, beta, NULL, NULL);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(s, "metadata"),
+							   "resourceVersion")),
+			 "9");
+	json_decref(s);
+	json_decref(beta);
 
 	ck_assert_int_eq(rf_slim_kind_of("ResourceClaimTemplate"), RF_SLIM_TEMPLATE);
 	ck_assert_int_eq(rf_slim_kind_of("Secret"), -1);
@@ -504,6 +518,14 @@ START_TEST(test_snapshot_pack_keeps_dump_and_decisions)
 	json_t *doc = rf_gen_demo();
 	ck_assert_int_eq(rf_snapshot_split(doc, &objs, NULL, err, sizeof(err)), 0);
 	json_decref(doc);
+	/* strings and numbers the packer must write back exactly */
+	json_array_append_new(objs.slices,
+			      parse("{\"metadata\":{\"name\":\"odd\"},\"spec\":{\"driver\":\"x.io\","
+				    "\"pool\":{\"name\":\"p\\\"q\",\"generation\":1,"
+				    "\"resourceSliceCount\":1},\"allNodes\":true,\"devices\":[{\"name\":"
+				    "\"d\",\"attributes\":{\"s\":{\"string\":\"a\\\\b\\n\\u0001\\u00e9\\\"\"},"
+				    "\"r\":{\"real\":0.1},\"w\":{\"real\":1e300},\"i\":{\"int\":-9007199254740993},"
+				    "\"n\":{\"x\":null,\"t\":true,\"f\":false,\"e\":{},\"a\":[]}}}]}}"));
 	ck_assert_int_eq(rf_cluster_build(&objs, &cfg, cel, &c), 0);
 	json_t *before = rf_snapshot_dump(c);
 	size_t n_pods = rf_cluster_n_pods(c);
@@ -513,7 +535,9 @@ START_TEST(test_snapshot_pack_keeps_dump_and_decisions)
 
 	struct rf_snapshot_packed *p = NULL;
 	ck_assert_int_eq(rf_snapshot_pack_prepare(&objs, &p), 0);
-	rf_snapshot_pack_commit(&objs, p);
+	json_t *replaced = rf_snapshot_pack_commit(&objs, p);
+	ck_assert_uint_gt(json_array_size(replaced), 5);
+	json_decref(replaced);
 	ck_assert_uint_eq(json_array_size(objs.slices), 1); /* one blob */
 	ck_assert(json_is_string(json_array_get(objs.slices, 0)));
 
