@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,13 @@ reason(struct rf_node_eval *e, const char *fmt, ...)
 	va_end(ap);
 	rf_utf8_trim(e->reasons[e->n_reasons++]);
 }
+
+/* An informational reason: only explain shows it, so filter and prioritize do not format it. */
+#define note(e, ...)                           \
+	do {                                   \
+		if ((e)->explain)              \
+			reason((e), __VA_ARGS__); \
+	} while (0)
 
 /* A failing reason goes first: the first reason is the filter message. */
 static void __attribute__((format(printf, 3, 4)))
@@ -542,7 +550,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		e->deterministic = true;
 		e->orders_exhaustive = true;
 		if (d->n_pinned)
-			reason(e, "claims already allocated on this node: devices are fixed");
+			note(e, "claims already allocated on this node: devices are fixed");
 		goto judge;
 	}
 
@@ -598,49 +606,55 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 	e->deterministic = res->n_outcomes <= 1 && res->orders_exhaustive;
 	int worst_score = 11;
 	size_t worst = 0;
-	for (size_t i = 0; i < res->n_outcomes; i++) {
+	for (size_t i = 0; i < res->n_outcomes && res->n_outcomes > 1; i++) {
 		struct rf_node_eval *tmp = malloc(sizeof(*tmp));
-		enum rf_level l;
 		if (!tmp) {
 			r = -ENOMEM;
 			goto out;
 		}
 		tmp->verdict = RF_VERDICT_PASS;
 		tmp->n_reasons = 0;
+		tmp->explain = false;
 		score_assignment(c, d, n, &res->outcomes[i], rel, tmp, false);
 		if (tmp->score < worst_score) {
 			worst_score = tmp->score;
 			worst = i;
 		}
 		free(tmp);
-		/* min-alignment is judged on the worst level any scan order gives */
+	}
+	/* min-alignment is judged on the worst level any scan order gives */
+	for (size_t i = 0; i < res->n_outcomes; i++) {
+		enum rf_level l;
 		if (rf_assignment_alignment(n, cfg, &res->outcomes[i], &l, NULL) && l > worst_level)
 			worst_level = l;
 	}
 	e->predicted = res->outcomes[worst];
 	e->has_predicted = true;
 	if (res->n_outcomes > 1)
-		reason(e,
-		       "the allocator's pick is not deterministic here (%zu outcomes over %u scan "
-		       "orders of pools/slices): scored the worst",
-		       res->n_outcomes, res->n_orders);
+		note(e,
+		     "the allocator's pick is not deterministic here (%zu outcomes over %u scan "
+		     "orders of pools/slices): scored the worst",
+		     res->n_outcomes, res->n_orders);
 	else if (!res->orders_exhaustive)
-		reason(e,
-		       "the allocator visits pools/slices in random order; railfit tried %u of the "
-		       "orders and saw one outcome",
-		       res->n_orders);
+		note(e,
+		     "the allocator visits pools/slices in random order; railfit tried %u of the "
+		     "orders and saw one outcome",
+		     res->n_orders);
 
 judge:
 	score_assignment(c, d, n, &e->predicted, rel, e, true);
-	describe_devices(&e->predicted, b1, sizeof(b1));
-	if (e->alignment_applies)
-		reason(e, "allocator would pick %s (%s)", b1, rf_level_name(e->predicted_level));
-	else if (e->predicted.n)
-		reason(e, "allocator would pick %s", b1);
 
 	enum rf_level check = e->predicted_level > worst_level ? e->predicted_level : worst_level;
 	bool unknown = e->alignment_applies && check == RF_LEVEL_UNKNOWN;
 	bool below_min = e->alignment_applies && !unknown && !rf_level_at_least(check, d->min_alignment);
+	/* the devices' names are only needed for explain and for failure messages */
+	if (explain || below_min || unknown)
+		describe_devices(&e->predicted, b1, sizeof(b1));
+	if (e->alignment_applies)
+		note(e, "allocator would pick %s (%s)", b1, rf_level_name(e->predicted_level));
+	else if (e->predicted.n)
+		note(e, "allocator would pick %s", b1);
+
 	/* without locality data a requirement cannot be checked; the default (SYS) asks nothing */
 	if (unknown && d->min_alignment != RF_LEVEL_SYS)
 		fail(e, RF_VERDICT_FAIL,
@@ -710,7 +724,10 @@ static int
 evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
 	 bool explain, const struct rf_release *rel, struct rf_node_eval *e)
 {
-	memset(e, 0, sizeof(*e));
+	memset(e, 0, offsetof(struct rf_node_eval, reasons));
+	e->predicted.n = 0;
+	e->best.n = 0;
+	e->explain = explain;
 	snprintf(e->node_name, sizeof(e->node_name), "%s", node_name);
 	e->predicted_level = RF_LEVEL_UNKNOWN;
 	e->best_level = RF_LEVEL_UNKNOWN;

@@ -36,16 +36,15 @@ struct rf_nic_headroom {
 struct rf_node_eval {
 	const struct rf_node *node; /* NULL when the node is not in the cache */
 	char node_name[254];
+	bool explain; /* keep every informational reason (explain), not only failures */
 	enum rf_verdict verdict;
 	size_t n_reasons;
-	char reasons[RF_MAX_REASONS][RF_REASON_LEN];
 	int score;
 	double parts[RF_PART_COUNT];
 	bool part_applies[RF_PART_COUNT];
 
 	enum rf_search_status status;
 	bool has_predicted;
-	struct rf_assignment predicted; /* the worst outcome over the scan orders tried */
 	enum rf_level predicted_level;  /* worst GPU-to-nearest-NIC level; UNKNOWN if n/a */
 	bool alignment_applies;
 	bool deterministic;
@@ -53,17 +52,21 @@ struct rf_node_eval {
 	size_t n_outcomes;
 	bool orders_exhaustive;
 	bool has_best;
-	struct rf_assignment best;
 	enum rf_level best_level;
 	bool best_exhaustive;
 	bool cel_error;
 
 	size_t n_nics;
-	struct rf_nic_headroom nics[RF_MAX_NICS];
 	bool fe_applies;
 	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
 	const char *fe_source;
 	uint64_t group_rails; /* rails of the pod's group on other nodes */
+
+	/* the large members last: an evaluation clears only what comes before them */
+	char reasons[RF_MAX_REASONS][RF_REASON_LEN];
+	struct rf_assignment predicted; /* the worst outcome over the scan orders tried */
+	struct rf_assignment best;
+	struct rf_nic_headroom nics[RF_MAX_NICS];
 };
 
 /**

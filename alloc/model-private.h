@@ -58,6 +58,8 @@ struct rf_cluster {
 	const char **warnings;
 	size_t n_warnings;
 
+	struct rf_memo *memo; /* verdicts per demand shape */
+
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
 	atomic_uchar *class_memo;
 

@@ -15,7 +15,12 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "alloc/memo.h"
 #include "alloc/model-private.h"
+
+/* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
+ * a time; each costs ~40 bytes per node */
+#define MEMO_SHAPES 32
 
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
@@ -106,6 +111,11 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 			goto fail;
 	if ((r = rf_model_build_pods(c, c->objs.pods)) < 0 || (r = rf_model_place_pods(c)) < 0)
 		goto fail;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		c->nodes[i]->idx = (unsigned)i;
+	r = -ENOMEM;
+	if (!(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
+		goto fail;
 	*ret = c;
 	return 0;
 fail:
@@ -134,6 +144,7 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.templates);
 	for (size_t i = 0; i < c->n_nodes; i++) /* decoded annotations live outside the arena */
 		rf_topo_annotation_free((struct rf_topo_annotation *)c->nodes[i]->topo);
+	rf_memo_free(c->memo);
 	rf_arena_free(c->arena);
 	free(c->class_memo);
 	for (size_t i = 0; i < c->n_extra; i++)
@@ -173,6 +184,12 @@ rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const s
 	}
 	atomic_store_explicit(m, r < 0 ? 3 : r == 0 ? 1 : 2, memory_order_relaxed);
 	return r < 0 ? -EINVAL : r;
+}
+
+struct rf_memo *
+rf_cluster_memo(const struct rf_cluster *c)
+{
+	return c->memo;
 }
 
 const struct rf_config *

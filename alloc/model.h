@@ -105,6 +105,7 @@ const struct rf_counter_set *rf_pool_counter_set(const struct rf_pool *p, const 
 
 struct rf_node {
 	const char *name;
+	unsigned idx; /* index among the generation's nodes (sorted by name) */
 	const json_t *json; /* NULL when only slices name this node */
 	const json_t *labels, *annotations; /* borrowed, may be NULL */
 	bool ready;
@@ -239,6 +240,9 @@ const struct rf_pod *rf_cluster_pod_by_uid(const struct rf_cluster *c, const cha
 const json_t *rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name);
 size_t rf_cluster_n_pods(const struct rf_cluster *c);
 const struct rf_pod *rf_cluster_pod_at(const struct rf_cluster *c, size_t i);
+
+/** Verdicts remembered per demand shape for this generation (alloc/memo.h); never NULL. */
+struct rf_memo *rf_cluster_memo(const struct rf_cluster *c);
 
 /** Rails the group uses on nodes other than `node`, as a bit mask (rails 0..63). */
 uint64_t rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node);

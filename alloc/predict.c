@@ -7,6 +7,7 @@
 #include "alloc/predict.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -978,7 +979,7 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 	struct order o = { 0 };
 	unsigned *rel_pos = NULL, *rel_perm = NULL;
 
-	memset(ret, 0, sizeof(*ret));
+	memset(ret, 0, offsetof(struct rf_search_result, outcomes));
 	ret->status = RF_SEARCH_INFEASIBLE;
 	if (search_init(&s, req) < 0)
 		goto out;

@@ -48,10 +48,10 @@ struct rf_search_result {
 	enum rf_search_status status;
 	char error[384]; /* CEL error / pool error text: claim, device and message */
 	size_t n_outcomes; /* distinct outcomes over the scan orders tried (FOUND only) */
-	struct rf_assignment outcomes[RF_MAX_OUTCOMES];
 	unsigned n_orders;      /* scan orders tried */
 	bool orders_exhaustive; /* every order that could matter was tried */
 	unsigned long steps;    /* devices examined, summed over orders */
+	struct rf_assignment outcomes[RF_MAX_OUTCOMES]; /* last: only n_outcomes are set */
 };
 
 /** Score an assignment for the best-achievable search; higher is better. */

@@ -11,11 +11,13 @@
 #include "config/config.h"
 #include "server/cache.h"
 #include "server/http.h"
+#include "server/parallel.h"
 
 struct rf_app {
 	struct rf_config cfg;
 	struct rf_cache *cache;
 	struct rf_cel_cache *cel;
+	struct rf_parallel *parallel; /* spreads one large request over the cores; may be NULL */
 	double start_time; /* unix seconds */
 	const char *config_path;
 };

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,14 @@
 
 #define MAX_CLAIMS 64
 
+/* Predictions are kept as fingerprints: filter records one for every passing node of every
+ * request, so it must cost a few additions, not strings. A device is its "driver/pool/device"
+ * word; a set of devices is the sum of its words' mixed hashes (order-independent, counts
+ * repeats); two sets with equal fingerprints are taken to be equal (false match: ~2^-64). */
 struct node_pred {
-	char *node;
-	char *devices; /* sorted "driver/pool/device" words joined by spaces */
-	int level;     /* enum rf_level, or -1 when alignment does not apply */
+	uint64_t node;    /* fingerprint of the node name */
+	uint64_t devices; /* fingerprint of the predicted devices */
+	int level;        /* enum rf_level, or -1 when alignment does not apply */
 };
 
 struct rf_pred_batch {
@@ -34,10 +39,6 @@ batch_free(struct rf_pred_batch *b)
 {
 	if (!b)
 		return;
-	for (size_t i = 0; i < b->n; i++) {
-		free(b->nodes[i].node);
-		free(b->nodes[i].devices);
-	}
 	free(b->nodes);
 	free(b->key);
 	free(b);
@@ -54,51 +55,39 @@ rf_predictions_begin(const char *claim_key)
 	return b;
 }
 
-static int
-word_cmp(const void *a, const void *b)
+/* FNV-1a over the parts joined by '/', then a splitmix64 finaliser so that sums mix well. */
+static uint64_t
+fingerprint(const char *a, const char *b, const char *c)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted, space-joined device words; NULL on OOM or when there are none. */
-static char *
-join_sorted(char **words, size_t n)
-{
-	size_t len = 1;
-	if (!n)
-		return NULL;
-	qsort(words, n, sizeof(*words), word_cmp);
-	for (size_t i = 0; i < n; i++)
-		len += strlen(words[i]) + 1;
-	char *out = malloc(len), *p = out;
-	for (size_t i = 0; out && i < n; i++) {
-		size_t wl = strlen(words[i]);
+	const char *parts[3] = { a, b, c };
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < 3 && parts[i]; i++) {
 		if (i)
-			*p++ = ' ';
-		memcpy(p, words[i], wl);
-		p += wl;
+			h = (h ^ '/') * 0x100000001b3ULL;
+		for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+			h = (h ^ *p) * 0x100000001b3ULL;
 	}
-	if (out)
-		*p = 0;
-	return out;
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
 }
 
 void
-rf_predictions_add(struct rf_pred_batch *b, const char *node, const struct rf_claim *claim,
-		   const struct rf_assignment *a, enum rf_level level, bool level_applies)
+rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
+		   const struct rf_memo_pick *picks, size_t n_picks, enum rf_level level,
+		   bool level_applies)
 {
-	char *words[RF_MAX_PICKS];
+	uint64_t devices = 0;
 	size_t n = 0;
 	if (!b)
 		return;
-	for (size_t i = 0; i < a->n; i++) {
-		const struct rf_device *d = a->picks[i].dev;
-		if (a->picks[i].claim != claim || a->picks[i].pinned)
+	for (size_t i = 0; i < n_picks; i++) {
+		const struct rf_device *d = picks[i].dev;
+		if (picks[i].claim != claim || picks[i].pinned)
 			continue;
-		size_t len = strlen(d->pool->driver) + strlen(d->pool->name) + strlen(d->name) + 3;
-		if (!(words[n] = malloc(len)))
-			goto out;
-		snprintf(words[n], len, "%s/%s/%s", d->pool->driver, d->pool->name, d->name);
+		devices += fingerprint(d->pool->driver, d->pool->name, d->name);
 		n++;
 	}
 	if (!n)
@@ -107,23 +96,13 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, const struct rf_cl
 		size_t ncap = b->cap ? b->cap * 2 : 64;
 		struct node_pred *np = realloc(b->nodes, ncap * sizeof(*np));
 		if (!np)
-			goto out;
+			return;
 		b->nodes = np;
 		b->cap = ncap;
 	}
-	struct node_pred *e = &b->nodes[b->n];
-	e->devices = join_sorted(words, n);
-	e->node = strdup(node);
-	e->level = level_applies ? (int)level : -1;
-	if (e->devices && e->node)
-		b->n++;
-	else {
-		free(e->devices);
-		free(e->node);
-	}
-out:
-	for (size_t i = 0; i < n; i++)
-		free(words[i]);
+	b->nodes[b->n++] = (struct node_pred){ .node = fingerprint(node, NULL, NULL),
+					       .devices = devices,
+					       .level = level_applies ? (int)level : -1 };
 }
 
 void
@@ -208,8 +187,9 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	if (!b)
 		return; /* railfit was not asked about this claim (or forgot it) */
 	const struct node_pred *p = NULL;
+	uint64_t node_fp = fingerprint(node, NULL, NULL);
 	for (size_t i = 0; i < b->n && !p; i++)
-		if (strcmp(b->nodes[i].node, node) == 0)
+		if (b->nodes[i].node == node_fp)
 			p = &b->nodes[i];
 	if (!p) {
 		batch_free(b);
@@ -217,7 +197,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	}
 	const json_t *results =
 		json_object_get(json_object_get(alloc, "devices"), "results");
-	char *words[RF_MAX_PICKS];
+	uint64_t actual = 0;
 	size_t n = 0;
 	struct rf_cluster *gen = rf_cache_get(cache);
 	const struct rf_node *nd = gen ? rf_cluster_node(gen, node) : NULL;
@@ -229,17 +209,14 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 		const char *dev = json_string_value(json_object_get(r, "device"));
 		if (!drv || !pool || !dev || json_is_true(json_object_get(r, "adminAccess")))
 			continue;
-		size_t len = strlen(drv) + strlen(pool) + strlen(dev) + 3;
-		if (!(words[n] = malloc(len)))
-			break;
-		snprintf(words[n++], len, "%s/%s/%s", drv, pool, dev);
+		actual += fingerprint(drv, pool, dev);
+		n++;
 		const struct rf_device *d = node_device(nd, drv, pool, dev);
 		if (d && a->n < RF_MAX_PICKS)
 			a->picks[a->n++].dev = d;
 	}
-	char *actual = join_sorted(words, n);
 	const char *outcome = "differs";
-	if (actual && strcmp(actual, p->devices) == 0) {
+	if (n && actual == p->devices) {
 		outcome = "exact";
 	} else if (a && nd && gen) {
 		enum rf_level lvl;
@@ -250,9 +227,6 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	char labels[40];
 	snprintf(labels, sizeof(labels), "outcome=\"%s\"", outcome);
 	rf_metrics_add("railfit_prediction_total", labels, 1);
-	for (size_t i = 0; i < n; i++)
-		free(words[i]);
-	free(actual);
 	free(a);
 	rf_cluster_unref(gen);
 	batch_free(b);

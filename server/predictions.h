@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "alloc/evaluate.h"
+#include "alloc/memo.h"
 #include "server/cache.h"
 
 struct rf_pred_batch;
@@ -15,9 +16,11 @@ struct rf_pred_batch;
 /** Start collecting the per-node predictions of one claim ("ns/name"); NULL on OOM. */
 struct rf_pred_batch *rf_predictions_begin(const char *claim_key);
 
-/** Add the devices the assignment gives this claim on node (ignored when it gives none). */
-void rf_predictions_add(struct rf_pred_batch *b, const char *node, const struct rf_claim *claim,
-			const struct rf_assignment *a, enum rf_level level, bool level_applies);
+/** Add the devices predicted for the claim on node: the picks of claim index `claim` that are
+ * not pinned (ignored when there are none). Not thread-safe for one batch. */
+void rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
+			const struct rf_memo_pick *picks, size_t n_picks, enum rf_level level,
+			bool level_applies);
 
 /** Replace what was known of the claim with the batch (steals it; accepts NULL). */
 void rf_predictions_commit(struct rf_pred_batch *b);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rf-build.h"
 #include "server/app.h"
@@ -421,6 +422,12 @@ rf_cmd_serve(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	/* one request over thousands of nodes uses every core: the caller and a worker per
+	 * other core */
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	app.parallel = rf_parallel_new(cpus > 1 ? (unsigned)(cpus < 8 ? cpus - 1 : 7) : 0);
+	if (!app.parallel)
+		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	if (live) {
 		struct rf_live_options lo = { .cfg = &app.cfg,
@@ -494,6 +501,7 @@ out:
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
 	rf_live_stop(lv); /* after the servers: joins the watch threads */
+	rf_parallel_free(app.parallel);
 	rf_cluster_objects_release(&objs);
 	rf_cache_free(app.cache);
 	rf_cel_cache_free(app.cel);

@@ -3,6 +3,7 @@
  * answer in kube-scheduler's exact shape. Runs on MHD pool threads; never blocks on I/O. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
+#include "alloc/memo.h"
 #include "server/app.h"
 #include "server/extender.h"
 #include "server/log.h"
@@ -213,13 +215,162 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	return 0;
 }
 
+/* Judging the nodes of one request, in chunks on every core (server/parallel.h). Each node's
+ * outcome is kept compactly: what the reply, the metrics and the prediction bookkeeping need. */
+#define JUDGE_CHUNK 64
+
+struct node_result {
+	bool judged; /* false: the time budget ran out first */
+	enum rf_verdict verdict;
+	int score;
+	bool cel_error;
+	char *msg; /* "railfit: ..." for a failing node (filter), malloc'd */
+	bool has_predicted, level_applies;
+	enum rf_level level;
+	size_t n_picks;
+	const struct rf_memo_pick *picks; /* in the memo, or own_picks */
+	struct rf_memo_pick *own_picks;
+	char *cel_msg; /* the selector error (filter), malloc'd */
+};
+
+struct judge_job {
+	struct verb_ctx *v;
+	struct rf_judge_ctx jc;
+	bool filter;
+	double deadline;
+	struct node_result *res;
+	struct rf_node_eval **scratch; /* per worker */
+	struct rf_memo_pick **picks;   /* per worker, RF_MAX_PICKS each */
+	atomic_int error;
+};
+
+/* kube-scheduler formats Error with fmt.Errorf: keep '%' out of messages */
+static char *
+filter_message(const char *reason)
+{
+	size_t len = strlen(reason) + 16;
+	char *m = malloc(len);
+	if (!m)
+		return NULL;
+	snprintf(m, len, "railfit: %s", reason);
+	for (char *p = m; *p; p++)
+		if (*p == '%')
+			*p = ' ';
+	return m;
+}
+
+static int
+keep_result(struct judge_job *job, struct node_result *out, const struct rf_judgement *j,
+	    const struct rf_memo_pick *scratch_picks)
+{
+	out->judged = true;
+	out->verdict = j->verdict;
+	out->score = j->score;
+	out->cel_error = j->cel_error;
+	out->has_predicted = j->has_predicted;
+	out->level_applies = j->level_applies;
+	out->level = j->level;
+	out->n_picks = j->n_picks;
+	out->picks = j->picks;
+	if (!job->filter)
+		return 0;
+	if (j->verdict != RF_VERDICT_PASS && !(out->msg = filter_message(j->msg ? j->msg : "")))
+		return -ENOMEM;
+	if (j->cel_error && !(out->cel_msg = strdup(j->msg ? j->msg : "")))
+		return -ENOMEM;
+	if (j->n_picks && j->picks == scratch_picks) {
+		/* not remembered: the scratch is reused for the next node */
+		out->own_picks = malloc(j->n_picks * sizeof(*out->own_picks));
+		if (!out->own_picks)
+			return -ENOMEM;
+		memcpy(out->own_picks, j->picks, j->n_picks * sizeof(*out->own_picks));
+		out->picks = out->own_picks;
+	}
+	return 0;
+}
+
+static void
+judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
+{
+	struct judge_job *job = ctx;
+	struct verb_ctx *v = job->v;
+	if (atomic_load(&job->error))
+		return;
+	if (!job->scratch[worker]) {
+		job->scratch[worker] = malloc(sizeof(struct rf_node_eval));
+		job->picks[worker] = malloc(RF_MAX_PICKS * sizeof(struct rf_memo_pick));
+		if (!job->scratch[worker] || !job->picks[worker]) {
+			atomic_store(&job->error, -ENOMEM);
+			return;
+		}
+	}
+	for (size_t i = begin; i < end; i++) {
+		if (((i - begin) & 15) == 0 && mono_ms() > job->deadline)
+			return; /* the rest of the chunk stays unjudged */
+		struct rf_judgement j;
+		int r = rf_judge_node(&job->jc, v->args.node_names[i], job->filter,
+				      job->scratch[worker], job->picks[worker], &j);
+		if (r == 0)
+			r = keep_result(job, &job->res[i], &j, job->picks[worker]);
+		if (r < 0) {
+			atomic_store(&job->error, r);
+			return;
+		}
+	}
+}
+
+static void
+judge_job_release(struct judge_job *job, size_t n)
+{
+	for (size_t i = 0; job->res && i < n; i++) {
+		free(job->res[i].msg);
+		free(job->res[i].cel_msg);
+		free(job->res[i].own_picks);
+	}
+	free(job->res);
+	for (unsigned w = 0; job->scratch && w < rf_parallel_width(job->v->app->parallel); w++) {
+		free(job->scratch[w]);
+		free(job->picks[w]);
+	}
+	free(job->scratch);
+	free(job->picks);
+	rf_judge_end(&job->jc);
+}
+
+/* Judge every node of the request; unjudged ones (time budget) are counted and logged. */
+static int
+judge_nodes(struct verb_ctx *v, struct judge_job *job, bool filter, const char *verb)
+{
+	size_t n = v->args.n_nodes;
+	unsigned width = rf_parallel_width(v->app->parallel);
+	*job = (struct judge_job){ .v = v, .filter = filter, .deadline = verb_deadline(v->app) };
+	atomic_init(&job->error, 0);
+	job->res = calloc(n + 1, sizeof(*job->res));
+	job->scratch = calloc(width, sizeof(*job->scratch));
+	job->picks = calloc(width, sizeof(*job->picks));
+	if (!job->res || !job->scratch || !job->picks)
+		return -ENOMEM;
+	int r = rf_judge_begin(v->gen, &v->demand, &job->jc);
+	if (r < 0)
+		return r;
+	rf_parallel_for(v->app->parallel, n, JUDGE_CHUNK, judge_chunk, job);
+	if ((r = atomic_load(&job->error)) < 0)
+		return r;
+	size_t judged = 0;
+	for (size_t i = 0; i < n; i++)
+		judged += job->res[i].judged;
+	if (judged < n)
+		note_deadline(v, verb, judged, n);
+	return 0;
+}
+
 int
 rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http_response *resp)
 {
 	struct verb_ctx v = { .app = userdata };
+	struct judge_job job = { .v = &v };
 	enum rf_filter_outcome *outcomes = NULL;
 	char **msgs = NULL;
-	struct rf_node_eval *e = NULL;
 	struct rf_pred_batch **batches = NULL;
 	int r = verb_prepare(&v, req, resp, true);
 	if (r != 0)
@@ -228,30 +379,18 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 	size_t n = v.args.n_nodes;
 	outcomes = calloc(n + 1, sizeof(*outcomes));
 	msgs = calloc(n + 1, sizeof(*msgs));
-	e = malloc(sizeof(*e));
-	if (!outcomes || !msgs || !e) {
+	if (!outcomes || !msgs) {
 		r = -ENOMEM;
 		goto out;
 	}
 	size_t counts[3] = { 0 };
-	bool cel_error_seen = false;
-	/* remember the per-node picks for railfit_prediction_total (real claims only) */
-	if (v.demand.kind == RF_DEMAND_KNOWN && v.demand.n_claims) {
-		batches = calloc(v.demand.n_claims, sizeof(*batches));
-		for (size_t k = 0; batches && k < v.demand.n_claims; k++) {
-			char key[512];
-			if (v.demand.claims[k]->from_template)
-				continue;
-			snprintf(key, sizeof(key), "%s/%s", v.demand.claims[k]->ns,
-				 v.demand.claims[k]->name);
-			batches[k] = rf_predictions_begin(key);
-		}
-	}
 	/* filter.staleAfter / whenStale: data older than that fails every node, or is used anyway */
 	double age = device_data_age(v.app);
 	bool stale = v.demand.kind == RF_DEMAND_KNOWN &&
 		     age * 1000.0 > (double)v.app->cfg.filter.stale_after_ms;
-	if (stale && v.app->cfg.filter.when_stale == RF_WHEN_STALE_FAIL) {
+	if (v.demand.kind != RF_DEMAND_KNOWN) {
+		counts[0] = n; /* the fast path: no device cache touched */
+	} else if (stale && v.app->cfg.filter.when_stale == RF_WHEN_STALE_FAIL) {
 		char msg[256];
 		snprintf(msg, sizeof(msg),
 			 "railfit: device data is stale (no contact with kube-apiserver for %.0fs, "
@@ -265,51 +404,45 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 			}
 		}
 		counts[1] = n;
-		n = 0; /* nothing left to evaluate */
-	}
-	double deadline = verb_deadline(v.app);
-	for (size_t i = 0; i < n; i++) {
-		if (v.demand.kind != RF_DEMAND_KNOWN) {
-			outcomes[i] = RF_FILTER_PASS; /* the fast path: no device cache touched */
-			counts[0]++;
-			continue;
-		}
-		if ((i & 15) == 0 && mono_ms() > deadline) {
-			note_deadline(&v, "filter", i, n);
-			for (; i < n; i++)
-				outcomes[i] = RF_FILTER_PASS;
-			counts[0] += n - i;
-			break;
-		}
-		if ((r = rf_evaluate_node(v.gen, &v.demand, v.args.node_names[i], false, e)) < 0)
+	} else {
+		if ((r = judge_nodes(&v, &job, true, "filter")) < 0)
 			goto out;
-		for (size_t k = 0; batches && k < v.demand.n_claims && e->verdict == RF_VERDICT_PASS &&
-				   e->has_predicted;
-		     k++)
-			rf_predictions_add(batches[k], e->node_name, v.demand.claims[k], &e->predicted,
-					   e->predicted_level, e->alignment_applies);
-		outcomes[i] = e->verdict == RF_VERDICT_PASS ? RF_FILTER_PASS
-			      : e->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
-							      : RF_FILTER_UNRESOLVABLE;
-		counts[e->verdict]++;
-		if (e->cel_error && !cel_error_seen) {
-			cel_error_seen = true;
-			rf_metrics_add("railfit_selector_errors_total", "", 1);
-			rf_warn("a claim selector raises a CEL runtime error", "pod", v.demand.pod_key,
-				"detail", e->reasons[0]);
+		/* remember the per-node picks for railfit_prediction_total (real claims only) */
+		batches = calloc(v.demand.n_claims + 1, sizeof(*batches));
+		for (size_t k = 0; batches && k < v.demand.n_claims; k++) {
+			char key[512];
+			if (v.demand.claims[k]->from_template)
+				continue;
+			snprintf(key, sizeof(key), "%s/%s", v.demand.claims[k]->ns,
+				 v.demand.claims[k]->name);
+			batches[k] = rf_predictions_begin(key);
 		}
-		if (e->verdict != RF_VERDICT_PASS) {
-			size_t len = strlen(e->reasons[0]) + 16;
-			msgs[i] = malloc(len);
-			if (!msgs[i]) {
-				r = -ENOMEM;
-				goto out;
+		bool cel_error_seen = false;
+		for (size_t i = 0; i < n; i++) {
+			struct node_result *nr = &job.res[i];
+			if (!nr->judged) {
+				outcomes[i] = RF_FILTER_PASS; /* unjudged: never block the pod */
+				counts[0]++;
+				continue;
 			}
-			snprintf(msgs[i], len, "railfit: %s", e->reasons[0]);
-			/* kube-scheduler formats Error with fmt.Errorf; keep '%' out of messages */
-			for (char *p = msgs[i]; *p; p++)
-				if (*p == '%')
-					*p = ' ';
+			for (size_t k = 0; batches && nr->verdict == RF_VERDICT_PASS &&
+					   nr->has_predicted && k < v.demand.n_claims;
+			     k++)
+				rf_predictions_add(batches[k], v.args.node_names[i], (unsigned)k,
+						   nr->picks, nr->n_picks, nr->level,
+						   nr->level_applies);
+			outcomes[i] = nr->verdict == RF_VERDICT_PASS ? RF_FILTER_PASS
+				      : nr->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
+									: RF_FILTER_UNRESOLVABLE;
+			counts[nr->verdict]++;
+			if (nr->cel_error && !cel_error_seen) {
+				cel_error_seen = true;
+				rf_metrics_add("railfit_selector_errors_total", "", 1);
+				rf_warn("a claim selector raises a CEL runtime error", "pod",
+					v.demand.pod_key, "detail", nr->cel_msg);
+			}
+			msgs[i] = nr->msg;
+			nr->msg = NULL;
 		}
 	}
 	if (batches)
@@ -332,12 +465,12 @@ out:
 		free(msgs[i]);
 	free(msgs);
 	free(outcomes);
-	free(e);
 	if (batches) {
 		for (size_t k = 0; k < v.demand.n_claims; k++)
 			rf_predictions_commit(batches[k]); /* also on error: nothing is lost */
 		free(batches);
 	}
+	judge_job_release(&job, v.args.n_nodes);
 	verb_ctx_release(&v);
 	return r < 0 ? r : 0;
 }
@@ -347,33 +480,30 @@ rf_verb_prioritize(void *userdata, const struct rf_http_request *req,
 		   struct rf_http_response *resp)
 {
 	struct verb_ctx v = { .app = userdata };
+	struct judge_job job = { .v = &v };
 	int *scores = NULL;
-	struct rf_node_eval *e = NULL;
 	int r = verb_prepare(&v, req, resp, false);
 	if (r != 0)
 		goto out;
 	size_t n = v.args.n_nodes;
 	scores = calloc(n + 1, sizeof(*scores));
-	e = malloc(sizeof(*e));
-	if (!scores || !e) {
+	if (!scores) {
 		r = -ENOMEM;
 		goto out;
 	}
-	double deadline = verb_deadline(v.app);
-	for (size_t i = 0; i < n && v.demand.kind == RF_DEMAND_KNOWN; i++) {
-		if ((i & 15) == 0 && mono_ms() > deadline) {
-			note_deadline(&v, "prioritize", i, n);
-			break; /* the rest keep score 0 */
-		}
-		if ((r = rf_evaluate_node(v.gen, &v.demand, v.args.node_names[i], false, e)) < 0)
+	if (v.demand.kind == RF_DEMAND_KNOWN) {
+		if ((r = judge_nodes(&v, &job, false, "prioritize")) < 0)
 			goto out;
-		/* a node that would fail filter gets the lowest score */
-		scores[i] = e->verdict == RF_VERDICT_PASS ? e->score : 0;
+		/* a node that would fail filter gets the lowest score, unjudged ones too */
+		for (size_t i = 0; i < n; i++)
+			scores[i] = job.res[i].judged && job.res[i].verdict == RF_VERDICT_PASS
+					    ? job.res[i].score
+					    : 0;
 	}
 	r = rf_http_reply_json(resp, 200, rf_extender_priority_list(&v.args, scores));
 out:
 	free(scores);
-	free(e);
+	judge_job_release(&job, v.args.n_nodes);
 	verb_ctx_release(&v);
 	return r < 0 ? r : 0;
 }

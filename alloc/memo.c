@@ -1,0 +1,396 @@
+/* Verdicts remembered per demand shape (see memo.h). */
+#include "alloc/memo.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SHAPE_MAX (16 * 1024) /* a demand whose canonical text is longer is not memoized */
+
+enum { ENTRY_EMPTY = 0, ENTRY_BUSY, ENTRY_READY };
+
+struct entry {
+	atomic_uchar state;
+	struct rf_judgement j;
+	uint64_t group_rails;
+	char *ident; /* the claims the message names; NULL when there is no message */
+	struct rf_memo_pick *picks;
+};
+
+struct rf_memo_shape {
+	atomic_int refs;
+	char *shape;
+	unsigned long used; /* LRU stamp, under the table lock */
+	size_t n;
+	struct entry entries[];
+};
+
+struct rf_memo {
+	pthread_mutex_t lock;
+	size_t n_nodes, cap;
+	unsigned long clock;
+	struct rf_memo_shape **shapes;
+};
+
+struct rf_memo *
+rf_memo_new(size_t n_nodes, size_t shapes)
+{
+	struct rf_memo *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->shapes = calloc(shapes ? shapes : 1, sizeof(*m->shapes));
+	if (!m->shapes) {
+		free(m);
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->n_nodes = n_nodes;
+	m->cap = shapes ? shapes : 1;
+	return m;
+}
+
+void
+rf_memo_shape_put(struct rf_memo_shape *s)
+{
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->entries[i].ident);
+		free((char *)s->entries[i].j.msg);
+		free(s->entries[i].picks);
+	}
+	free(s->shape);
+	free(s);
+}
+
+void
+rf_memo_free(struct rf_memo *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->cap; i++)
+		rf_memo_shape_put(m->shapes[i]);
+	free(m->shapes);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+struct rf_memo_shape *
+rf_memo_shape_get(struct rf_memo *m, const char *shape)
+{
+	struct rf_memo_shape *s = NULL;
+	size_t victim = 0;
+	pthread_mutex_lock(&m->lock);
+	m->clock++;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct rf_memo_shape *x = m->shapes[i];
+		if (x && strcmp(x->shape, shape) == 0) {
+			s = x;
+			break;
+		}
+		if (!x || (m->shapes[victim] && x->used < m->shapes[victim]->used))
+			victim = i;
+	}
+	if (!s) {
+		s = calloc(1, sizeof(*s) + m->n_nodes * sizeof(struct entry));
+		if (s && !(s->shape = strdup(shape))) {
+			free(s);
+			s = NULL;
+		}
+		if (s) {
+			s->n = m->n_nodes;
+			atomic_init(&s->refs, 1); /* the table's */
+			rf_memo_shape_put(m->shapes[victim]);
+			m->shapes[victim] = s;
+		}
+	}
+	if (s) {
+		s->used = m->clock;
+		atomic_fetch_add(&s->refs, 1);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return s;
+}
+
+bool
+rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
+	       bool need_msg, struct rf_judgement *ret)
+{
+	if (!s || idx >= s->n)
+		return false;
+	const struct entry *e = &s->entries[idx];
+	if (atomic_load_explicit(&e->state, memory_order_acquire) != ENTRY_READY)
+		return false;
+	if (e->group_rails != group_rails)
+		return false;
+	if (need_msg && e->j.msg && strcmp(e->ident, ident) != 0)
+		return false;
+	*ret = e->j;
+	if (!need_msg)
+		ret->msg = NULL;
+	return true;
+}
+
+void
+rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
+		       struct rf_memo_pick *picks, struct rf_judgement *ret)
+{
+	*ret = (struct rf_judgement){
+		.verdict = e->verdict,
+		.score = e->score,
+		.cel_error = e->cel_error,
+		.has_predicted = e->has_predicted,
+		.level_applies = e->alignment_applies,
+		.level = e->predicted_level,
+		.msg = e->verdict != RF_VERDICT_PASS || e->cel_error ? e->reasons[0] : NULL,
+		.picks = picks,
+	};
+	if (!e->has_predicted)
+		return;
+	for (size_t i = 0; i < e->predicted.n; i++) {
+		const struct rf_pick *pk = &e->predicted.picks[i];
+		unsigned ci = 0;
+		while (ci < d->n_claims && d->claims[ci] != pk->claim)
+			ci++;
+		if (ci == d->n_claims)
+			continue; /* a pinned claim's device: not a prediction */
+		picks[ret->n_picks++] =
+			(struct rf_memo_pick){ .claim = ci, .pinned = pk->pinned, .dev = pk->dev };
+	}
+}
+
+void
+rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
+	      const struct rf_demand *d, const struct rf_node_eval *e)
+{
+	if (!s || idx >= s->n)
+		return;
+	struct entry *en = &s->entries[idx];
+	unsigned char expect = ENTRY_EMPTY;
+	if (!atomic_compare_exchange_strong(&en->state, &expect, ENTRY_BUSY))
+		return; /* someone else remembers it */
+	struct rf_memo_pick tmp[RF_MAX_PICKS];
+	rf_judgement_from_eval(d, e, tmp, &en->j);
+	en->group_rails = group_rails;
+	en->picks = NULL;
+	if (en->j.n_picks) {
+		en->picks = malloc(en->j.n_picks * sizeof(*en->picks));
+		if (!en->picks)
+			goto forget;
+		memcpy(en->picks, tmp, en->j.n_picks * sizeof(*en->picks));
+	}
+	en->j.picks = en->picks;
+	if (en->j.msg) {
+		char *msg = strdup(en->j.msg);
+		en->ident = strdup(ident);
+		en->j.msg = msg;
+		if (!msg || !en->ident)
+			goto forget;
+	}
+	atomic_store_explicit(&en->state, ENTRY_READY, memory_order_release);
+	return;
+forget: /* out of memory: leave the entry empty for a later try */
+	free(en->picks);
+	free((char *)en->j.msg);
+	free(en->ident);
+	memset(&en->j, 0, sizeof(en->j));
+	en->picks = NULL;
+	en->ident = NULL;
+	atomic_store_explicit(&en->state, ENTRY_EMPTY, memory_order_release);
+}
+
+/* ---- the canonical text of a demand ---- */
+
+struct text {
+	char *buf;
+	size_t len, cap;
+	bool overflow;
+};
+
+static void __attribute__((format(printf, 2, 3)))
+put(struct text *t, const char *fmt, ...)
+{
+	if (t->overflow)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= t->cap - t->len) {
+		t->overflow = true;
+		return;
+	}
+	t->len += (size_t)n;
+}
+
+/* Strings are written with their length, so that no separator inside one can fake another. */
+static void
+put_str(struct text *t, const char *s)
+{
+	if (!s)
+		put(t, "-|");
+	else
+		put(t, "%zu:%s|", strlen(s), s);
+}
+
+static void
+put_q(struct text *t, bool has, struct rf_quantity q)
+{
+	char b[RF_QUANTITY_FMT_MAX];
+	put(t, "%s|", has ? rf_quantity_format(q, b) : "-");
+}
+
+static void
+put_claim_spec(struct text *t, const struct rf_claim *cl)
+{
+	put(t, "C%zu,%zu|", cl->n_requests, cl->n_constraints);
+	put_str(t, cl->unsupported);
+	for (size_t r = 0; r < cl->n_requests; r++) {
+		const struct rf_request *rq = &cl->requests[r];
+		put(t, "R%d,%zu|", rq->first_available, rq->n_alts);
+		put_str(t, rq->name);
+		for (size_t a = 0; a < rq->n_alts; a++) {
+			const struct rf_request_alt *alt = &rq->alts[a];
+			put(t, "A%d,%lld,%d,%zu,%zu,%zu|", alt->all, (long long)alt->count,
+			    alt->admin_access, alt->n_selectors, alt->n_tolerations,
+			    alt->n_cap_requests);
+			put_str(t, alt->name);
+			put_str(t, alt->class_name);
+			for (size_t i = 0; i < alt->n_selectors; i++)
+				put_str(t, alt->selector_texts[i]);
+			for (size_t i = 0; i < alt->n_tolerations; i++) {
+				put_str(t, alt->tolerations[i].key);
+				put_str(t, alt->tolerations[i].op);
+				put_str(t, alt->tolerations[i].value);
+				put_str(t, alt->tolerations[i].effect);
+			}
+			for (size_t i = 0; i < alt->n_cap_requests; i++) {
+				put_str(t, alt->cap_request_names[i]);
+				put_q(t, true, alt->cap_request_values[i]);
+			}
+		}
+	}
+	for (size_t k = 0; k < cl->n_constraints; k++) {
+		const struct rf_constraint *co = &cl->constraints[k];
+		put(t, "K%zu|", co->n_requests);
+		for (size_t i = 0; i < co->n_requests; i++)
+			put_str(t, co->requests[i]);
+		put_str(t, co->match_attribute);
+		put_str(t, co->distinct_attribute);
+	}
+}
+
+/* An allocated claim fixes devices and a node: its allocation is part of the shape. */
+static void
+put_pinned(struct text *t, const struct rf_claim *cl)
+{
+	put(t, "P%zu|", cl->n_results);
+	put_str(t, cl->alloc_node);
+	for (size_t r = 0; r < cl->n_results; r++) {
+		const struct rf_alloc_result *ar = &cl->results[r];
+		put(t, "%d|", ar->admin_access);
+		put_str(t, ar->request);
+		put_str(t, ar->driver);
+		put_str(t, ar->pool);
+		put_str(t, ar->device);
+		put(t, "%u|", ar->dev ? ar->dev->gidx + 1 : 0);
+	}
+}
+
+int
+rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
+{
+	struct text shape = { .buf = malloc(SHAPE_MAX), .cap = SHAPE_MAX };
+	struct text ident = { .buf = malloc(SHAPE_MAX), .cap = SHAPE_MAX };
+	int r = -ENOMEM;
+	if (!shape.buf || !ident.buf)
+		goto fail;
+	put(&shape, "v1|%d|%d|", (int)d->kind, (int)d->min_alignment);
+	put_q(&shape, d->has_nic_bw, d->nic_bw);
+	put_q(&shape, d->has_egress, d->egress);
+	put_q(&shape, d->has_ingress, d->ingress);
+	put(&shape, "%zu,%zu|", d->n_claims, d->n_pinned);
+	for (size_t i = 0; i < d->n_claims; i++)
+		put_claim_spec(&shape, d->claims[i]);
+	for (size_t i = 0; i < d->n_pinned; i++) {
+		put_claim_spec(&shape, d->pinned[i]);
+		put_pinned(&shape, d->pinned[i]);
+	}
+	/* messages also name the pod's claims, and report a malformed annotation */
+	for (size_t i = 0; i < d->n_claims; i++) {
+		put_str(&ident, d->claims[i]->ns);
+		put_str(&ident, d->claims[i]->name);
+	}
+	for (size_t i = 0; i < d->n_pinned; i++) {
+		put_str(&ident, d->pinned[i]->ns);
+		put_str(&ident, d->pinned[i]->name);
+	}
+	put_str(&ident, d->bad_annotation);
+	r = -E2BIG;
+	if (shape.overflow || ident.overflow)
+		goto fail;
+	*ret_shape = shape.buf;
+	*ret_ident = ident.buf;
+	return 0;
+fail:
+	free(shape.buf);
+	free(ident.buf);
+	return r;
+}
+
+/* ---- judging nodes ---- */
+
+int
+rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_judge_ctx *ret)
+{
+	*ret = (struct rf_judge_ctx){ .cluster = c, .demand = d };
+	if (d->kind != RF_DEMAND_KNOWN)
+		return 0; /* nothing per node worth remembering */
+	int r = rf_demand_shape(d, &ret->shape_text, &ret->ident);
+	if (r == -E2BIG)
+		return 0;
+	if (r < 0)
+		return r;
+	ret->shape = rf_memo_shape_get(rf_cluster_memo(c), ret->shape_text);
+	if (!ret->shape) {
+		rf_judge_end(ret);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+rf_judge_end(struct rf_judge_ctx *ctx)
+{
+	rf_memo_shape_put(ctx->shape);
+	free(ctx->shape_text);
+	free(ctx->ident);
+	ctx->shape = NULL;
+	ctx->shape_text = ctx->ident = NULL;
+}
+
+int
+rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
+	      struct rf_node_eval *scratch, struct rf_memo_pick *picks, struct rf_judgement *ret)
+{
+	const struct rf_demand *d = ctx->demand;
+	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
+	uint64_t rails = 0;
+	if (n) {
+		if (d->group[0])
+			rails = rf_cluster_group_rails(ctx->cluster, d->group, n->name);
+		if (rf_memo_lookup(ctx->shape, n->idx, rails, ctx->ident, need_msg, ret))
+			return 0;
+	}
+	int r = rf_evaluate_node(ctx->cluster, d, node_name, false, scratch);
+	if (r < 0)
+		return r;
+	if (n)
+		rf_memo_store(ctx->shape, n->idx, rails, ctx->ident, d, scratch);
+	rf_judgement_from_eval(d, scratch, picks, ret);
+	return 0;
+}

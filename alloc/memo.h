@@ -1,0 +1,95 @@
+/* Verdicts of one generation's nodes, remembered per demand shape (issue 9): the pods of one job
+ * ask for the same thing, so a node's verdict and score computed for one of them hold for the
+ * next as long as the node's state (the generation) and the group's rails elsewhere are the
+ * same. Failure messages name the pod's claims: they are reused only for the same claims.
+ *
+ * A shape is the canonical text of everything in a demand that the per-node decision reads
+ * (requests, selectors, constraints, pinned allocations, min-alignment, bandwidth), claim
+ * names aside; it is compared exactly, never by hash alone. Entries are written once and
+ * then only read, so lookups take no lock. Pure logic; any thread. */
+#ifndef RF_ALLOC_MEMO_H
+#define RF_ALLOC_MEMO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc/demand.h"
+#include "alloc/evaluate.h"
+
+struct rf_memo;
+struct rf_memo_shape;
+
+/** A pick of a remembered prediction: the claim by its index in the demand's claims. */
+struct rf_memo_pick {
+	unsigned claim;
+	bool pinned;
+	const struct rf_device *dev;
+};
+
+/** What filter and prioritize need of a node's evaluation. */
+struct rf_judgement {
+	enum rf_verdict verdict;
+	int score;
+	bool cel_error;
+	bool has_predicted;
+	bool level_applies;
+	enum rf_level level;
+	const char *msg; /* reasons[0] when failing or on a selector error; else NULL */
+	size_t n_picks;
+	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
+};
+
+/** The table of a generation; at most `shapes` shapes are kept (least recently used go). */
+struct rf_memo *rf_memo_new(size_t n_nodes, size_t shapes);
+void rf_memo_free(struct rf_memo *m);
+
+/**
+ * The demand's shape and identity (claim names) as canonical text.
+ * @return 0, -ENOMEM, or -E2BIG when the demand does not fit (then do not memoize).
+ */
+int rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident);
+
+/** The shape's entries (created when new), referenced until rf_memo_shape_put(). NULL on OOM. */
+struct rf_memo_shape *rf_memo_shape_get(struct rf_memo *m, const char *shape);
+void rf_memo_shape_put(struct rf_memo_shape *s);
+
+/**
+ * A remembered judgement of node `idx` with the group's rails elsewhere `group_rails`. A
+ * failure message is only reused for the same identity, unless need_msg is false.
+ * @return true and *ret (pointing into the shape: valid while it is referenced), or false.
+ */
+bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
+		    bool need_msg, struct rf_judgement *ret);
+
+/** Remember an evaluation (not one with a release set, not explain). First writer wins. */
+void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
+		   const struct rf_demand *d, const struct rf_node_eval *e);
+
+/** The judgement of an evaluation; picks are written to `picks` (at least RF_MAX_PICKS). */
+void rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
+			    struct rf_memo_pick *picks, struct rf_judgement *ret);
+
+/** A pod's demand with its shape, for judging many nodes. */
+struct rf_judge_ctx {
+	const struct rf_cluster *cluster;
+	const struct rf_demand *demand;
+	struct rf_memo_shape *shape; /* NULL: nothing is remembered */
+	char *shape_text, *ident;
+};
+
+/** Look up (or create) the demand's shape in the generation's memo. -ENOMEM only; a demand too
+ * large to remember is judged without the memo. */
+int rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_judge_ctx *ret);
+void rf_judge_end(struct rf_judge_ctx *ctx);
+
+/**
+ * Judge one node for filter (need_msg) or prioritize: remembered, or evaluated with the
+ * caller's scratch (and remembered). *ret points into the memo or into scratch and picks
+ * (room for RF_MAX_PICKS), valid until the next call with them or rf_judge_end(). -ENOMEM only.
+ */
+int rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
+		  struct rf_node_eval *scratch, struct rf_memo_pick *picks,
+		  struct rf_judgement *ret);
+
+#endif
