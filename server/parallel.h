@@ -1,6 +1,6 @@
 /* A fork-join pool for one large request: the nodes of a filter or prioritize call over
  * thousands of nodes are judged in chunks by the calling thread and the pool's workers together,
- * so that one request uses every core. The caller always works too, so a request never waits
+ * so that one request uses every core. The caller takes chunks too, so a request never waits
  * for a busy pool: at worst it does everything itself. Any thread may call rf_parallel_for(). */
 #ifndef RF_SERVER_PARALLEL_H
 #define RF_SERVER_PARALLEL_H

@@ -1,0 +1,265 @@
+/* Verdicts remembered per demand shape (alloc/memo.h) and the rail-group index: a remembered
+ * judgement equals a fresh evaluation, failure messages name the asking pod's own claims, and
+ * nothing is reused across a different shape or different group rails. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/demand.h"
+#include "alloc/evaluate.h"
+#include "alloc/memo.h"
+#include "test/alloc_fixture.h"
+
+Suite *memo_suite(void);
+
+static json_t *
+pod(const char *name, const char *claim, const char *annotations)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"annotations\":{%s}},"
+		 "\"spec\":{\"resourceClaims\":[{\"name\":\"c\",\"resourceClaimName\":\"%s\"}]}}",
+		 name, annotations ? annotations : "", claim);
+	json_t *p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+/* a: all free; c: only GPUs 6,7 free and the NICs on their roots held */
+static void
+cluster(struct fixture *f)
+{
+	fixture_init(f);
+	fixture_add_hgx(f, "a");
+	fixture_add_hgx(f, "c");
+	const char *c_held[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
+				 "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
+				 "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
+				 "dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL };
+	fixture_add_claim(f, "ml", "c-used", SPEC_GPU_ONLY, "c", c_held);
+	fixture_add_claim(f, "ml", "first", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_add_claim(f, "ml", "second", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_add_claim(f, "ml", "loose", SPEC_GPU_NIC_LOOSE, NULL, NULL);
+	fixture_build(f);
+}
+
+struct judged {
+	struct rf_judgement j;
+	char msg[RF_REASON_LEN];
+	struct rf_memo_pick picks[RF_MAX_PICKS];
+};
+
+/* Judge through the memo; *ret_hit says whether it was remembered before. */
+static void
+judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judged *ret,
+      bool *ret_hit)
+{
+	struct rf_demand d;
+	struct rf_judge_ctx ctx;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_judgement probe;
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(rf_demand_resolve(f->c, p, &d), 0);
+	ck_assert_int_eq(rf_judge_begin(f->c, &d, &ctx), 0);
+	ck_assert_ptr_nonnull(ctx.shape);
+	const struct rf_node *n = rf_cluster_node(f->c, node);
+	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, 0, ctx.ident, need_msg, &probe);
+	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, e, ret->picks, &ret->j), 0);
+	snprintf(ret->msg, sizeof(ret->msg), "%s", ret->j.msg ? ret->j.msg : "");
+	/* the same node evaluated afresh gives the same judgement */
+	ck_assert_int_eq(rf_evaluate_node(f->c, &d, node, false, e), 0);
+	ck_assert_int_eq(ret->j.verdict, e->verdict);
+	ck_assert_int_eq(ret->j.score, e->score);
+	if (need_msg && e->verdict != RF_VERDICT_PASS)
+		ck_assert_str_eq(ret->msg, e->reasons[0]);
+	ck_assert_uint_eq(ret->j.n_picks, e->predicted.n);
+	for (size_t i = 0; i < ret->j.n_picks; i++)
+		ck_assert_ptr_eq(ret->j.picks[i].dev, e->predicted.picks[i].dev);
+	rf_judge_end(&ctx);
+	rf_demand_release(&d);
+	free(e);
+}
+
+START_TEST(test_memo_shared_by_same_shape)
+{
+	struct fixture f;
+	struct judged *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	bool hit;
+	cluster(&f);
+	json_t *p1 = pod("w1", "first", NULL), *p2 = pod("w2", "second", NULL);
+	judge(&f, p1, "a", true, a, &hit);
+	ck_assert(!hit);
+	ck_assert_int_eq(a->j.verdict, RF_VERDICT_PASS);
+	/* another pod, another claim, the same spec: remembered */
+	judge(&f, p2, "a", true, b, &hit);
+	ck_assert(hit);
+	ck_assert_int_eq(b->j.score, a->j.score);
+	json_decref(p1);
+	json_decref(p2);
+	free(a);
+	free(b);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_memo_failure_names_own_claim)
+{
+	struct fixture f;
+	struct judged *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	bool hit;
+	cluster(&f);
+	json_t *p1 = pod("w1", "first", NULL), *p2 = pod("w2", "second", NULL);
+	judge(&f, p1, "c", true, a, &hit);
+	ck_assert_int_ne(a->j.verdict, RF_VERDICT_PASS);
+	ck_assert_msg(strstr(a->msg, "ml/first"), "%s", a->msg);
+	/* the failure message of the first pod is not reused for the second */
+	judge(&f, p2, "c", true, b, &hit);
+	ck_assert(!hit);
+	ck_assert_msg(strstr(b->msg, "ml/second") && !strstr(b->msg, "ml/first"), "%s", b->msg);
+	/* prioritize needs no message: the verdict is shared */
+	judge(&f, p2, "c", false, b, &hit);
+	ck_assert(hit);
+	ck_assert_int_eq(b->j.verdict, a->j.verdict);
+	ck_assert_ptr_null(b->j.msg);
+	/* the first pod again: its own message comes back */
+	judge(&f, p1, "c", true, b, &hit);
+	ck_assert(hit);
+	ck_assert_str_eq(b->msg, a->msg);
+	json_decref(p1);
+	json_decref(p2);
+	free(a);
+	free(b);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_memo_shapes_differ)
+{
+	struct fixture f;
+	cluster(&f);
+	const char *annotations[] = { NULL, "\"railfit.io/min-alignment\":\"PIX\"",
+				      "\"railfit.io/nic-bandwidth\":\"100G\"",
+				      "\"kubernetes.io/egress-bandwidth\":\"10G\"" };
+	char *shapes[5], *ident;
+	struct rf_demand d;
+	for (size_t i = 0; i < 4; i++) {
+		json_t *p = pod("w", "first", annotations[i]);
+		ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+		ck_assert_int_eq(rf_demand_shape(&d, &shapes[i], &ident), 0);
+		free(ident);
+		rf_demand_release(&d);
+		json_decref(p);
+	}
+	json_t *p = pod("w", "loose", NULL);
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(rf_demand_shape(&d, &shapes[4], &ident), 0);
+	free(ident);
+	rf_demand_release(&d);
+	json_decref(p);
+	for (size_t i = 0; i < 5; i++)
+		for (size_t k = i + 1; k < 5; k++)
+			ck_assert_msg(strcmp(shapes[i], shapes[k]) != 0, "%zu == %zu", i, k);
+	/* the same spec under another name is the same shape */
+	p = pod("w2", "second", NULL);
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	char *again;
+	ck_assert_int_eq(rf_demand_shape(&d, &again, &ident), 0);
+	ck_assert_str_eq(again, shapes[0]);
+	ck_assert(strstr(ident, "second"));
+	free(again);
+	free(ident);
+	rf_demand_release(&d);
+	json_decref(p);
+	for (size_t i = 0; i < 5; i++)
+		free(shapes[i]);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_memo_keyed_by_group_rails)
+{
+	struct fixture f;
+	struct rf_demand d;
+	struct rf_judge_ctx ctx;
+	struct rf_judgement j;
+	cluster(&f);
+	json_t *p = pod("w", "first", NULL);
+	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
+	ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_memo_pick picks[RF_MAX_PICKS];
+	ck_assert_int_eq(rf_judge_node(&ctx, "a", true, e, picks, &j), 0);
+	const struct rf_node *a = rf_cluster_node(f.c, "a");
+	ck_assert(rf_memo_lookup(ctx.shape, a->idx, 0, ctx.ident, true, &j));
+	ck_assert(!rf_memo_lookup(ctx.shape, a->idx, 1, ctx.ident, true, &j));
+	/* a node that is not in the cache is never remembered, and fails */
+	ck_assert_int_eq(rf_judge_node(&ctx, "nosuch", true, e, picks, &j), 0);
+	ck_assert_int_eq(j.verdict, RF_VERDICT_FAIL);
+	rf_judge_end(&ctx);
+	rf_demand_release(&d);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+/* Pods of group g hold NICs: on a the NIC of rail ra, on b the NICs of rails ra and rb. */
+START_TEST(test_group_rails_index)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "a");
+	fixture_add_hgx(&f, "b");
+	fixture_add_hgx(&f, "c");
+	fixture_build(&f);
+	const struct rf_node *na = rf_cluster_node(f.c, "a");
+	int rail[2] = { -1, -1 };
+	const char *nic[2] = { NULL, NULL };
+	for (size_t i = 0, k = 0; i < na->n_devices && k < 2; i++)
+		if (na->devices[i]->kind == RF_DEV_NIC && na->devices[i]->rail >= 0) {
+			rail[k] = na->devices[i]->rail;
+			nic[k++] = na->devices[i]->name;
+		}
+	ck_assert(rail[0] >= 0 && rail[1] >= 0 && rail[0] != rail[1]);
+	char held0[128], held1[128], buf[512];
+	snprintf(held0, sizeof(held0), "dra.net:%s", nic[0]);
+	snprintf(held1, sizeof(held1), "dra.net:%s", nic[1]);
+	const char *on_a[] = { held0, NULL }, *on_b[] = { held0, held1, NULL };
+	fixture_add_claim(&f, "ml", "ca", SPEC_GPU_ONLY, "a", on_a);
+	fixture_add_claim(&f, "ml", "cb", SPEC_GPU_ONLY, "b", on_b);
+	const char *pods[][2] = { { "pa", "a" }, { "pb", "b" } };
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\","
+			 "\"uid\":\"u-%s\",\"labels\":{\"railfit.io/group\":\"g\"}},\"spec\":{"
+			 "\"nodeName\":\"%s\",\"resourceClaims\":[{\"name\":\"c\","
+			 "\"resourceClaimName\":\"c%s\"}]},\"status\":{\"phase\":\"Running\"}}",
+			 pods[i][0], pods[i][0], pods[i][1], pods[i][1]);
+		fixture_add_json(&f, buf);
+	}
+	fixture_build(&f);
+	uint64_t ra = UINT64_C(1) << rail[0], rb = UINT64_C(1) << rail[1];
+	/* from a: b's rails; from b: a's rail; from c: both; other groups: none */
+	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "ml/g", "a"), ra | rb);
+	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "ml/g", "b"), ra);
+	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "ml/g", "c"), ra | rb);
+	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "ml/h", "c"), 0);
+	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "other/g", "a"), 0);
+	fixture_release(&f);
+}
+END_TEST
+
+Suite *
+memo_suite(void)
+{
+	Suite *s = suite_create("memo");
+	TCase *tc = tcase_create("memo");
+	tcase_add_test(tc, test_memo_shared_by_same_shape);
+	tcase_add_test(tc, test_memo_failure_names_own_claim);
+	tcase_add_test(tc, test_memo_shapes_differ);
+	tcase_add_test(tc, test_memo_keyed_by_group_rails);
+	tcase_add_test(tc, test_group_rails_index);
+	suite_add_tcase(s, tc);
+	return s;
+}
