@@ -299,6 +299,67 @@ class GeneratedCluster(unittest.TestCase):
                         self.assertEqual(len(roots), 1, e)
 
 
+class RememberedVerdicts(unittest.TestCase):
+    """Filter and prioritize remember a node's verdict per demand shape (alloc/memo.h): the pods of
+    one job share it, and explain (never remembered) must agree with every answer, first or
+    repeated, including failure messages that name each pod's own claim."""
+
+    def test_job_pods_agree_with_explain(self):
+        rf_bin = os.environ["RAILFIT"]
+        doc = json.loads(subprocess.run([rf_bin, "gen-cluster", "--nodes", "40", "--seed", "7",
+                                         "--used", "0.6"], capture_output=True, check=True).stdout)
+        four = {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 4}},
+            {"name": "nic", "exactly": {"deviceClassName": "rdma-nic", "count": 4}}]}}
+        aligned = {"devices": {"requests": [
+            {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}},
+            {"name": "nic", "exactly": {"deviceClassName": "rdma-nic", "count": 1}}],
+            "constraints": [{"requests": ["gpu", "nic"],
+                             "matchAttribute": "resource.kubernetes.io/pcieRoot"}]}}
+        pods = []
+        for shape, spec, ann in (("four", four, {"railfit.io/min-alignment": "PXB"}),
+                                 ("aligned", aligned, {})):
+            for w in range(3):
+                name = "%s-w%d" % (shape, w)
+                doc["items"].append({"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+                                     "metadata": {"name": name + "-c", "namespace": "t",
+                                                  "uid": name + "-c"}, "spec": spec})
+                pods.append({"metadata": {"name": name, "namespace": "t", "uid": name,
+                                          "annotations": ann,
+                                          "labels": {"batch.kubernetes.io/job-name": shape}},
+                             "spec": {"resourceClaims": [{"name": "c",
+                                                          "resourceClaimName": name + "-c"}]}})
+        names = [i["metadata"]["name"] for i in doc["items"] if i["kind"] == "Node"]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "snap.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            with Railfit(snapshot=path) as rf:
+                client = rf.client()
+                seen = set()
+                for rnd in range(2):
+                    for pod in pods if rnd == 0 else list(reversed(pods)):
+                        ex = client.post_raw("/debug/explain", json.dumps(pod).encode()).json()
+                        by = {e["node"]: e for e in ex["nodes"]}
+                        for _ in range(2):
+                            res = client.filter(pod, names)
+                            scores = dict(client.prioritize(pod, names))
+                            for n in names:
+                                want = by[n]["verdict"]
+                                got = res.status(n)
+                                seen.add(want)
+                                self.assertEqual(got, {"fail": "unschedulable"}.get(want, want),
+                                                 (pod["metadata"]["name"], n))
+                                if want == "pass":
+                                    self.assertEqual(scores[n], by[n]["score"], n)
+                                    continue
+                                self.assertEqual(scores[n], 0, n)
+                                msg = res.failed.get(n) or res.unresolvable.get(n)
+                                self.assertEqual(msg, "railfit: " + by[n]["reasons"][0].replace(
+                                    "%", " "), n)
+                self.assertTrue({"pass", "fail"} <= seen, seen)
+
+
 if __name__ == "__main__":
     warnings.simplefilter("ignore", ResourceWarning)  # the test client's kept-alive sockets
     prog = unittest.main(exit=False, verbosity=2, warnings="ignore")
