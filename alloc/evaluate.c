@@ -526,7 +526,8 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 
 static int
 eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
-	   bool explain, const struct rf_release *rel, struct rf_node_eval *e)
+	   bool explain, const struct rf_release *rel, struct rf_eval_work *work,
+	   struct rf_node_eval *e)
 {
 	const struct rf_config *cfg = rf_cluster_config(c);
 	struct rf_assignment pinned;
@@ -554,7 +555,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		goto judge;
 	}
 
-	res = malloc(sizeof(*res));
+	res = work ? &work->res : malloc(sizeof(*res));
 	if (!res)
 		return -ENOMEM;
 	if ((r = rf_predict(&sr, res)) < 0)
@@ -582,7 +583,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		       rf_search_status_name(res->status));
 		goto out;
 	case RF_SEARCH_INFEASIBLE: {
-		struct rf_search_result *again = malloc(sizeof(*again));
+		struct rf_search_result *again = work ? &work->again : malloc(sizeof(*again));
 		if (!again) {
 			r = -ENOMEM;
 			goto out;
@@ -591,7 +592,8 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		r = rf_predict(&sr, again);
 		sr.ignore_usage = false;
 		bool never = r == 0 && again->status == RF_SEARCH_INFEASIBLE;
-		free(again);
+		if (!work)
+			free(again);
 		if (r < 0)
 			goto out;
 		describe_infeasible(c, n, d, buf, sizeof(buf));
@@ -716,13 +718,15 @@ judge:
 		}
 	}
 out:
-	free(res);
+	if (!work)
+		free(res);
 	return r;
 }
 
 static int
 evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
-	 bool explain, const struct rf_release *rel, struct rf_node_eval *e)
+	 bool explain, const struct rf_release *rel, struct rf_eval_work *work,
+	 struct rf_node_eval *e)
 {
 	memset(e, 0, offsetof(struct rf_node_eval, reasons));
 	e->predicted.n = 0;
@@ -758,14 +762,22 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	}
 	if (d->bad_annotation[0])
 		reason(e, "%s", d->bad_annotation);
-	return eval_known(c, d, e->node, explain, rel, e);
+	return eval_known(c, d, e->node, explain, rel, work, e);
 }
 
 int
 rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
 		 bool explain, struct rf_node_eval *e)
 {
-	return evaluate(c, d, node_name, explain, NULL, e);
+	return evaluate(c, d, node_name, explain, NULL, NULL, e);
+}
+
+int
+rf_evaluate_node_work(const struct rf_cluster *c, const struct rf_demand *d,
+		      const char *node_name, bool explain, struct rf_eval_work *work,
+		      struct rf_node_eval *e)
+{
+	return evaluate(c, d, node_name, explain, NULL, work, e);
 }
 
 int
@@ -773,7 +785,7 @@ rf_evaluate_node_released(const struct rf_cluster *c, const struct rf_demand *d,
 			  const char *node_name, const struct rf_release *rel,
 			  struct rf_node_eval *e)
 {
-	return evaluate(c, d, node_name, false, rel, e);
+	return evaluate(c, d, node_name, false, rel, NULL, e);
 }
 
 static bool

@@ -69,12 +69,22 @@ struct rf_node_eval {
 	struct rf_nic_headroom nics[RF_MAX_NICS];
 };
 
+/** Search buffers lent by a caller that evaluates many nodes, so that each evaluation does not
+ * allocate its own (they are large: RF_MAX_OUTCOMES assignments each). */
+struct rf_eval_work {
+	struct rf_search_result res, again;
+};
+
 /**
  * Evaluate one node. ret is fully overwritten. With explain, the best achievable assignment is
  * always computed (otherwise only when it decides a message). Never fails except -ENOMEM.
  */
 int rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
 		     bool explain, struct rf_node_eval *ret);
+/** The same with the caller's buffers (work may be NULL). */
+int rf_evaluate_node_work(const struct rf_cluster *c, const struct rf_demand *d,
+			  const char *node_name, bool explain, struct rf_eval_work *work,
+			  struct rf_node_eval *ret);
 
 /**
  * The same with pods evicted (preemption): the release set's claims free their devices and

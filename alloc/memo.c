@@ -158,8 +158,12 @@ rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 			ci++;
 		if (ci == d->n_claims)
 			continue; /* a pinned claim's device: not a prediction */
-		picks[ret->n_picks++] =
-			(struct rf_memo_pick){ .claim = ci, .pinned = pk->pinned, .dev = pk->dev };
+		picks[ret->n_picks++] = (struct rf_memo_pick){
+			.claim = ci,
+			.pinned = pk->pinned,
+			.dev = pk->dev,
+			.fp = rf_fingerprint(pk->dev->pool->driver, pk->dev->pool->name, pk->dev->name),
+		};
 	}
 }
 
@@ -201,6 +205,25 @@ forget: /* out of memory: leave the entry empty for a later try */
 	en->picks = NULL;
 	en->ident = NULL;
 	atomic_store_explicit(&en->state, ENTRY_EMPTY, memory_order_release);
+}
+
+/* FNV-1a over the parts joined by '/', then a splitmix64 finaliser so that sums mix well. */
+uint64_t
+rf_fingerprint(const char *a, const char *b, const char *c)
+{
+	const char *parts[3] = { a, b, c };
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (int i = 0; i < 3 && parts[i]; i++) {
+		if (i)
+			h = (h ^ '/') * 0x100000001b3ULL;
+		for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+			h = (h ^ *p) * 0x100000001b3ULL;
+	}
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
 }
 
 /* ---- the canonical text of a demand ---- */
@@ -375,7 +398,7 @@ rf_judge_end(struct rf_judge_ctx *ctx)
 
 int
 rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
-	      struct rf_node_eval *scratch, struct rf_memo_pick *picks, struct rf_judgement *ret)
+	      struct rf_judge_scratch *scratch, struct rf_judgement *ret)
 {
 	const struct rf_demand *d = ctx->demand;
 	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
@@ -386,11 +409,12 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		if (rf_memo_lookup(ctx->shape, n->idx, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}
-	int r = rf_evaluate_node(ctx->cluster, d, node_name, false, scratch);
+	int r = rf_evaluate_node_work(ctx->cluster, d, node_name, false, &scratch->work,
+				      &scratch->eval);
 	if (r < 0)
 		return r;
 	if (n)
-		rf_memo_store(ctx->shape, n->idx, rails, ctx->ident, d, scratch);
-	rf_judgement_from_eval(d, scratch, picks, ret);
+		rf_memo_store(ctx->shape, n->idx, rails, ctx->ident, d, &scratch->eval);
+	rf_judgement_from_eval(d, &scratch->eval, scratch->picks, ret);
 	return 0;
 }

@@ -25,7 +25,12 @@ struct rf_memo_pick {
 	unsigned claim;
 	bool pinned;
 	const struct rf_device *dev;
+	uint64_t fp; /* rf_fingerprint() of the device's "driver/pool/device" */
 };
+
+/** A 64-bit fingerprint of the strings a, b, c (b and c may be NULL) joined by '/', mixed so
+ * that fingerprints of sets can be summed (railfit_prediction_total compares sets of devices). */
+uint64_t rf_fingerprint(const char *a, const char *b, const char *c);
 
 /** What filter and prioritize need of a node's evaluation. */
 struct rf_judgement {
@@ -83,13 +88,19 @@ struct rf_judge_ctx {
 int rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_judge_ctx *ret);
 void rf_judge_end(struct rf_judge_ctx *ctx);
 
+/** What judging needs per thread; large (~150 KiB): allocate one per worker, not per node. */
+struct rf_judge_scratch {
+	struct rf_node_eval eval;
+	struct rf_eval_work work;
+	struct rf_memo_pick picks[RF_MAX_PICKS];
+};
+
 /**
  * Judge one node for filter (need_msg) or prioritize: remembered, or evaluated with the
- * caller's scratch (and remembered). *ret points into the memo or into scratch and picks
- * (room for RF_MAX_PICKS), valid until the next call with them or rf_judge_end(). -ENOMEM only.
+ * caller's scratch (and remembered). *ret points into the memo or into scratch, valid until
+ * the next call with it or rf_judge_end(). -ENOMEM only.
  */
 int rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
-		  struct rf_node_eval *scratch, struct rf_memo_pick *picks,
-		  struct rf_judgement *ret);
+		  struct rf_judge_scratch *scratch, struct rf_judgement *ret);
 
 #endif

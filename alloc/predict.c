@@ -766,15 +766,25 @@ has_binding(const struct rf_node *n, const struct rf_pool *pool, int slice)
 	return false;
 }
 
+static bool
+node_has_binding(const struct rf_node *n)
+{
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (n->devices[i]->has_binding_conditions)
+			return true;
+	return false;
+}
+
 static size_t
 build_scan(const struct rf_node *n, const struct order *o, struct scan_item *scan)
 {
 	size_t k = 0;
-	for (int pass = 0; pass < 2; pass++) {
+	bool binding = node_has_binding(n);
+	for (int pass = 0; pass < (binding ? 2 : 1); pass++) {
 		for (size_t pi = 0; pi < n->n_pools; pi++) {
 			unsigned p = o->pool_perm[pi];
 			const struct rf_pool *pool = n->pools[p];
-			if (has_binding(n, pool, -1) != (pass == 1))
+			if (binding && has_binding(n, pool, -1) != (pass == 1))
 				continue;
 			for (int spass = 0; spass < 2; spass++) {
 				for (unsigned si = 0; si < pool->n_slices; si++) {

@@ -55,25 +55,6 @@ rf_predictions_begin(const char *claim_key)
 	return b;
 }
 
-/* FNV-1a over the parts joined by '/', then a splitmix64 finaliser so that sums mix well. */
-static uint64_t
-fingerprint(const char *a, const char *b, const char *c)
-{
-	const char *parts[3] = { a, b, c };
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (int i = 0; i < 3 && parts[i]; i++) {
-		if (i)
-			h = (h ^ '/') * 0x100000001b3ULL;
-		for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
-			h = (h ^ *p) * 0x100000001b3ULL;
-	}
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ULL;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebULL;
-	return h ^ (h >> 31);
-}
-
 void
 rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 		   const struct rf_memo_pick *picks, size_t n_picks, enum rf_level level,
@@ -84,10 +65,9 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 	if (!b)
 		return;
 	for (size_t i = 0; i < n_picks; i++) {
-		const struct rf_device *d = picks[i].dev;
 		if (picks[i].claim != claim || picks[i].pinned)
 			continue;
-		devices += fingerprint(d->pool->driver, d->pool->name, d->name);
+		devices += picks[i].fp;
 		n++;
 	}
 	if (!n)
@@ -100,7 +80,7 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 		b->nodes = np;
 		b->cap = ncap;
 	}
-	b->nodes[b->n++] = (struct node_pred){ .node = fingerprint(node, NULL, NULL),
+	b->nodes[b->n++] = (struct node_pred){ .node = rf_fingerprint(node, NULL, NULL),
 					       .devices = devices,
 					       .level = level_applies ? (int)level : -1 };
 }
@@ -187,7 +167,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	if (!b)
 		return; /* railfit was not asked about this claim (or forgot it) */
 	const struct node_pred *p = NULL;
-	uint64_t node_fp = fingerprint(node, NULL, NULL);
+	uint64_t node_fp = rf_fingerprint(node, NULL, NULL);
 	for (size_t i = 0; i < b->n && !p; i++)
 		if (b->nodes[i].node == node_fp)
 			p = &b->nodes[i];
@@ -209,7 +189,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 		const char *dev = json_string_value(json_object_get(r, "device"));
 		if (!drv || !pool || !dev || json_is_true(json_object_get(r, "adminAccess")))
 			continue;
-		actual += fingerprint(drv, pool, dev);
+		actual += rf_fingerprint(drv, pool, dev);
 		n++;
 		const struct rf_device *d = node_device(nd, drv, pool, dev);
 		if (d && a->n < RF_MAX_PICKS)

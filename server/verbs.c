@@ -239,8 +239,7 @@ struct judge_job {
 	bool filter;
 	double deadline;
 	struct node_result *res;
-	struct rf_node_eval **scratch; /* per worker */
-	struct rf_memo_pick **picks;   /* per worker, RF_MAX_PICKS each */
+	struct rf_judge_scratch **scratch; /* per worker */
 	atomic_int error;
 };
 
@@ -296,22 +295,18 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 	struct verb_ctx *v = job->v;
 	if (atomic_load(&job->error))
 		return;
-	if (!job->scratch[worker]) {
-		job->scratch[worker] = malloc(sizeof(struct rf_node_eval));
-		job->picks[worker] = malloc(RF_MAX_PICKS * sizeof(struct rf_memo_pick));
-		if (!job->scratch[worker] || !job->picks[worker]) {
-			atomic_store(&job->error, -ENOMEM);
-			return;
-		}
+	if (!job->scratch[worker] && !(job->scratch[worker] = malloc(sizeof(**job->scratch)))) {
+		atomic_store(&job->error, -ENOMEM);
+		return;
 	}
 	for (size_t i = begin; i < end; i++) {
 		if (((i - begin) & 15) == 0 && mono_ms() > job->deadline)
 			return; /* the rest of the chunk stays unjudged */
 		struct rf_judgement j;
 		int r = rf_judge_node(&job->jc, v->args.node_names[i], job->filter,
-				      job->scratch[worker], job->picks[worker], &j);
+				      job->scratch[worker], &j);
 		if (r == 0)
-			r = keep_result(job, &job->res[i], &j, job->picks[worker]);
+			r = keep_result(job, &job->res[i], &j, job->scratch[worker]->picks);
 		if (r < 0) {
 			atomic_store(&job->error, r);
 			return;
@@ -328,12 +323,9 @@ judge_job_release(struct judge_job *job, size_t n)
 		free(job->res[i].own_picks);
 	}
 	free(job->res);
-	for (unsigned w = 0; job->scratch && w < rf_parallel_width(job->v->app->parallel); w++) {
+	for (unsigned w = 0; job->scratch && w < rf_parallel_width(job->v->app->parallel); w++)
 		free(job->scratch[w]);
-		free(job->picks[w]);
-	}
 	free(job->scratch);
-	free(job->picks);
 	rf_judge_end(&job->jc);
 }
 
@@ -347,8 +339,7 @@ judge_nodes(struct verb_ctx *v, struct judge_job *job, bool filter, const char *
 	atomic_init(&job->error, 0);
 	job->res = calloc(n + 1, sizeof(*job->res));
 	job->scratch = calloc(width, sizeof(*job->scratch));
-	job->picks = calloc(width, sizeof(*job->picks));
-	if (!job->res || !job->scratch || !job->picks)
+	if (!job->res || !job->scratch)
 		return -ENOMEM;
 	int r = rf_judge_begin(v->gen, &v->demand, &job->jc);
 	if (r < 0)

@@ -58,15 +58,19 @@ judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judg
 	struct rf_demand d;
 	struct rf_judge_ctx ctx;
 	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
 	struct rf_judgement probe;
 	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_nonnull(scratch);
 	ck_assert_int_eq(rf_demand_resolve(f->c, p, &d), 0);
 	ck_assert_int_eq(rf_judge_begin(f->c, &d, &ctx), 0);
 	ck_assert_ptr_nonnull(ctx.shape);
 	const struct rf_node *n = rf_cluster_node(f->c, node);
 	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, 0, ctx.ident, need_msg, &probe);
-	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, e, ret->picks, &ret->j), 0);
+	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, scratch, &ret->j), 0);
 	snprintf(ret->msg, sizeof(ret->msg), "%s", ret->j.msg ? ret->j.msg : "");
+	memcpy(ret->picks, ret->j.picks, ret->j.n_picks * sizeof(*ret->picks));
+	ret->j.picks = ret->picks;
 	/* the same node evaluated afresh gives the same judgement */
 	ck_assert_int_eq(rf_evaluate_node(f->c, &d, node, false, e), 0);
 	ck_assert_int_eq(ret->j.verdict, e->verdict);
@@ -78,6 +82,7 @@ judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judg
 		ck_assert_ptr_eq(ret->j.picks[i].dev, e->predicted.picks[i].dev);
 	rf_judge_end(&ctx);
 	rf_demand_release(&d);
+	free(scratch);
 	free(e);
 }
 
@@ -187,14 +192,13 @@ START_TEST(test_memo_keyed_by_group_rails)
 	json_t *p = pod("w", "first", NULL);
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
-	struct rf_node_eval *e = malloc(sizeof(*e));
-	struct rf_memo_pick picks[RF_MAX_PICKS];
-	ck_assert_int_eq(rf_judge_node(&ctx, "a", true, e, picks, &j), 0);
+	struct rf_judge_scratch *e = malloc(sizeof(*e));
+	ck_assert_int_eq(rf_judge_node(&ctx, "a", true, e, &j), 0);
 	const struct rf_node *a = rf_cluster_node(f.c, "a");
 	ck_assert(rf_memo_lookup(ctx.shape, a->idx, 0, ctx.ident, true, &j));
 	ck_assert(!rf_memo_lookup(ctx.shape, a->idx, 1, ctx.ident, true, &j));
 	/* a node that is not in the cache is never remembered, and fails */
-	ck_assert_int_eq(rf_judge_node(&ctx, "nosuch", true, e, picks, &j), 0);
+	ck_assert_int_eq(rf_judge_node(&ctx, "nosuch", true, e, &j), 0);
 	ck_assert_int_eq(j.verdict, RF_VERDICT_FAIL);
 	rf_judge_end(&ctx);
 	rf_demand_release(&d);
