@@ -1,4 +1,5 @@
-/* Interned strings of one generation (see strtab.h): an open-addressing hash set of arena copies. */
+/* Interned strings of one generation (see strtab.h): an open-addressing hash set of arena copies.
+ */
 #include "alloc/strtab.h"
 
 #include <stdint.h>

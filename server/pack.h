@@ -11,7 +11,8 @@
 int rf_pack(const char *src, size_t n, char **ret, size_t *ret_len);
 
 /**
- * Decompress what rf_pack() made into a new malloc'ed, NUL-terminated buffer.
+ * Decompress what rf_pack() made (one frame, or the output of several calls back to back: their
+ * texts concatenated) into a new malloc'ed, NUL-terminated buffer.
  * @return 0, -EINVAL (not rf_pack() output, or damaged) or -ENOMEM.
  */
 int rf_unpack(const char *src, size_t n, char **ret, size_t *ret_len);

@@ -142,10 +142,12 @@ intern_string(struct rf_intern *in, const char *s, size_t len)
 {
 	uint64_t h = hash_bytes(hash_mix(HASH_SEED, JSON_STRING), s, len);
 	if (in) {
-		for (size_t i = (size_t)h & (in->cap - 1); in->slots[i].v; i = (i + 1) & (in->cap - 1)) {
+		for (size_t i = (size_t)h & (in->cap - 1); in->slots[i].v;
+		     i = (i + 1) & (in->cap - 1)) {
 			json_t *v = in->slots[i].v;
 			if (in->slots[i].hash == h && json_is_string(v) &&
-			    json_string_length(v) == len && memcmp(json_string_value(v), s, len) == 0)
+			    json_string_length(v) == len &&
+			    memcmp(json_string_value(v), s, len) == 0)
 				return json_incref(v);
 		}
 	}
@@ -169,13 +171,14 @@ intern_scalar(struct rf_intern *in, const json_t *src)
 		h = hash_bytes(h, &dv, sizeof(dv));
 	}
 	if (in) {
-		for (size_t i = (size_t)h & (in->cap - 1); in->slots[i].v; i = (i + 1) & (in->cap - 1)) {
+		for (size_t i = (size_t)h & (in->cap - 1); in->slots[i].v;
+		     i = (i + 1) & (in->cap - 1)) {
 			json_t *v = in->slots[i].v;
 			if (in->slots[i].hash != h || json_typeof(v) != json_typeof(src))
 				continue;
-			if (json_is_integer(v) ? json_integer_value(v) == iv
-					       : memcmp(&(double){ json_real_value(v) }, &dv,
-							sizeof(dv)) == 0)
+			if (json_is_integer(v)
+				    ? json_integer_value(v) == iv
+				    : memcmp(&(double){ json_real_value(v) }, &dv, sizeof(dv)) == 0)
 				return json_incref(v);
 		}
 	}
@@ -288,7 +291,7 @@ rf_intern_copy(struct rf_intern *in, const json_t *v)
 					goto fail_members;
 		}
 		return intern_container(in, &m, object);
-	fail_members:
+fail_members:
 		for (size_t i = 0; i < m.n; i++)
 			json_decref(m.vals[i]);
 		return NULL;
@@ -337,12 +340,16 @@ struct field {
 	const struct field *sub;
 };
 
-#define END { NULL, KEEP, NULL }
+#define END                                                                                        \
+	{                                                                                          \
+		NULL, KEEP, NULL                                                                   \
+	}
 
 static const struct field f_name_only[] = { { "name", KEEP, NULL },
 					    { "resourceVersion", VERSION, NULL },
 					    END };
-static const struct field f_type_status[] = { { "type", KEEP, NULL }, { "status", KEEP, NULL },
+static const struct field f_type_status[] = { { "type", KEEP, NULL },
+					      { "status", KEEP, NULL },
 					      END };
 static const struct field f_devices_spec[] = { { "requests", KEEP, NULL },
 					       { "constraints", KEEP, NULL },
@@ -351,9 +358,12 @@ static const struct field f_claim_spec[] = { { "devices", SUB, f_devices_spec },
 
 /* pod */
 static const struct field f_pod_meta[] = {
-	{ "name", KEEP, NULL },	       { "namespace", KEEP, NULL },
-	{ "uid", KEEP, NULL },	       { "resourceVersion", VERSION, NULL },
-	{ "labels", POD_LBL, NULL },   { "annotations", POD_ANN, NULL },
+	{ "name", KEEP, NULL },
+	{ "namespace", KEEP, NULL },
+	{ "uid", KEEP, NULL },
+	{ "resourceVersion", VERSION, NULL },
+	{ "labels", POD_LBL, NULL },
+	{ "annotations", POD_ANN, NULL },
 	END,
 };
 static const struct field f_pod_claim[] = { { "name", KEEP, NULL },
@@ -371,34 +381,44 @@ static const struct field f_pod_status[] = { { "phase", KEEP, NULL },
 					     END };
 static const struct field f_pod[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_pod_meta },     { "spec", SUB, f_pod_spec },
-	{ "status", SUB, f_pod_status },     END,
+	{ "metadata", SUB, f_pod_meta },
+	{ "spec", SUB, f_pod_spec },
+	{ "status", SUB, f_pod_status },
+	END,
 };
 
 /* node */
 static const struct field f_node_meta[] = {
-	{ "name", KEEP, NULL },		   { "resourceVersion", VERSION, NULL },
+	{ "name", KEEP, NULL },
+	{ "resourceVersion", VERSION, NULL },
 	{ "labels", KEEP, NULL },
-	{ "annotations", NODE_ANN, NULL }, END,
+	{ "annotations", NODE_ANN, NULL },
+	END,
 };
 static const struct field f_node_status[] = { { "conditions", READY, f_type_status }, END };
 static const struct field f_node[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_node_meta },  { "status", SUB, f_node_status },
+	{ "metadata", SUB, f_node_meta },
+	{ "status", SUB, f_node_status },
 	END,
 };
 
 /* resourceslice */
 static const struct field f_slice_spec[] = {
-	{ "driver", KEEP, NULL },	       { "pool", KEEP, NULL },
-	{ "nodeName", KEEP, NULL },	       { "allNodes", KEEP, NULL },
-	{ "nodeSelector", KEEP, NULL },	       { "perDeviceNodeSelection", KEEP, NULL },
-	{ "sharedCounters", KEEP, NULL },      { "devices", KEEP, NULL },
+	{ "driver", KEEP, NULL },
+	{ "pool", KEEP, NULL },
+	{ "nodeName", KEEP, NULL },
+	{ "allNodes", KEEP, NULL },
+	{ "nodeSelector", KEEP, NULL },
+	{ "perDeviceNodeSelection", KEEP, NULL },
+	{ "sharedCounters", KEEP, NULL },
+	{ "devices", KEEP, NULL },
 	END,
 };
 static const struct field f_slice[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_name_only },   { "spec", SUB, f_slice_spec },
+	{ "metadata", SUB, f_name_only },
+	{ "spec", SUB, f_slice_spec },
 	END,
 };
 
@@ -418,15 +438,18 @@ static const struct field f_claim_status[] = { { "allocation", SUB, f_allocation
 					       END };
 static const struct field f_claim[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_claim_meta },   { "spec", SUB, f_claim_spec },
-	{ "status", SUB, f_claim_status },   END,
+	{ "metadata", SUB, f_claim_meta },
+	{ "spec", SUB, f_claim_spec },
+	{ "status", SUB, f_claim_status },
+	END,
 };
 
 /* deviceclass */
 static const struct field f_class_spec[] = { { "selectors", KEEP, NULL }, END };
 static const struct field f_class[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_name_only }, { "spec", SUB, f_class_spec },
+	{ "metadata", SUB, f_name_only },
+	{ "spec", SUB, f_class_spec },
 	END,
 };
 
@@ -438,12 +461,13 @@ static const struct field f_tmpl_meta[] = { { "name", KEEP, NULL },
 static const struct field f_tmpl_spec[] = { { "spec", SUB, f_claim_spec }, END };
 static const struct field f_template[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_tmpl_meta }, { "spec", SUB, f_tmpl_spec },
+	{ "metadata", SUB, f_tmpl_meta },
+	{ "spec", SUB, f_tmpl_spec },
 	END,
 };
 
 static const struct field *const kinds[RF_SLIM_COUNT] = {
-	[RF_SLIM_NODE] = f_node,   [RF_SLIM_POD] = f_pod,	  [RF_SLIM_SLICE] = f_slice,
+	[RF_SLIM_NODE] = f_node,   [RF_SLIM_POD] = f_pod,     [RF_SLIM_SLICE] = f_slice,
 	[RF_SLIM_CLAIM] = f_claim, [RF_SLIM_CLASS] = f_class, [RF_SLIM_TEMPLATE] = f_template,
 };
 
@@ -451,7 +475,8 @@ int
 rf_slim_kind_of(const char *kind)
 {
 	static const char *const names[RF_SLIM_COUNT] = {
-		"Node", "Pod", "ResourceSlice", "ResourceClaim", "DeviceClass", "ResourceClaimTemplate",
+		"Node",          "Pod",         "ResourceSlice",
+		"ResourceClaim", "DeviceClass", "ResourceClaimTemplate",
 	};
 	for (int i = 0; kind && i < RF_SLIM_COUNT; i++)
 		if (strcmp(kind, names[i]) == 0)
@@ -557,7 +582,7 @@ pick_annotations(const struct ctx *cx, const json_t *obj, enum pick how, json_t 
 	for (void *it = json_object_iter((json_t *)obj); it;
 	     it = json_object_iter_next((json_t *)obj, it)) {
 		const char *key = json_object_iter_key(it);
-		if (how == NODE_ANN	? !node_annotation_read(key, cx->opts)
+		if (how == NODE_ANN  ? !node_annotation_read(key, cx->opts)
 		    : how == POD_LBL ? !pod_label_read(key, cx->opts)
 				     : !pod_annotation_read(key))
 			continue;
@@ -584,7 +609,8 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 	json_t *out = NULL;
 	bool is_obj = json_is_object(v), is_arr = json_is_array(v);
 	if ((how == VERSION && cx->opts && cx->opts->drop_resource_version) ||
-	    (how == API && json_is_string(v) && strcmp(json_string_value(v), cx->api_version) == 0)) {
+	    (how == API && json_is_string(v) &&
+	     strcmp(json_string_value(v), cx->api_version) == 0)) {
 		*ret = NULL; /* dropped */
 		return 0;
 	}

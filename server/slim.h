@@ -8,8 +8,8 @@
  * is, unless opts->drop_resource_version):
  *   Pod            metadata.{name,namespace,uid}, the labels of groups.labels (all when not
  *                  known), the pod annotations railfit reads
- *                  (railfit.io/..., kubernetes.io/egress-bandwidth, kubernetes.io/ingress-bandwidth),
- *                  spec.{nodeName,resourceClaims[].{name,resourceClaimName,
+ *                  (railfit.io/..., kubernetes.io/egress-bandwidth,
+ * kubernetes.io/ingress-bandwidth), spec.{nodeName,resourceClaims[].{name,resourceClaimName,
  *                  resourceClaimTemplateName}}, status.{phase,resourceClaimStatuses[].{name,
  *                  resourceClaimName}}. Containers, volumes, env, commands: never.
  *   Node           metadata.{name,labels}, the node annotations railfit reads (railfit.io/...
@@ -32,9 +32,10 @@
 #ifndef RF_SERVER_SLIM_H
 #define RF_SERVER_SLIM_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "config/config.h"
 

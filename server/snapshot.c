@@ -641,6 +641,8 @@ claim_referenced(const json_t *claim)
 	return false;
 }
 
+#define PACK_CHUNK ((size_t)4 << 20)
+
 struct packed_array {
 	json_t *blob; /* the packed objects, or NULL when none */
 	json_t *kept; /* the objects left as they are */
@@ -655,7 +657,7 @@ pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array 
 {
 	struct text t = { 0 };
 	char *packed = NULL;
-	size_t packed_len = 0;
+	size_t packed_len = 0, packed_cap = 0;
 	json_t *pk = json_array(), *kept = json_array();
 	if (!pk || !kept)
 		goto oom;
@@ -664,13 +666,31 @@ pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array 
 		if (json_array_append(keep && keep(it) ? kept : pk, it) < 0)
 			goto oom;
 	}
-	if (json_array_size(pk)) {
-		if (put_json(&t, pk) < 0 || rf_pack(t.p, t.len, &packed, &packed_len) < 0)
+	/* the array's text, packed in frames of about PACK_CHUNK bytes so that the whole text
+	 * never exists at once */
+	for (size_t i = 0; i < json_array_size(pk); i++) {
+		if (append_text(i ? "," : "[", 1, &t) < 0 || put_json(&t, json_array_get(pk, i)) < 0 ||
+		    (i + 1 == json_array_size(pk) && append_text("]", 1, &t) < 0))
 			goto oom;
-		/* a json string holds any bytes with its length; only rf_snapshot_dump() reads it */
-		if (!(ret->blob = json_stringn_nocheck(packed, packed_len)))
+		if (t.len < PACK_CHUNK && i + 1 < json_array_size(pk))
+			continue;
+		char *frame;
+		size_t frame_len;
+		if (rf_pack(t.p, t.len, &frame, &frame_len) < 0)
 			goto oom;
+		struct text all = { packed, packed_len, packed_cap };
+		int r = append_text(frame, frame_len, &all);
+		free(frame);
+		packed = all.p;
+		packed_len = all.len;
+		packed_cap = all.cap;
+		if (r < 0)
+			goto oom;
+		t.len = 0;
 	}
+	/* a json string holds any bytes with its length; only rf_snapshot_dump() reads it */
+	if (json_array_size(pk) && !(ret->blob = json_stringn_nocheck(packed, packed_len)))
+		goto oom;
 	free(t.p);
 	free(packed);
 	json_decref(pk);

@@ -1,14 +1,15 @@
 /* Unit tests of server/slim.c (what railfit keeps of each kind, the interner) and of the promise
  * behind it: whatever path an object takes into railfit (snapshot file, List, watch, relist), the
  * cache and /debug/snapshot never hold pod env, volumes, commands or secrets. */
-#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <check.h>
+#include <jansson.h>
 
 #include "server/app.h"
 #include "server/cache.h"
@@ -89,14 +90,15 @@ START_TEST(test_slim_pod)
 	struct rf_strv lbl = { names, 1 };
 	struct rf_slim_options o = { .pod_labels = &lbl };
 	s = rf_slim_object(RF_SLIM_POD, pod, &o, NULL);
-	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(s, "metadata"), "labels")),
-			  0);
+	ck_assert_uint_eq(
+		json_object_size(json_object_get(json_object_get(s, "metadata"), "labels")), 0);
 	json_decref(s);
 	lbl.n = 2;
 	s = rf_slim_object(RF_SLIM_POD, pod, &o, NULL);
-	ck_assert_str_eq(json_string_value(json_object_get(
-				 json_object_get(json_object_get(s, "metadata"), "labels"), "job-name")),
-			 "j");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(s, "metadata"), "labels"), "job-name")),
+		"j");
 	json_decref(s);
 
 	/* a bare pod keeps its (empty) spec and metadata objects */
@@ -133,15 +135,15 @@ START_TEST(test_slim_node)
 				 json_object_get(json_object_get(s, "metadata"), "annotations"),
 				 "example.com/topo")),
 			 "t");
-	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(s, "metadata"),
-							   "annotations")),
-			  3);
+	ck_assert_uint_eq(
+		json_object_size(json_object_get(json_object_get(s, "metadata"), "annotations")),
+		3);
 	json_decref(s);
 	o = (struct rf_slim_options){ .all_node_annotations = true };
 	s = rf_slim_object(RF_SLIM_NODE, node, &o, NULL);
-	ck_assert_uint_eq(json_object_size(json_object_get(json_object_get(s, "metadata"),
-							   "annotations")),
-			  4);
+	ck_assert_uint_eq(
+		json_object_size(json_object_get(json_object_get(s, "metadata"), "annotations")),
+		4);
 	json_decref(s);
 	json_decref(node);
 }
@@ -149,13 +151,13 @@ END_TEST
 
 START_TEST(test_slim_dra_kinds)
 {
-	json_t *slice = parse(
-		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\",\"uid\":\"u\","
-		"  \"ownerReferences\":[{\"kind\":\"Node\"}]},"
-		" \"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\",\"generation\":1,"
-		"  \"resourceSliceCount\":1},\"nodeName\":\"n\",\"sharedCounters\":[],"
-		"  \"devices\":[{\"name\":\"g0\",\"attributes\":{\"x\":{\"int\":1}},"
-		"   \"capacity\":{\"mem\":{\"value\":\"1Gi\"}},\"taints\":[]}]}}");
+	json_t *slice =
+		parse("{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"s\",\"uid\":\"u\","
+		      "  \"ownerReferences\":[{\"kind\":\"Node\"}]},"
+		      " \"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\",\"generation\":1,"
+		      "  \"resourceSliceCount\":1},\"nodeName\":\"n\",\"sharedCounters\":[],"
+		      "  \"devices\":[{\"name\":\"g0\",\"attributes\":{\"x\":{\"int\":1}},"
+		      "   \"capacity\":{\"mem\":{\"value\":\"1Gi\"}},\"taints\":[]}]}}");
 	json_t *s = rf_slim_object(RF_SLIM_SLICE, slice, NULL, NULL);
 	assert_json(s, "{\"metadata\":{\"name\":\"s\"},"
 		       " \"spec\":{\"driver\":\"d\",\"pool\":{\"name\":\"p\",\"generation\":1,"
@@ -178,14 +180,15 @@ START_TEST(test_slim_dra_kinds)
 		"  \"reservedFor\":[{\"resource\":\"pods\",\"name\":\"p\",\"uid\":\"pu\"}],"
 		"  \"devices\":[{\"networkData\":{\"ips\":[\"10.0.0.1\"]}}]}}");
 	s = rf_slim_object(RF_SLIM_CLAIM, claim, NULL, NULL);
-	assert_json(s, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":\"u\"},"
-		       " \"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
-		       "  {\"deviceClassName\":\"g\"}}],\"constraints\":[{\"matchAttribute\":\"m\"}]}},"
-		       " \"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
-		       "  \"driver\":\"d\",\"pool\":\"p\",\"device\":\"g0\",\"shareID\":\"s1\","
-		       "  \"consumedCapacity\":{\"bw\":\"1G\"}}]},"
-		       "  \"nodeSelector\":{\"nodeSelectorTerms\":[]}},"
-		       "  \"reservedFor\":[{\"uid\":\"pu\"}]}}");
+	assert_json(
+		s, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\",\"uid\":\"u\"},"
+		   " \"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+		   "  {\"deviceClassName\":\"g\"}}],\"constraints\":[{\"matchAttribute\":\"m\"}]}},"
+		   " \"status\":{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\","
+		   "  \"driver\":\"d\",\"pool\":\"p\",\"device\":\"g0\",\"shareID\":\"s1\","
+		   "  \"consumedCapacity\":{\"bw\":\"1G\"}}]},"
+		   "  \"nodeSelector\":{\"nodeSelectorTerms\":[]}},"
+		   "  \"reservedFor\":[{\"uid\":\"pu\"}]}}");
 	json_decref(s);
 	json_decref(claim);
 
@@ -198,9 +201,10 @@ START_TEST(test_slim_dra_kinds)
 	json_decref(s);
 	json_decref(cls);
 
-	json_t *t = parse("{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns\",\"labels\":{}},"
-			  "\"spec\":{\"metadata\":{\"labels\":{}},\"spec\":{\"devices\":{\"requests\":"
-			  "[{\"name\":\"r\"}],\"config\":[]}}}}");
+	json_t *t =
+		parse("{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns\",\"labels\":{}},"
+		      "\"spec\":{\"metadata\":{\"labels\":{}},\"spec\":{\"devices\":{\"requests\":"
+		      "[{\"name\":\"r\"}],\"config\":[]}}}}");
 	s = rf_slim_object(RF_SLIM_TEMPLATE, t, NULL, NULL);
 	assert_json(s, "{\"metadata\":{\"name\":\"t\",\"namespace\":\"ns\"},\"spec\":{\"spec\":"
 		       "{\"devices\":{\"requests\":[{\"name\":\"r\"}]}}}}");
@@ -212,7 +216,8 @@ START_TEST(test_slim_dra_kinds)
 			     "{\"name\":\"c\",\"resourceVersion\":\"9\"}}");
 	struct rf_slim_options nover = { .drop_resource_version = true };
 	s = rf_slim_object(RF_SLIM_CLAIM, beta, &nover, NULL);
-	assert_json(s, "{\"apiVersion\":\"resource.k8s.io/v1beta1\",\"metadata\":{\"name\":\"c\"}}");
+	assert_json(s,
+		    "{\"apiVersion\":\"resource.k8s.io/v1beta1\",\"metadata\":{\"name\":\"c\"}}");
 	json_decref(s);
 	s = rf_slim_object(RF_SLIM_CLAIM, beta, NULL, NULL);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(s, "metadata"),
@@ -246,10 +251,11 @@ END_TEST
 START_TEST(test_intern_shares_and_prunes)
 {
 	struct rf_intern *in = rf_intern_new();
-	json_t *a = parse("{\"spec\":{\"devices\":[{\"name\":\"d0\",\"attributes\":"
-			  "{\"t\":{\"string\":\"gpu\"},\"n\":{\"int\":0},\"r\":{\"real\":0.5}}},"
-			  "{\"name\":\"d1\",\"attributes\":"
-			  "{\"t\":{\"string\":\"gpu\"},\"n\":{\"int\":0},\"r\":{\"real\":0.5}}}]}}");
+	json_t *a =
+		parse("{\"spec\":{\"devices\":[{\"name\":\"d0\",\"attributes\":"
+		      "{\"t\":{\"string\":\"gpu\"},\"n\":{\"int\":0},\"r\":{\"real\":0.5}}},"
+		      "{\"name\":\"d1\",\"attributes\":"
+		      "{\"t\":{\"string\":\"gpu\"},\"n\":{\"int\":0},\"r\":{\"real\":0.5}}}]}}");
 	json_t *s = rf_slim_object(RF_SLIM_SLICE, a, NULL, in);
 	ck_assert(json_equal(s, a));
 	const json_t *devs = json_object_get(json_object_get(s, "spec"), "devices");
@@ -262,11 +268,11 @@ START_TEST(test_intern_shares_and_prunes)
 	ck_assert_ptr_ne(json_array_get(devs, 0), json_array_get(devs, 1));
 	/* a second object shares with the first */
 	json_t *s2 = rf_slim_object(RF_SLIM_SLICE, a, NULL, in);
-	ck_assert_ptr_eq(json_object_get(json_array_get(json_object_get(json_object_get(s2, "spec"),
-									  "devices"),
-							 0),
-				  "attributes"),
-			 a0);
+	ck_assert_ptr_eq(
+		json_object_get(
+			json_array_get(json_object_get(json_object_get(s2, "spec"), "devices"), 0),
+			"attributes"),
+		a0);
 	size_t held = rf_intern_size(in);
 	ck_assert_uint_gt(held, 5);
 	rf_intern_prune(in); /* everything is still used */
@@ -373,7 +379,9 @@ START_TEST(test_debug_snapshot_never_leaks_pod_secrets)
 	/* the live store: a relist and a watch event */
 	struct rf_cache *cache = rf_cache_new();
 	struct rf_store *store = NULL;
-	struct rf_store_options o = { .cache = cache, .cfg = &cfg, .cel = cel, .min_interval_ms = 10 };
+	struct rf_store_options o = {
+		.cache = cache, .cfg = &cfg, .cel = cel, .min_interval_ms = 10
+	};
 	ck_assert_int_eq(rf_store_new(&o, &store), 0);
 	json_t *pod = parse(fat_pod);
 	json_t *items = json_pack("[O]", pod);
@@ -441,7 +449,6 @@ START_TEST(test_snapshot_file_paths_agree)
 }
 END_TEST
 
-
 START_TEST(test_pack_roundtrip)
 {
 	size_t sizes[] = { 0, 1, 3, 4, 5, 130, 70000, 300000 };
@@ -451,7 +458,7 @@ START_TEST(test_pack_roundtrip)
 			char *in = malloc(n + 1), *packed, *out;
 			size_t plen, olen;
 			for (size_t i = 0; i < n; i++) /* random, repetitive JSON-like, one byte */
-				in[i] = kind == 0 ? (char)(rand() & 0xff)
+				in[i] = kind == 0   ? (char)(rand() & 0xff)
 					: kind == 1 ? "{\"dra.net/mtu\":{\"int\":9000},"[i % 29]
 						    : 'a';
 			ck_assert_int_eq(rf_pack(in, n, &packed, &plen), 0);
@@ -467,13 +474,30 @@ START_TEST(test_pack_roundtrip)
 			if (plen > 13) {
 				ck_assert_int_eq(rf_unpack(packed, plen - 1, &out, &olen), -EINVAL);
 			}
-			ck_assert_int_eq(rf_unpack("RFZ1\x01\0\0\0\0\0\0\0\x80\x05\0", 15, &out, &olen),
-					 -EINVAL);
+			ck_assert_int_eq(
+				rf_unpack("RFZ1\x01\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0\x80\x05\0",
+					  23, &out, &olen),
+				-EINVAL);
 			ck_assert_int_eq(rf_unpack("nope", 4, &out, &olen), -EINVAL);
 			free(packed);
 			free(in);
 		}
 	}
+	/* frames back to back decode to the texts concatenated */
+	char *a, *b, *both, *out;
+	size_t alen, blen, olen;
+	ck_assert_int_eq(rf_pack("hello hello hello", 17, &a, &alen), 0);
+	ck_assert_int_eq(rf_pack(", world", 7, &b, &blen), 0);
+	both = malloc(alen + blen);
+	memcpy(both, a, alen);
+	memcpy(both + alen, b, blen);
+	ck_assert_int_eq(rf_unpack(both, alen + blen, &out, &olen), 0);
+	ck_assert_str_eq(out, "hello hello hello, world");
+	free(out);
+	ck_assert_int_eq(rf_unpack(both, alen + blen - 1, &out, &olen), -EINVAL);
+	free(a);
+	free(b);
+	free(both);
 }
 END_TEST
 
@@ -519,13 +543,14 @@ START_TEST(test_snapshot_pack_keeps_dump_and_decisions)
 	ck_assert_int_eq(rf_snapshot_split(doc, &objs, NULL, err, sizeof(err)), 0);
 	json_decref(doc);
 	/* strings and numbers the packer must write back exactly */
-	json_array_append_new(objs.slices,
-			      parse("{\"metadata\":{\"name\":\"odd\"},\"spec\":{\"driver\":\"x.io\","
-				    "\"pool\":{\"name\":\"p\\\"q\",\"generation\":1,"
-				    "\"resourceSliceCount\":1},\"allNodes\":true,\"devices\":[{\"name\":"
-				    "\"d\",\"attributes\":{\"s\":{\"string\":\"a\\\\b\\n\\u0001\\u00e9\\\"\"},"
-				    "\"r\":{\"real\":0.1},\"w\":{\"real\":1e300},\"i\":{\"int\":-9007199254740993},"
-				    "\"n\":{\"x\":null,\"t\":true,\"f\":false,\"e\":{},\"a\":[]}}}]}}"));
+	json_array_append_new(
+		objs.slices,
+		parse("{\"metadata\":{\"name\":\"odd\"},\"spec\":{\"driver\":\"x.io\","
+		      "\"pool\":{\"name\":\"p\\\"q\",\"generation\":1,"
+		      "\"resourceSliceCount\":1},\"allNodes\":true,\"devices\":[{\"name\":"
+		      "\"d\",\"attributes\":{\"s\":{\"string\":\"a\\\\b\\n\\u0001\\u00e9\\\"\"},"
+		      "\"r\":{\"real\":0.1},\"w\":{\"real\":1e300},\"i\":{\"int\":-9007199254740993},"
+		      "\"n\":{\"x\":null,\"t\":true,\"f\":false,\"e\":{},\"a\":[]}}}]}}"));
 	ck_assert_int_eq(rf_cluster_build(&objs, &cfg, cel, &c), 0);
 	json_t *before = rf_snapshot_dump(c);
 	size_t n_pods = rf_cluster_n_pods(c);
