@@ -59,6 +59,8 @@ struct rf_cluster {
 	size_t n_warnings;
 
 	struct rf_memo *memo; /* verdicts per demand shape */
+	unsigned *node_slots; /* name hash -> node index + 1, 0 = empty; NULL while building */
+	size_t node_mask;
 
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
 	atomic_uchar *class_memo;

@@ -22,6 +22,8 @@
  * a time; each costs ~40 bytes per node */
 #define MEMO_SHAPES 32
 
+static int index_node_names(struct rf_cluster *c);
+
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 {
@@ -113,6 +115,8 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 		goto fail;
 	for (size_t i = 0; i < c->n_nodes; i++)
 		c->nodes[i]->idx = (unsigned)i;
+	if ((r = index_node_names(c)) < 0)
+		goto fail;
 	r = -ENOMEM;
 	if (!(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
 		goto fail;
@@ -226,7 +230,37 @@ rf_cluster_node_at(const struct rf_cluster *c, size_t i)
 const struct rf_node *
 rf_cluster_node(const struct rf_cluster *c, const char *name)
 {
-	return rf_model_find_node(c, name);
+	if (!c->node_slots)
+		return rf_model_find_node(c, name); /* while building */
+	for (size_t i = rf_fingerprint(name, NULL, NULL) & c->node_mask;; i = (i + 1) & c->node_mask) {
+		unsigned s = c->node_slots[i];
+		if (!s)
+			return NULL;
+		if (strcmp(c->nodes[s - 1]->name, name) == 0)
+			return c->nodes[s - 1];
+	}
+}
+
+/* Every verb looks up each node it is asked about by name: a hash table, not a binary search
+ * of thousands of names. Open addressing, at most half full. */
+static int
+index_node_names(struct rf_cluster *c)
+{
+	size_t cap = 16;
+	while (cap < 2 * c->n_nodes)
+		cap *= 2;
+	unsigned *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t n = 0; n < c->n_nodes; n++) {
+		size_t i = rf_fingerprint(c->nodes[n]->name, NULL, NULL) & (cap - 1);
+		while (slots[i])
+			i = (i + 1) & (cap - 1);
+		slots[i] = (unsigned)n + 1;
+	}
+	c->node_mask = cap - 1;
+	c->node_slots = slots;
+	return 0;
 }
 
 /* Lookups in the generation's sorted arrays. */

@@ -112,9 +112,11 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	if (*m != M_UNKNOWN && !want_msg)
 		return *m;
 	struct rf_cel_device view;
-	struct rf_cel_error err = { 0 };
+	struct rf_cel_error err; /* large: set only what is read when no error fills it */
 	enum memo res = M_YES;
 	const char *text = NULL;
+	err.pos = 0;
+	err.msg[0] = 0;
 	cel_view(it->dev, &view);
 	if (alt->class) {
 		int r = rf_class_matches(s->req->cluster, alt->class, it->dev,
