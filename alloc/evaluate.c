@@ -547,7 +547,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 	if (d->n_claims == 0) {
 		e->status = RF_SEARCH_FOUND;
 		e->has_predicted = true;
-		e->predicted = pinned;
+		rf_assignment_copy(&e->predicted, &pinned);
 		e->deterministic = true;
 		e->orders_exhaustive = true;
 		if (d->n_pinned)
@@ -630,7 +630,7 @@ eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct r
 		if (rf_assignment_alignment(n, cfg, &res->outcomes[i], &l, NULL) && l > worst_level)
 			worst_level = l;
 	}
-	e->predicted = res->outcomes[worst];
+	rf_assignment_copy(&e->predicted, &res->outcomes[worst]);
 	e->has_predicted = true;
 	if (res->n_outcomes > 1)
 		note(e,

@@ -34,6 +34,8 @@ struct search {
 	enum rf_dra_version ver;
 	struct scan_item *scan;
 	size_t n_scan;
+	bool binding;        /* the node has devices with bindingConditions */
+	bool scan_identity;  /* scan holds the identity order (relevant_units built it) */
 	unsigned char *memo; /* [alt_id * n_devs + ni] */
 	size_t n_devs;
 	size_t *alt_base; /* per (claim, request): first alt id */
@@ -531,7 +533,7 @@ leaf(struct search *s)
 	if (!s->found || sc > s->best_score) {
 		s->found = true;
 		s->best_score = sc;
-		*s->best_out = s->cur;
+		rf_assignment_copy(s->best_out, &s->cur);
 	}
 	return 0;
 }
@@ -778,10 +780,9 @@ node_has_binding(const struct rf_node *n)
 }
 
 static size_t
-build_scan(const struct rf_node *n, const struct order *o, struct scan_item *scan)
+build_scan(const struct rf_node *n, bool binding, const struct order *o, struct scan_item *scan)
 {
 	size_t k = 0;
-	bool binding = node_has_binding(n);
 	for (int pass = 0; pass < (binding ? 2 : 1); pass++) {
 		for (size_t pi = 0; pi < n->n_pools; pi++) {
 			unsigned p = o->pool_perm[pi];
@@ -850,6 +851,7 @@ search_init(struct search *s, const struct rf_search_request *req)
 	memset(s, 0, sizeof(*s));
 	s->req = req;
 	s->ver = rf_cluster_dra_version(req->cluster);
+	s->binding = node_has_binding(n);
 	s->n_devs = n->n_devices;
 	size_t n_req = 0;
 	for (size_t c = 0; c < req->n_claims; c++)
@@ -868,7 +870,7 @@ search_init(struct search *s, const struct rf_search_request *req)
 	if (!s->memo || !s->scan)
 		return -ENOMEM;
 	if (req->pinned) {
-		s->cur = *req->pinned;
+		rf_assignment_copy(&s->cur, req->pinned);
 		s->n_pinned = req->pinned->n;
 	}
 	return counters_init(s);
@@ -922,7 +924,8 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 	}
 	ident.pool_perm = pp;
 	ident.slice_perm = sp;
-	s->n_scan = build_scan(n, &ident, s->scan);
+	s->n_scan = build_scan(n, s->binding, &ident, s->scan);
+	s->scan_identity = true;
 	for (size_t c = 0; c < s->req->n_claims; c++) {
 		const struct rf_claim *cl = s->req->claims[c];
 		for (size_t r = 0; r < cl->n_requests; r++)
@@ -1038,7 +1041,10 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 				ret->orders_exhaustive = false;
 				goto done;
 			}
-			s.n_scan = build_scan(n, &o, s.scan);
+			/* the first order is the identity, which relevant_units() laid out */
+			if (!s.scan_identity)
+				s.n_scan = build_scan(n, s.binding, &o, s.scan);
+			s.scan_identity = false;
 			s.cur.n = s.n_pinned;
 			s.n_leaked = 0; /* one Allocate call per scan order */
 			s.steps = 0;
@@ -1056,7 +1062,7 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 				for (size_t i = 0; i < ret->n_outcomes && !dup; i++)
 					dup = same_assignment(&ret->outcomes[i], &s.cur);
 				if (!dup && ret->n_outcomes < RF_MAX_OUTCOMES)
-					ret->outcomes[ret->n_outcomes++] = s.cur;
+					rf_assignment_copy(&ret->outcomes[ret->n_outcomes++], &s.cur);
 				ret->status = RF_SEARCH_FOUND;
 			} else if (ret->n_outcomes) {
 				/* feasible in one order and not in another: cannot happen for the
@@ -1140,7 +1146,7 @@ rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *sco
 		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
 			o.slice_perm[p][q] = q;
 	}
-	s.n_scan = build_scan(n, &o, s.scan);
+	s.n_scan = build_scan(n, s.binding, &o, s.scan);
 	s.cur.n = s.n_pinned;
 	int dr = req->n_claims ? dfs_request(&s, 0, 0) : leaf(&s);
 	*ret_found = s.found;

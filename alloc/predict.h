@@ -33,6 +33,15 @@ struct rf_assignment {
 	struct rf_pick picks[RF_MAX_PICKS];
 };
 
+/** Copy an assignment's used picks only (the struct holds RF_MAX_PICKS of them). */
+static inline void
+rf_assignment_copy(struct rf_assignment *dst, const struct rf_assignment *src)
+{
+	dst->n = src->n;
+	for (size_t i = 0; i < src->n; i++)
+		dst->picks[i] = src->picks[i];
+}
+
 enum rf_search_status {
 	RF_SEARCH_FOUND = 0,
 	RF_SEARCH_INFEASIBLE, /* no solution on this node */
