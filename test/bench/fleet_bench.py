@@ -30,6 +30,11 @@ Cases (--cases picks a subset; every case is checked once with a plain request f
   p-c2      prioritize, same pod and names, 2 connections
   p-c4      prioritize, 4 connections
   loose-c2  filter, the pod with bench-loose instead, every node name, 2 connections
+  cold-c2   filter, every request a demand shape railfit has not judged yet: the pod cycles
+            through COLD_SHAPES claims like bench-aligned that differ only in a toleration
+            (no device is tainted), more than railfit's memo keeps, so every node of every
+            request runs the whole allocator mirror (the cost of a Job's first pod, or of the
+            first request after the cluster changed); every node name, 2 connections
   f500-c2   filter, 500 node names spread over the cluster (kube-scheduler's
             percentageOfNodesToScore sends about 10% of 5,000 nodes), 2 connections; N > 500
   obj500-c2 filter, nodeCacheCapable: false: 500 full Node objects, 2 connections
@@ -90,6 +95,7 @@ CASES = [
     ("p-c2", "prioritize", "bench-aligned", "all", True, 2),
     ("p-c4", "prioritize", "bench-aligned", "all", True, 4),
     ("loose-c2", "filter", "bench-loose", "all", True, 2),
+    ("cold-c2", "filter", "bench-cold", "all", True, 2),
     ("f500-c2", "filter", "bench-aligned", 500, True, 2),
     ("obj500-c2", "filter", "bench-aligned", 500, False, 2),
 ]
@@ -162,7 +168,10 @@ def informer_object(obj):
     return o
 
 
-def pending_claim(name, constrained):
+COLD_SHAPES = 64
+
+
+def pending_claim(name, constrained, toleration=None):
     spec = {"devices": {"requests": [
         {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
                                     "allocationMode": "ExactCount", "count": 1}},
@@ -170,6 +179,9 @@ def pending_claim(name, constrained):
                                     "allocationMode": "ExactCount", "count": 1}}]}}
     if constrained:
         spec["devices"]["constraints"] = [{"requests": ["gpu", "nic"], "matchAttribute": PCIE_ROOT}]
+    if toleration:
+        spec["devices"]["requests"][0]["exactly"]["tolerations"] = [
+            {"key": toleration, "operator": "Exists", "effect": "NoSchedule"}]
     return {"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
             "metadata": {"name": name, "namespace": NS_JOBS, "uid": "bench-claim-" + name,
                          "resourceVersion": "1", "creationTimestamp": "2025-11-12T10:05:00Z"},
@@ -265,6 +277,8 @@ class Cluster:
         self.pod, self.job, self.job_nodes = pending_worker(pods)
         items += [pending_claim("bench-aligned", True), pending_claim("bench-loose", False),
                   self.pod]
+        items += [pending_claim("bench-cold-%d" % k, True, "bench.railfit.io/cold-%d" % k)
+                  for k in range(COLD_SHAPES)]
         with open(path, "wb") as f:
             f.write(go_json(doc))
         self.path = path
@@ -371,11 +385,21 @@ def metric(url, name):
     return sum(vals) if vals else float("nan")
 
 
-def wrk(url, body_path, seconds, conns):
-    lua = body_path + ".lua"
+def wrk(url, body_paths, seconds, conns):
+    """wrk posting the bodies in turn (one body: the same request every time)."""
+    lua = body_paths[0] + ".lua"
     with open(lua, "w") as f:
         f.write('wrk.method = "POST"\nwrk.headers["Content-Type"] = "application/json"\n'
-                'local f = io.open("%s", "rb")\nwrk.body = f:read("*a")\nf:close()\n' % body_path)
+                'local bodies = {}\n')
+        for p in body_paths:
+            f.write('do local f = io.open("%s", "rb"); bodies[#bodies + 1] = f:read("*a"); '
+                    'f:close() end\n' % p)
+        # each wrk thread starts elsewhere in the list, so they do not send one body together
+        f.write('wrk.body = bodies[1]\nlocal threads = 0\n'
+                'setup = function(t) t:set("start", threads * 17); threads = threads + 1 end\n'
+                'local i = nil\n'
+                'request = function()\n  i = ((i or start or 0) % #bodies) + 1\n'
+                '  return wrk.format(nil, nil, nil, bodies[i])\nend\n')
     out = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % seconds, "--timeout", "30s",
                           "--latency", "-s", lua, url],
                          capture_output=True, text=True, check=True).stdout
@@ -398,10 +422,15 @@ def wrk(url, body_path, seconds, conns):
 def run_cases(server, cluster, cases, seconds, tmp, tag):
     rows = {}
     for cid, verb, claim, names, cache, conns in cases:
-        path = os.path.join(tmp, "body-%s.json" % cid)
-        if not os.path.exists(path):
-            with open(path, "wb") as f:
-                f.write(cluster.body(claim, names, cache))
+        claims = [claim] if claim != "bench-cold" else [
+            "bench-cold-%d" % k for k in range(COLD_SHAPES)]
+        paths = []
+        for k, cl in enumerate(claims):
+            paths.append(os.path.join(tmp, "body-%s-%d.json" % (cid, k)))
+            if not os.path.exists(paths[-1]):
+                with open(paths[-1], "wb") as f:
+                    f.write(cluster.body(cl, names, cache))
+        path = paths[-1]  # the first request: a shape the wrk run meets last
         with open(path, "rb") as f:
             body = f.read()
         t0 = time.monotonic()
@@ -410,7 +439,7 @@ def run_cases(server, cluster, cases, seconds, tmp, tag):
         passing = verdict(verb, raw) if status == 200 else -1
         log("%s %s: first request %d in %.0f ms, %d pass; wrk %d s" % (
             tag, cid, status, first_ms, passing, seconds))
-        r = wrk(server.url + "/" + verb, path, seconds, conns)
+        r = wrk(server.url + "/" + verb, paths, seconds, conns)
         r["pass"] = passing
         r["req_nodes"] = len(cluster.names) if names == "all" else len(cluster.names500)
         if r["errors"]:
