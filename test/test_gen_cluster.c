@@ -862,6 +862,49 @@ oom_sweep(json_t *(*make)(void), long max_steps)
 	json_set_alloc_funcs(malloc, free);
 }
 
+/* The fleet shape of the benchmark: about P Running pods per node, half of them Job workers, the
+ * GPU share as asked, and the same output for the same seed. */
+START_TEST(test_gen_cluster_fleet_shape)
+{
+	struct rf_gen_options o = { .nodes = 200, .seed = 1, .used = 0.5, .pods_per_node = 2.4 };
+	json_t *l = rf_gen_cluster(&o), *again = rf_gen_cluster(&o), *item;
+	size_t i, pods = 0, workers = 0, gpus = 0, used = 0;
+	ck_assert_ptr_nonnull(l);
+	ck_assert_ptr_nonnull(again);
+	ck_assert(json_equal(l, again));
+	json_array_foreach (json_object_get(l, "items"), i, item) {
+		const char *kind = kind_of(item);
+		if (strcmp(kind, "Pod") == 0) {
+			pods++;
+			workers += json_object_get(json_object_get(json_object_get(item, "metadata"),
+								   "labels"),
+						   "batch.kubernetes.io/job-name") != NULL;
+		} else if (strcmp(kind, "ResourceSlice") == 0 &&
+			   strcmp(str_at(item, "spec", "driver"), "gpu.nvidia.com") == 0) {
+			gpus += json_array_size(json_object_get(json_object_get(item, "spec"),
+								"devices"));
+		} else if (strcmp(kind, "ResourceClaim") == 0) {
+			json_t *res = json_object_get(
+				json_object_get(json_object_get(json_object_get(item, "status"),
+								"allocation"),
+						"devices"),
+				"results");
+			json_t *r;
+			size_t k;
+			json_array_foreach (res, k, r)
+				used += strcmp(str_at(r, "driver", NULL), "gpu.nvidia.com") == 0;
+		}
+	}
+	ck_assert_msg(pods >= 470 && pods <= 490, "%zu pods", pods);
+	ck_assert_msg(workers * 10 >= pods * 4 && workers * 10 <= pods * 6, "%zu of %zu", workers,
+		      pods);
+	ck_assert_uint_eq(gpus, 1600);
+	ck_assert_uint_eq(used, 800);
+	json_decref(l);
+	json_decref(again);
+}
+END_TEST
+
 static json_t *
 make_small(void)
 {
@@ -1231,6 +1274,7 @@ gen_cluster_suite(void)
 	tcase_add_test(tc, test_gen_demo_hgx_states);
 	tcase_add_test(tc, test_gen_demo_other_nodes);
 	tcase_add_test(tc, test_gen_demo_pending);
+	tcase_add_test(tc, test_gen_cluster_fleet_shape);
 	suite_add_tcase(s, tc);
 	return s;
 }
