@@ -15,7 +15,7 @@ enum { ENTRY_EMPTY = 0, ENTRY_BUSY, ENTRY_READY };
 
 struct entry {
 	atomic_uchar state;
-	struct rf_judgement j;
+	struct rf_judgement j; /* msg and filter_msg owned */
 	uint64_t group_rails;
 	char *ident; /* the claims the message names; NULL when there is no message */
 	struct rf_memo_pick *picks;
@@ -61,6 +61,7 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->entries[i].ident);
 		free((char *)s->entries[i].j.msg);
+		free((char *)s->entries[i].j.filter_msg);
 		free(s->entries[i].picks);
 	}
 	free(s->shape);
@@ -131,8 +132,22 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const 
 		return false;
 	*ret = e->j;
 	if (!need_msg)
-		ret->msg = NULL;
+		ret->msg = ret->filter_msg = NULL;
 	return true;
+}
+
+char *
+rf_filter_message(const char *reason)
+{
+	size_t len = strlen(reason) + sizeof("railfit: ");
+	char *m = malloc(len);
+	if (!m)
+		return NULL;
+	snprintf(m, len, "railfit: %s", reason);
+	for (char *p = m; *p; p++)
+		if (*p == '%')
+			*p = ' ';
+	return m;
 }
 
 void
@@ -194,12 +209,15 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const c
 		en->j.msg = msg;
 		if (!msg || !en->ident)
 			goto forget;
+		if (en->j.verdict != RF_VERDICT_PASS && !(en->j.filter_msg = rf_filter_message(msg)))
+			goto forget;
 	}
 	atomic_store_explicit(&en->state, ENTRY_READY, memory_order_release);
 	return;
 forget: /* out of memory: leave the entry empty for a later try */
 	free(en->picks);
 	free((char *)en->j.msg);
+	free((char *)en->j.filter_msg);
 	free(en->ident);
 	memset(&en->j, 0, sizeof(en->j));
 	en->picks = NULL;
@@ -373,6 +391,7 @@ rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_
 	*ret = (struct rf_judge_ctx){ .cluster = c, .demand = d };
 	if (d->kind != RF_DEMAND_KNOWN)
 		return 0; /* nothing per node worth remembering */
+	ret->group = d->group[0] ? rf_cluster_group(c, d->group) : NULL;
 	int r = rf_demand_shape(d, &ret->shape_text, &ret->ident);
 	if (r == -E2BIG)
 		return 0;
@@ -404,8 +423,7 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
 	uint64_t rails = 0;
 	if (n) {
-		if (d->group[0])
-			rails = rf_cluster_group_rails(ctx->cluster, d->group, n->name);
+		rails = rf_group_rails_elsewhere(ctx->cluster, ctx->group, n->name);
 		if (rf_memo_lookup(ctx->shape, n->idx, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}

@@ -41,6 +41,7 @@ struct rf_judgement {
 	bool level_applies;
 	enum rf_level level;
 	const char *msg; /* reasons[0] when failing or on a selector error; else NULL */
+	const char *filter_msg; /* failing, remembered: "railfit: " + msg as filter sends it */
 	size_t n_picks;
 	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
 };
@@ -71,6 +72,10 @@ bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, c
 void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
 		   const struct rf_demand *d, const struct rf_node_eval *e);
 
+/** The failure message as filter sends it: "railfit: " + reason, with '%' (kube-scheduler
+ * formats Error with fmt.Errorf) replaced by ' '. malloc'd; NULL on OOM. */
+char *rf_filter_message(const char *reason);
+
 /** The judgement of an evaluation; picks are written to `picks` (at least RF_MAX_PICKS). */
 void rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 			    struct rf_memo_pick *picks, struct rf_judgement *ret);
@@ -81,6 +86,7 @@ struct rf_judge_ctx {
 	const struct rf_demand *demand;
 	struct rf_memo_shape *shape; /* NULL: nothing is remembered */
 	char *shape_text, *ident;
+	const struct rf_group *group; /* the pod's rail group, resolved once */
 };
 
 /** Look up (or create) the demand's shape in the generation's memo. -ENOMEM only; a demand too

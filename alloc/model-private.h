@@ -20,7 +20,7 @@ struct group_rails {
 /* One rail group: its range of group_rails entries (sorted by node), the rails it uses anywhere
  * and the rails it uses on two or more nodes, so that "rails on nodes other than N" costs two
  * binary searches instead of a scan of every pod. */
-struct group_index {
+struct group_index { /* struct rf_group of model.h */
 	const char *group;
 	size_t first, n;
 	uint64_t any, multi;

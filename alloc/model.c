@@ -370,11 +370,16 @@ node_key_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const struct group_rails *)elem)->node);
 }
 
-uint64_t
-rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node)
+const struct rf_group *
+rf_cluster_group(const struct rf_cluster *c, const char *group)
 {
-	const struct group_index *g =
-		bsearch(group, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
+	return bsearch(group, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
+}
+
+uint64_t
+rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp, const char *node)
+{
+	const struct group_index *g = (const struct group_index *)grp;
 	if (!g)
 		return 0;
 	/* a rail used on two nodes is used on one other than `node`; a rail used on one node
@@ -392,6 +397,12 @@ rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char
 			mine |= lo->rails;
 	}
 	return g->multi | (g->any & ~mine);
+}
+
+uint64_t
+rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node)
+{
+	return rf_group_rails_elsewhere(c, rf_cluster_group(c, group), node);
 }
 
 size_t

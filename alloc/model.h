@@ -247,6 +247,13 @@ struct rf_memo *rf_cluster_memo(const struct rf_cluster *c);
 /** Rails the group uses on nodes other than `node`, as a bit mask (rails 0..63). */
 uint64_t rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node);
 
+/** The same in two steps, for many nodes and one group: the group (NULL when it holds no rails),
+ * then rails on nodes other than `node` (0 for a NULL group). */
+struct rf_group;
+const struct rf_group *rf_cluster_group(const struct rf_cluster *c, const char *group);
+uint64_t rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *g,
+				  const char *node);
+
 /** Warnings collected while building (objects skipped and why). Borrowed strings. */
 size_t rf_cluster_n_warnings(const struct rf_cluster *c);
 const char *rf_cluster_warning(const struct rf_cluster *c, size_t i);

@@ -224,7 +224,8 @@ struct node_result {
 	enum rf_verdict verdict;
 	int score;
 	bool cel_error;
-	char *msg; /* "railfit: ..." for a failing node (filter), malloc'd */
+	const char *msg; /* "railfit: ..." for a failing node (filter): own_msg or the memo's */
+	char *own_msg;
 	bool has_predicted, level_applies;
 	enum rf_level level;
 	size_t n_picks;
@@ -243,21 +244,6 @@ struct judge_job {
 	atomic_int error;
 };
 
-/* kube-scheduler formats Error with fmt.Errorf: keep '%' out of messages */
-static char *
-filter_message(const char *reason)
-{
-	size_t len = strlen(reason) + 16;
-	char *m = malloc(len);
-	if (!m)
-		return NULL;
-	snprintf(m, len, "railfit: %s", reason);
-	for (char *p = m; *p; p++)
-		if (*p == '%')
-			*p = ' ';
-	return m;
-}
-
 static int
 keep_result(struct judge_job *job, struct node_result *out, const struct rf_judgement *j,
 	    const struct rf_memo_pick *scratch_picks)
@@ -273,8 +259,11 @@ keep_result(struct judge_job *job, struct node_result *out, const struct rf_judg
 	out->picks = j->picks;
 	if (!job->filter)
 		return 0;
-	if (j->verdict != RF_VERDICT_PASS && !(out->msg = filter_message(j->msg ? j->msg : "")))
-		return -ENOMEM;
+	if (j->verdict != RF_VERDICT_PASS) {
+		out->msg = j->filter_msg; /* remembered: the shape is held until the reply is sent */
+		if (!out->msg && !(out->msg = out->own_msg = rf_filter_message(j->msg ? j->msg : "")))
+			return -ENOMEM;
+	}
 	if (j->cel_error && !(out->cel_msg = strdup(j->msg ? j->msg : "")))
 		return -ENOMEM;
 	if (j->n_picks && j->picks == scratch_picks) {
@@ -318,7 +307,7 @@ static void
 judge_job_release(struct judge_job *job, size_t n)
 {
 	for (size_t i = 0; job->res && i < n; i++) {
-		free(job->res[i].msg);
+		free(job->res[i].own_msg);
 		free(job->res[i].cel_msg);
 		free(job->res[i].own_picks);
 	}
@@ -361,7 +350,8 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 	struct verb_ctx v = { .app = userdata };
 	struct judge_job job = { .v = &v };
 	enum rf_filter_outcome *outcomes = NULL;
-	char **msgs = NULL;
+	const char **msgs = NULL; /* borrowed from the judgements, or stale_msg */
+	char *stale_msg = NULL;
 	struct rf_pred_batch **batches = NULL;
 	int r = verb_prepare(&v, req, resp, true);
 	if (r != 0)
@@ -387,12 +377,13 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 			 "railfit: device data is stale (no contact with kube-apiserver for %.0fs, "
 			 "filter.staleAfter exceeded)",
 			 age);
+		if (!(stale_msg = strdup(msg))) {
+			r = -ENOMEM;
+			goto out;
+		}
 		for (size_t i = 0; i < n; i++) {
 			outcomes[i] = RF_FILTER_FAIL;
-			if (!(msgs[i] = strdup(msg))) {
-				r = -ENOMEM;
-				goto out;
-			}
+			msgs[i] = stale_msg;
 		}
 		counts[1] = n;
 	} else {
@@ -433,7 +424,6 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 					v.demand.pod_key, "detail", nr->cel_msg);
 			}
 			msgs[i] = nr->msg;
-			nr->msg = NULL;
 		}
 	}
 	if (batches)
@@ -449,12 +439,11 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				       (double)counts[k]);
 	rf_v(2, "pod filtered", "pod", v.demand.pod_key, "demand",
 	     rf_demand_kind_name(v.demand.kind));
-	json_t *res = rf_extender_filter_result(&v.args, outcomes, (const char *const *)msgs, NULL);
+	json_t *res = rf_extender_filter_result(&v.args, outcomes, msgs, NULL);
 	r = rf_http_reply_json(resp, 200, res);
 out:
-	for (size_t i = 0; msgs && i < v.args.n_nodes; i++)
-		free(msgs[i]);
 	free(msgs);
+	free(stale_msg);
 	free(outcomes);
 	if (batches) {
 		for (size_t k = 0; k < v.demand.n_claims; k++)
