@@ -69,7 +69,8 @@ judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judg
 	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, 0, ctx.ident, need_msg, &probe);
 	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, scratch, &ret->j), 0);
 	snprintf(ret->msg, sizeof(ret->msg), "%s", ret->j.msg ? ret->j.msg : "");
-	memcpy(ret->picks, ret->j.picks, ret->j.n_picks * sizeof(*ret->picks));
+	for (size_t i = 0; i < ret->j.n_picks; i++)
+		ret->picks[i] = ret->j.picks[i];
 	ret->j.picks = ret->picks;
 	/* the same node evaluated afresh gives the same judgement */
 	ck_assert_int_eq(rf_evaluate_node(f->c, &d, node, false, e), 0);
