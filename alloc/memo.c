@@ -17,13 +17,18 @@ struct entry {
 	atomic_uchar state;
 	struct rf_judgement j; /* msg and filter_msg owned */
 	uint64_t group_rails;
-	char *ident; /* the claims the message names; NULL when there is no message */
+	const char *ident; /* the shape's interned identity the message names, or NULL */
 	struct rf_memo_pick *picks;
 };
+
+#define IDENTS_MAX 256 /* identities (pods) per shape whose failure messages are kept */
 
 struct rf_memo_shape {
 	atomic_int refs;
 	char *shape;
+	pthread_mutex_t lock; /* idents */
+	char *idents[IDENTS_MAX];
+	size_t n_idents;
 	unsigned long used; /* LRU stamp, under the table lock */
 	size_t n;
 	struct entry entries[];
@@ -59,13 +64,29 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		free(s->entries[i].ident);
 		free((char *)s->entries[i].j.msg);
 		free((char *)s->entries[i].j.filter_msg);
 		free(s->entries[i].picks);
 	}
+	for (size_t i = 0; i < s->n_idents; i++)
+		free(s->idents[i]);
+	pthread_mutex_destroy(&s->lock);
 	free(s->shape);
 	free(s);
+}
+
+const char *
+rf_memo_ident(struct rf_memo_shape *s, const char *ident)
+{
+	const char *ret = NULL;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_idents && !ret; i++)
+		if (strcmp(s->idents[i], ident) == 0)
+			ret = s->idents[i];
+	if (!ret && s->n_idents < IDENTS_MAX && (s->idents[s->n_idents] = strdup(ident)))
+		ret = s->idents[s->n_idents++];
+	pthread_mutex_unlock(&s->lock);
+	return ret;
 }
 
 void
@@ -103,6 +124,7 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 			s = NULL;
 		}
 		if (s) {
+			pthread_mutex_init(&s->lock, NULL);
 			s->n = m->n_nodes;
 			atomic_init(&s->refs, 1); /* the table's */
 			rf_memo_shape_put(m->shapes[victim]);
@@ -128,7 +150,7 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const 
 		return false;
 	if (e->group_rails != group_rails)
 		return false;
-	if (need_msg && e->j.msg && strcmp(e->ident, ident) != 0)
+	if (need_msg && e->j.msg && (!ident || e->ident != ident))
 		return false;
 	*ret = e->j;
 	if (!need_msg)
@@ -190,6 +212,8 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const c
 		return;
 	struct entry *en = &s->entries[idx];
 	unsigned char expect = ENTRY_EMPTY;
+	if (!ident && (e->verdict != RF_VERDICT_PASS || e->cel_error))
+		return; /* a message for claims the shape keeps no identity for */
 	if (!atomic_compare_exchange_strong(&en->state, &expect, ENTRY_BUSY))
 		return; /* someone else remembers it */
 	struct rf_memo_pick tmp[RF_MAX_PICKS];
@@ -205,9 +229,9 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const c
 	en->j.picks = en->picks;
 	if (en->j.msg) {
 		char *msg = strdup(en->j.msg);
-		en->ident = strdup(ident);
+		en->ident = ident;
 		en->j.msg = msg;
-		if (!msg || !en->ident)
+		if (!msg)
 			goto forget;
 		if (en->j.verdict != RF_VERDICT_PASS && !(en->j.filter_msg = rf_filter_message(msg)))
 			goto forget;
@@ -218,7 +242,6 @@ forget: /* out of memory: leave the entry empty for a later try */
 	free(en->picks);
 	free((char *)en->j.msg);
 	free((char *)en->j.filter_msg);
-	free(en->ident);
 	memset(&en->j, 0, sizeof(en->j));
 	en->picks = NULL;
 	en->ident = NULL;
@@ -392,7 +415,7 @@ rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_
 	if (d->kind != RF_DEMAND_KNOWN)
 		return 0; /* nothing per node worth remembering */
 	ret->group = d->group[0] ? rf_cluster_group(c, d->group) : NULL;
-	int r = rf_demand_shape(d, &ret->shape_text, &ret->ident);
+	int r = rf_demand_shape(d, &ret->shape_text, &ret->ident_text);
 	if (r == -E2BIG)
 		return 0;
 	if (r < 0)
@@ -402,6 +425,7 @@ rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_
 		rf_judge_end(ret);
 		return -ENOMEM;
 	}
+	ret->ident = rf_memo_ident(ret->shape, ret->ident_text);
 	return 0;
 }
 
@@ -410,9 +434,10 @@ rf_judge_end(struct rf_judge_ctx *ctx)
 {
 	rf_memo_shape_put(ctx->shape);
 	free(ctx->shape_text);
-	free(ctx->ident);
+	free(ctx->ident_text);
 	ctx->shape = NULL;
-	ctx->shape_text = ctx->ident = NULL;
+	ctx->shape_text = ctx->ident_text = NULL;
+	ctx->ident = NULL;
 }
 
 int

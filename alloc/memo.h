@@ -60,9 +60,15 @@ int rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_iden
 struct rf_memo_shape *rf_memo_shape_get(struct rf_memo *m, const char *shape);
 void rf_memo_shape_put(struct rf_memo_shape *s);
 
+/** An identity (rf_demand_shape's ident) interned in the shape, so that entries compare it by
+ * pointer; NULL when the shape already keeps the most it keeps (or on OOM): then failure
+ * messages are not remembered for it. Thread-safe. */
+const char *rf_memo_ident(struct rf_memo_shape *s, const char *ident);
+
 /**
  * A remembered judgement of node `idx` with the group's rails elsewhere `group_rails`. A
- * failure message is only reused for the same identity, unless need_msg is false.
+ * failure message is only reused for the same identity (interned: rf_memo_ident), unless
+ * need_msg is false.
  * @return true and *ret (pointing into the shape: valid while it is referenced), or false.
  */
 bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
@@ -85,7 +91,8 @@ struct rf_judge_ctx {
 	const struct rf_cluster *cluster;
 	const struct rf_demand *demand;
 	struct rf_memo_shape *shape; /* NULL: nothing is remembered */
-	char *shape_text, *ident;
+	char *shape_text, *ident_text;
+	const char *ident; /* ident_text interned in the shape (NULL: no messages kept for it) */
 	const struct rf_group *group; /* the pod's rail group, resolved once */
 };
 

@@ -59,8 +59,14 @@ struct rf_cluster {
 	size_t n_warnings;
 
 	struct rf_memo *memo; /* verdicts per demand shape */
-	unsigned *node_slots; /* name hash -> node index + 1, 0 = empty; NULL while building */
+	/* node name -> node: open addressing over slots holding the index + 1 (0 = empty), the
+	 * hash's high bits, and the name's offset in one contiguous text, so that a lookup touches
+	 * no node struct and no scattered string (it runs for every node of every request) */
+	struct node_slot {
+		uint32_t idx1, hash_hi, name_off;
+	} *node_slots; /* NULL while building */
 	size_t node_mask;
+	char *node_names;
 
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
 	atomic_uchar *class_memo;

@@ -232,34 +232,44 @@ rf_cluster_node(const struct rf_cluster *c, const char *name)
 {
 	if (!c->node_slots)
 		return rf_model_find_node(c, name); /* while building */
-	for (size_t i = rf_fingerprint(name, NULL, NULL) & c->node_mask;; i = (i + 1) & c->node_mask) {
-		unsigned s = c->node_slots[i];
-		if (!s)
+	uint64_t h = rf_fingerprint(name, NULL, NULL);
+	for (size_t i = h & c->node_mask;; i = (i + 1) & c->node_mask) {
+		const struct node_slot *s = &c->node_slots[i];
+		if (!s->idx1)
 			return NULL;
-		if (strcmp(c->nodes[s - 1]->name, name) == 0)
-			return c->nodes[s - 1];
+		if (s->hash_hi == (uint32_t)(h >> 32) && strcmp(c->node_names + s->name_off, name) == 0)
+			return c->nodes[s->idx1 - 1];
 	}
 }
 
 /* Every verb looks up each node it is asked about by name: a hash table, not a binary search
- * of thousands of names. Open addressing, at most half full. */
+ * of thousands of names. At most half full. */
 static int
 index_node_names(struct rf_cluster *c)
 {
-	size_t cap = 16;
+	size_t cap = 16, text = 0;
 	while (cap < 2 * c->n_nodes)
 		cap *= 2;
-	unsigned *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
-	if (!slots)
+	for (size_t n = 0; n < c->n_nodes; n++)
+		text += strlen(c->nodes[n]->name) + 1;
+	struct node_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
+	char *names = rf_arena_alloc(c->arena, text + 1);
+	if (!slots || !names || text > UINT32_MAX)
 		return -ENOMEM;
+	size_t off = 0;
 	for (size_t n = 0; n < c->n_nodes; n++) {
-		size_t i = rf_fingerprint(c->nodes[n]->name, NULL, NULL) & (cap - 1);
-		while (slots[i])
+		uint64_t h = rf_fingerprint(c->nodes[n]->name, NULL, NULL);
+		size_t i = h & (cap - 1);
+		while (slots[i].idx1)
 			i = (i + 1) & (cap - 1);
-		slots[i] = (unsigned)n + 1;
+		slots[i] = (struct node_slot){ (uint32_t)n + 1, (uint32_t)(h >> 32), (uint32_t)off };
+		size_t len = strlen(c->nodes[n]->name) + 1;
+		memcpy(names + off, c->nodes[n]->name, len);
+		off += len;
 	}
 	c->node_mask = cap - 1;
 	c->node_slots = slots;
+	c->node_names = names;
 	return 0;
 }
 
