@@ -15,7 +15,7 @@ enum { ENTRY_EMPTY = 0, ENTRY_BUSY, ENTRY_READY };
 
 struct entry {
 	atomic_uchar state;
-	struct rf_judgement j; /* msg and filter_msg owned */
+	struct rf_judgement j; /* owned: filter_msg of a failure, msg of a selector error */
 	uint64_t group_rails;
 	const char *ident; /* the shape's interned identity the message names, or NULL */
 	struct rf_memo_pick *picks;
@@ -150,7 +150,7 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const 
 		return false;
 	if (e->group_rails != group_rails)
 		return false;
-	if (need_msg && e->j.msg && (!ident || e->ident != ident))
+	if (need_msg && (e->j.msg || e->j.filter_msg) && (!ident || e->ident != ident))
 		return false;
 	*ret = e->j;
 	if (!need_msg)
@@ -227,14 +227,15 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const c
 		memcpy(en->picks, tmp, en->j.n_picks * sizeof(*en->picks));
 	}
 	en->j.picks = en->picks;
-	if (en->j.msg) {
-		char *msg = strdup(en->j.msg);
-		en->ident = ident;
-		en->j.msg = msg;
-		if (!msg)
+	/* one copy of the message: as filter sends a failure, as the log shows a selector error */
+	en->ident = ident;
+	if (en->j.verdict != RF_VERDICT_PASS) {
+		en->j.filter_msg = rf_filter_message(en->j.msg);
+		en->j.msg = NULL;
+		if (!en->j.filter_msg)
 			goto forget;
-		if (en->j.verdict != RF_VERDICT_PASS && !(en->j.filter_msg = rf_filter_message(msg)))
-			goto forget;
+	} else if (en->j.msg && !(en->j.msg = strdup(en->j.msg))) {
+		goto forget;
 	}
 	atomic_store_explicit(&en->state, ENTRY_READY, memory_order_release);
 	return;

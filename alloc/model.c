@@ -19,8 +19,8 @@
 #include "alloc/model-private.h"
 
 /* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
- * a time; each costs ~40 bytes per node */
-#define MEMO_SHAPES 32
+ * a time; each costs ~80 bytes per node, plus the failure messages of the nodes that fail */
+#define MEMO_SHAPES 16
 
 static int index_node_names(struct rf_cluster *c);
 
