@@ -20,7 +20,7 @@
 
 /* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
  * a time; each costs ~80 bytes per node, plus the failure messages of the nodes that fail */
-#define MEMO_SHAPES 16
+#define MEMO_SHAPES 8
 
 static int index_node_names(struct rf_cluster *c);
 
