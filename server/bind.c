@@ -44,8 +44,8 @@ rf_binder_new(const struct rf_binder_options *o, struct rf_binder **ret)
 	pthread_mutex_init(&b->lock, NULL);
 	char l[64];
 	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++)
-		if (rf_metrics_format_labels(l, sizeof(l), "result", results[i], NULL) >= 0)
-			rf_metrics_add("railfit_bind_total", l, 0);
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_BIND_TOTAL, results[i], NULL) >= 0)
+			rf_metric_add(RF_METRIC_BIND_TOTAL, l, 0);
 	*ret = b;
 	return 0;
 }
@@ -122,8 +122,8 @@ static void
 count(const char *result)
 {
 	char l[64];
-	if (rf_metrics_format_labels(l, sizeof(l), "result", result, NULL) >= 0)
-		rf_metrics_add("railfit_bind_total", l, 1);
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_BIND_TOTAL, result, NULL) >= 0)
+		rf_metric_add(RF_METRIC_BIND_TOTAL, l, 1);
 }
 
 /* {"Error": text} with HTTP 200 (the protocol's failure shape); text loses its '%'. */

@@ -195,11 +195,12 @@ count_request(const struct req *r, int status)
 	char labels[256], code[16];
 	const char *verb = verb_of(r->route);
 	snprintf(code, sizeof(code), "%d", status);
-	if (rf_metrics_format_labels(labels, sizeof(labels), "verb", verb, "code", code, NULL) >= 0)
-		rf_metrics_add("railfit_requests_total", labels, 1);
-	if (rf_metrics_format_labels(labels, sizeof(labels), "verb", verb, NULL) >= 0)
-		rf_metrics_observe("railfit_request_duration_seconds", labels,
-				   elapsed_s(&r->start));
+	if (rf_metric_labels(labels, sizeof(labels), RF_METRIC_REQUESTS_TOTAL, verb, code, NULL) >=
+	    0)
+		rf_metric_add(RF_METRIC_REQUESTS_TOTAL, labels, 1);
+	if (rf_metric_labels(labels, sizeof(labels), RF_METRIC_REQUEST_DURATION_SECONDS, verb,
+			     NULL) >= 0)
+		rf_metric_observe(RF_METRIC_REQUEST_DURATION_SECONDS, labels, elapsed_s(&r->start));
 }
 
 /* Queue resp (taking its body) and destroy the MHD response at once. */

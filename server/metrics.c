@@ -8,6 +8,7 @@
 #include "server/metrics.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -192,6 +193,51 @@ rf_metrics_observe(const char *name, const char *labels, double v)
 	update(name, labels, v, OP_OBSERVE);
 }
 
+/* Append `k="v"` (preceded by a comma unless first) with v escaped as the exposition format
+ * requires; on overflow *ok turns false and nothing more is written. */
+static void
+append_label(char *buf, size_t len, size_t *pos, bool *ok, bool first, const char *k, const char *v)
+{
+	char tmp[8];
+	const char *parts[3] = { first ? "" : ",", k, "=\"" };
+	if (!v)
+		v = "";
+	for (size_t i = 0; i < 3; i++) {
+		size_t n = strlen(parts[i]);
+		if (!*ok || *pos + n >= len) {
+			*ok = false;
+			continue;
+		}
+		memcpy(buf + *pos, parts[i], n);
+		*pos += n;
+	}
+	for (const char *p = v;; p++) {
+		const char *piece;
+		if (*p == '\0') {
+			piece = "\"";
+		} else if (*p == '\\') {
+			piece = "\\\\";
+		} else if (*p == '"') {
+			piece = "\\\"";
+		} else if (*p == '\n') {
+			piece = "\\n";
+		} else {
+			tmp[0] = *p;
+			tmp[1] = '\0';
+			piece = tmp;
+		}
+		size_t n = strlen(piece);
+		if (!*ok || *pos + n >= len)
+			*ok = false;
+		else {
+			memcpy(buf + *pos, piece, n);
+			*pos += n;
+		}
+		if (*p == '\0')
+			break;
+	}
+}
+
 int
 rf_metrics_format_labels(char *buf, size_t len, ...)
 {
@@ -206,44 +252,7 @@ rf_metrics_format_labels(char *buf, size_t len, ...)
 		if (!k)
 			break;
 		const char *v = va_arg(ap, const char *);
-		if (!v)
-			v = "";
-		char tmp[8];
-		const char *parts[3] = { first ? "" : ",", k, "=\"" };
-		for (size_t i = 0; i < 3; i++) {
-			size_t n = strlen(parts[i]);
-			if (!ok || pos + n >= len) {
-				ok = false;
-				continue;
-			}
-			memcpy(buf + pos, parts[i], n);
-			pos += n;
-		}
-		for (const char *p = v;; p++) {
-			const char *piece;
-			if (*p == '\0') {
-				piece = "\"";
-			} else if (*p == '\\') {
-				piece = "\\\\";
-			} else if (*p == '"') {
-				piece = "\\\"";
-			} else if (*p == '\n') {
-				piece = "\\n";
-			} else {
-				tmp[0] = *p;
-				tmp[1] = '\0';
-				piece = tmp;
-			}
-			size_t n = strlen(piece);
-			if (!ok || pos + n >= len)
-				ok = false;
-			else {
-				memcpy(buf + pos, piece, n);
-				pos += n;
-			}
-			if (*p == '\0')
-				break;
-		}
+		append_label(buf, len, &pos, &ok, first, k, v);
 	}
 	va_end(ap);
 	if (ok)
@@ -578,49 +587,188 @@ rf_metrics_reset(void)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * railfit's metrics (DESIGN section 9)
+ * railfit's metrics (DESIGN section 9): the one table, in exposition order
  */
 
 static const double request_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
 					  0.1,    0.25,  0.5,    1,     2.5,  5 };
 
+#define RF_METRIC_MAX_LABELS 2
+
+struct metric_def {
+	const char *name;
+	enum rf_metric_type type;
+	const char *help;
+	const char *labels[RF_METRIC_MAX_LABELS]; /* label names in order, NULL-padded */
+	const double *buckets;
+	size_t n_buckets;
+};
+
+static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
+	[RF_METRIC_REQUESTS_TOTAL] = {
+		.name = "railfit_requests_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "HTTP requests served, by extender verb (or other) and status code.",
+		.labels = { "verb", "code" },
+	},
+	[RF_METRIC_REQUEST_DURATION_SECONDS] = {
+		.name = "railfit_request_duration_seconds",
+		.type = RF_METRIC_HISTOGRAM,
+		.help = "Time from request headers to queued response, by extender verb.",
+		.labels = { "verb" },
+		.buckets = request_buckets,
+		.n_buckets = sizeof(request_buckets) / sizeof(request_buckets[0]),
+	},
+	[RF_METRIC_FILTER_NODES_TOTAL] = {
+		.name = "railfit_filter_nodes_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Nodes judged by filter, by result (pass, fail, unresolvable).",
+		.labels = { "result" },
+	},
+	[RF_METRIC_PODS_TOTAL] = {
+		.name = "railfit_pods_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Pods seen by filter, by device demand (none, known, unknown).",
+		.labels = { "demand" },
+	},
+	[RF_METRIC_WATCH_EVENTS_TOTAL] = {
+		.name = "railfit_watch_events_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Watch events received from kube-apiserver, by resource and event type.",
+		.labels = { "resource", "type" },
+	},
+	[RF_METRIC_WATCH_RESTARTS_TOTAL] = {
+		.name = "railfit_watch_restarts_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Watch restarts (relists and reconnects), by resource and reason.",
+		.labels = { "resource", "reason" },
+	},
+	[RF_METRIC_CACHE_OBJECTS] = {
+		.name = "railfit_cache_objects",
+		.type = RF_METRIC_GAUGE,
+		.help = "Objects in the cache, by resource.",
+		.labels = { "resource" },
+	},
+	[RF_METRIC_CACHE_SYNCED] = {
+		.name = "railfit_cache_synced",
+		.type = RF_METRIC_GAUGE,
+		.help = "1 once the resource's initial list has completed, else 0.",
+		.labels = { "resource" },
+	},
+	[RF_METRIC_CACHE_STALENESS_SECONDS] = {
+		.name = "railfit_cache_staleness_seconds",
+		.type = RF_METRIC_GAUGE,
+		.help = "Seconds since the resource's watch last delivered data or a bookmark.",
+		.labels = { "resource" },
+	},
+	[RF_METRIC_PREDICTION_TOTAL] = {
+		.name = "railfit_prediction_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Predicted device picks compared with the real allocation, by outcome "
+			"(exact, same_level, differs).",
+		.labels = { "outcome" },
+	},
+	[RF_METRIC_BIND_TOTAL] = {
+		.name = "railfit_bind_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Bind calls, by result.",
+		.labels = { "result" },
+	},
+	[RF_METRIC_BUILD_INFO] = {
+		.name = "railfit_build_info",
+		.type = RF_METRIC_GAUGE,
+		.help = "Always 1; labels carry the version and git commit of the binary.",
+		.labels = { "version", "commit" },
+	},
+	[RF_METRIC_SELECTOR_ERRORS_TOTAL] = {
+		.name = "railfit_selector_errors_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Filter calls where a claim's CEL selector raised a runtime error on a device "
+			"the allocator's search reaches (kube-scheduler fails the pod's attempt).",
+	},
+	[RF_METRIC_ANNOTATION_ERRORS_TOTAL] = {
+		.name = "railfit_annotation_errors_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Pods with a malformed railfit.io or bandwidth annotation, counted once "
+			"per pod; the value is ignored.",
+	},
+	[RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS] = {
+		.name = "railfit_topology_annotation_errors",
+		.type = RF_METRIC_GAUGE,
+		.help = "Nodes whose railfit.io/pci-topology annotation is ignored (malformed, "
+			"unknown version, or no PCI address matches a DRA device).",
+	},
+	[RF_METRIC_UNJUDGED_NODES_TOTAL] = {
+		.name = "railfit_unjudged_nodes_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Nodes passed (filter) or scored 0 (prioritize) without evaluation because "
+			"the request's time budget was spent.",
+	},
+};
+
+const char *
+rf_metric_name(enum rf_metric m)
+{
+	return (unsigned)m < RF_METRIC__COUNT ? metric_defs[m].name : NULL;
+}
+
+int
+rf_metric_labels(char *buf, size_t len, enum rf_metric m, ...)
+{
+	if ((unsigned)m >= RF_METRIC__COUNT || len == 0)
+		return -EINVAL;
+	const struct metric_def *d = &metric_defs[m];
+	size_t pos = 0, n = 0;
+	bool ok = true;
+	buf[0] = '\0';
+	va_list ap;
+	va_start(ap, m);
+	for (const char *v; (v = va_arg(ap, const char *));) {
+		if (n == RF_METRIC_MAX_LABELS || !d->labels[n]) {
+			n = RF_METRIC_MAX_LABELS + 1;
+			break;
+		}
+		append_label(buf, len, &pos, &ok, n == 0, d->labels[n], v);
+		n++;
+	}
+	va_end(ap);
+	if (n > RF_METRIC_MAX_LABELS || (n < RF_METRIC_MAX_LABELS && d->labels[n])) {
+		buf[0] = '\0';
+		return -EINVAL;
+	}
+	if (!ok) {
+		buf[0] = '\0';
+		return -ENOSPC;
+	}
+	buf[pos] = '\0';
+	return (int)pos;
+}
+
+void
+rf_metric_add(enum rf_metric m, const char *labels, double v)
+{
+	update(rf_metric_name(m), labels, v, OP_ADD);
+}
+
+void
+rf_metric_set(enum rf_metric m, const char *labels, double v)
+{
+	update(rf_metric_name(m), labels, v, OP_SET);
+}
+
+void
+rf_metric_observe(enum rf_metric m, const char *labels, double v)
+{
+	update(rf_metric_name(m), labels, v, OP_OBSERVE);
+}
+
 void
 rf_metrics_declare_railfit(const char *version, const char *commit)
 {
-	rf_metrics_declare("railfit_requests_total", RF_METRIC_COUNTER,
-			   "HTTP requests served, by extender verb (or other) and status code.",
-			   NULL, 0);
-	rf_metrics_declare("railfit_request_duration_seconds", RF_METRIC_HISTOGRAM,
-			   "Time from request headers to queued response, by extender verb.",
-			   request_buckets, sizeof(request_buckets) / sizeof(request_buckets[0]));
-	rf_metrics_declare("railfit_filter_nodes_total", RF_METRIC_COUNTER,
-			   "Nodes judged by filter, by result (pass, fail, unresolvable).", NULL,
-			   0);
-	rf_metrics_declare("railfit_pods_total", RF_METRIC_COUNTER,
-			   "Pods seen by filter, by device demand (none, known, unknown).", NULL,
-			   0);
-	rf_metrics_declare("railfit_watch_events_total", RF_METRIC_COUNTER,
-			   "Watch events received from kube-apiserver, by resource and event type.",
-			   NULL, 0);
-	rf_metrics_declare("railfit_watch_restarts_total", RF_METRIC_COUNTER,
-			   "Watch restarts (relists and reconnects), by resource and reason.", NULL,
-			   0);
-	rf_metrics_declare("railfit_cache_objects", RF_METRIC_GAUGE,
-			   "Objects in the cache, by resource.", NULL, 0);
-	rf_metrics_declare("railfit_cache_synced", RF_METRIC_GAUGE,
-			   "1 once the resource's initial list has completed, else 0.", NULL, 0);
-	rf_metrics_declare("railfit_cache_staleness_seconds", RF_METRIC_GAUGE,
-			   "Seconds since the resource's watch last delivered data or a bookmark.",
-			   NULL, 0);
-	rf_metrics_declare("railfit_prediction_total", RF_METRIC_COUNTER,
-			   "Predicted device picks compared with the real allocation, by outcome "
-			   "(exact, same_level, differs).",
-			   NULL, 0);
-	rf_metrics_declare("railfit_bind_total", RF_METRIC_COUNTER, "Bind calls, by result.", NULL,
-			   0);
-	rf_metrics_declare("railfit_build_info", RF_METRIC_GAUGE,
-			   "Always 1; labels carry the version and git commit of the binary.", NULL,
-			   0);
+	for (size_t i = 0; i < RF_METRIC__COUNT; i++) {
+		const struct metric_def *d = &metric_defs[i];
+		rf_metrics_declare(d->name, d->type, d->help, d->buckets, d->n_buckets);
+	}
 
 	/* Known label values start at zero so that rates work from the first scrape. */
 	static const char *const results[] = { "pass", "fail", "unresolvable" };
@@ -628,14 +776,19 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 	static const char *const outcomes[] = { "exact", "same_level", "differs" };
 	char l[512];
 	for (size_t i = 0; i < 3; i++) {
-		if (rf_metrics_format_labels(l, sizeof(l), "result", results[i], NULL) >= 0)
-			rf_metrics_add("railfit_filter_nodes_total", l, 0);
-		if (rf_metrics_format_labels(l, sizeof(l), "demand", demands[i], NULL) >= 0)
-			rf_metrics_add("railfit_pods_total", l, 0);
-		if (rf_metrics_format_labels(l, sizeof(l), "outcome", outcomes[i], NULL) >= 0)
-			rf_metrics_add("railfit_prediction_total", l, 0);
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_FILTER_NODES_TOTAL, results[i],
+				     NULL) >= 0)
+			rf_metric_add(RF_METRIC_FILTER_NODES_TOTAL, l, 0);
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_PODS_TOTAL, demands[i], NULL) >= 0)
+			rf_metric_add(RF_METRIC_PODS_TOTAL, l, 0);
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_PREDICTION_TOTAL, outcomes[i], NULL) >=
+		    0)
+			rf_metric_add(RF_METRIC_PREDICTION_TOTAL, l, 0);
 	}
-	if (rf_metrics_format_labels(l, sizeof(l), "version", version ? version : "unknown",
-				     "commit", commit ? commit : "unknown", NULL) >= 0)
-		rf_metrics_set("railfit_build_info", l, 1);
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_BUILD_INFO, version ? version : "unknown",
+			     commit ? commit : "unknown", NULL) >= 0)
+		rf_metric_set(RF_METRIC_BUILD_INFO, l, 1);
+	rf_metric_add(RF_METRIC_UNJUDGED_NODES_TOTAL, "", 0);
+	rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 0);
+	rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 0);
 }

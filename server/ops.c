@@ -81,19 +81,20 @@ cache_gauges(struct rf_app *app)
 	const size_t counts[RF_KIND_COUNT] = { cnt.nodes, cnt.pods, cnt.slices, cnt.claims,
 					       cnt.classes };
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
-		snprintf(labels, sizeof(labels), "resource=\"%s\"", rf_kind_resource(k));
-		rf_metrics_set("railfit_cache_objects", labels, (double)counts[k]);
+		rf_metric_labels(labels, sizeof(labels), RF_METRIC_CACHE_OBJECTS,
+				 rf_kind_resource(k), NULL);
+		rf_metric_set(RF_METRIC_CACHE_OBJECTS, labels, (double)counts[k]);
 		json_t *kd = json_object_get(detail, rf_kind_resource(k));
-		rf_metrics_set("railfit_cache_synced", labels,
-			       json_is_true(json_object_get(kd, "synced")) ? 1 : 0);
-		rf_metrics_set("railfit_cache_staleness_seconds", labels,
-			       rf_cache_staleness(app->cache, k));
+		rf_metric_set(RF_METRIC_CACHE_SYNCED, labels,
+			      json_is_true(json_object_get(kd, "synced")) ? 1 : 0);
+		rf_metric_set(RF_METRIC_CACHE_STALENESS_SECONDS, labels,
+			      rf_cache_staleness(app->cache, k));
 	}
 	json_decref(detail);
 	size_t bad_topo = 0;
 	for (size_t i = 0; gen && i < rf_cluster_n_nodes(gen); i++)
 		bad_topo += rf_cluster_node_at(gen, i)->topo_error != NULL;
-	rf_metrics_set("railfit_topology_annotation_errors", "", (double)bad_topo);
+	rf_metric_set(RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS, "", (double)bad_topo);
 	rf_cluster_unref(gen);
 }
 

@@ -206,7 +206,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	}
 	char labels[40];
 	snprintf(labels, sizeof(labels), "outcome=\"%s\"", outcome);
-	rf_metrics_add("railfit_prediction_total", labels, 1);
+	rf_metric_add(RF_METRIC_PREDICTION_TOTAL, labels, 1);
 	free(a);
 	rf_cluster_unref(gen);
 	batch_free(b);

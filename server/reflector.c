@@ -182,9 +182,9 @@ static void
 count_restart(struct reflector *r, const char *reason)
 {
 	char l[128];
-	if (rf_metrics_format_labels(l, sizeof(l), "resource", r->resource, "reason", reason,
-				     NULL) >= 0)
-		rf_metrics_add("railfit_watch_restarts_total", l, 1);
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_WATCH_RESTARTS_TOTAL, r->resource, reason,
+			     NULL) >= 0)
+		rf_metric_add(RF_METRIC_WATCH_RESTARTS_TOTAL, l, 1);
 }
 
 static void
@@ -194,9 +194,9 @@ flush_counts(struct reflector *r)
 	for (int t = 0; t < RF_WATCH_TYPE_COUNT; t++) {
 		if (!r->counts[t])
 			continue;
-		if (rf_metrics_format_labels(l, sizeof(l), "resource", r->resource, "type",
-					     rf_watch_type_name(t), NULL) >= 0)
-			rf_metrics_add("railfit_watch_events_total", l, (double)r->counts[t]);
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_WATCH_EVENTS_TOTAL, r->resource,
+				     rf_watch_type_name(t), NULL) >= 0)
+			rf_metric_add(RF_METRIC_WATCH_EVENTS_TOTAL, l, (double)r->counts[t]);
 		r->counts[t] = 0;
 	}
 }
@@ -745,9 +745,9 @@ rf_reflectors_start(const struct rf_reflectors_options *o, struct rf_reflectors 
 	char l[128];
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		for (int t = 0; t < RF_WATCH_TYPE_COUNT; t++)
-			if (rf_metrics_format_labels(l, sizeof(l), "resource", rf_kind_resource(k),
-						     "type", rf_watch_type_name(t), NULL) >= 0)
-				rf_metrics_add("railfit_watch_events_total", l, 0);
+			if (rf_metric_labels(l, sizeof(l), RF_METRIC_WATCH_EVENTS_TOTAL,
+					     rf_kind_resource(k), rf_watch_type_name(t), NULL) >= 0)
+				rf_metric_add(RF_METRIC_WATCH_EVENTS_TOTAL, l, 0);
 
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {

@@ -364,25 +364,6 @@ rf_cmd_serve(int argc, char **argv)
 	if (!app.cache || !app.cel)
 		goto out;
 	rf_metrics_declare_railfit(RF_VERSION, RF_COMMIT);
-	rf_metrics_declare("railfit_selector_errors_total", RF_METRIC_COUNTER,
-			   "Filter calls where a claim's CEL selector raised a runtime error on a device "
-			   "the allocator's search reaches (kube-scheduler fails the pod's attempt).",
-			   NULL, 0);
-	rf_metrics_declare("railfit_annotation_errors_total", RF_METRIC_COUNTER,
-			   "Pods with a malformed railfit.io or bandwidth annotation, counted once "
-			   "per pod; the value is ignored.",
-			   NULL, 0);
-	rf_metrics_declare("railfit_topology_annotation_errors", RF_METRIC_GAUGE,
-			   "Nodes whose railfit.io/pci-topology annotation is ignored (malformed, "
-			   "unknown version, or no PCI address matches a DRA device).",
-			   NULL, 0);
-	rf_metrics_declare("railfit_unjudged_nodes_total", RF_METRIC_COUNTER,
-			   "Nodes passed (filter) or scored 0 (prioritize) without evaluation because "
-			   "the request's time budget was spent.",
-			   NULL, 0);
-	rf_metrics_add("railfit_unjudged_nodes_total", "", 0);
-	rf_metrics_add("railfit_selector_errors_total", "", 0);
-	rf_metrics_add("railfit_annotation_errors_total", "", 0);
 
 	const char *source = live ? "apiserver" : demo ? "demo" : snapshot;
 	/* objects keep only what railfit reads, with the configured topology annotation */

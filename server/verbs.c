@@ -153,7 +153,7 @@ note_deadline(const struct verb_ctx *v, const char *verb, size_t done, size_t to
 	snprintf(t, sizeof(t), "%zu", total);
 	rf_warn("time budget spent: the remaining nodes are not judged", "verb", verb, "pod",
 		v->demand.pod_key, "judged", d, "nodes", t);
-	rf_metrics_add("railfit_unjudged_nodes_total", "", (double)(total - done));
+	rf_metric_add(RF_METRIC_UNJUDGED_NODES_TOTAL, "", (double)(total - done));
 }
 
 /* Age of the device data: the stalest of the kinds that decide allocations. */
@@ -203,14 +203,14 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 		return r;
 	char labels[32];
 	snprintf(labels, sizeof(labels), "demand=\"%s\"", rf_demand_kind_name(v->demand.kind));
-	rf_metrics_add("railfit_pods_total", labels, 1);
+	rf_metric_add(RF_METRIC_PODS_TOTAL, labels, 1);
 	if (v->demand.kind == RF_DEMAND_UNKNOWN)
 		rf_v(1, "pod demand unknown", "pod", v->demand.pod_key, "reason",
 		     v->demand.unknown_reason);
 	if (v->demand.bad_annotation[0] && first_report(v->demand.pod_key)) {
 		rf_warn("ignoring a malformed pod annotation", "pod", v->demand.pod_key, "detail",
 			v->demand.bad_annotation);
-		rf_metrics_add("railfit_annotation_errors_total", "", 1);
+		rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 1);
 	}
 	return 0;
 }
@@ -419,7 +419,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 			counts[nr->verdict]++;
 			if (nr->cel_error && !cel_error_seen) {
 				cel_error_seen = true;
-				rf_metrics_add("railfit_selector_errors_total", "", 1);
+				rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 1);
 				rf_warn("a claim selector raises a CEL runtime error", "pod",
 					v.demand.pod_key, "detail", nr->cel_msg);
 			}
@@ -435,8 +435,8 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 						     "result=\"unresolvable\"" };
 	for (int k = 0; k < 3; k++)
 		if (counts[k])
-			rf_metrics_add("railfit_filter_nodes_total", result_labels[k],
-				       (double)counts[k]);
+			rf_metric_add(RF_METRIC_FILTER_NODES_TOTAL, result_labels[k],
+				      (double)counts[k]);
 	rf_v(2, "pod filtered", "pod", v.demand.pod_key, "demand",
 	     rf_demand_kind_name(v.demand.kind));
 	json_t *res = rf_extender_filter_result(&v.args, outcomes, msgs, NULL);
