@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "alloc/model.h"
+#include "config/utf8.h" /* rf_utf8_trim */
 
 struct rf_arena;
 
@@ -18,10 +19,6 @@ void *rf_arena_alloc(struct rf_arena *a, size_t size);
 void *rf_arena_calloc(struct rf_arena *a, size_t n, size_t size);
 char *rf_arena_strdup(struct rf_arena *a, const char *s);
 char *rf_arena_printf(struct rf_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/** Cut a UTF-8 sequence that truncation (snprintf, %.Ns) left incomplete at the end of s, so
- * that the text stays valid for JSON. */
-void rf_utf8_trim(char *s);
 
 /** Borrowed string at key, or NULL when absent or not a string. */
 const char *rf_jstr(const json_t *obj, const char *key);

@@ -150,20 +150,3 @@ rf_jbool(const json_t *obj, const char *key, bool def)
 	const json_t *v = json_object_get(obj, key);
 	return json_is_boolean(v) ? json_is_true(v) : def;
 }
-
-void
-rf_utf8_trim(char *s)
-{
-	size_t n = strlen(s), i = n, back = 0;
-	/* walk back over continuation bytes to the lead byte of the last sequence */
-	while (i > 0 && back < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
-		i--;
-		back++;
-	}
-	if (i == 0)
-		return;
-	unsigned char lead = (unsigned char)s[i - 1];
-	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-	if (lead >= 0x80 && need != back + 1)
-		s[i - 1] = 0; /* incomplete (or stray) sequence: drop it */
-}

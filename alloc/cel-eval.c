@@ -1127,7 +1127,7 @@ call_fn(struct cel_ctx *c, const struct cel_node *n, struct cel_value *out)
 		if (a->type == CEL_STRING) {
 			if (charge(c, pos, a->s.len / 10) != 0)
 				return -1;
-			out->i = (int64_t)cel_utf8_count(a->s.p, a->s.len);
+			out->i = (int64_t)rf_utf8_count(a->s.p, a->s.len);
 		} else if (a->type == CEL_LIST) {
 			out->i = (int64_t)a->list.n;
 		} else if (a->type == CEL_MAP) {

@@ -294,7 +294,7 @@ lex_escape(struct parser *p, size_t *i, char *out, size_t *o)
 	default:
 		return perr(p, -EINVAL, at, "invalid escape sequence");
 	}
-	*o += cel_utf8_encode(cp, out + *o);
+	*o += rf_utf8_encode(cp, out + *o);
 	return 0;
 }
 
@@ -1500,7 +1500,7 @@ cel_parse(const char *expr, struct rf_cel_program *prog, struct rf_cel_error *er
 		}
 		return -E2BIG;
 	}
-	size_t valid = cel_utf8_valid_prefix(expr, p.len);
+	size_t valid = rf_utf8_valid_prefix(expr, p.len);
 	if (valid < p.len)
 		return perr(&p, -EINVAL, valid, "invalid UTF-8");
 	if (next(&p) != 0)

@@ -15,6 +15,7 @@
 
 #include "alloc/cel.h"
 #include "config/quantity.h"
+#include "config/utf8.h"
 
 /* Kubernetes' limits for DRA selectors (resource.k8s.io CELSelectorExpressionMaxLength/MaxCost). */
 #define CEL_MAX_EXPR_LEN (10 * 1024)
@@ -254,13 +255,6 @@ int cel_semver_parse(const char *s, size_t len, struct cel_semver *ret, const ch
 int cel_semver_parse_normalized(const char *s, size_t len, char *buf, struct cel_semver *ret,
 				const char **ret_msg);
 int cel_semver_cmp(const struct cel_semver *a, const struct cel_semver *b);
-
-/* Number of code points in valid UTF-8 (continuation bytes are not counted). */
-size_t cel_utf8_count(const char *s, size_t len);
-/* Length of the valid UTF-8 prefix of s. */
-size_t cel_utf8_valid_prefix(const char *s, size_t len);
-/* Encode cp (<= 0x10FFFF, not a surrogate) as UTF-8 into out[4]; returns the byte count. */
-size_t cel_utf8_encode(uint32_t cp, char *out);
 
 /* Go's strconv.FormatFloat(d, 'g', -1, 64) (what cel-go's string(double) produces). */
 void cel_format_double(double d, char *buf, size_t len);

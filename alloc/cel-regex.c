@@ -114,17 +114,8 @@ buf_putc(struct rx_buf *b, char c)
 static uint32_t
 rx_decode(struct rx *r, size_t *i)
 {
-	const unsigned char *u = (const unsigned char *)r->pat;
-	unsigned char c = u[*i];
-	if (c < 0x80) {
-		(*i)++;
-		return c;
-	}
-	size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-	uint32_t cp = c & (n == 2 ? 0x1F : n == 3 ? 0x0F : 0x07);
-	for (size_t k = 1; k < n; k++)
-		cp = (cp << 6) | (u[*i + k] & 0x3F);
-	*i += n;
+	uint32_t cp = 0;
+	*i += rf_utf8_decode(r->pat + *i, r->len - *i, &cp);
 	return cp;
 }
 
@@ -175,7 +166,7 @@ emit_literal(struct rx *r, uint32_t cp, size_t off)
 		r->last_atom_multibyte = false;
 	} else {
 		char u[4];
-		size_t n = cel_utf8_encode(cp, u);
+		size_t n = rf_utf8_encode(cp, u);
 		buf_put(&r->out, u, n);
 		/* byte-wise the sequence still matches exactly (and is grouped before a
 		 * quantifier), but case folding would not */
@@ -396,7 +387,7 @@ static void
 emit_cp_raw(struct rx *r, uint32_t cp)
 {
 	char u[4];
-	size_t n = cel_utf8_encode(cp, u);
+	size_t n = rf_utf8_encode(cp, u);
 	buf_put(&r->out, u, n);
 }
 
@@ -941,7 +932,7 @@ cel_regex_compile(struct cel_regex *rx, const char *pat, size_t len, char *msg, 
 		lc = cel_locale_c();
 	if (msgsz)
 		msg[0] = '\0';
-	size_t valid = cel_utf8_valid_prefix(pat, len);
+	size_t valid = rf_utf8_valid_prefix(pat, len);
 	if (valid < len) {
 		rx_fail(&r, -EINVAL, valid, "invalid UTF-8");
 	} else {

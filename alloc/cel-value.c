@@ -1,5 +1,5 @@
 /* Value helpers of the CEL evaluator: the bump arena programs and evaluations allocate from,
- * semantic versions (blang/semver rules, as Kubernetes' semver library), UTF-8 helpers, Go-style
+ * semantic versions (blang/semver rules, as Kubernetes' semver library), Go-style
  * double formatting and the locale objects that make number formatting and regexes independent
  * of the process locale. Pure functions; the locale objects are created once (pthread_once). */
 #include <errno.h>
@@ -170,83 +170,6 @@ cel_locale_utf8(void)
 {
 	pthread_once(&locale_once, locale_init);
 	return loc_utf8;
-}
-
-/* ---- UTF-8 ---------------------------------------------------------------------------------- */
-
-size_t
-cel_utf8_count(const char *s, size_t len)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			n++;
-	return n;
-}
-
-size_t
-cel_utf8_valid_prefix(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0;
-	while (i < len) {
-		unsigned char c = u[i];
-		size_t n;
-		uint32_t cp;
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if (c >= 0xC2 && c <= 0xDF) {
-			n = 2;
-			cp = c & 0x1F;
-		} else if (c >= 0xE0 && c <= 0xEF) {
-			n = 3;
-			cp = c & 0x0F;
-		} else if (c >= 0xF0 && c <= 0xF4) {
-			n = 4;
-			cp = c & 0x07;
-		} else {
-			return i;
-		}
-		if (len - i < n)
-			return i;
-		for (size_t k = 1; k < n; k++) {
-			if ((u[i + k] & 0xC0) != 0x80)
-				return i;
-			cp = (cp << 6) | (u[i + k] & 0x3F);
-		}
-		if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-		    (cp >= 0xD800 && cp <= 0xDFFF))
-			return i;
-		i += n;
-	}
-	return i;
-}
-
-size_t
-cel_utf8_encode(uint32_t cp, char *out)
-{
-	unsigned char *o = (unsigned char *)out;
-	if (cp < 0x80) {
-		o[0] = (unsigned char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (unsigned char)(0xC0 | (cp >> 6));
-		o[1] = (unsigned char)(0x80 | (cp & 0x3F));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (unsigned char)(0xE0 | (cp >> 12));
-		o[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		o[2] = (unsigned char)(0x80 | (cp & 0x3F));
-		return 3;
-	}
-	o[0] = (unsigned char)(0xF0 | (cp >> 18));
-	o[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-	o[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-	o[3] = (unsigned char)(0x80 | (cp & 0x3F));
-	return 4;
 }
 
 /* ---- semver --------------------------------------------------------------------------------- */

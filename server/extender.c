@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/utf8.h"
+
 /* ---------------------------------------------------------------------------------------------
  * Case-insensitive key lookup
  */
@@ -785,43 +787,6 @@ gb_putc(struct gobuf *b, char c)
 
 static const char hexd[] = "0123456789abcdef";
 
-/* Decode one UTF-8 sequence; 0 length means invalid (Go writes U+FFFD for the byte). */
-static size_t
-utf8_decode(const unsigned char *s, size_t n, uint32_t *ret_cp)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-	if (c < 0x80) {
-		*ret_cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*ret_cp = cp;
-	return len;
-}
-
 /* Go's encoding/json appendString with escapeHTML (json.Marshal's default). */
 static void
 gb_string(struct gobuf *b, const char *s, size_t n)
@@ -870,7 +835,7 @@ gb_string(struct gobuf *b, const char *s, size_t n)
 			continue;
 		}
 		uint32_t cp = 0;
-		size_t sl = utf8_decode(p + i, n - i, &cp);
+		size_t sl = rf_utf8_decode(s + i, n - i, &cp);
 		if (sl == 0) {
 			gb_putn(b, s + start, i - start);
 			gb_puts(b, "\\ufffd");

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/utf8.h"
+
 #define RF_LOG_LINE_MAX (64 * 1024)
 
 static atomic_int log_format = RF_LOG_TEXT;
@@ -116,40 +118,6 @@ line_printf(struct line *l, const char *fmt, ...)
 
 static const char hexdigits[] = "0123456789abcdef";
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 if invalid. */
-static size_t
-utf8_seq_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	size_t len;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* Go strconv.Quote for the characters that matter in logs: named escapes, \xNN for other control
  * bytes, DEL and invalid UTF-8; valid non-ASCII UTF-8 passes through. */
 static void
@@ -161,7 +129,8 @@ put_go_quoted(struct line *l, const char *s)
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
 		if (c >= 0x80) {
-			size_t sl = utf8_seq_len(p + i, n - i);
+			uint32_t cp;
+			size_t sl = rf_utf8_decode(s + i, n - i, &cp);
 			if (sl == 0) {
 				char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
 				line_putn(l, esc, 4);
@@ -223,7 +192,8 @@ put_json_string(struct line *l, const char *s)
 	for (size_t i = 0; i < n;) {
 		unsigned char c = p[i];
 		if (c >= 0x80) {
-			size_t sl = utf8_seq_len(p + i, n - i);
+			uint32_t cp;
+			size_t sl = rf_utf8_decode(s + i, n - i, &cp);
 			if (sl == 0) {
 				line_puts(l, "\\ufffd");
 				i++;
