@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/utf8.h"
+#include "server/escape.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Case-insensitive key lookup
@@ -785,75 +785,17 @@ gb_putc(struct gobuf *b, char c)
 	gb_putn(b, &c, 1);
 }
 
-static const char hexd[] = "0123456789abcdef";
+static void
+gb_put(void *ctx, const char *s, size_t n)
+{
+	gb_putn(ctx, s, n);
+}
 
 /* Go's encoding/json appendString with escapeHTML (json.Marshal's default). */
 static void
 gb_string(struct gobuf *b, const char *s, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	gb_putc(b, '"');
-	size_t start = 0, i = 0;
-	while (i < n) {
-		unsigned char c = p[i];
-		if (c < 0x80) {
-			if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' &&
-			    c != '&') {
-				i++;
-				continue;
-			}
-			gb_putn(b, s + start, i - start);
-			switch (c) {
-			case '"':
-			case '\\': {
-				char e[2] = { '\\', (char)c };
-				gb_putn(b, e, 2);
-				break;
-			}
-			case '\b':
-				gb_puts(b, "\\b");
-				break;
-			case '\f':
-				gb_puts(b, "\\f");
-				break;
-			case '\n':
-				gb_puts(b, "\\n");
-				break;
-			case '\r':
-				gb_puts(b, "\\r");
-				break;
-			case '\t':
-				gb_puts(b, "\\t");
-				break;
-			default: {
-				char e[6] = { '\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 0xf] };
-				gb_putn(b, e, 6);
-			}
-			}
-			i++;
-			start = i;
-			continue;
-		}
-		uint32_t cp = 0;
-		size_t sl = rf_utf8_decode(s + i, n - i, &cp);
-		if (sl == 0) {
-			gb_putn(b, s + start, i - start);
-			gb_puts(b, "\\ufffd");
-			i++;
-			start = i;
-			continue;
-		}
-		if (cp == 0x2028 || cp == 0x2029) {
-			gb_putn(b, s + start, i - start);
-			gb_puts(b, cp == 0x2028 ? "\\u2028" : "\\u2029");
-			i += sl;
-			start = i;
-			continue;
-		}
-		i += sl;
-	}
-	gb_putn(b, s + start, n - start);
-	gb_putc(b, '"');
+	rf_escape_json(s, n, RF_ESCAPE_GO_JSON, gb_put, b);
 }
 
 /* Shortest decimal digits that round-trip d (d finite, > 0): digits without a point in dig,

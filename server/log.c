@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/utf8.h"
+#include "server/escape.h"
 
 #define RF_LOG_LINE_MAX (64 * 1024)
 
@@ -116,122 +116,24 @@ line_printf(struct line *l, const char *fmt, ...)
 	line_putn(l, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-static const char hexdigits[] = "0123456789abcdef";
+static void
+line_put(void *ctx, const char *s, size_t n)
+{
+	line_putn(ctx, s, n);
+}
 
-/* Go strconv.Quote for the characters that matter in logs: named escapes, \xNN for other control
- * bytes, DEL and invalid UTF-8; valid non-ASCII UTF-8 passes through. */
+/* Go strconv.Quote for the characters that matter in logs (klog's text format). */
 static void
 put_go_quoted(struct line *l, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-	line_putc(l, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		if (c >= 0x80) {
-			uint32_t cp;
-			size_t sl = rf_utf8_decode(s + i, n - i, &cp);
-			if (sl == 0) {
-				char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
-				line_putn(l, esc, 4);
-				i++;
-			} else {
-				line_putn(l, s + i, sl);
-				i += sl;
-			}
-			continue;
-		}
-		switch (c) {
-		case '"':
-			line_puts(l, "\\\"");
-			break;
-		case '\\':
-			line_puts(l, "\\\\");
-			break;
-		case '\n':
-			line_puts(l, "\\n");
-			break;
-		case '\r':
-			line_puts(l, "\\r");
-			break;
-		case '\t':
-			line_puts(l, "\\t");
-			break;
-		case '\a':
-			line_puts(l, "\\a");
-			break;
-		case '\b':
-			line_puts(l, "\\b");
-			break;
-		case '\f':
-			line_puts(l, "\\f");
-			break;
-		case '\v':
-			line_puts(l, "\\v");
-			break;
-		default:
-			if (c < 0x20 || c == 0x7f) {
-				char esc[4] = { '\\', 'x', hexdigits[c >> 4], hexdigits[c & 0xf] };
-				line_putn(l, esc, 4);
-			} else {
-				line_putc(l, (char)c);
-			}
-		}
-		i++;
-	}
-	line_putc(l, '"');
+	rf_escape_go_quote(s, strlen(s), line_put, l);
 }
 
-/* A JSON string: control characters as \u00XX (or their short escapes), invalid UTF-8 as U+FFFD. */
+/* A JSON string as klog's JSON format (zap) writes it. */
 static void
 put_json_string(struct line *l, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s);
-	line_putc(l, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = p[i];
-		if (c >= 0x80) {
-			uint32_t cp;
-			size_t sl = rf_utf8_decode(s + i, n - i, &cp);
-			if (sl == 0) {
-				line_puts(l, "\\ufffd");
-				i++;
-			} else {
-				line_putn(l, s + i, sl);
-				i += sl;
-			}
-			continue;
-		}
-		switch (c) {
-		case '"':
-			line_puts(l, "\\\"");
-			break;
-		case '\\':
-			line_puts(l, "\\\\");
-			break;
-		case '\n':
-			line_puts(l, "\\n");
-			break;
-		case '\r':
-			line_puts(l, "\\r");
-			break;
-		case '\t':
-			line_puts(l, "\\t");
-			break;
-		default:
-			if (c < 0x20) {
-				char esc[6] = {
-					'\\', 'u', '0', '0', hexdigits[c >> 4], hexdigits[c & 0xf]
-				};
-				line_putn(l, esc, 6);
-			} else {
-				line_putc(l, (char)c);
-			}
-		}
-		i++;
-	}
-	line_putc(l, '"');
+	rf_escape_json(s, strlen(s), 0, line_put, l);
 }
 
 /* Keys are programmer-chosen identifiers; keep only characters that cannot break the line. */
