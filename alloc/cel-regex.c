@@ -28,17 +28,12 @@
 #include <string.h>
 
 #include "alloc/cel-private.h"
+#include "config/strbuf.h"
 
 #define RE2_MAX_REPEAT    1000 /* RE2 rejects larger counts */
 #define RX_MAX_WEIGHT     2000 /* expanded size accepted: glibc expands counted repeats */
 #define RX_MAX_NEST       100
 #define RX_MAX_CLASS_ENUM 512 /* non-ASCII ranges are enumerated up to this many code points */
-
-struct rx_buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
 
 struct rx_range {
 	uint32_t lo, hi;
@@ -47,7 +42,7 @@ struct rx_range {
 struct rx {
 	const char *pat;
 	size_t len, i;
-	struct rx_buf out;
+	struct rf_strbuf out;
 	bool icase, dotall;
 	bool utf8; /* C.UTF-8 available */
 	int rc;
@@ -82,34 +77,6 @@ rx_fail(struct rx *r, int rc, size_t off, const char *fmt, ...)
 	return r->rc;
 }
 
-static void
-buf_put(struct rx_buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = true;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void
-buf_putc(struct rx_buf *b, char c)
-{
-	buf_put(b, &c, 1);
-}
-
 /* Decode one UTF-8 code point of the (already validated) pattern. */
 static uint32_t
 rx_decode(struct rx *r, size_t *i)
@@ -139,10 +106,10 @@ emit_literal(struct rx *r, uint32_t cp, size_t off)
 		char c = (char)cp;
 		switch (c) {
 		case '^':
-			buf_put(&r->out, "\\^", 2);
+			rf_strbuf_putn(&r->out, "\\^", 2);
 			break;
 		case ']':
-			buf_put(&r->out, "[]]", 3);
+			rf_strbuf_putn(&r->out, "[]]", 3);
 			break;
 		case '.':
 		case '[':
@@ -156,18 +123,18 @@ emit_literal(struct rx *r, uint32_t cp, size_t off)
 		case '|':
 		case '$':
 		case '\\':
-			buf_putc(&r->out, '[');
-			buf_putc(&r->out, c);
-			buf_putc(&r->out, ']');
+			rf_strbuf_putc(&r->out, '[');
+			rf_strbuf_putc(&r->out, c);
+			rf_strbuf_putc(&r->out, ']');
 			break;
 		default:
-			buf_putc(&r->out, c);
+			rf_strbuf_putc(&r->out, c);
 		}
 		r->last_atom_multibyte = false;
 	} else {
 		char u[4];
 		size_t n = rf_utf8_encode(cp, u);
-		buf_put(&r->out, u, n);
+		rf_strbuf_putn(&r->out, u, n);
 		/* byte-wise the sequence still matches exactly (and is grouped before a
 		 * quantifier), but case folding would not */
 		r->last_atom_multibyte = true;
@@ -388,7 +355,7 @@ emit_cp_raw(struct rx *r, uint32_t cp)
 {
 	char u[4];
 	size_t n = rf_utf8_encode(cp, u);
-	buf_put(&r->out, u, n);
+	rf_strbuf_putn(&r->out, u, n);
 }
 
 /* Emit a sorted, merged set as a POSIX bracket expression. */
@@ -437,11 +404,11 @@ emit_class(struct rx *r, struct rx_class *cls, bool negated, size_t off)
 		return r->rc;
 	}
 	size_t start = r->out.len;
-	buf_putc(&r->out, '[');
+	rf_strbuf_putc(&r->out, '[');
 	if (negated)
-		buf_putc(&r->out, '^');
+		rf_strbuf_putc(&r->out, '^');
 	if (has[0])
-		buf_putc(&r->out, ']');
+		rf_strbuf_putc(&r->out, ']');
 	for (size_t k = 0; k < m; k++) {
 		uint32_t lo = cls->r[k].lo, hi = cls->r[k].hi;
 		/* Walk the range, leaving out the bracket specials (emitted at fixed places). */
@@ -461,7 +428,7 @@ emit_class(struct rx *r, struct rx_class *cls, bool negated, size_t off)
 				if (a < 0x80) {
 					emit_cp_raw(r, a);
 					if (0x7F > a) {
-						buf_putc(&r->out, '-');
+						rf_strbuf_putc(&r->out, '-');
 						emit_cp_raw(r, 0x7F);
 					}
 				}
@@ -476,7 +443,7 @@ emit_class(struct rx *r, struct rx_class *cls, bool negated, size_t off)
 			} else {
 				emit_cp_raw(r, a);
 				if (b > a + 1)
-					buf_putc(&r->out, '-');
+					rf_strbuf_putc(&r->out, '-');
 				emit_cp_raw(r, b);
 			}
 			a = b + 1;
@@ -484,25 +451,25 @@ emit_class(struct rx *r, struct rx_class *cls, bool negated, size_t off)
 	}
 	/* '[' must not be followed by ':', '.' or '='; put it after everything else. */
 	if (has[3])
-		buf_putc(&r->out, '[');
+		rf_strbuf_putc(&r->out, '[');
 	if (has[2]) {
 		/* '^' is literal anywhere but first. */
 		if (r->out.len == start + 1 + (negated ? 1 : 0)) {
 			/* nothing before it: only ^ and maybe - */
 			if (has[1]) {
-				buf_put(&r->out, "-^", 2);
+				rf_strbuf_putn(&r->out, "-^", 2);
 				has[1] = false;
 			} else {
 				/* only '^' in a negated class: [^^] */
-				buf_putc(&r->out, '^');
+				rf_strbuf_putc(&r->out, '^');
 			}
 		} else {
-			buf_putc(&r->out, '^');
+			rf_strbuf_putc(&r->out, '^');
 		}
 	}
 	if (has[1])
-		buf_putc(&r->out, '-');
-	buf_putc(&r->out, ']');
+		rf_strbuf_putc(&r->out, '-');
+	rf_strbuf_putc(&r->out, ']');
 	r->last_atom_out = start;
 	r->last_atom_multibyte = false;
 	r->prev = PREV_ATOM;
@@ -668,13 +635,13 @@ apply_quantifier(struct rx *r, size_t off, const char *q, size_t qlen, size_t fa
 		/* make the quantifier apply to the whole character */
 		size_t n = r->out.len - r->last_atom_out;
 		char tmp[8];
-		memcpy(tmp, r->out.p + r->last_atom_out, n);
+		memcpy(tmp, r->out.s + r->last_atom_out, n);
 		r->out.len = r->last_atom_out;
-		buf_putc(&r->out, '(');
-		buf_put(&r->out, tmp, n);
-		buf_putc(&r->out, ')');
+		rf_strbuf_putc(&r->out, '(');
+		rf_strbuf_putn(&r->out, tmp, n);
+		rf_strbuf_putc(&r->out, ')');
 	}
-	buf_put(&r->out, q, qlen);
+	rf_strbuf_putn(&r->out, q, qlen);
 	size_t w = r->last[r->depth];
 	if (factor > 1) {
 		if (w > RX_MAX_WEIGHT || factor - 1 > RX_MAX_WEIGHT / (w ? w : 1))
@@ -748,7 +715,7 @@ parse_group_open(struct rx *r)
 	}
 	if (r->depth >= RX_MAX_NEST)
 		return rx_fail(r, -ENOTSUP, off, "groups nested too deeply");
-	buf_putc(&r->out, '(');
+	rf_strbuf_putc(&r->out, '(');
 	r->depth++;
 	r->total[r->depth] = 0;
 	r->last[r->depth] = 0;
@@ -793,7 +760,7 @@ translate(struct rx *r)
 				return rx_fail(r, -EINVAL, off,
 					       "unexpected ): unbalanced parentheses");
 			r->i++;
-			buf_putc(&r->out, ')');
+			rf_strbuf_putc(&r->out, ')');
 			size_t w = r->total[r->depth];
 			r->depth--;
 			r->last_atom_multibyte = false;
@@ -803,13 +770,13 @@ translate(struct rx *r)
 		}
 		case '|':
 			r->i++;
-			buf_putc(&r->out, '|');
+			rf_strbuf_putc(&r->out, '|');
 			r->prev = PREV_NONE;
 			break;
 		case '^':
 		case '$':
 			r->i++;
-			buf_putc(&r->out, c);
+			rf_strbuf_putc(&r->out, c);
 			r->prev = PREV_ANCHOR;
 			break;
 		case '.':
@@ -822,9 +789,9 @@ translate(struct rx *r)
 			r->last_atom_out = r->out.len;
 			r->last_atom_multibyte = false;
 			if (r->dotall)
-				buf_putc(&r->out, '.');
+				rf_strbuf_putc(&r->out, '.');
 			else
-				buf_put(&r->out, "[^\n]", 4);
+				rf_strbuf_putn(&r->out, "[^\n]", 4);
 			r->prev = PREV_ATOM;
 			add_weight(r, 1);
 			break;
@@ -870,7 +837,7 @@ translate(struct rx *r)
 			}
 			if (e == 'A' || e == 'z') {
 				r->i++;
-				buf_putc(&r->out, e == 'A' ? '^' : '$');
+				rf_strbuf_putc(&r->out, e == 'A' ? '^' : '$');
 				r->prev = PREV_ANCHOR;
 				break;
 			}
@@ -936,11 +903,11 @@ cel_regex_compile(struct cel_regex *rx, const char *pat, size_t len, char *msg, 
 	if (valid < len) {
 		rx_fail(&r, -EINVAL, valid, "invalid UTF-8");
 	} else {
-		buf_put(&r.out, "", 0);
+		rf_strbuf_putn(&r.out, "", 0);
 		translate(&r);
 	}
 	if (r.rc != 0) {
-		free(r.out.p);
+		free(r.out.s);
 		*ret_off = r.err_off;
 		return r.rc;
 	}
@@ -948,33 +915,33 @@ cel_regex_compile(struct cel_regex *rx, const char *pat, size_t len, char *msg, 
 	/* Anchor the search: "^.*(P)" matches where P matches somewhere, and glibc then runs one
 	 * pass over the subject instead of restarting at every position (quadratic otherwise).
 	 * Without REG_NEWLINE, POSIX '.' matches any character including '\n'. */
-	struct rx_buf full = { 0 };
-	buf_put(&full, "^.*(", 4);
-	buf_put(&full, r.out.p ? r.out.p : "", r.out.len);
-	buf_putc(&full, ')');
-	free(r.out.p);
+	struct rf_strbuf full = { 0 };
+	rf_strbuf_putn(&full, "^.*(", 4);
+	rf_strbuf_putn(&full, r.out.s ? r.out.s : "", r.out.len);
+	rf_strbuf_putc(&full, ')');
+	free(r.out.s);
 	r.out = full;
 	if (r.out.oom) {
-		free(r.out.p);
+		free(r.out.s);
 		return -ENOMEM;
 	}
 	rx->weight = r.total[0] + 1;
 	locale_t old = uselocale(lc);
-	int rc = regcomp(&rx->re, r.out.p, flags);
+	int rc = regcomp(&rx->re, r.out.s, flags);
 	uselocale(old);
 	if (rc != 0) {
 		char tmp[128];
 		regerror(rc, &rx->re, tmp, sizeof(tmp));
 		if (rc == REG_ESPACE) {
-			free(r.out.p);
+			free(r.out.s);
 			return -ENOMEM;
 		}
 		snprintf(msg, msgsz, "pattern not supported by the POSIX engine: %s", tmp);
 		*ret_off = 0;
-		free(r.out.p);
+		free(r.out.s);
 		return -ENOTSUP;
 	}
-	free(r.out.p);
+	free(r.out.s);
 	return 0;
 }
 

@@ -6,10 +6,9 @@
 #include <string.h>
 
 #include "alloc/evaluate.h"
+#include "config/strbuf.h"
 #include "server/app.h"
-#include "server/strbuf.h"
 #include "server/snapshot.h"
-
 
 static struct rf_cluster *
 take_gen(struct rf_app *app, struct rf_http_response *resp)

@@ -6,8 +6,8 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
+#include "config/strbuf.h"
 #include "server/app.h"
-#include "server/strbuf.h"
 
 /* One node's explain entry and what the order needs: nodes are evaluated one at a time into one
  * scratch evaluation (~24 KiB each; thousands of them at once would be hundreds of MB). */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/strbuf.h"
 #include "server/escape.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -735,65 +736,15 @@ rf_extender_bind_result(const char *error)
  * Go-compatible serialisation
  */
 
-struct gobuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void
-gb_reserve(struct gobuf *b, size_t more)
-{
-	if (b->oom || b->len + more + 1 <= b->cap)
-		return;
-	size_t ncap = b->cap ? b->cap : 256;
-	while (ncap < b->len + more + 1) {
-		if (ncap > SIZE_MAX / 2) {
-			b->oom = true;
-			return;
-		}
-		ncap *= 2;
-	}
-	char *np = realloc(b->p, ncap);
-	if (!np) {
-		b->oom = true;
-		return;
-	}
-	b->p = np;
-	b->cap = ncap;
-}
-
-static void
-gb_putn(struct gobuf *b, const char *s, size_t n)
-{
-	gb_reserve(b, n);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-static void
-gb_puts(struct gobuf *b, const char *s)
-{
-	gb_putn(b, s, strlen(s));
-}
-
-static void
-gb_putc(struct gobuf *b, char c)
-{
-	gb_putn(b, &c, 1);
-}
-
 static void
 gb_put(void *ctx, const char *s, size_t n)
 {
-	gb_putn(ctx, s, n);
+	rf_strbuf_putn(ctx, s, n);
 }
 
 /* Go's encoding/json appendString with escapeHTML (json.Marshal's default). */
 static void
-gb_string(struct gobuf *b, const char *s, size_t n)
+gb_string(struct rf_strbuf *b, const char *s, size_t n)
 {
 	rf_escape_json(s, n, RF_ESCAPE_GO_JSON, gb_put, b);
 }
@@ -825,88 +776,88 @@ shortest_digits(double d, char *dig, size_t diglen, int *ret_exp)
 /* Go's floatEncoder for float64: 'f' format between 1e-6 and 1e21, else 'e' with a
  * two-digit-minimum exponent whose "e-0X" is shortened to "e-X". */
 static void
-gb_real(struct gobuf *b, double d)
+gb_real(struct rf_strbuf *b, double d)
 {
 	if (!isfinite(d)) {
-		gb_puts(b, "null");
+		rf_strbuf_puts(b, "null");
 		return;
 	}
 	if (d == 0) {
-		gb_puts(b, signbit(d) ? "-0" : "0");
+		rf_strbuf_puts(b, signbit(d) ? "-0" : "0");
 		return;
 	}
 	if (d < 0)
-		gb_putc(b, '-');
+		rf_strbuf_putc(b, '-');
 	double a = fabs(d);
 	char dig[32];
 	int e;
 	shortest_digits(a, dig, sizeof(dig), &e);
 	size_t nd = strlen(dig);
 	if (a < 1e-6 || a >= 1e21) {
-		gb_putc(b, dig[0]);
+		rf_strbuf_putc(b, dig[0]);
 		if (nd > 1) {
-			gb_putc(b, '.');
-			gb_puts(b, dig + 1);
+			rf_strbuf_putc(b, '.');
+			rf_strbuf_puts(b, dig + 1);
 		}
 		char ex[16];
 		if (e < 0 && e > -10)
 			snprintf(ex, sizeof(ex), "e-%d", -e);
 		else
 			snprintf(ex, sizeof(ex), "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
-		gb_puts(b, ex);
+		rf_strbuf_puts(b, ex);
 		return;
 	}
 	if (e < 0) {
-		gb_puts(b, "0.");
+		rf_strbuf_puts(b, "0.");
 		for (int z = 0; z < -e - 1; z++)
-			gb_putc(b, '0');
-		gb_puts(b, dig);
+			rf_strbuf_putc(b, '0');
+		rf_strbuf_puts(b, dig);
 		return;
 	}
 	/* e >= 0: integer part is the first e+1 digits (zero padded). */
 	size_t ip = (size_t)e + 1;
 	if (nd <= ip) {
-		gb_puts(b, dig);
+		rf_strbuf_puts(b, dig);
 		for (size_t z = nd; z < ip; z++)
-			gb_putc(b, '0');
+			rf_strbuf_putc(b, '0');
 	} else {
-		gb_putn(b, dig, ip);
-		gb_putc(b, '.');
-		gb_puts(b, dig + ip);
+		rf_strbuf_putn(b, dig, ip);
+		rf_strbuf_putc(b, '.');
+		rf_strbuf_puts(b, dig + ip);
 	}
 }
 
 static void
-gb_value(struct gobuf *b, const json_t *j)
+gb_value(struct rf_strbuf *b, const json_t *j)
 {
 	if (b->oom)
 		return;
 	switch (json_typeof(j)) {
 	case JSON_OBJECT: {
-		gb_putc(b, '{');
+		rf_strbuf_putc(b, '{');
 		bool first = true;
 		void *it = json_object_iter((json_t *)j);
 		while (it) {
 			if (!first)
-				gb_putc(b, ',');
+				rf_strbuf_putc(b, ',');
 			first = false;
 			gb_string(b, json_object_iter_key(it), json_object_iter_key_len(it));
-			gb_putc(b, ':');
+			rf_strbuf_putc(b, ':');
 			gb_value(b, json_object_iter_value(it));
 			it = json_object_iter_next((json_t *)j, it);
 		}
-		gb_putc(b, '}');
+		rf_strbuf_putc(b, '}');
 		break;
 	}
 	case JSON_ARRAY: {
-		gb_putc(b, '[');
+		rf_strbuf_putc(b, '[');
 		size_t n = json_array_size(j);
 		for (size_t i = 0; i < n; i++) {
 			if (i)
-				gb_putc(b, ',');
+				rf_strbuf_putc(b, ',');
 			gb_value(b, json_array_get(j, i));
 		}
-		gb_putc(b, ']');
+		rf_strbuf_putc(b, ']');
 		break;
 	}
 	case JSON_STRING:
@@ -915,40 +866,36 @@ gb_value(struct gobuf *b, const json_t *j)
 	case JSON_INTEGER: {
 		char tmp[32];
 		snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-		gb_puts(b, tmp);
+		rf_strbuf_puts(b, tmp);
 		break;
 	}
 	case JSON_REAL:
 		gb_real(b, json_real_value(j));
 		break;
 	case JSON_TRUE:
-		gb_puts(b, "true");
+		rf_strbuf_puts(b, "true");
 		break;
 	case JSON_FALSE:
-		gb_puts(b, "false");
+		rf_strbuf_puts(b, "false");
 		break;
 	case JSON_NULL:
 	default:
-		gb_puts(b, "null");
+		rf_strbuf_puts(b, "null");
 	}
 }
 
 char *
 rf_json_dump_go(const json_t *j, size_t *ret_len)
 {
-	struct gobuf b = { 0 };
+	struct rf_strbuf b = { 0 };
 	if (!j) {
-		gb_puts(&b, "null");
+		rf_strbuf_puts(&b, "null");
 	} else {
 		gb_value(&b, j);
 	}
-	gb_reserve(&b, 0);
-	if (b.oom || !b.p) {
-		free(b.p);
-		return NULL;
-	}
-	b.p[b.len] = '\0';
-	if (ret_len)
-		*ret_len = b.len;
-	return b.p;
+	size_t len = b.len;
+	char *text = rf_strbuf_steal(&b);
+	if (text && ret_len)
+		*ret_len = len;
+	return text;
 }

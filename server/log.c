@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/strbuf.h"
 #include "server/escape.h"
 
 #define RF_LOG_LINE_MAX (64 * 1024)
@@ -43,106 +44,33 @@ rf_log_verbosity(void)
 	return atomic_load_explicit(&log_verbosity, memory_order_relaxed);
 }
 
-/* A bounded line buffer: starts on the caller's stack, moves to the heap when it grows, and
- * truncates (marking the line) at RF_LOG_LINE_MAX or on OOM. */
-struct line {
-	char *p;
-	size_t len, cap;
-	bool heap;
-	bool truncated;
-};
-
-static void
-line_reserve(struct line *l, size_t more)
-{
-	if (l->truncated)
-		return;
-	if (l->len + more <= l->cap)
-		return;
-	size_t want = l->len + more;
-	if (want > RF_LOG_LINE_MAX) {
-		l->truncated = true;
-		return;
-	}
-	size_t ncap = l->cap * 2;
-	while (ncap < want)
-		ncap *= 2;
-	if (ncap > RF_LOG_LINE_MAX)
-		ncap = RF_LOG_LINE_MAX;
-	char *np = l->heap ? realloc(l->p, ncap) : malloc(ncap);
-	if (!np) {
-		l->truncated = true;
-		return;
-	}
-	if (!l->heap)
-		memcpy(np, l->p, l->len);
-	l->p = np;
-	l->cap = ncap;
-	l->heap = true;
-}
-
-static void
-line_putn(struct line *l, const char *s, size_t n)
-{
-	line_reserve(l, n);
-	if (l->truncated)
-		return;
-	memcpy(l->p + l->len, s, n);
-	l->len += n;
-}
-
-static void
-line_puts(struct line *l, const char *s)
-{
-	line_putn(l, s, strlen(s));
-}
-
-static void
-line_putc(struct line *l, char c)
-{
-	line_putn(l, &c, 1);
-}
-
-__attribute__((format(printf, 2, 3))) static void
-line_printf(struct line *l, const char *fmt, ...)
-{
-	char tmp[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	line_putn(l, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
 static void
 line_put(void *ctx, const char *s, size_t n)
 {
-	line_putn(ctx, s, n);
+	rf_strbuf_putn(ctx, s, n);
 }
 
 /* Go strconv.Quote for the characters that matter in logs (klog's text format). */
 static void
-put_go_quoted(struct line *l, const char *s)
+put_go_quoted(struct rf_strbuf *l, const char *s)
 {
 	rf_escape_go_quote(s, strlen(s), line_put, l);
 }
 
 /* A JSON string as klog's JSON format (zap) writes it. */
 static void
-put_json_string(struct line *l, const char *s)
+put_json_string(struct rf_strbuf *l, const char *s)
 {
 	rf_escape_json(s, strlen(s), 0, line_put, l);
 }
 
 /* Keys are programmer-chosen identifiers; keep only characters that cannot break the line. */
 static void
-put_key(struct line *l, const char *k)
+put_key(struct rf_strbuf *l, const char *k)
 {
 	for (const char *p = k; *p; p++) {
 		unsigned char c = (unsigned char)*p;
-		line_putc(l, (c <= ' ' || c == '=' || c == '"' || c == 0x7f) ? '_' : (char)c);
+		rf_strbuf_putc(l, (c <= ' ' || c == '=' || c == '"' || c == 0x7f) ? '_' : (char)c);
 	}
 }
 
@@ -174,8 +102,11 @@ static void
 emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *msg,
      const char *const *kv, size_t n_kv)
 {
+	/* A line starts on the stack, moves to the heap when it grows, and is cut (and marked)
+	 * at RF_LOG_LINE_MAX or on OOM. */
 	char stack[1024];
-	struct line l = { .p = stack, .cap = sizeof(stack) };
+	struct rf_strbuf l;
+	rf_strbuf_init_with(&l, stack, sizeof(stack), RF_LOG_LINE_MAX);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	const char *caller = base_name(file);
@@ -185,58 +116,57 @@ emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *ms
 	if (atomic_load_explicit(&log_format, memory_order_relaxed) == RF_LOG_JSON) {
 		static const char *const names[] = { "error", "warning", "info" };
 		double ms = (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-		line_printf(&l, "{\"ts\":%.3f,\"level\":\"%s\",\"v\":%d,\"caller\":", ms,
-			    names[lvl <= RF_LOG_INFO ? lvl : RF_LOG_INFO], v);
+		rf_strbuf_printf(&l, "{\"ts\":%.3f,\"level\":\"%s\",\"v\":%d,\"caller\":", ms,
+				 names[lvl <= RF_LOG_INFO ? lvl : RF_LOG_INFO], v);
 		char cbuf[256];
 		snprintf(cbuf, sizeof(cbuf), "%s:%d", caller, line_no);
 		put_json_string(&l, cbuf);
-		line_puts(&l, ",\"msg\":");
+		rf_strbuf_puts(&l, ",\"msg\":");
 		put_json_string(&l, msg);
 		for (size_t i = 0; i + 1 < n_kv; i += 2) {
-			line_putc(&l, ',');
+			rf_strbuf_putc(&l, ',');
 			put_json_string(&l, kv[i]);
-			line_putc(&l, ':');
+			rf_strbuf_putc(&l, ':');
 			put_json_string(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
 		}
-		line_putc(&l, '}');
+		rf_strbuf_putc(&l, '}');
 	} else {
 		static const char letters[] = { 'E', 'W', 'I' };
 		struct tm tm;
 		localtime_r(&ts.tv_sec, &tm);
-		line_printf(&l, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ",
-			    letters[lvl <= RF_LOG_INFO ? lvl : RF_LOG_INFO], tm.tm_mon + 1,
-			    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
-			    (int)getpid(), caller, line_no);
+		rf_strbuf_printf(&l, "%c%02d%02d %02d:%02d:%02d.%06ld %7d %s:%d] ",
+				 letters[lvl <= RF_LOG_INFO ? lvl : RF_LOG_INFO], tm.tm_mon + 1,
+				 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000,
+				 (int)getpid(), caller, line_no);
 		put_go_quoted(&l, msg);
 		for (size_t i = 0; i + 1 < n_kv; i += 2) {
-			line_putc(&l, ' ');
+			rf_strbuf_putc(&l, ' ');
 			put_key(&l, kv[i]);
-			line_putc(&l, '=');
+			rf_strbuf_putc(&l, '=');
 			if (kv[i + 1])
 				put_go_quoted(&l, kv[i + 1]);
 			else
-				line_puts(&l, "<nil>");
+				rf_strbuf_puts(&l, "<nil>");
 		}
 	}
 
-	if (l.truncated) {
+	if (l.oom) {
 		/* Make room for the marker and the newline inside what we already have. */
 		static const char mark[] = " [truncated]";
 		size_t need = sizeof(mark) - 1 + 1;
-		if (l.len + need > l.cap)
-			l.len = l.cap > need ? l.cap - need : 0;
-		memcpy(l.p + l.len, mark, sizeof(mark) - 1);
+		size_t room = l.cap < RF_LOG_LINE_MAX ? l.cap : RF_LOG_LINE_MAX;
+		if (l.len + need > room)
+			l.len = room > need ? room - need : 0;
+		memcpy(l.s + l.len, mark, sizeof(mark) - 1);
 		l.len += sizeof(mark) - 1;
-		l.p[l.len++] = '\n';
+		l.s[l.len++] = '\n';
 	} else {
-		l.truncated = false;
-		line_putc(&l, '\n');
-		if (l.truncated)
-			l.p[l.len - 1] = '\n';
+		rf_strbuf_putc(&l, '\n');
+		if (l.oom)
+			l.s[l.len - 1] = '\n';
 	}
-	write_all(l.p, l.len);
-	if (l.heap)
-		free(l.p);
+	write_all(l.s, l.len);
+	rf_strbuf_release(&l);
 }
 
 static bool

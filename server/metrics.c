@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/strbuf.h"
+
 struct series {
 	char *labels;
 	double value;      /* counter / gauge */
@@ -266,66 +268,6 @@ rf_metrics_format_labels(char *buf, size_t len, ...)
  * Rendering
  */
 
-struct out {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void
-out_putn(struct out *o, const char *s, size_t n)
-{
-	if (o->oom)
-		return;
-	if (o->len + n + 1 > o->cap) {
-		size_t ncap = o->cap ? o->cap : 4096;
-		while (ncap < o->len + n + 1)
-			ncap *= 2;
-		char *np = realloc(o->p, ncap);
-		if (!np) {
-			o->oom = true;
-			return;
-		}
-		o->p = np;
-		o->cap = ncap;
-	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
-	o->p[o->len] = '\0';
-}
-
-static void
-out_puts(struct out *o, const char *s)
-{
-	out_putn(o, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void
-out_printf(struct out *o, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n < sizeof(tmp)) {
-		out_putn(o, tmp, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		o->oom = true;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	out_putn(o, big, (size_t)n);
-	free(big);
-}
-
 /* Prometheus float syntax: +Inf, -Inf, NaN, else the shortest form that round-trips. */
 static void
 fmt_value(char *buf, size_t len, double v)
@@ -351,53 +293,53 @@ fmt_value(char *buf, size_t len, double v)
 
 /* HELP text escaping: backslash and newline. */
 static void
-put_help(struct out *o, const char *h)
+put_help(struct rf_strbuf *o, const char *h)
 {
 	for (const char *p = h; *p; p++) {
 		if (*p == '\\')
-			out_puts(o, "\\\\");
+			rf_strbuf_puts(o, "\\\\");
 		else if (*p == '\n')
-			out_puts(o, "\\n");
+			rf_strbuf_puts(o, "\\n");
 		else
-			out_putn(o, p, 1);
+			rf_strbuf_putn(o, p, 1);
 	}
 }
 
 static void
-put_header(struct out *o, const char *name, const char *type, const char *help)
+put_header(struct rf_strbuf *o, const char *name, const char *type, const char *help)
 {
-	out_printf(o, "# HELP %s ", name);
+	rf_strbuf_printf(o, "# HELP %s ", name);
 	put_help(o, help);
-	out_printf(o, "\n# TYPE %s %s\n", name, type);
+	rf_strbuf_printf(o, "\n# TYPE %s %s\n", name, type);
 }
 
 static void
-put_sample(struct out *o, const char *name, const char *suffix, const char *labels,
+put_sample(struct rf_strbuf *o, const char *name, const char *suffix, const char *labels,
 	   const char *extra_label, double v)
 {
 	char val[64];
 	fmt_value(val, sizeof(val), v);
-	out_puts(o, name);
-	out_puts(o, suffix);
+	rf_strbuf_puts(o, name);
+	rf_strbuf_puts(o, suffix);
 	bool has_labels = labels && *labels;
 	if (has_labels || extra_label) {
-		out_putn(o, "{", 1);
+		rf_strbuf_putn(o, "{", 1);
 		if (has_labels)
-			out_puts(o, labels);
+			rf_strbuf_puts(o, labels);
 		if (extra_label) {
 			if (has_labels)
-				out_putn(o, ",", 1);
-			out_puts(o, extra_label);
+				rf_strbuf_putn(o, ",", 1);
+			rf_strbuf_puts(o, extra_label);
 		}
-		out_putn(o, "}", 1);
+		rf_strbuf_putn(o, "}", 1);
 	}
-	out_putn(o, " ", 1);
-	out_puts(o, val);
-	out_putn(o, "\n", 1);
+	rf_strbuf_putn(o, " ", 1);
+	rf_strbuf_puts(o, val);
+	rf_strbuf_putn(o, "\n", 1);
 }
 
 static void
-render_family(struct out *o, const struct family *f)
+render_family(struct rf_strbuf *o, const struct family *f)
 {
 	static const char *const types[] = { "counter", "gauge", "histogram" };
 	put_header(o, f->name, types[f->type], f->help);
@@ -506,7 +448,7 @@ count_open_fds(void)
 }
 
 static void
-render_process(struct out *o)
+render_process(struct rf_strbuf *o)
 {
 	struct proc_stat ps = { 0 };
 	double ticks = (double)sysconf(_SC_CLK_TCK);
@@ -549,20 +491,17 @@ render_process(struct out *o)
 char *
 rf_metrics_render(size_t *ret_len)
 {
-	struct out o = { 0 };
+	struct rf_strbuf o = { 0 };
 	pthread_mutex_lock(&reg_lock);
 	for (size_t i = 0; i < n_families; i++)
 		render_family(&o, &families[i]);
 	pthread_mutex_unlock(&reg_lock);
 	render_process(&o);
-	out_putn(&o, "", 0); /* allocates and terminates even when nothing was written */
-	if (o.oom) {
-		free(o.p);
-		return NULL;
-	}
-	if (ret_len)
-		*ret_len = o.len;
-	return o.p;
+	size_t len = o.len;
+	char *text = rf_strbuf_steal(&o);
+	if (text && ret_len)
+		*ret_len = len;
+	return text;
 }
 
 void

@@ -7,5 +7,6 @@ Suite *quantity_suite(void);
 Suite *duration_suite(void);
 Suite *config_suite(void);
 Suite *utf8_suite(void);
+Suite *strbuf_suite(void);
 
-RF_CHECK_MAIN(quantity_suite(), duration_suite(), config_suite(), utf8_suite())
+RF_CHECK_MAIN(quantity_suite(), duration_suite(), config_suite(), utf8_suite(), strbuf_suite())

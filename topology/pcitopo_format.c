@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/strbuf.h"
 #include "topology/pcitree.h"
 
 json_t *
@@ -89,44 +90,6 @@ fail:
 
 /* ---- table ---- */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-};
-
-static void __attribute__((format(printf, 2, 3))) sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->oom = true;
-		return;
-	}
-	if (!b->s || b->len + (size_t)n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap < b->len + (size_t)n + 1)
-			cap *= 2;
-		char *ns = realloc(b->s, cap);
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = cap;
-		va_start(ap, fmt);
-		vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-	}
-	b->len += (size_t)n;
-}
-
 static void
 label(const struct rf_pcitopo *t, size_t i, char *buf, size_t len)
 {
@@ -139,7 +102,7 @@ label(const struct rf_pcitopo *t, size_t i, char *buf, size_t len)
 int
 rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 {
-	struct sbuf b = { 0 };
+	struct rf_strbuf b = { 0 };
 	char lab[32];
 	int w = 4; /* the widest label or level shown, plus 2 */
 
@@ -153,26 +116,27 @@ rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 	}
 	w += 2;
 	if (t->n_devices == 0) {
-		sb_printf(&b, "No GPUs or NICs found.\n");
+		rf_strbuf_printf(&b, "No GPUs or NICs found.\n");
 	} else {
-		sb_printf(&b, "%-*s", w, "");
+		rf_strbuf_printf(&b, "%-*s", w, "");
 		for (size_t j = 0; j < t->n_devices; j++) {
 			label(t, j, lab, sizeof(lab));
-			sb_printf(&b, "%-*s", w, lab);
+			rf_strbuf_printf(&b, "%-*s", w, lab);
 		}
-		sb_printf(&b, "NUMA Affinity\n");
+		rf_strbuf_printf(&b, "NUMA Affinity\n");
 		for (size_t i = 0; i < t->n_devices; i++) {
 			label(t, i, lab, sizeof(lab));
-			sb_printf(&b, "%-*s", w, lab);
+			rf_strbuf_printf(&b, "%-*s", w, lab);
 			for (size_t j = 0; j < t->n_devices; j++)
-				sb_printf(&b, "%-*s", w,
-					  i == j ? " X" : rf_level_name(rf_pcitopo_level(t, i, j)));
+				rf_strbuf_printf(&b, "%-*s", w,
+						 i == j ? " X"
+							: rf_level_name(rf_pcitopo_level(t, i, j)));
 			if (t->devices[i].numa >= 0)
-				sb_printf(&b, "%d\n", t->devices[i].numa);
+				rf_strbuf_printf(&b, "%d\n", t->devices[i].numa);
 			else
-				sb_printf(&b, "N/A\n");
+				rf_strbuf_printf(&b, "N/A\n");
 		}
-		sb_printf(
+		rf_strbuf_printf(
 			&b,
 			"\nLegend:\n\n"
 			"  X       = Self\n"
@@ -190,24 +154,23 @@ rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 		for (size_t i = 0; i < t->n_devices; i++) {
 			const struct rf_pcitopo_device *d = &t->devices[i];
 			label(t, i, lab, sizeof(lab));
-			sb_printf(&b, "  %s: %s [%04x:%04x]", lab, d->pci, d->vendor_id & 0xffffu,
-				  d->device_id & 0xffffu);
+			rf_strbuf_printf(&b, "  %s: %s [%04x:%04x]", lab, d->pci,
+					 d->vendor_id & 0xffffu, d->device_id & 0xffffu);
 			if (d->pcie_root[0])
-				sb_printf(&b, " %s", d->pcie_root);
+				rf_strbuf_printf(&b, " %s", d->pcie_root);
 			for (size_t k = 0; k < d->n_names; k++)
-				sb_printf(&b, "%s%s", k ? ", " : " ", d->names[k]);
-			sb_printf(&b, "\n");
+				rf_strbuf_printf(&b, "%s%s", k ? ", " : " ", d->names[k]);
+			rf_strbuf_printf(&b, "\n");
 		}
 	}
 	if (t->n_notes) {
-		sb_printf(&b, "\nNotes:\n\n");
+		rf_strbuf_printf(&b, "\nNotes:\n\n");
 		for (size_t i = 0; i < t->n_notes; i++)
-			sb_printf(&b, "  - %s\n", t->notes[i]);
+			rf_strbuf_printf(&b, "  - %s\n", t->notes[i]);
 	}
-	if (b.oom || !b.s) {
-		free(b.s);
+	char *text = rf_strbuf_steal(&b);
+	if (!text)
 		return -ENOMEM;
-	}
-	*ret = b.s;
+	*ret = text;
 	return 0;
 }
