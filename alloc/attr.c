@@ -3,6 +3,7 @@
  * against "domain" + '/' + "id" in place, without building the string. Pure, thread-safe. */
 #include "alloc/attr.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /* strcmp(name, domain "/" id) without concatenating; domain and id may contain any byte. */
@@ -29,23 +30,52 @@ cmp_name(const char *name, const char *key)
 	return strcmp(name ? name : "", key);
 }
 
-const struct rf_attr *
-rf_attr_find(const struct rf_attr *attrs, size_t n, const char *name)
+/* What a lookup searches for: a whole name, or (name == NULL) domain "/" id. */
+struct name_key {
+	const char *name;
+	const char *domain, *id;
+	size_t domain_len, id_len;
+};
+
+static int
+cmp_key(const char *name, const struct name_key *k)
 {
-	if (!attrs || !name)
-		return NULL;
+	if (k->name)
+		return cmp_name(name, k->name);
+	return cmp_split(name ? name : "", k->domain, k->domain_len, k->id, k->id_len);
+}
+
+/* The one binary search: base holds n elements of size stride, each starting with its
+ * const char *name, sorted by name in strcmp order. */
+static const void *
+find_sorted(const void *base, size_t n, size_t stride, const struct name_key *k)
+{
+	const char *p = base;
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_name(attrs[mid].name, name);
+		const char *name;
+		memcpy(&name, p + mid * stride, sizeof(name));
+		int c = cmp_key(name, k);
 		if (c == 0)
-			return &attrs[mid];
+			return p + mid * stride;
 		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return NULL;
+}
+
+_Static_assert(offsetof(struct rf_attr, name) == 0, "find_sorted reads the name first");
+_Static_assert(offsetof(struct rf_capacity, name) == 0, "find_sorted reads the name first");
+
+const struct rf_attr *
+rf_attr_find(const struct rf_attr *attrs, size_t n, const char *name)
+{
+	if (!attrs || !name)
+		return NULL;
+	return find_sorted(attrs, n, sizeof(*attrs), &(struct name_key){ .name = name });
 }
 
 const struct rf_attr *
@@ -54,19 +84,10 @@ rf_attr_find2(const struct rf_attr *attrs, size_t n, const char *domain, size_t 
 {
 	if (!attrs || (!domain && domain_len) || (!id && id_len))
 		return NULL;
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_split(attrs[mid].name ? attrs[mid].name : "", domain, domain_len, id,
-				  id_len);
-		if (c == 0)
-			return &attrs[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_sorted(
+		attrs, n, sizeof(*attrs),
+		&(struct name_key){
+			.domain = domain, .domain_len = domain_len, .id = id, .id_len = id_len });
 }
 
 const struct rf_capacity *
@@ -74,18 +95,7 @@ rf_capacity_find(const struct rf_capacity *caps, size_t n, const char *name)
 {
 	if (!caps || !name)
 		return NULL;
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_name(caps[mid].name, name);
-		if (c == 0)
-			return &caps[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_sorted(caps, n, sizeof(*caps), &(struct name_key){ .name = name });
 }
 
 const struct rf_capacity *
@@ -94,17 +104,8 @@ rf_capacity_find2(const struct rf_capacity *caps, size_t n, const char *domain, 
 {
 	if (!caps || (!domain && domain_len) || (!id && id_len))
 		return NULL;
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_split(caps[mid].name ? caps[mid].name : "", domain, domain_len, id,
-				  id_len);
-		if (c == 0)
-			return &caps[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return find_sorted(
+		caps, n, sizeof(*caps),
+		&(struct name_key){
+			.domain = domain, .domain_len = domain_len, .id = id, .id_len = id_len });
 }
