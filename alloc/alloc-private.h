@@ -3,9 +3,10 @@
 #ifndef RF_ALLOC_PRIVATE_H
 #define RF_ALLOC_PRIVATE_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "alloc/model.h"
 #include "config/utf8.h" /* rf_utf8_trim */
@@ -18,7 +19,8 @@ void rf_arena_free(struct rf_arena *a);
 void *rf_arena_alloc(struct rf_arena *a, size_t size);
 void *rf_arena_calloc(struct rf_arena *a, size_t n, size_t size);
 char *rf_arena_strdup(struct rf_arena *a, const char *s);
-char *rf_arena_printf(struct rf_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+char *rf_arena_printf(struct rf_arena *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /** Borrowed string at key, or NULL when absent or not a string. */
 const char *rf_jstr(const json_t *obj, const char *key);

@@ -9,7 +9,7 @@
 #include "alloc/alloc-private.h"
 
 #define CHUNK_SIZE (64 * 1024)
-#define ALIGN 16
+#define ALIGN      16
 
 struct chunk {
 	struct chunk *next;
@@ -55,7 +55,8 @@ rf_arena_alloc(struct rf_arena *a, size_t size)
 			return NULL;
 		c->size = csize;
 		c->used = 0;
-		/* keep the partially used head in front when the new chunk is a one-off big block */
+		/* keep the partially used head in front when the new chunk is a one-off big block
+		 */
 		if (a->head && size > CHUNK_SIZE) {
 			c->next = a->head->next;
 			a->head->next = c;

@@ -15,7 +15,7 @@ enum rf_attr_kind {
 	RF_ATTR_BOOL,
 	RF_ATTR_STRING,
 	RF_ATTR_VERSION, /* semver 2.0.0 text in s */
-	RF_ATTR_OTHER,   /* a value kind this build does not know (1.36 list types): never matches */
+	RF_ATTR_OTHER, /* a value kind this build does not know (1.36 list types): never matches */
 };
 
 struct rf_attr {
@@ -27,7 +27,7 @@ struct rf_attr {
 };
 
 struct rf_capacity {
-	const char *name; /* "domain/id" */
+	const char *name;     /* "domain/id" */
 	const char *raw_name; /* the key exactly as published (consumable capacity matches on it) */
 	struct rf_quantity value;
 	/* requestPolicy (consumable capacity, KEP-5075) */

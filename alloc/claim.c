@@ -72,13 +72,12 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 			json_string_value(rf_jpath(json_array_get(sels, i), "cel.expression"));
 		struct rf_cel_error err = { 0 };
 		if (!expr) {
-			snprintf(buf, sizeof(buf), "request %s: selector #%zu has no cel.expression",
-				 name, i);
+			snprintf(buf, sizeof(buf),
+				 "request %s: selector #%zu has no cel.expression", name, i);
 			unsupported(a, cl, buf);
 			continue;
 		}
-		int r = rf_cluster_selector(c, expr, &alt->selectors[alt->n_selectors],
-					 &err);
+		int r = rf_cluster_selector(c, expr, &alt->selectors[alt->n_selectors], &err);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0) {
@@ -120,10 +119,11 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 		json_t *v;
 		json_object_foreach ((json_t *)creq, k, v) {
 			const char *qs = json_string_value(v);
-			if (!qs ||
-			    rf_quantity_parse(qs, &alt->cap_request_values[alt->n_cap_requests]) < 0) {
+			if (!qs || rf_quantity_parse(
+					   qs, &alt->cap_request_values[alt->n_cap_requests]) < 0) {
 				snprintf(buf, sizeof(buf),
-					 "request %s: capacity.requests[%s] is not a quantity", name, k);
+					 "request %s: capacity.requests[%s] is not a quantity",
+					 name, k);
 				unsupported(a, cl, buf);
 				continue;
 			}
@@ -184,7 +184,8 @@ rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_cl
 				char *full = rf_arena_printf(a, "%s/%s", rq->name, sn);
 				if (!full)
 					return -ENOMEM;
-				if (parse_alt(a, c, cl, &rq->alts[rq->n_alts++], full, sj, true) < 0)
+				if (parse_alt(a, c, cl, &rq->alts[rq->n_alts++], full, sj, true) <
+				    0)
 					return -ENOMEM;
 			}
 		} else if (json_is_object(rj) && rf_jstr(rj, "deviceClassName")) {

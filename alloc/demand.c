@@ -45,10 +45,11 @@ bw_annotation(struct rf_demand *d, const json_t *ann, const char *key, bool *has
 		return;
 	if (rf_quantity_parse(v, &tmp) < 0 || rf_quantity_cmp(tmp, rf_quantity_from_int(0)) < 0) {
 		if (!d->bad_annotation[0])
-			snprintf(d->bad_annotation, sizeof(d->bad_annotation),
-				 "annotation %s: expected a non-negative quantity such as 100G, got "
-				 "\"%.64s\"; not counted",
-				 key, v);
+			snprintf(
+				d->bad_annotation, sizeof(d->bad_annotation),
+				"annotation %s: expected a non-negative quantity such as 100G, got "
+				"\"%.64s\"; not counted",
+				key, v);
 		rf_utf8_trim(d->bad_annotation);
 		return;
 	}
@@ -118,10 +119,11 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 	if (ma) {
 		enum rf_level l;
 		if (rf_level_parse(ma, &l) < 0 || l == RF_LEVEL_UNKNOWN)
-			set_unknown(d,
-				    "annotation railfit.io/min-alignment: expected one of PIX, PXB, "
-				    "PHB, NODE, SYS, got \"%.64s\"",
-				    ma);
+			set_unknown(
+				d,
+				"annotation railfit.io/min-alignment: expected one of PIX, PXB, "
+				"PHB, NODE, SYS, got \"%.64s\"",
+				ma);
 		else {
 			d->min_alignment = l;
 			d->min_alignment_from_pod = true;
@@ -141,8 +143,9 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 		if (cn) {
 			cl = rf_cluster_claim(c, ns, cn);
 			if (!cl) {
-				set_unknown(d, "resourceclaim %s/%s (pod claim %s) is not in the cache",
-					    ns, cn, entry);
+				set_unknown(
+					d, "resourceclaim %s/%s (pod claim %s) is not in the cache",
+					ns, cn, entry);
 				break;
 			}
 		} else {
@@ -151,16 +154,18 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 			const json_t *t = tn ? rf_cluster_template(c, ns, tn) : NULL;
 			const char *why = "unknown";
 			if (!tn) {
-				set_unknown(d, "pod claim %s names neither resourceClaimName nor "
-					       "resourceClaimTemplateName",
+				set_unknown(d,
+					    "pod claim %s names neither resourceClaimName nor "
+					    "resourceClaimTemplateName",
 					    entry);
 				break;
 			}
 			if (!t) {
-				set_unknown(d,
-					    "pod claim %s: its ResourceClaim from template %s/%s has "
-					    "not been created yet",
-					    entry, ns, tn);
+				set_unknown(
+					d,
+					"pod claim %s: its ResourceClaim from template %s/%s has "
+					"not been created yet",
+					entry, ns, tn);
 				break;
 			}
 			struct rf_claim *own =

@@ -5,8 +5,9 @@
 #ifndef RF_ALLOC_DEMAND_H
 #define RF_ALLOC_DEMAND_H
 
-#include <jansson.h>
 #include <stdbool.h>
+
+#include <jansson.h>
 
 #include "alloc/model.h"
 
@@ -19,7 +20,7 @@ const char *rf_demand_kind_name(enum rf_demand_kind k);
 struct rf_demand {
 	enum rf_demand_kind kind;
 	char unknown_reason[512];
-	char pod_key[320]; /* "ns/name" */
+	char pod_key[320];             /* "ns/name" */
 	const char *pod_ns, *pod_name; /* point into pod_key storage copies */
 	char ns_buf[256];
 	/* claims to allocate, in pod order, and claims already allocated */

@@ -3,8 +3,8 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +45,10 @@ reason(struct rf_node_eval *e, const char *fmt, ...)
 }
 
 /* An informational reason: only explain shows it, so filter and prioritize do not format it. */
-#define note(e, ...)                           \
-	do {                                   \
-		if ((e)->explain)              \
-			reason((e), __VA_ARGS__); \
+#define note(e, ...)                                                                               \
+	do {                                                                                       \
+		if ((e)->explain)                                                                  \
+			reason((e), __VA_ARGS__);                                                  \
 	} while (0)
 
 /* A failing reason goes first: the first reason is the filter message. */
@@ -168,7 +168,8 @@ untolerated_taint(const struct rf_request_alt *alt, const struct rf_device *d)
 			const struct rf_toleration *tol = &alt->tolerations[k];
 			bool exists = tol->op && strcmp(tol->op, "Exists") == 0;
 			bool key = !tol->key || !tol->key[0] || strcmp(tol->key, t->key) == 0;
-			bool effect = !tol->effect || !tol->effect[0] || strcmp(tol->effect, t->effect) == 0;
+			bool effect = !tol->effect || !tol->effect[0] ||
+				      strcmp(tol->effect, t->effect) == 0;
 			bool value = exists || strcmp(tol->value ? tol->value : "",
 						      t->value ? t->value : "") == 0;
 			ok = key && effect && value && (exists || (tol->key && tol->key[0]));
@@ -195,9 +196,9 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 			size_t noff = 0;
 			for (size_t i = 0; i < n->n_devices; i++) {
 				const struct rf_device *dev = n->devices[i];
-				struct rf_cel_device v = { dev->pool->driver, dev->attrs, dev->n_attrs,
-							   dev->caps, dev->n_caps,
-							   dev->allow_multiple };
+				struct rf_cel_device v = { dev->pool->driver, dev->attrs,
+							   dev->n_attrs,      dev->caps,
+							   dev->n_caps,       dev->allow_multiple };
 				bool ok = !alt->class ||
 					  rf_class_matches(c, alt->class, dev, NULL, NULL) == 1;
 				for (size_t s = 0; ok && s < alt->n_selectors; s++)
@@ -230,20 +231,23 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 				count_txt = cnt;
 			}
 			if (skipped || tainted)
-				snprintf(extra, sizeof(extra), " (%zu more in pools the allocator skips, "
-							       "%zu with an untolerated taint)",
+				snprintf(extra, sizeof(extra),
+					 " (%zu more in pools the allocator skips, "
+					 "%zu with an untolerated taint)",
 					 skipped, tainted);
-			off += (size_t)snprintf(buf + off, len - off,
-						"%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
-						r ? ";" : ":", alt->name, count_txt, alt->class_name,
-						match, nfree, shown ? " (" : "", names,
-						shown ? (nfree > shown ? " ...)" : ")") : "", extra);
+			off += (size_t)snprintf(
+				buf + off, len - off,
+				"%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
+				r ? ";" : ":", alt->name, count_txt, alt->class_name, match, nfree,
+				shown ? " (" : "", names,
+				shown ? (nfree > shown ? " ...)" : ")") : "", extra);
 		}
 		for (size_t k = 0; k < cl->n_constraints && off < len; k++) {
 			const struct rf_constraint *co = &cl->constraints[k];
 			if (!co->match_attribute)
 				continue;
-			off += (size_t)snprintf(buf + off, len - off, "; constraint matchAttribute %s",
+			off += (size_t)snprintf(buf + off, len - off,
+						"; constraint matchAttribute %s",
 						co->match_attribute);
 		}
 	}
@@ -251,11 +255,11 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 		const struct rf_pool *pool = n->pools[p];
 		if (pool->complete && !pool->invalid)
 			continue;
-		off += (size_t)snprintf(buf + off, len - off,
-					"; pool %s/%s is %s (%u of %lld slices)", pool->driver,
-					pool->name, pool->invalid ? "invalid (duplicate device names)"
-								   : "incomplete",
-					pool->n_slices, (long long)pool->slice_count);
+		off += (size_t)snprintf(
+			buf + off, len - off, "; pool %s/%s is %s (%u of %lld slices)",
+			pool->driver, pool->name,
+			pool->invalid ? "invalid (duplicate device names)" : "incomplete",
+			pool->n_slices, (long long)pool->slice_count);
 	}
 	rf_utf8_trim(buf);
 }
@@ -280,12 +284,13 @@ constraint_hint(const struct rf_demand *d, const struct rf_assignment *a, char *
 	if (!gpu_claim || !nic_claim)
 		return "";
 	if (gpu_claim != nic_claim) {
-		snprintf(buf, len,
-			 ": the GPU (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
-			 "and constraints only apply within one claim; put requests %s and %s in one "
-			 "claim with constraint matchAttribute resource.kubernetes.io/pcieRoot",
-			 gpu_claim->ns, gpu_claim->name, nic_claim->ns, nic_claim->name, gpu_req,
-			 nic_req);
+		snprintf(
+			buf, len,
+			": the GPU (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
+			"and constraints only apply within one claim; put requests %s and %s in one "
+			"claim with constraint matchAttribute resource.kubernetes.io/pcieRoot",
+			gpu_claim->ns, gpu_claim->name, nic_claim->ns, nic_claim->name, gpu_req,
+			nic_req);
 		return buf;
 	}
 	for (size_t k = 0; k < gpu_claim->n_constraints; k++) {
@@ -311,10 +316,9 @@ pinned_assignment(const struct rf_demand *d, struct rf_assignment *a)
 			const struct rf_alloc_result *ar = &cl->results[r];
 			if (!ar->dev || ar->admin_access)
 				continue;
-			a->picks[a->n++] = (struct rf_pick){ .claim = cl,
-							     .request = ar->request,
-							     .dev = ar->dev,
-							     .pinned = true };
+			a->picks[a->n++] = (struct rf_pick){
+				.claim = cl, .request = ar->request, .dev = ar->dev, .pinned = true
+			};
 		}
 	}
 }
@@ -368,7 +372,8 @@ nic_used(const struct rf_cluster *c, const struct rf_device *dev, const struct r
 		if (rel->pods[i]->has_nic_bw && victim_holds(c, rel->pods[i], dev))
 			used = rf_quantity_sub(used, rel->pods[i]->nic_bw);
 	for (size_t i = 0; rel && dev->bandwidth && i < rel->n_claims; i++)
-		used = rf_quantity_sub(used, rf_claim_consumed(rel->claims[i], dev, dev->bandwidth));
+		used = rf_quantity_sub(used,
+				       rf_claim_consumed(rel->claims[i], dev, dev->bandwidth));
 	return used;
 }
 
@@ -405,7 +410,9 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 		h->dev = pk->dev;
 		h->capacity = rf_device_bw_capacity(pk->dev, cfg, &h->capacity_source);
 		h->used = nic_used(c, pk->dev, rel);
-		h->asked = pk->has_bw ? pk->bw : d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
+		h->asked = pk->has_bw      ? pk->bw
+			   : d->has_nic_bw ? d->nic_bw
+					   : rf_quantity_from_int(0);
 		if (pk->pinned)
 			h->asked = d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
 		h->free_after = rf_quantity_sub(rf_quantity_sub(h->capacity, h->used), h->asked);
@@ -415,8 +422,8 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 		if (apply_filter && rf_quantity_cmp(h->free_after, rf_quantity_from_int(0)) < 0) {
 			bool never = rf_quantity_cmp(h->asked, h->capacity) > 0;
 			fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-			     "NIC %s has %s of %s free, the pod asks %s per NIC",
-			     pk->dev->name, fmt_q(rf_quantity_sub(h->capacity, h->used), b1),
+			     "NIC %s has %s of %s free, the pod asks %s per NIC", pk->dev->name,
+			     fmt_q(rf_quantity_sub(h->capacity, h->used), b1),
 			     fmt_q(h->capacity, b2), fmt_q(h->asked, b3));
 		}
 	}
@@ -433,7 +440,8 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 			if (v->has_egress)
 				e->fe_egress_used = rf_quantity_sub(e->fe_egress_used, v->egress);
 			if (v->has_ingress)
-				e->fe_ingress_used = rf_quantity_sub(e->fe_ingress_used, v->ingress);
+				e->fe_ingress_used =
+					rf_quantity_sub(e->fe_ingress_used, v->ingress);
 		}
 		struct {
 			bool has;
@@ -444,13 +452,13 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 		for (int k = 0; k < 2; k++) {
 			if (!dirs[k].has)
 				continue;
-			struct rf_quantity free_after =
-				rf_quantity_sub(rf_quantity_sub(n->fe_capacity, dirs[k].used),
-						dirs[k].ask);
+			struct rf_quantity free_after = rf_quantity_sub(
+				rf_quantity_sub(n->fe_capacity, dirs[k].used), dirs[k].ask);
 			double f = fraction(free_after, n->fe_capacity);
 			if (f < min_frac)
 				min_frac = f;
-			if (apply_filter && rf_quantity_cmp(free_after, rf_quantity_from_int(0)) < 0) {
+			if (apply_filter &&
+			    rf_quantity_cmp(free_after, rf_quantity_from_int(0)) < 0) {
 				bool never = rf_quantity_cmp(dirs[k].ask, n->fe_capacity) > 0;
 				fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
 				     "front-end NIC has %s of %s %s free (%s), the pod asks %s",
@@ -648,7 +656,8 @@ judge:
 
 	enum rf_level check = e->predicted_level > worst_level ? e->predicted_level : worst_level;
 	bool unknown = e->alignment_applies && check == RF_LEVEL_UNKNOWN;
-	bool below_min = e->alignment_applies && !unknown && !rf_level_at_least(check, d->min_alignment);
+	bool below_min =
+		e->alignment_applies && !unknown && !rf_level_at_least(check, d->min_alignment);
 	/* the devices' names are only needed for explain and for failure messages */
 	if (explain || below_min || unknown)
 		describe_devices(&e->predicted, b1, sizeof(b1));
@@ -673,7 +682,8 @@ judge:
 		if (found && !rf_assignment_alignment(n, cfg, &e->best, &e->best_level, NULL))
 			e->best_level = RF_LEVEL_UNKNOWN;
 	}
-	if (!below_min && e->has_best && e->alignment_applies && e->best_level < e->predicted_level) {
+	if (!below_min && e->has_best && e->alignment_applies &&
+	    e->best_level < e->predicted_level) {
 		char bb[RF_REASON_LEN / 2];
 		describe_devices(&e->best, bb, sizeof(bb));
 		reason(e, "better aligned: %s (%s) are free%s", bb, rf_level_name(e->best_level),
@@ -685,8 +695,8 @@ judge:
 			describe_devices(&e->best, bb, sizeof(bb));
 			fail(e, RF_VERDICT_FAIL,
 			     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
-			     rf_level_name(d->min_alignment), b1, rf_level_name(check),
-			     bb, rf_level_name(e->best_level),
+			     rf_level_name(d->min_alignment), b1, rf_level_name(check), bb,
+			     rf_level_name(e->best_level),
 			     constraint_hint(d, &e->best, hint, sizeof(hint)));
 		} else {
 			/* could evicting pods ever give an aligned set here? */
@@ -700,8 +710,7 @@ judge:
 			}
 			sr.ignore_usage = true;
 			r = rf_predict_best(&sr, alignment_score_fn, &sc, ideal, &found, &exh);
-			if (r == 0 && found &&
-			    !rf_assignment_alignment(n, cfg, ideal, &il, NULL))
+			if (r == 0 && found && !rf_assignment_alignment(n, cfg, ideal, &il, NULL))
 				il = RF_LEVEL_UNKNOWN;
 			free(ideal);
 			if (r < 0)
@@ -724,9 +733,8 @@ out:
 }
 
 static int
-evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
-	 bool explain, const struct rf_release *rel, struct rf_eval_work *work,
-	 struct rf_node_eval *e)
+evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name, bool explain,
+	 const struct rf_release *rel, struct rf_eval_work *work, struct rf_node_eval *e)
 {
 	memset(e, 0, offsetof(struct rf_node_eval, reasons));
 	e->predicted.n = 0;
@@ -773,9 +781,8 @@ rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const ch
 }
 
 int
-rf_evaluate_node_work(const struct rf_cluster *c, const struct rf_demand *d,
-		      const char *node_name, bool explain, struct rf_eval_work *work,
-		      struct rf_node_eval *e)
+rf_evaluate_node_work(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
+		      bool explain, struct rf_eval_work *work, struct rf_node_eval *e)
 {
 	return evaluate(c, d, node_name, explain, NULL, work, e);
 }

@@ -8,8 +8,9 @@
 #ifndef RF_ALLOC_EVALUATE_H
 #define RF_ALLOC_EVALUATE_H
 
-#include <jansson.h>
 #include <stdbool.h>
+
+#include <jansson.h>
 
 #include "alloc/demand.h"
 #include "alloc/model.h"
@@ -19,7 +20,13 @@ enum rf_verdict { RF_VERDICT_PASS = 0, RF_VERDICT_FAIL, RF_VERDICT_UNRESOLVABLE 
 
 const char *rf_verdict_name(enum rf_verdict v);
 
-enum rf_part { RF_PART_ALIGNMENT = 0, RF_PART_BANDWIDTH, RF_PART_RAIL, RF_PART_PACKING, RF_PART_COUNT };
+enum rf_part {
+	RF_PART_ALIGNMENT = 0,
+	RF_PART_BANDWIDTH,
+	RF_PART_RAIL,
+	RF_PART_PACKING,
+	RF_PART_COUNT
+};
 
 const char *rf_part_name(enum rf_part p);
 
@@ -45,7 +52,7 @@ struct rf_node_eval {
 
 	enum rf_search_status status;
 	bool has_predicted;
-	enum rf_level predicted_level;  /* worst GPU-to-nearest-NIC level; UNKNOWN if n/a */
+	enum rf_level predicted_level; /* worst GPU-to-nearest-NIC level; UNKNOWN if n/a */
 	bool alignment_applies;
 	bool deterministic;
 	unsigned n_orders;

@@ -110,9 +110,10 @@ rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e)
 		json_object_set_new(o, "search", json_string(rf_search_status_name(e->status)));
 	if (e->has_predicted && e->node) {
 		json_object_set_new(o, "predicted", assignment_json(e->node, &e->predicted));
-		json_object_set_new(o, "level", e->alignment_applies
-							? json_string(rf_level_name(e->predicted_level))
-							: json_null());
+		json_object_set_new(o, "level",
+				    e->alignment_applies
+					    ? json_string(rf_level_name(e->predicted_level))
+					    : json_null());
 	}
 	if (e->has_best && e->node) {
 		json_object_set_new(o, "best", assignment_json(e->node, &e->best));

@@ -199,7 +199,8 @@ rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 			.claim = ci,
 			.pinned = pk->pinned,
 			.dev = pk->dev,
-			.fp = rf_fingerprint(pk->dev->pool->driver, pk->dev->pool->name, pk->dev->name),
+			.fp = rf_fingerprint(pk->dev->pool->driver, pk->dev->pool->name,
+					     pk->dev->name),
 		};
 	}
 }
@@ -276,8 +277,7 @@ struct text {
 	bool overflow;
 };
 
-static void __attribute__((format(printf, 2, 3)))
-put(struct text *t, const char *fmt, ...)
+static void __attribute__((format(printf, 2, 3))) put(struct text *t, const char *fmt, ...)
 {
 	if (t->overflow)
 		return;

@@ -41,7 +41,8 @@ struct rf_judgement {
 	bool level_applies;
 	enum rf_level level;
 	const char *msg; /* reasons[0] when failing (not remembered) or on a selector error */
-	const char *filter_msg; /* remembered failure: "railfit: " + reasons[0] as filter sends it */
+	const char
+		*filter_msg; /* remembered failure: "railfit: " + reasons[0] as filter sends it */
 	size_t n_picks;
 	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
 };

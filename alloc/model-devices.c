@@ -41,12 +41,12 @@ static int
 dev_cmp(const void *a, const void *b)
 {
 	const struct rf_device *x = *(struct rf_device *const *)a;
-	return dev_key_cmp(x->pool->driver, x->pool->name, x->name,
-			   *(struct rf_device *const *)b);
+	return dev_key_cmp(x->pool->driver, x->pool->name, x->name, *(struct rf_device *const *)b);
 }
 
 struct rf_device *
-rf_model_find_device(const struct rf_cluster *c, const char *driver, const char *pool, const char *name)
+rf_model_find_device(const struct rf_cluster *c, const char *driver, const char *pool,
+		     const char *name)
 {
 	size_t lo = 0, hi = c->n_devices;
 	while (lo < hi) {
@@ -170,8 +170,9 @@ parse_caps(struct rf_cluster *c, struct strs *st, struct rf_device *d, const cha
 		struct rf_capacity *cap = &d->caps[d->n_caps];
 		const char *qs = rf_jstr(val, "value");
 		if (!qs || rf_quantity_parse(qs, &cap->value) < 0) {
-			rf_cluster_warn(c, "device %s/%s/%s: capacity %s: expected a quantity in value",
-			     driver, d->pool->name, d->name, key);
+			rf_cluster_warn(
+				c, "device %s/%s/%s: capacity %s: expected a quantity in value",
+				driver, d->pool->name, d->name, key);
 			continue;
 		}
 		cap->raw_name = K(st, key);
@@ -209,8 +210,7 @@ parse_caps(struct rf_cluster *c, struct strs *st, struct rf_device *d, const cha
 }
 
 static int
-parse_taints_counters(struct rf_cluster *c, struct strs *st, struct rf_device *d,
-		      const json_t *dj)
+parse_taints_counters(struct rf_cluster *c, struct strs *st, struct rf_device *d, const json_t *dj)
 {
 	const json_t *taints = json_object_get(dj, "taints");
 	size_t n = json_array_size(taints);
@@ -313,8 +313,10 @@ derive_locality(struct rf_device *d, const struct rf_config *cfg)
 		for (size_t i = 0; i < d->n_caps && !d->bandwidth; i++) {
 			const char *id = strrchr(d->caps[i].name, '/');
 			id = id ? id + 1 : d->caps[i].name;
-			if (rf_model_strv_has(&cfg->devices.bandwidth_capacities, d->caps[i].raw_name) ||
-			    rf_model_strv_has(&cfg->devices.bandwidth_capacities, d->caps[i].name) ||
+			if (rf_model_strv_has(&cfg->devices.bandwidth_capacities,
+					      d->caps[i].raw_name) ||
+			    rf_model_strv_has(&cfg->devices.bandwidth_capacities,
+					      d->caps[i].name) ||
 			    rf_model_strv_has(&cfg->devices.bandwidth_capacities, id))
 				d->bandwidth = &d->caps[i];
 		}
@@ -339,7 +341,8 @@ slice_ref_cmp(const void *a, const void *b)
 	if (!r)
 		r = strcmp(x->pool, y->pool);
 	if (!r)
-		r = (x->generation < y->generation) - (x->generation > y->generation); /* newest first */
+		r = (x->generation < y->generation) -
+		    (x->generation > y->generation); /* newest first */
 	if (!r) /* stable, deterministic order of slices within a pool */
 		r = strcmp(json_string_value(rf_jpath(x->slice, "metadata.name"))
 				   ? json_string_value(rf_jpath(x->slice, "metadata.name"))
@@ -370,9 +373,11 @@ parse_counter_sets(struct rf_cluster *c, struct strs *st, struct rf_pool *p,
 			const char *name = rf_jstr(sj, "name");
 			const json_t *ctrs = json_object_get(sj, "counters");
 			if (!name || !json_is_object(ctrs)) {
-				rf_cluster_warn(c, "pool %s/%s: a sharedCounters entry lacks name or counters; "
+				rf_cluster_warn(
+					c,
+					"pool %s/%s: a sharedCounters entry lacks name or counters; "
 					"ignored",
-				     p->driver, p->name);
+					p->driver, p->name);
 				continue;
 			}
 			struct rf_counter_set *cs = &p->counter_sets[p->n_counter_sets++];
@@ -389,8 +394,10 @@ parse_counter_sets(struct rf_cluster *c, struct strs *st, struct rf_pool *p,
 			json_object_foreach ((json_t *)ctrs, k, v) {
 				const char *qs = rf_jstr(v, "value");
 				if (!qs || rf_quantity_parse(qs, &cs->values[cs->n]) < 0) {
-					rf_cluster_warn(c, "pool %s/%s: counter %s/%s is not a quantity; ignored",
-					     p->driver, p->name, name, k);
+					rf_cluster_warn(
+						c,
+						"pool %s/%s: counter %s/%s is not a quantity; ignored",
+						p->driver, p->name, name, k);
 					continue;
 				}
 				if (!(cs->names[cs->n++] = K(st, k)))
@@ -441,20 +448,26 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 		sr->all_nodes = rf_jbool(spec, "allNodes", false);
 		sr->node_selector = json_object_get(spec, "nodeSelector");
 		if (!sr->driver || !sr->pool || sr->generation < 0 || sr->count < 1) {
-			rf_cluster_warn(c, "resourceslice %s: expected spec.driver, spec.pool.name, "
+			rf_cluster_warn(
+				c,
+				"resourceslice %s: expected spec.driver, spec.pool.name, "
 				"spec.pool.generation >= 0 and resourceSliceCount >= 1; skipped",
-			     name);
+				name);
 			continue;
 		}
 		if (rf_jbool(spec, "perDeviceNodeSelection", false)) {
-			rf_cluster_warn(c, "resourceslice %s: perDeviceNodeSelection is not supported; skipped",
-			     name);
+			rf_cluster_warn(
+				c,
+				"resourceslice %s: perDeviceNodeSelection is not supported; skipped",
+				name);
 			continue;
 		}
 		if (!sr->node && !sr->all_nodes && !json_is_object(sr->node_selector) &&
 		    !json_object_get(spec, "sharedCounters")) {
-			rf_cluster_warn(c, "resourceslice %s: no nodeName, allNodes or nodeSelector; skipped",
-			     name);
+			rf_cluster_warn(
+				c,
+				"resourceslice %s: no nodeName, allNodes or nodeSelector; skipped",
+				name);
 			continue;
 		}
 		k++;
@@ -507,8 +520,9 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 				const json_t *dj = json_array_get(devs, di);
 				const char *dname = rf_jstr(dj, "name");
 				if (!dname) {
-					rf_cluster_warn(c, "pool %s/%s: device without a name; skipped",
-					     p->driver, p->name);
+					rf_cluster_warn(
+						c, "pool %s/%s: device without a name; skipped",
+						p->driver, p->name);
 					continue;
 				}
 				struct rf_device *d = rf_arena_alloc(c->arena, sizeof(*d));
@@ -525,8 +539,10 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 				else if (rf_model_strv_has(&c->cfg->devices.nic_drivers, p->driver))
 					d->kind = RF_DEV_NIC;
 				d->allow_multiple = rf_jbool(dj, "allowMultipleAllocations", false);
-				if (parse_attrs(c, &st, d, p->driver, json_object_get(dj, "attributes")) < 0 ||
-				    parse_caps(c, &st, d, p->driver, json_object_get(dj, "capacity")) < 0 ||
+				if (parse_attrs(c, &st, d, p->driver,
+						json_object_get(dj, "attributes")) < 0 ||
+				    parse_caps(c, &st, d, p->driver,
+					       json_object_get(dj, "capacity")) < 0 ||
 				    parse_taints_counters(c, &st, d, dj) < 0)
 					goto out;
 				derive_locality(d, c->cfg);
@@ -537,9 +553,11 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 			}
 		}
 		if (p->invalid)
-			rf_cluster_warn(c, "pool %s/%s: duplicate device names; the allocator treats the pool "
+			rf_cluster_warn(
+				c,
+				"pool %s/%s: duplicate device names; the allocator treats the pool "
 				"as invalid",
-			     p->driver, p->name);
+				p->driver, p->name);
 		ndev_total += p->n_devices;
 		/* remember how the pool selects nodes: the newest slice decides */
 		if (!p->node && refs[i].all_nodes)

@@ -3,9 +3,9 @@
  * Runs on the thread building a generation; rf_node_level() and the device accessors are read by
  * any thread. */
 #include <errno.h>
-#include <stddef.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,7 +85,7 @@ rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes)
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		if (w && strcmp(c->nodes[w - 1]->name, c->nodes[i]->name) == 0) {
 			rf_cluster_warn(c, "node %s: listed twice; the second copy is ignored",
-			     c->nodes[i]->name);
+					c->nodes[i]->name);
 			continue;
 		}
 		c->nodes[w++] = c->nodes[i];

@@ -64,7 +64,7 @@ struct rf_cluster {
 	 * no node struct and no scattered string (it runs for every node of every request) */
 	struct node_slot {
 		uint32_t idx1, hash_hi, name_off;
-	} *node_slots; /* NULL while building */
+	} * node_slots; /* NULL while building */
 	size_t node_mask;
 	char *node_names;
 
@@ -79,7 +79,8 @@ struct rf_cluster {
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
-void rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 int rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char *bn);
 bool rf_model_strv_has(const struct rf_strv *v, const char *s);

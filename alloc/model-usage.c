@@ -44,9 +44,9 @@ tmpl_cmp(const void *a, const void *b)
 {
 	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
 	return rf_model_cmp_nsname(json_string_value(rf_jpath(x, "metadata.namespace")),
-			  json_string_value(rf_jpath(x, "metadata.name")),
-			  json_string_value(rf_jpath(y, "metadata.namespace")),
-			  json_string_value(rf_jpath(y, "metadata.name")));
+				   json_string_value(rf_jpath(x, "metadata.name")),
+				   json_string_value(rf_jpath(y, "metadata.namespace")),
+				   json_string_value(rf_jpath(y, "metadata.name")));
 }
 
 /* ---- classes, claims, pods ---- */
@@ -77,22 +77,23 @@ rf_model_build_classes(struct rf_cluster *c, const json_t *classes)
 		if (!cl->selectors || !cl->selector_texts)
 			return -ENOMEM;
 		for (size_t s = 0; s < ns; s++) {
-			const char *expr =
-				json_string_value(rf_jpath(json_array_get(sels, s), "cel.expression"));
+			const char *expr = json_string_value(
+				rf_jpath(json_array_get(sels, s), "cel.expression"));
 			struct rf_cel_error err = { 0 };
 			if (!expr) {
 				cl->unsupported = rf_arena_printf(
-					c->arena, "deviceclass %s: selector #%zu has no cel.expression",
-					name, s);
+					c->arena,
+					"deviceclass %s: selector #%zu has no cel.expression", name,
+					s);
 				break;
 			}
 			int r = rf_cluster_selector(c, expr, &cl->selectors[cl->n_selectors], &err);
 			if (r == -ENOMEM)
 				return r;
 			if (r < 0) {
-				cl->unsupported = rf_arena_printf(
-					c->arena, "deviceclass %s: selector %s: %s", name, expr,
-					err.msg);
+				cl->unsupported =
+					rf_arena_printf(c->arena, "deviceclass %s: selector %s: %s",
+							name, expr, err.msg);
 				break;
 			}
 			cl->selector_texts[cl->n_selectors++] = expr;
@@ -142,7 +143,8 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
 		const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
 		if (!name || !ns) {
-			rf_cluster_warn(c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
+			rf_cluster_warn(
+				c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
 			continue;
 		}
 		struct rf_claim *cl = rf_arena_alloc(c->arena, sizeof(*cl));
@@ -158,7 +160,8 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 		const json_t *alloc = rf_jpath(cj, "status.allocation");
 		if (json_is_object(alloc)) {
 			cl->allocated = true;
-			cl->alloc_node = K(node_from_selector(json_object_get(alloc, "nodeSelector")));
+			cl->alloc_node =
+				K(node_from_selector(json_object_get(alloc, "nodeSelector")));
 			const json_t *res = rf_jpath(alloc, "devices.results");
 			size_t nr = json_array_size(res);
 			cl->results = rf_arena_calloc(c->arena, nr ? nr : 1, sizeof(*cl->results));
@@ -174,9 +177,11 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 				if (oom)
 					goto out;
 				if (!ar->request || !ar->driver || !ar->pool || !ar->device) {
-					rf_cluster_warn(c, "resourceclaim %s/%s: allocation result #%zu lacks "
+					rf_cluster_warn(
+						c,
+						"resourceclaim %s/%s: allocation result #%zu lacks "
 						"request/driver/pool/device; ignored",
-					     ns, name, r);
+						ns, name, r);
 					continue;
 				}
 				ar->admin_access = rf_jbool(rj, "adminAccess", false);
@@ -239,10 +244,12 @@ rf_model_account_usage(struct rf_cluster *c)
 						if (strcmp(d->caps[ci].raw_name, k) == 0)
 							cap = &d->caps[ci];
 					if (!cap || !qs || rf_quantity_parse(qs, &q) < 0) {
-						rf_cluster_warn(c, "resourceclaim %s/%s: consumedCapacity %s of %s "
+						rf_cluster_warn(
+							c,
+							"resourceclaim %s/%s: consumedCapacity %s of %s "
 							"is not a capacity of the device or not a "
 							"quantity; ignored",
-						     cl->ns, cl->name, k, d->name);
+							cl->ns, cl->name, k, d->name);
 						continue;
 					}
 					d->consumed[cap - d->caps] =
@@ -251,9 +258,10 @@ rf_model_account_usage(struct rf_cluster *c)
 				continue;
 			}
 			if (d->holder && d->holder != cl)
-				rf_cluster_warn(c, "device %s/%s/%s is allocated by both %s/%s and %s/%s",
-				     d->pool->driver, d->pool->name, d->name, d->holder->ns,
-				     d->holder->name, cl->ns, cl->name);
+				rf_cluster_warn(
+					c, "device %s/%s/%s is allocated by both %s/%s and %s/%s",
+					d->pool->driver, d->pool->name, d->name, d->holder->ns,
+					d->holder->name, cl->ns, cl->name);
 			if (!d->holder)
 				d->holder = cl;
 		}
@@ -272,7 +280,8 @@ parse_bw_annotation(struct rf_cluster *c, struct rf_pod *p, const char *key, boo
 	if (rf_quantity_parse(v, &tmp) < 0 || rf_quantity_cmp(tmp, rf_quantity_from_int(0)) < 0) {
 		if (!p->bad_annotation)
 			p->bad_annotation = rf_arena_printf(
-				c->arena, "annotation %s: expected a non-negative quantity such as 100G, got \"%s\"",
+				c->arena,
+				"annotation %s: expected a non-negative quantity such as 100G, got \"%s\"",
 				key, v);
 		return p->bad_annotation ? 0 : -ENOMEM;
 	}
@@ -394,10 +403,12 @@ rf_model_place_pods(struct rf_cluster *c)
 				n->fe_capacity = q;
 				n->fe_source = "annotation";
 			} else {
-				rf_cluster_warn(c, "node %s: annotation railfit.io/frontend-bandwidth: expected "
+				rf_cluster_warn(
+					c,
+					"node %s: annotation railfit.io/frontend-bandwidth: expected "
 					"a positive quantity such as 100G, got \"%s\"; using "
 					"devices.frontendBandwidth",
-				     n->name, fe);
+					n->name, fe);
 			}
 		}
 	}
@@ -418,20 +429,24 @@ rf_model_place_pods(struct rf_cluster *c)
 			if (p->has_egress)
 				n->fe_egress_used = rf_quantity_add(n->fe_egress_used, p->egress);
 			if (p->has_ingress)
-				n->fe_ingress_used = rf_quantity_add(n->fe_ingress_used, p->ingress);
+				n->fe_ingress_used =
+					rf_quantity_add(n->fe_ingress_used, p->ingress);
 			/* devices of its claims: NIC bandwidth and rails */
 			const json_t *entries = rf_jpath(p->json, "spec.resourceClaims");
 			uint64_t rails = 0;
 			for (size_t e = 0; e < json_array_size(entries); e++) {
-				const char *cn = rf_pod_claim_name(p->json, json_array_get(entries, e));
-				const struct rf_claim *cl = cn ? rf_cluster_claim(c, p->ns, cn) : NULL;
+				const char *cn =
+					rf_pod_claim_name(p->json, json_array_get(entries, e));
+				const struct rf_claim *cl =
+					cn ? rf_cluster_claim(c, p->ns, cn) : NULL;
 				for (size_t r = 0; cl && r < cl->n_results; r++) {
 					struct rf_device *d = cl->results[r].dev;
-					if (!d || d->kind != RF_DEV_NIC || cl->results[r].admin_access)
+					if (!d || d->kind != RF_DEV_NIC ||
+					    cl->results[r].admin_access)
 						continue;
 					if (p->has_nic_bw)
-						d->annotated_bw = rf_quantity_add(d->annotated_bw,
-										  p->nic_bw);
+						d->annotated_bw =
+							rf_quantity_add(d->annotated_bw, p->nic_bw);
 					if (d->rail >= 0)
 						rails |= UINT64_C(1) << d->rail;
 				}

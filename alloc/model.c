@@ -103,10 +103,12 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 		.classes = json_array_size(c->objs.classes),
 		.templates = json_array_size(c->objs.templates),
 	};
-	if ((r = rf_model_build_pools(c, c->objs.slices)) < 0 || (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
-	    (r = rf_model_attach_pools(c, c->objs.slices)) < 0 || (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
-	    (r = rf_model_build_claims(c, c->objs.claims)) < 0 || (r = rf_model_account_usage(c)) < 0 ||
-	    (r = rf_model_build_templates(c)) < 0)
+	if ((r = rf_model_build_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
+	    (r = rf_model_attach_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
+	    (r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
+	    (r = rf_model_account_usage(c)) < 0 || (r = rf_model_build_templates(c)) < 0)
 		goto fail;
 	for (size_t i = 0; i < c->n_nodes; i++)
 		if ((r = rf_model_finish_node(c, c->nodes[i])) < 0)
@@ -237,7 +239,8 @@ rf_cluster_node(const struct rf_cluster *c, const char *name)
 		const struct node_slot *s = &c->node_slots[i];
 		if (!s->idx1)
 			return NULL;
-		if (s->hash_hi == (uint32_t)(h >> 32) && strcmp(c->node_names + s->name_off, name) == 0)
+		if (s->hash_hi == (uint32_t)(h >> 32) &&
+		    strcmp(c->node_names + s->name_off, name) == 0)
 			return c->nodes[s->idx1 - 1];
 	}
 }
@@ -262,7 +265,8 @@ index_node_names(struct rf_cluster *c)
 		size_t i = h & (cap - 1);
 		while (slots[i].idx1)
 			i = (i + 1) & (cap - 1);
-		slots[i] = (struct node_slot){ (uint32_t)n + 1, (uint32_t)(h >> 32), (uint32_t)off };
+		slots[i] =
+			(struct node_slot){ (uint32_t)n + 1, (uint32_t)(h >> 32), (uint32_t)off };
 		size_t len = strlen(c->nodes[n]->name) + 1;
 		memcpy(names + off, c->nodes[n]->name, len);
 		off += len;
@@ -338,10 +342,6 @@ rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid)
 {
 	return lookup(uid, (void *const *)c->pods_by_uid, c->n_pods_by_uid, uid_key_cmp);
 }
-
-
-
-
 
 size_t
 rf_cluster_n_pods(const struct rf_cluster *c)
@@ -457,8 +457,8 @@ rf_pod_claim_name(const json_t *pod, const json_t *entry)
 }
 
 int
-rf_cluster_selector(const struct rf_cluster *c, const char *expr,
-		    const struct rf_cel_program **ret, struct rf_cel_error *err)
+rf_cluster_selector(const struct rf_cluster *c, const char *expr, const struct rf_cel_program **ret,
+		    struct rf_cel_error *err)
 {
 	int r = rf_cel_cache_get(c->cel, expr, ret, err);
 	if (r != -ENOSPC)

@@ -10,10 +10,11 @@
 #ifndef RF_ALLOC_MODEL_H
 #define RF_ALLOC_MODEL_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "alloc/attr.h"
 #include "alloc/cel.h"
@@ -56,19 +57,19 @@ struct rf_device {
 	const json_t *json; /* the device object in its slice */
 
 	/* derived */
-	struct rf_locality loc;   /* pcie_root, numa */
-	const char *numa_source;  /* attribute name, "nic-on-root", or NULL */
-	char pci[RF_PCI_ADDR_LEN]; /* "" when unknown */
-	int rdma;                 /* 1, 0, or -1 unknown */
-	int rail;                 /* rail index, -1 = not on a rail */
+	struct rf_locality loc;              /* pcie_root, numa */
+	const char *numa_source;             /* attribute name, "nic-on-root", or NULL */
+	char pci[RF_PCI_ADDR_LEN];           /* "" when unknown */
+	int rdma;                            /* 1, 0, or -1 unknown */
+	int rail;                            /* rail index, -1 = not on a rail */
 	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
-	unsigned idx;             /* index in its pool */
-	unsigned gidx;            /* index among all devices of the generation */
+	unsigned idx;                        /* index in its pool */
+	unsigned gidx;                       /* index among all devices of the generation */
 
 	/* usage */
-	const struct rf_claim *holder; /* exclusive allocation, NULL = not exclusively held */
-	unsigned n_shares;             /* consumable-capacity allocations */
-	struct rf_quantity *consumed;  /* per caps[i], summed over shares; NULL when none */
+	const struct rf_claim *holder;   /* exclusive allocation, NULL = not exclusively held */
+	unsigned n_shares;               /* consumable-capacity allocations */
+	struct rf_quantity *consumed;    /* per caps[i], summed over shares; NULL when none */
 	struct rf_quantity annotated_bw; /* railfit.io/nic-bandwidth of pods holding it */
 };
 
@@ -87,8 +88,8 @@ struct rf_pool {
 	int64_t slice_count; /* resourceSliceCount */
 	unsigned n_slices;   /* slices seen at that generation */
 	bool complete;
-	bool invalid; /* duplicate device names */
-	const char *node; /* the node its slices name, or NULL */
+	bool invalid;               /* duplicate device names */
+	const char *node;           /* the node its slices name, or NULL */
 	struct rf_device **devices; /* slice order, then device order as published */
 	size_t n_devices;
 	struct rf_counter_set *counter_sets; /* from every slice at the pool's generation */
@@ -105,7 +106,7 @@ const struct rf_counter_set *rf_pool_counter_set(const struct rf_pool *p, const 
 
 struct rf_node {
 	const char *name;
-	unsigned idx; /* index among the generation's nodes (sorted by name) */
+	unsigned idx;       /* index among the generation's nodes (sorted by name) */
 	const json_t *json; /* NULL when only slices name this node */
 	const json_t *labels, *annotations; /* borrowed, may be NULL */
 	bool ready;
@@ -121,9 +122,9 @@ struct rf_node {
 	const char *fe_source;          /* "annotation" or "default" */
 	struct rf_quantity fe_egress_used, fe_ingress_used;
 	unsigned n_rails;
-	/* the node's railfit.io/pci-topology annotation (devices.topologyAnnotation), decoded; owned
-	 * by the generation. topo_error says why it is not used (malformed) or does not help (no PCI
-	 * address matches a DRA device of the node); both NULL when the node has none. */
+	/* the node's railfit.io/pci-topology annotation (devices.topologyAnnotation), decoded;
+	 * owned by the generation. topo_error says why it is not used (malformed) or does not help
+	 * (no PCI address matches a DRA device of the node); both NULL when the node has none. */
 	const struct rf_topo_annotation *topo;
 	const char *topo_error;
 };
@@ -141,7 +142,7 @@ struct rf_request_alt {
 	bool admin_access;
 	struct rf_toleration {
 		const char *key, *op, *value, *effect;
-	} *tolerations;
+	} * tolerations;
 	size_t n_tolerations;
 	size_t n_cap_requests;
 	const char **cap_request_names; /* exactly as written */
@@ -182,7 +183,7 @@ struct rf_claim {
 	bool allocated;
 	struct rf_alloc_result *results;
 	size_t n_results;
-	const char *alloc_node; /* node the allocation is bound to, or NULL */
+	const char *alloc_node;     /* node the allocation is bound to, or NULL */
 	const char **reserved_uids; /* status.reservedFor[].uid */
 	size_t n_reserved;
 };

@@ -15,11 +15,11 @@
 
 #include "alloc/alloc-private.h"
 
-#define STEP_BUDGET      200000UL /* device checks per scan order */
-#define NODE_BUDGET      400000UL /* device checks per node, over all scan orders */
-#define RF_MAX_LEAKED    256
+#define STEP_BUDGET          200000UL /* device checks per scan order */
+#define NODE_BUDGET          400000UL /* device checks per node, over all scan orders */
+#define RF_MAX_LEAKED        256
 #define RF_MAX_CLAIM_RESULTS 32
-#define BEST_STEP_BUDGET 100000UL
+#define BEST_STEP_BUDGET     100000UL
 
 enum memo { M_UNKNOWN = 0, M_NO, M_YES, M_ERROR };
 
@@ -211,7 +211,8 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 		for (size_t i = 0; i < alt->n_cap_requests; i++)
 			for (size_t c = 0; c < d->n_caps; c++)
 				if (strcmp(d->caps[c].raw_name, alt->cap_request_names[i]) == 0 &&
-				    rf_quantity_cmp(alt->cap_request_values[i], d->caps[c].value) > 0)
+				    rf_quantity_cmp(alt->cap_request_values[i], d->caps[c].value) >
+					    0)
 					return false;
 		return true;
 	}
@@ -225,7 +226,8 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 			total = rf_quantity_add(total, d->consumed[c]);
 			for (size_t k = 0; s->req->release && k < s->req->release->n_claims; k++)
 				total = rf_quantity_sub(
-					total, rf_claim_consumed(s->req->release->claims[k], d, cap));
+					total,
+					rf_claim_consumed(s->req->release->claims[k], d, cap));
 		}
 		for (size_t p = 0; p < s->cur.n; p++) {
 			const struct rf_pick *pk = &s->cur.picks[p];
@@ -354,9 +356,10 @@ counters_init(struct search *s)
 				for (size_t k = 0; k < cons->n; k++)
 					for (size_t ci = 0; ci < cs->n; ci++)
 						if (strcmp(cs->names[ci], cons->names[k]) == 0)
-							s->counter_used[p][si][ci] = rf_quantity_add(
-								s->counter_used[p][si][ci],
-								cons->values[k]);
+							s->counter_used[p][si][ci] =
+								rf_quantity_add(
+									s->counter_used[p][si][ci],
+									cons->values[k]);
 			}
 		}
 	}
@@ -501,7 +504,8 @@ static bool
 picked(const struct search *s, const struct rf_device *d, const struct rf_claim *only_claim)
 {
 	for (size_t p = 0; p < s->cur.n; p++)
-		if (s->cur.picks[p].dev == d && (!only_claim || s->cur.picks[p].claim == only_claim))
+		if (s->cur.picks[p].dev == d &&
+		    (!only_claim || s->cur.picks[p].claim == only_claim))
 			return true;
 	return false;
 }
@@ -594,11 +598,12 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 		if (pool->complete && !pool->invalid)
 			continue;
 		if (s->err && !s->err[0])
-			snprintf(s->err, s->errlen,
-				 "claim %s/%s request %s (allocationMode All): pool %s/%s on the node "
-				 "is %s",
-				 cl->ns, cl->name, alt->name, pool->driver, pool->name,
-				 pool->invalid ? "invalid" : "incomplete");
+			snprintf(
+				s->err, s->errlen,
+				"claim %s/%s request %s (allocationMode All): pool %s/%s on the node "
+				"is %s",
+				cl->ns, cl->name, alt->name, pool->driver, pool->name,
+				pool->invalid ? "invalid" : "incomplete");
 		return fatal(s, RF_SEARCH_POOL_ERROR);
 	}
 	for (size_t i = 0; i < s->n_scan; i++) {
@@ -673,7 +678,8 @@ enough_candidates(struct search *s, const struct rf_claim *cl, const struct rf_r
 			return true; /* the search must reach it in scan order to decide */
 		if (m == M_YES && capacity_fits(s, alt, it->dev) && counters_fit(s, it->dev) &&
 		    taints_ok(s, alt, it->dev))
-			n += it->dev->allow_multiple ? alt->count : 1; /* a shared device may serve again */
+			n += it->dev->allow_multiple ? alt->count
+						     : 1; /* a shared device may serve again */
 	}
 	return n >= alt->count;
 }
@@ -752,7 +758,7 @@ dfs_request(struct search *s, size_t ci, size_t ri)
 /* ---- scan orders ---- */
 
 struct order {
-	unsigned *pool_perm; /* node pool indices in scan order */
+	unsigned *pool_perm;   /* node pool indices in scan order */
 	unsigned **slice_perm; /* per node pool: slice indices in scan order */
 };
 
@@ -764,7 +770,8 @@ has_binding(const struct rf_node *n, const struct rf_pool *pool, int slice)
 {
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
-		if (d->pool == pool && d->has_binding_conditions && (slice < 0 || d->slice == (unsigned)slice))
+		if (d->pool == pool && d->has_binding_conditions &&
+		    (slice < 0 || d->slice == (unsigned)slice))
 			return true;
 	}
 	return false;
@@ -792,11 +799,13 @@ build_scan(const struct rf_node *n, bool binding, const struct order *o, struct 
 			for (int spass = 0; spass < 2; spass++) {
 				for (unsigned si = 0; si < pool->n_slices; si++) {
 					unsigned sl = o->slice_perm[p][si];
-					if (pass == 1 && has_binding(n, pool, (int)sl) != (spass == 1))
+					if (pass == 1 &&
+					    has_binding(n, pool, (int)sl) != (spass == 1))
 						continue;
 					if (pass == 0 && spass == 1)
 						continue;
-					/* the node's devices of this pool and slice, in published order */
+					/* the node's devices of this pool and slice, in published
+					 * order */
 					for (size_t i = 0; i < n->n_devices; i++) {
 						const struct rf_device *d = n->devices[i];
 						if (d->pool != pool || d->slice != sl)
@@ -937,7 +946,8 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 				int distinct = 0;
 				for (size_t i = 0; i < s->n_scan; i++) {
 					if (selectable(s, cl, alt, aid, &s->scan[i], false) == M_NO)
-						continue; /* a selector error is order-dependent too */
+						continue; /* a selector error is order-dependent too
+							   */
 					unsigned p = s->scan[i].pool;
 					if (p < 64 && !hit[p]) {
 						hit[p] = true;
@@ -954,8 +964,8 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 					bool multi = false;
 					for (size_t i = 0; i < s->n_scan; i++) {
 						if (s->scan[i].pool != p ||
-						    selectable(s, cl, alt, aid, &s->scan[i], false) ==
-							    M_NO)
+						    selectable(s, cl, alt, aid, &s->scan[i],
+							       false) == M_NO)
 							continue;
 						if (first == ~0u)
 							first = s->scan[i].dev->slice;
@@ -1062,7 +1072,8 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 				for (size_t i = 0; i < ret->n_outcomes && !dup; i++)
 					dup = same_assignment(&ret->outcomes[i], &s.cur);
 				if (!dup && ret->n_outcomes < RF_MAX_OUTCOMES)
-					rf_assignment_copy(&ret->outcomes[ret->n_outcomes++], &s.cur);
+					rf_assignment_copy(&ret->outcomes[ret->n_outcomes++],
+							   &s.cur);
 				ret->status = RF_SEARCH_FOUND;
 			} else if (ret->n_outcomes) {
 				/* feasible in one order and not in another: cannot happen for the
@@ -1118,8 +1129,8 @@ out:
 }
 
 int
-rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *score,
-		void *userdata, struct rf_assignment *ret, bool *ret_found, bool *ret_exhaustive)
+rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *score, void *userdata,
+		struct rf_assignment *ret, bool *ret_found, bool *ret_exhaustive)
 {
 	const struct rf_node *n = req->node;
 	struct search s;

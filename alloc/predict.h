@@ -14,17 +14,17 @@
 
 #include "alloc/model.h"
 
-#define RF_MAX_PICKS  128 /* devices one pod may get in one search */
-#define RF_MAX_ORDERS 120 /* scan orders tried per node (5!) */
-#define RF_MAX_OUTCOMES 8 /* distinct outcomes kept */
+#define RF_MAX_PICKS    128 /* devices one pod may get in one search */
+#define RF_MAX_ORDERS   120 /* scan orders tried per node (5!) */
+#define RF_MAX_OUTCOMES 8   /* distinct outcomes kept */
 
 struct rf_pick {
 	const struct rf_claim *claim;
 	const char *request; /* "req" or "req/sub" */
 	const struct rf_device *dev;
 	const struct rf_request_alt *alt; /* NULL for pinned picks */
-	bool pinned; /* from an allocation that already exists */
-	bool has_bw; /* consumable bandwidth requested from a shared NIC */
+	bool pinned;                      /* from an allocation that already exists */
+	bool has_bw;                      /* consumable bandwidth requested from a shared NIC */
 	struct rf_quantity bw;
 };
 
@@ -55,8 +55,8 @@ const char *rf_search_status_name(enum rf_search_status s);
 
 struct rf_search_result {
 	enum rf_search_status status;
-	char error[384]; /* CEL error / pool error text: claim, device and message */
-	size_t n_outcomes; /* distinct outcomes over the scan orders tried (FOUND only) */
+	char error[384];        /* CEL error / pool error text: claim, device and message */
+	size_t n_outcomes;      /* distinct outcomes over the scan orders tried (FOUND only) */
 	unsigned n_orders;      /* scan orders tried */
 	bool orders_exhaustive; /* every order that could matter was tried */
 	unsigned long steps;    /* devices examined, summed over orders */

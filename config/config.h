@@ -6,10 +6,11 @@
 #ifndef RF_CONFIG_CONFIG_H
 #define RF_CONFIG_CONFIG_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 #include "config/level.h"
 #include "config/quantity.h"
@@ -33,8 +34,8 @@ enum rf_dra_version { RF_DRA_AUTO, RF_DRA_1_34, RF_DRA_1_35 };
 
 struct rf_config {
 	struct {
-		char *listen;       /* "0.0.0.0:8888" */
-		char *debug_listen; /* "" = same listener */
+		char *listen;               /* "0.0.0.0:8888" */
+		char *debug_listen;         /* "" = same listener */
 		int64_t max_body_bytes;     /* 128Mi */
 		int64_t request_timeout_ms; /* 10s */
 		int threads;                /* 0 = automatic */
@@ -47,16 +48,16 @@ struct rf_config {
 	} server;
 	struct {
 		char *kubeconfig;
-		double qps;                /* 50 */
-		int64_t stale_after_ms;    /* 2m */
-		int64_t assume_ttl_ms;     /* 30s */
-		int64_t watch_timeout_ms;  /* 5m */
+		double qps;                      /* 50 */
+		int64_t stale_after_ms;          /* 2m */
+		int64_t assume_ttl_ms;           /* 30s */
+		int64_t watch_timeout_ms;        /* 5m */
 		enum rf_dra_version dra_version; /* auto */
 	} kube;
 	struct {
-		struct rf_strv gpu_drivers;          /* [gpu.nvidia.com] */
-		struct rf_strv nic_drivers;          /* [dra.net] */
-		struct rf_strv bandwidth_capacities; /* [bandwidth] */
+		struct rf_strv gpu_drivers;               /* [gpu.nvidia.com] */
+		struct rf_strv nic_drivers;               /* [dra.net] */
+		struct rf_strv bandwidth_capacities;      /* [bandwidth] */
 		struct rf_quantity default_nic_bandwidth; /* 400G */
 		struct rf_quantity frontend_bandwidth;    /* 100G */
 		char *rails;               /* "gpu-pairing" or "attribute:<qualified name>" */
@@ -71,7 +72,8 @@ struct rf_config {
 	struct {
 		double w_alignment, w_bandwidth, w_rail, w_packing; /* 5 3 2 1 */
 		enum rf_bandwidth_policy bandwidth_policy;          /* spread */
-		double levels[RF_LEVEL_COUNT]; /* PIX 1.0 PXB 0.85 PHB 0.7 NODE 0.4 SYS 0.1 UNKNOWN 0.25 */
+		double levels[RF_LEVEL_COUNT]; /* PIX 1.0 PXB 0.85 PHB 0.7 NODE 0.4 SYS 0.1 UNKNOWN
+						  0.25 */
 	} scoring;
 	struct {
 		struct rf_strv labels;

@@ -1,5 +1,6 @@
 /* The locality vocabulary of nvidia-smi topo -m, best first (DESIGN section 5). It lives in config/
- * because configuration names levels (filter.minAlignment, scoring.levels); topology/ computes them. */
+ * because configuration names levels (filter.minAlignment, scoring.levels); topology/ computes
+ * them. */
 #ifndef RF_CONFIG_LEVEL_H
 #define RF_CONFIG_LEVEL_H
 

@@ -38,7 +38,8 @@ struct rf_quantity rf_quantity_add(struct rf_quantity a, struct rf_quantity b);
 struct rf_quantity rf_quantity_sub(struct rf_quantity a, struct rf_quantity b);
 bool rf_quantity_is_zero(struct rf_quantity q);
 
-/** Value in whole base units, rounded up (Kubernetes Quantity.Value()); saturates at INT64 bounds. */
+/** Value in whole base units, rounded up (Kubernetes Quantity.Value()); saturates at INT64 bounds.
+ */
 int64_t rf_quantity_value(struct rf_quantity q);
 
 /** Approximate value as a double (for fractions and display only, never for comparisons). */

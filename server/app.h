@@ -18,7 +18,7 @@ struct rf_app {
 	struct rf_cache *cache;
 	struct rf_cel_cache *cel;
 	struct rf_parallel *parallel; /* spreads one large request over the cores; may be NULL */
-	double start_time; /* unix seconds */
+	double start_time;            /* unix seconds */
 	const char *config_path;
 };
 

@@ -5,8 +5,9 @@
 #ifndef RF_SERVER_CACHE_H
 #define RF_SERVER_CACHE_H
 
-#include <jansson.h>
 #include <stdbool.h>
+
+#include <jansson.h>
 
 #include "alloc/model.h"
 

@@ -1,10 +1,11 @@
 /* The offline commands: explain, gen-cluster, version. */
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "rf-build.h"
 #include "server/app.h"
@@ -45,9 +46,12 @@ int
 rf_cmd_explain(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "snapshot", required_argument, NULL, 's' }, { "demo", no_argument, NULL, 'd' },
-		{ "pod", required_argument, NULL, 'p' },      { "node", required_argument, NULL, 'n' },
-		{ "config", required_argument, NULL, 'c' },   { "help", no_argument, NULL, 'h' },
+		{ "snapshot", required_argument, NULL, 's' },
+		{ "demo", no_argument, NULL, 'd' },
+		{ "pod", required_argument, NULL, 'p' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *snapshot = NULL, *podf = NULL, *node = NULL, *out = "table", *config = NULL;
@@ -91,10 +95,10 @@ rf_cmd_explain(int argc, char **argv)
 	}
 	if (optind < argc || (!snapshot && !demo) || (snapshot && demo) || !podf) {
 		fprintf(stderr, "railfit explain: %s\n",
-			optind < argc	      ? "unexpected argument"
-			: !podf		      ? "--pod F is required"
+			optind < argc        ? "unexpected argument"
+			: !podf              ? "--pod F is required"
 			: (snapshot && demo) ? "--snapshot and --demo exclude each other"
-					      : "--snapshot F (or --demo) is required");
+					     : "--snapshot F (or --demo) is required");
 		explain_usage(stderr);
 		return 2;
 	}
@@ -147,7 +151,8 @@ rf_cmd_explain(int argc, char **argv)
 	for (size_t i = 0; i < rf_cluster_n_warnings(gen); i++)
 		fprintf(stderr, "railfit explain: warning: %s\n", rf_cluster_warning(gen, i));
 	if (node && !rf_cluster_node(gen, node)) {
-		fprintf(stderr, "railfit explain: --node: node '%s' is not in the snapshot\n", node);
+		fprintf(stderr, "railfit explain: --node: node '%s' is not in the snapshot\n",
+			node);
 		rc = 2;
 		goto out;
 	}
@@ -180,26 +185,29 @@ out:
 static void
 gen_usage(FILE *f)
 {
-	fprintf(f, "usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION] "
-		   "[--pods-per-node P]\n\n"
-		   "Write a synthetic cluster snapshot (HGX-like nodes, ResourceSlices shaped like the\n"
-		   "NVIDIA and dranet drivers', DeviceClasses, claims and the pods holding them) to\n"
-		   "standard output.\n\n"
-		   "  --nodes N         number of nodes (1..100000)\n"
-		   "  --seed S          PRNG seed (default 1); the same seed gives the same output\n"
-		   "  --used FRACTION   share of GPUs allocated, 0..1 (default 0.5)\n"
-		   "  --pods-per-node P fleet shape: about P Running GPU pods per node on average\n"
-		   "                    (0.1..8): used GPUs are paired into two-GPU claims until the\n"
-		   "                    count is reached and about half the pods are Job workers\n"
-		   "                    (default: one pod per used GPU, all of them Job workers)\n");
+	fprintf(f,
+		"usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION] "
+		"[--pods-per-node P]\n\n"
+		"Write a synthetic cluster snapshot (HGX-like nodes, ResourceSlices shaped like the\n"
+		"NVIDIA and dranet drivers', DeviceClasses, claims and the pods holding them) to\n"
+		"standard output.\n\n"
+		"  --nodes N         number of nodes (1..100000)\n"
+		"  --seed S          PRNG seed (default 1); the same seed gives the same output\n"
+		"  --used FRACTION   share of GPUs allocated, 0..1 (default 0.5)\n"
+		"  --pods-per-node P fleet shape: about P Running GPU pods per node on average\n"
+		"                    (0.1..8): used GPUs are paired into two-GPU claims until the\n"
+		"                    count is reached and about half the pods are Job workers\n"
+		"                    (default: one pod per used GPU, all of them Job workers)\n");
 }
 
 int
 rf_cmd_gen_cluster(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "nodes", required_argument, NULL, 'n' }, { "seed", required_argument, NULL, 's' },
-		{ "used", required_argument, NULL, 'u' },  { "help", no_argument, NULL, 'h' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "used", required_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
 		{ "pods-per-node", required_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};

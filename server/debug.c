@@ -66,10 +66,10 @@ node_row(const struct rf_node *n, const struct rf_config *cfg, const char *age)
 	bool any;
 	nic_headroom(n, cfg, &mn, &mx, &any);
 	enum rf_level bl = best_free_level(n);
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s}",
-			 "node", n->name, "ready", n->ready, "gpusFree", (int)n->n_gpus_free,
-			 "gpus", (int)n->n_gpus, "nicsFree", (int)n->n_nics_free, "nics",
-			 (int)n->n_nics, "bestFreeAlignment",
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s}", "node",
+			 n->name, "ready", n->ready, "gpusFree", (int)n->n_gpus_free, "gpus",
+			 (int)n->n_gpus, "nicsFree", (int)n->n_nics_free, "nics", (int)n->n_nics,
+			 "bestFreeAlignment",
 			 n->n_gpus_free && n->n_nics_free ? rf_level_name(bl) : NULL,
 			 "nicHeadroomMin", any ? rf_quantity_format(mn, b1) : NULL,
 			 "nicHeadroomMax", any ? rf_quantity_format(mx, b2) : NULL, "pools",
@@ -81,7 +81,7 @@ nodes_table(const json_t *rows)
 {
 	struct rf_strbuf b = { 0 };
 	rf_strbuf_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %s\n", "NODE", "READY", "GPUS",
-		  "NICS", "BEST-FREE", "NIC-HR-MIN", "NIC-HR-MAX", "PODS");
+			 "NICS", "BEST-FREE", "NIC-HR-MIN", "NIC-HR-MAX", "PODS");
 	size_t i;
 	json_t *r;
 	json_array_foreach (rows, i, r) {
@@ -96,10 +96,10 @@ nodes_table(const json_t *rows)
 		const char *hmin = json_string_value(json_object_get(r, "nicHeadroomMin"));
 		const char *hmax = json_string_value(json_object_get(r, "nicHeadroomMax"));
 		rf_strbuf_printf(&b, "%-20s %-6s %-9s %-9s %-10s %-12s %-12s %lld\n",
-			  json_string_value(json_object_get(r, "node")),
-			  json_is_true(json_object_get(r, "ready")) ? "True" : "False", g, n,
-			  bf ? bf : "-", hmin ? hmin : "-", hmax ? hmax : "-",
-			  (long long)json_integer_value(json_object_get(r, "pods")));
+				 json_string_value(json_object_get(r, "node")),
+				 json_is_true(json_object_get(r, "ready")) ? "True" : "False", g, n,
+				 bf ? bf : "-", hmin ? hmin : "-", hmax ? hmax : "-",
+				 (long long)json_integer_value(json_object_get(r, "pods")));
 	}
 	return rf_strbuf_steal(&b);
 }
@@ -140,13 +140,12 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 		goto fail;
 	for (size_t i = 0; i < n->n_pools; i++) {
 		const struct rf_pool *p = n->pools[i];
-		json_array_append_new(pools, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b, s:b}",
-						       "driver", p->driver, "pool", p->name,
-						       "generation", (json_int_t)p->generation,
-						       "resourceSliceCount",
-						       (json_int_t)p->slice_count, "slices",
-						       (json_int_t)p->n_slices, "complete",
-						       p->complete, "invalid", p->invalid));
+		json_array_append_new(
+			pools, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "driver", p->driver,
+					 "pool", p->name, "generation", (json_int_t)p->generation,
+					 "resourceSliceCount", (json_int_t)p->slice_count, "slices",
+					 (json_int_t)p->n_slices, "complete", p->complete,
+					 "invalid", p->invalid));
 	}
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
@@ -178,7 +177,8 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 			const char *src;
 			struct rf_quantity cap = rf_device_bw_capacity(d, cfg, &src);
 			struct rf_quantity used = rf_device_bw_used(d);
-			json_object_set_new(dj, "bandwidth", json_string(rf_quantity_format(cap, b)));
+			json_object_set_new(dj, "bandwidth",
+					    json_string(rf_quantity_format(cap, b)));
 			json_object_set_new(dj, "bandwidthSource", json_string(src));
 			json_object_set_new(dj, "bandwidthUsed",
 					    json_string(rf_quantity_format(used, b)));

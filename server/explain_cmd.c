@@ -111,7 +111,7 @@ rf_explain_table(const json_t *doc)
 	json_t *n;
 
 	rf_strbuf_printf(&b, "pod %s: demand %s", json_string_value(json_object_get(doc, "pod")),
-		  json_string_value(json_object_get(doc, "demand")));
+			 json_string_value(json_object_get(doc, "demand")));
 	const char *ur = json_string_value(json_object_get(doc, "unknownReason"));
 	if (ur)
 		rf_strbuf_printf(&b, " (%s)", ur);
@@ -125,8 +125,8 @@ rf_explain_table(const json_t *doc)
 			rf_strbuf_printf(&b, " %s", json_string_value(n));
 	}
 	rf_strbuf_printf(&b, "\n\n%-16s %-13s %5s %6s %6s %6s %6s %-7s %-7s %-34s %s\n", "NODE",
-		  "VERDICT", "SCORE", "ALIGN", "BW", "RAIL", "PACK", "LEVEL", "BEST", "PREDICTED",
-		  "REASON");
+			 "VERDICT", "SCORE", "ALIGN", "BW", "RAIL", "PACK", "LEVEL", "BEST",
+			 "PREDICTED", "REASON");
 	json_array_foreach (nodes, i, n) {
 		char a[16], bw[16], rl[16], pk[16], dev[256];
 		const json_t *parts = json_object_get(n, "parts");
@@ -134,17 +134,20 @@ rf_explain_table(const json_t *doc)
 		const char *best = json_string_value(json_object_get(n, "bestLevel"));
 		const json_t *reasons = json_object_get(n, "reasons");
 		devices_cell(json_object_get(n, "predicted"), dev, sizeof(dev));
-		rf_strbuf_printf(&b, "%-16s %-13s %5lld %6s %6s %6s %6s %-7s %-7s %-34s %s\n",
-			  json_string_value(json_object_get(n, "node")),
-			  json_string_value(json_object_get(n, "verdict")),
-			  (long long)json_integer_value(json_object_get(n, "score")),
-			  part(parts, "alignment", a, sizeof(a)),
-			  part(parts, "bandwidth", bw, sizeof(bw)), part(parts, "rail", rl, sizeof(rl)),
-			  part(parts, "packing", pk, sizeof(pk)), lvl ? lvl : "-", best ? best : "-",
-			  dev, json_array_size(reasons) ? json_string_value(json_array_get(reasons, 0))
-							: "");
+		rf_strbuf_printf(
+			&b, "%-16s %-13s %5lld %6s %6s %6s %6s %-7s %-7s %-34s %s\n",
+			json_string_value(json_object_get(n, "node")),
+			json_string_value(json_object_get(n, "verdict")),
+			(long long)json_integer_value(json_object_get(n, "score")),
+			part(parts, "alignment", a, sizeof(a)),
+			part(parts, "bandwidth", bw, sizeof(bw)),
+			part(parts, "rail", rl, sizeof(rl)), part(parts, "packing", pk, sizeof(pk)),
+			lvl ? lvl : "-", best ? best : "-", dev,
+			json_array_size(reasons) ? json_string_value(json_array_get(reasons, 0))
+						 : "");
 		for (size_t k = 1; k < json_array_size(reasons); k++)
-			rf_strbuf_printf(&b, "%-16s %s\n", "", json_string_value(json_array_get(reasons, k)));
+			rf_strbuf_printf(&b, "%-16s %s\n", "",
+					 json_string_value(json_array_get(reasons, k)));
 	}
 	return rf_strbuf_steal(&b);
 }

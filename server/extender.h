@@ -5,18 +5,19 @@
 #ifndef RF_SERVER_EXTENDER_H
 #define RF_SERVER_EXTENDER_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 /** ExtenderArgs (filter and prioritize). */
 struct rf_extender_args {
-	json_t *root;      /* owned; everything below is borrowed from it */
-	json_t *pod;       /* the Pod object (never NULL after a successful parse) */
-	bool cache_mode;   /* NodeNames was given (nodeCacheCapable: true) */
+	json_t *root;    /* owned; everything below is borrowed from it */
+	json_t *pod;     /* the Pod object (never NULL after a successful parse) */
+	bool cache_mode; /* NodeNames was given (nodeCacheCapable: true) */
 	size_t n_nodes;
 	const char **node_names; /* owned array of borrowed strings, n_nodes entries */
-	json_t **node_objs;      /* owned array of borrowed Node objects (NULL entries in cache mode) */
+	json_t **node_objs; /* owned array of borrowed Node objects (NULL entries in cache mode) */
 };
 
 /**
@@ -33,11 +34,11 @@ void rf_extender_args_release(struct rf_extender_args *a);
 enum rf_filter_outcome { RF_FILTER_PASS, RF_FILTER_FAIL, RF_FILTER_UNRESOLVABLE };
 
 /**
- * ExtenderFilterResult. In cache mode NodeNames lists the passing nodes and Nodes is null; otherwise
- * Nodes echoes the passing Node objects unchanged ({"metadata":{},"items":[...]}) and NodeNames is
- * null. FailedNodes / FailedAndUnresolvableNodes map node to message with keys sorted bytewise.
- * msgs[i] is used for non-passing nodes. A non-NULL error yields the error shape (all null but
- * Error). New reference, NULL on OOM.
+ * ExtenderFilterResult. In cache mode NodeNames lists the passing nodes and Nodes is null;
+ * otherwise Nodes echoes the passing Node objects unchanged ({"metadata":{},"items":[...]}) and
+ * NodeNames is null. FailedNodes / FailedAndUnresolvableNodes map node to message with keys sorted
+ * bytewise. msgs[i] is used for non-passing nodes. A non-NULL error yields the error shape (all
+ * null but Error). New reference, NULL on OOM.
  */
 json_t *rf_extender_filter_result(const struct rf_extender_args *a,
 				  const enum rf_filter_outcome *outcomes, const char *const *msgs,
@@ -48,10 +49,10 @@ json_t *rf_extender_priority_list(const struct rf_extender_args *a, const int *s
 
 /** ExtenderPreemptionArgs, both modes. */
 struct rf_extender_victims {
-	const char *node;   /* borrowed */
+	const char *node; /* borrowed */
 	size_t n_pods;
-	const char **uids;  /* owned array of borrowed strings */
-	json_t **pods;      /* owned array of borrowed full Pod objects (NULL entries in Meta mode) */
+	const char **uids; /* owned array of borrowed strings */
+	json_t **pods; /* owned array of borrowed full Pod objects (NULL entries in Meta mode) */
 	long long num_pdb_violations;
 };
 

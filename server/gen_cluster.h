@@ -4,8 +4,9 @@
 #ifndef RF_SERVER_GEN_CLUSTER_H
 #define RF_SERVER_GEN_CLUSTER_H
 
-#include <jansson.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 struct rf_gen_options {
 	unsigned nodes; /* >= 1 */

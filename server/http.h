@@ -7,16 +7,17 @@
 #ifndef RF_SERVER_HTTP_H
 #define RF_SERVER_HTTP_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <jansson.h>
 
 struct rf_http_request {
 	const char *method;  /* "GET", "POST", ... */
 	const char *path;    /* without the query string, e.g. "/debug/nodes/n1" */
 	const char *subpath; /* for prefix routes: the part after the route's path, else "" */
-	const char *body;    /* NUL-terminated copy of the body (may contain NULs before body_len) */
+	const char *body; /* NUL-terminated copy of the body (may contain NULs before body_len) */
 	size_t body_len;
 	void *conn; /* struct MHD_Connection *, for rf_http_query() */
 };
@@ -79,7 +80,8 @@ int rf_http_reply_error(struct rf_http_response *resp, int status, const char *e
 /** Reply with plain text (copied). */
 int rf_http_reply_text(struct rf_http_response *resp, int status, const char *text);
 
-/** Map a negative errno to an HTTP status: EINVAL 400, EMSGSIZE 413, ENOENT 404, ETIMEDOUT 504, else 500. */
+/** Map a negative errno to an HTTP status: EINVAL 400, EMSGSIZE 413, ENOENT 404, ETIMEDOUT 504,
+ * else 500. */
 int rf_http_status_from_errno(int err);
 
 #endif

@@ -1101,7 +1101,7 @@ struct rf_kube_options
 rf_kube_options_from_config(const struct rf_config *cfg, const char *kubeconfig_flag,
 			    const char *user_agent)
 {
-	const char *kc = kubeconfig_flag && kubeconfig_flag[0] ? kubeconfig_flag
+	const char *kc = kubeconfig_flag && kubeconfig_flag[0]             ? kubeconfig_flag
 			 : cfg->kube.kubeconfig && cfg->kube.kubeconfig[0] ? cfg->kube.kubeconfig
 									   : NULL;
 	return (struct rf_kube_options){

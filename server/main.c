@@ -1,10 +1,11 @@
 /* railfit: a kube-scheduler extender that steers GPU pods to aligned GPUs and NICs with
  * bandwidth left (DESIGN.md). main() initialises the libraries once, before any thread, and
  * dispatches to the command. */
-#include <curl/curl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
 
 #include "server/log.h"
 #include "server/serve.h"
@@ -12,14 +13,15 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: railfit COMMAND [options]\n\n"
-		   "commands:\n"
-		   "  serve        run the scheduler extender (--snapshot F or --demo)\n"
-		   "  explain      offline: per node verdict, predicted devices, alignment, score\n"
-		   "  topology     GPU x NIC locality of this machine (hwloc), the node annotation\n"
-		   "  gen-cluster  write a synthetic cluster snapshot\n"
-		   "  version      version, git commit, library versions\n\n"
-		   "Run 'railfit COMMAND --help' for the options of a command.\n");
+	fprintf(f,
+		"usage: railfit COMMAND [options]\n\n"
+		"commands:\n"
+		"  serve        run the scheduler extender (--snapshot F or --demo)\n"
+		"  explain      offline: per node verdict, predicted devices, alignment, score\n"
+		"  topology     GPU x NIC locality of this machine (hwloc), the node annotation\n"
+		"  gen-cluster  write a synthetic cluster snapshot\n"
+		"  version      version, git commit, library versions\n\n"
+		"Run 'railfit COMMAND --help' for the options of a command.\n");
 }
 
 int

@@ -1,12 +1,13 @@
 /* Operations routes: liveness, readiness, version, metrics. */
-#include <curl/curl.h>
-#include <hwloc.h>
-#include <jansson.h>
-#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+
+#include <curl/curl.h>
+#include <hwloc.h>
+#include <jansson.h>
+#include <microhttpd.h>
 
 #include "rf-build.h"
 #include "server/app.h"
@@ -54,9 +55,9 @@ rf_version_json(void)
 	unsigned hv = hwloc_get_api_version();
 	snprintf(hw, sizeof(hw), "%u.%u.%u", hv >> 16, (hv >> 8) & 0xff, hv & 0xff);
 	snprintf(yv, sizeof(yv), "%s", yaml_get_version_string());
-	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "version", RF_VERSION,
-			 "commit", RF_COMMIT, "libraries", "libmicrohttpd", MHD_get_version(),
-			 "jansson", JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version,
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "version", RF_VERSION, "commit",
+			 RF_COMMIT, "libraries", "libmicrohttpd", MHD_get_version(), "jansson",
+			 JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version,
 			 "hwloc", hw, "libyaml", yv);
 }
 

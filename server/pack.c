@@ -1,7 +1,7 @@
 /* LZ77 codec (see pack.h). A frame is "RFZ1", the decoded length and the length of the tokens
- * (8 bytes each, little endian), then the tokens: a byte b < 0x80 is a literal run of b + 1 bytes that follow; b >= 0x80 is a match of
- * (b & 0x3f) + 4 bytes at a distance given by the next 2 bytes (b & 0x40 clear) or 3 bytes (set),
- * little endian. */
+ * (8 bytes each, little endian), then the tokens: a byte b < 0x80 is a literal run of b + 1 bytes
+ * that follow; b >= 0x80 is a match of (b & 0x3f) + 4 bytes at a distance given by the next 2 bytes
+ * (b & 0x40 clear) or 3 bytes (set), little endian. */
 #include "server/pack.h"
 
 #include <errno.h>

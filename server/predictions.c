@@ -127,8 +127,8 @@ take(const char *key)
 static const char *
 alloc_node(const json_t *alloc)
 {
-	const json_t *terms = json_object_get(json_object_get(alloc, "nodeSelector"),
-					      "nodeSelectorTerms");
+	const json_t *terms =
+		json_object_get(json_object_get(alloc, "nodeSelector"), "nodeSelectorTerms");
 	const json_t *fields = json_object_get(json_array_get(terms, 0), "matchFields");
 	for (size_t i = 0; i < json_array_size(fields); i++) {
 		const json_t *f = json_array_get(fields, i);
@@ -175,8 +175,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 		batch_free(b);
 		return; /* placed on a node railfit did not judge */
 	}
-	const json_t *results =
-		json_object_get(json_object_get(alloc, "devices"), "results");
+	const json_t *results = json_object_get(json_object_get(alloc, "devices"), "results");
 	uint64_t actual = 0;
 	size_t n = 0;
 	struct rf_cluster *gen = rf_cache_get(cache);

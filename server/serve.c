@@ -1,9 +1,10 @@
 /* `railfit serve`: load the configuration and the cluster (a snapshot or the built-in demo), start
  * the HTTP server with the extender verbs and the operations/debug routes, and wait for SIGTERM or
  * SIGINT. Signals are blocked before any thread starts so only main() receives them (STYLE 3.5). */
+#include "server/serve.h"
+
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "rf-build.h"
 #include "server/app.h"
 #include "server/bind.h"
@@ -21,7 +24,6 @@
 #include "server/live.h"
 #include "server/log.h"
 #include "server/metrics.h"
-#include "server/serve.h"
 #include "server/snapshot.h"
 
 int
@@ -257,8 +259,8 @@ print_banner(const struct rf_app *app, const char *source, size_t nodes, uint16_
 	char host[64], dhost[64];
 	snprintf(host, sizeof(host), "localhost:%u", (unsigned)port);
 	snprintf(dhost, sizeof(dhost), "localhost:%u", (unsigned)debug_port);
-	printf("railfit %s serving %s (%zu nodes) on %s (verbs: /filter /prioritize /preempt)\n", RF_VERSION,
-	       source, nodes, app->cfg.server.listen);
+	printf("railfit %s serving %s (%zu nodes) on %s (verbs: /filter /prioritize /preempt)\n",
+	       RF_VERSION, source, nodes, app->cfg.server.listen);
 	printf("try:\n");
 	printf("  curl -s %s/readyz\n", dhost);
 	printf("  curl -s '%s/debug/nodes?o=table'\n", dhost);
@@ -379,7 +381,8 @@ rf_cmd_serve(int argc, char **argv)
 			    : -ENOMEM;
 		json_decref(doc);
 		if (r < 0) {
-			rf_errorf("cannot build the demo cluster: %s", r == -ENOMEM ? "out of memory" : err);
+			rf_errorf("cannot build the demo cluster: %s",
+				  r == -ENOMEM ? "out of memory" : err);
 			goto out;
 		}
 	} else if (snapshot) {
@@ -391,7 +394,8 @@ rf_cmd_serve(int argc, char **argv)
 			goto out;
 		}
 		if (skipped)
-			rf_infof("snapshot: skipped %zu objects of kinds railfit does not use", skipped);
+			rf_infof("snapshot: skipped %zu objects of kinds railfit does not use",
+				 skipped);
 	}
 	if (!live && (rc = build_generation(&app, &objs, source)) != 0)
 		goto out;

@@ -85,8 +85,8 @@ add_item(struct rf_cluster_objects *o, const char *kind, json_t *item, size_t *s
 }
 
 int
-rf_snapshot_split(const json_t *doc, struct rf_cluster_objects *ret, size_t *ret_skipped,
-		  char *err, size_t errlen)
+rf_snapshot_split(const json_t *doc, struct rf_cluster_objects *ret, size_t *ret_skipped, char *err,
+		  size_t errlen)
 {
 	return rf_snapshot_split_opts(doc, NULL, ret, ret_skipped, err, errlen);
 }
@@ -123,8 +123,9 @@ rf_snapshot_split_opts(const json_t *doc, const struct rf_slim_options *opts,
 			goto fail;
 	} else {
 		if (!json_is_array(items)) {
-			snprintf(err, errlen, "expected \"items\": an array of objects (kubectl get "
-					      "... -o json), got none");
+			snprintf(err, errlen,
+				 "expected \"items\": an array of objects (kubectl get "
+				 "... -o json), got none");
 			r = -EINVAL;
 			goto fail;
 		}
@@ -139,10 +140,11 @@ rf_snapshot_split_opts(const json_t *doc, const struct rf_slim_options *opts,
 			if (!k)
 				k = item_kind;
 			if (!json_is_object(it) || !k) {
-				snprintf(err, errlen,
-					 "items[%zu]: expected an object with a \"kind\" (Node, Pod, "
-					 "ResourceSlice, ResourceClaim, DeviceClass)",
-					 i);
+				snprintf(
+					err, errlen,
+					"items[%zu]: expected an object with a \"kind\" (Node, Pod, "
+					"ResourceSlice, ResourceClaim, DeviceClass)",
+					i);
 				r = -EINVAL;
 				goto fail;
 			}
@@ -290,14 +292,17 @@ scan_doc(const char *buf, size_t len, struct fast_doc *d)
 					if (!ie || *q != '{')
 						return 1;
 					if (d->n_items == d->cap_items) {
-						size_t ncap = d->cap_items ? d->cap_items * 2 : 1024;
-						struct span *ni = realloc(d->items, ncap * sizeof(*ni));
+						size_t ncap =
+							d->cap_items ? d->cap_items * 2 : 1024;
+						struct span *ni =
+							realloc(d->items, ncap * sizeof(*ni));
 						if (!ni)
 							return -ENOMEM;
 						d->items = ni;
 						d->cap_items = ncap;
 					}
-					d->items[d->n_items++] = (struct span){ q, (size_t)(ie - q) };
+					d->items[d->n_items++] =
+						(struct span){ q, (size_t)(ie - q) };
 					q = skip_ws(ie, end);
 					if (q < end && *q == ',') {
 						q = skip_ws(q + 1, end);
@@ -310,8 +315,8 @@ scan_doc(const char *buf, size_t len, struct fast_doc *d)
 				return 1;
 		} else {
 			/* any other member must be valid JSON too; "kind" is kept */
-			json_t *v = json_loadb(p, (size_t)(ve - p), JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-					       NULL);
+			json_t *v = json_loadb(p, (size_t)(ve - p),
+					       JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
 			if (!v)
 				return 1;
 			if (klen == 4 && memcmp(k, "kind", 4) == 0 && json_is_string(v)) {
@@ -342,9 +347,9 @@ struct parse_job {
 	const struct rf_slim_options *opts;
 	const char *item_kind; /* of a typed list */
 	size_t from, to;
-	json_t **out; /* per item: the slim object, NULL when skipped */
+	json_t **out;      /* per item: the slim object, NULL when skipped */
 	signed char *slot; /* per item: its slot, -1 when skipped */
-	int r;	      /* 0, 1 (slow path) or -ENOMEM */
+	int r;             /* 0, 1 (slow path) or -ENOMEM */
 };
 
 static void *
@@ -570,8 +575,10 @@ put_json(struct text *t, const json_t *v)
 		for (void *it = json_object_iter((json_t *)v); it;
 		     it = json_object_iter_next((json_t *)v, it)) {
 			if ((!first && append_text(",", 1, t) < 0) ||
-			    put_string(t, json_object_iter_key(it), json_object_iter_key_len(it)) < 0 ||
-			    append_text(":", 1, t) < 0 || put_json(t, json_object_iter_value(it)) < 0)
+			    put_string(t, json_object_iter_key(it), json_object_iter_key_len(it)) <
+				    0 ||
+			    append_text(":", 1, t) < 0 ||
+			    put_json(t, json_object_iter_value(it)) < 0)
 				return -1;
 			first = false;
 		}
@@ -581,7 +588,8 @@ put_json(struct text *t, const json_t *v)
 		if (append_text("[", 1, t) < 0)
 			return -1;
 		for (size_t i = 0; i < json_array_size(v); i++)
-			if ((i && append_text(",", 1, t) < 0) || put_json(t, json_array_get(v, i)) < 0)
+			if ((i && append_text(",", 1, t) < 0) ||
+			    put_json(t, json_array_get(v, i)) < 0)
 				return -1;
 		return append_text("]", 1, t);
 	case JSON_STRING:
@@ -615,7 +623,7 @@ put_string(struct text *t, const char *s, size_t len)
 		if (ch >= 0x20 && ch != '"' && ch != '\\')
 			continue;
 		char esc[8];
-		int n = ch == '"' ? snprintf(esc, sizeof(esc), "\\\"")
+		int n = ch == '"'    ? snprintf(esc, sizeof(esc), "\\\"")
 			: ch == '\\' ? snprintf(esc, sizeof(esc), "\\\\")
 				     : snprintf(esc, sizeof(esc), "\\u%04x", ch);
 		if (append_text(s + from, i - from, t) < 0 || append_text(esc, (size_t)n, t) < 0)
@@ -669,7 +677,8 @@ pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array 
 	/* the array's text, packed in frames of about PACK_CHUNK bytes so that the whole text
 	 * never exists at once */
 	for (size_t i = 0; i < json_array_size(pk); i++) {
-		if (append_text(i ? "," : "[", 1, &t) < 0 || put_json(&t, json_array_get(pk, i)) < 0 ||
+		if (append_text(i ? "," : "[", 1, &t) < 0 ||
+		    put_json(&t, json_array_get(pk, i)) < 0 ||
 		    (i + 1 == json_array_size(pk) && append_text("]", 1, &t) < 0))
 			goto oom;
 		if (t.len < PACK_CHUNK && i + 1 < json_array_size(pk))

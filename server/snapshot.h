@@ -4,8 +4,9 @@
 #ifndef RF_SERVER_SNAPSHOT_H
 #define RF_SERVER_SNAPSHOT_H
 
-#include <jansson.h>
 #include <stddef.h>
+
+#include <jansson.h>
 
 #include "alloc/model.h"
 #include "server/slim.h"

@@ -9,7 +9,6 @@
  * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
  * scarce, the HTTP threads answering kube-scheduler go first. */
 #define _GNU_SOURCE /* gettid() for the publisher's nice value (Linux) */
-#include "server/predictions.h"
 #include "server/store.h"
 
 #include <errno.h>
@@ -24,6 +23,7 @@
 
 #include "server/kube.h"
 #include "server/log.h"
+#include "server/predictions.h"
 #include "server/slim.h"
 
 struct assumed {
@@ -65,8 +65,8 @@ struct rf_store {
 };
 
 static const enum rf_slim_kind slim_kinds[RF_KIND_COUNT] = {
-	[RF_KIND_NODES] = RF_SLIM_NODE,	  [RF_KIND_PODS] = RF_SLIM_POD,
-	[RF_KIND_SLICES] = RF_SLIM_SLICE, [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
+	[RF_KIND_NODES] = RF_SLIM_NODE,    [RF_KIND_PODS] = RF_SLIM_POD,
+	[RF_KIND_SLICES] = RF_SLIM_SLICE,  [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
 	[RF_KIND_CLASSES] = RF_SLIM_CLASS,
 };
 
@@ -188,7 +188,7 @@ rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 	s->seq++;
 	pthread_cond_signal(&s->wake);
 	pthread_mutex_unlock(&s->lock);
-	json_decref(old); /* outside the lock: may free many objects */
+	json_decref(old);        /* outside the lock: may free many objects */
 	prune_interner(s, kind); /* values only the old objects used */
 	return kept;
 }

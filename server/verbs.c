@@ -102,10 +102,10 @@ check_cache_state(struct verb_ctx *v, struct rf_http_response *resp, bool filter
 		    !json_is_true(json_object_get(kv, "stale")))
 			continue;
 		if (off < sizeof(kinds))
-			off += (size_t)snprintf(kinds + off, sizeof(kinds) - off, "%s%s (%s)",
-						off ? ", " : "", k,
-						json_is_true(json_object_get(kv, "synced")) ? "stale"
-											     : "not synced");
+			off += (size_t)snprintf(
+				kinds + off, sizeof(kinds) - off, "%s%s (%s)", off ? ", " : "", k,
+				json_is_true(json_object_get(kv, "synced")) ? "stale"
+									    : "not synced");
 	}
 	json_decref(detail);
 	if (!refuse)
@@ -260,8 +260,10 @@ keep_result(struct judge_job *job, struct node_result *out, const struct rf_judg
 	if (!job->filter)
 		return 0;
 	if (j->verdict != RF_VERDICT_PASS) {
-		out->msg = j->filter_msg; /* remembered: the shape is held until the reply is sent */
-		if (!out->msg && !(out->msg = out->own_msg = rf_filter_message(j->msg ? j->msg : "")))
+		out->msg =
+			j->filter_msg; /* remembered: the shape is held until the reply is sent */
+		if (!out->msg &&
+		    !(out->msg = out->own_msg = rf_filter_message(j->msg ? j->msg : "")))
 			return -ENOMEM;
 	}
 	if (j->cel_error && !(out->cel_msg = strdup(j->msg ? j->msg : "")))
@@ -365,7 +367,8 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 		goto out;
 	}
 	size_t counts[3] = { 0 };
-	/* filter.staleAfter / whenStale: data older than that fails every node, or is used anyway */
+	/* filter.staleAfter / whenStale: data older than that fails every node, or is used anyway
+	 */
 	double age = device_data_age(v.app);
 	bool stale = v.demand.kind == RF_DEMAND_KNOWN &&
 		     age * 1000.0 > (double)v.app->cfg.filter.stale_after_ms;
@@ -413,9 +416,9 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				rf_predictions_add(batches[k], v.args.node_names[i], (unsigned)k,
 						   nr->picks, nr->n_picks, nr->level,
 						   nr->level_applies);
-			outcomes[i] = nr->verdict == RF_VERDICT_PASS ? RF_FILTER_PASS
+			outcomes[i] = nr->verdict == RF_VERDICT_PASS   ? RF_FILTER_PASS
 				      : nr->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
-									: RF_FILTER_UNRESOLVABLE;
+								       : RF_FILTER_UNRESOLVABLE;
 			counts[nr->verdict]++;
 			if (nr->cel_error && !cel_error_seen) {
 				cel_error_seen = true;
@@ -456,8 +459,7 @@ out:
 }
 
 int
-rf_verb_prioritize(void *userdata, const struct rf_http_request *req,
-		   struct rf_http_response *resp)
+rf_verb_prioritize(void *userdata, const struct rf_http_request *req, struct rf_http_response *resp)
 {
 	struct verb_ctx v = { .app = userdata };
 	struct judge_job job = { .v = &v };
@@ -507,8 +509,9 @@ rf_verb_preempt(void *userdata, const struct rf_http_request *req, struct rf_htt
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		return reply_bad_args(resp, "invalid ExtenderPreemptionArgs", err, false) < 0 ? -ENOMEM
-											     : 0;
+		return reply_bad_args(resp, "invalid ExtenderPreemptionArgs", err, false) < 0
+			       ? -ENOMEM
+			       : 0;
 	keep = calloc(args.n_nodes + 1, sizeof(*keep));
 	e = malloc(sizeof(*e));
 	if (!keep || !e) {
@@ -536,9 +539,11 @@ rf_verb_preempt(void *userdata, const struct rf_http_request *req, struct rf_htt
 			goto out;
 		}
 		for (size_t k = 0; k < v->n_pods; k++) {
-			const struct rf_pod *p = v->uids[k] ? rf_cluster_pod_by_uid(gen, v->uids[k]) : NULL;
+			const struct rf_pod *p =
+				v->uids[k] ? rf_cluster_pod_by_uid(gen, v->uids[k]) : NULL;
 			if (p)
-				victims[nv++] = p; /* unknown victims free nothing railfit can see */
+				victims[nv++] =
+					p; /* unknown victims free nothing railfit can see */
 		}
 		if ((r = rf_release_from_victims(gen, victims, nv, &rel)) < 0)
 			goto out;
@@ -548,8 +553,8 @@ rf_verb_preempt(void *userdata, const struct rf_http_request *req, struct rf_htt
 			goto out;
 		keep[i] = e->verdict == RF_VERDICT_PASS;
 		if (!keep[i])
-			rf_v(2, "preemption candidate dropped", "pod", demand.pod_key, "node", v->node,
-			     "reason", e->reasons[0]);
+			rf_v(2, "preemption candidate dropped", "pod", demand.pod_key, "node",
+			     v->node, "reason", e->reasons[0]);
 	}
 reply:
 	r = rf_http_reply_json(resp, 200, rf_extender_preempt_result(&args, keep));

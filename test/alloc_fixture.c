@@ -1,9 +1,10 @@
 #include "test/alloc_fixture.h"
 
-#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
 
 const char *const SPEC_GPU_NIC_ALIGNED =
 	"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
@@ -87,13 +88,13 @@ fixture_add_json(struct fixture *f, const char *text)
 	ck_assert_msg(o != NULL, "bad fixture JSON: %s", err.text);
 	const char *kind = json_string_value(json_object_get(o, "kind"));
 	ck_assert_ptr_nonnull(kind);
-	json_t *arr = strcmp(kind, "Node") == 0		    ? f->objs.nodes
-		      : strcmp(kind, "Pod") == 0		    ? f->objs.pods
-		      : strcmp(kind, "ResourceSlice") == 0	    ? f->objs.slices
-		      : strcmp(kind, "ResourceClaim") == 0	    ? f->objs.claims
-		      : strcmp(kind, "DeviceClass") == 0	    ? f->objs.classes
+	json_t *arr = strcmp(kind, "Node") == 0                    ? f->objs.nodes
+		      : strcmp(kind, "Pod") == 0                   ? f->objs.pods
+		      : strcmp(kind, "ResourceSlice") == 0         ? f->objs.slices
+		      : strcmp(kind, "ResourceClaim") == 0         ? f->objs.claims
+		      : strcmp(kind, "DeviceClass") == 0           ? f->objs.classes
 		      : strcmp(kind, "ResourceClaimTemplate") == 0 ? f->objs.templates
-								    : NULL;
+								   : NULL;
 	ck_assert_ptr_nonnull(arr);
 	json_array_append_new(arr, o);
 }
@@ -102,11 +103,12 @@ void
 fixture_add_hgx(struct fixture *f, const char *name)
 {
 	char node[512];
-	snprintf(node, sizeof(node),
-		 "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"labels\":"
-		 "{\"kubernetes.io/hostname\":\"%s\"}},\"status\":{\"conditions\":[{\"type\":"
-		 "\"Ready\",\"status\":\"True\"}]}}",
-		 name, name);
+	snprintf(
+		node, sizeof(node),
+		"{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"%s\",\"labels\":"
+		"{\"kubernetes.io/hostname\":\"%s\"}},\"status\":{\"conditions\":[{\"type\":"
+		"\"Ready\",\"status\":\"True\"}]}}",
+		name, name);
 	fixture_add_json(f, node);
 	const char *files[] = { "dra/resourceslice-gpu-nvidia-8xh100.json",
 				"dra/resourceslice-dranet-8xcx7-plus-frontend.json" };
@@ -138,15 +140,14 @@ fixture_add_claim(struct fixture *f, const char *ns, const char *name, const cha
 			ck_assert_ptr_nonnull(colon);
 			snprintf(drv, sizeof(drv), "%.*s", (int)(colon - devices[i]), devices[i]);
 			const char *req = strcmp(drv, "dra.net") == 0 ? "nic" : "gpu";
-			json_array_append_new(results,
-					      json_pack("{s:s, s:s, s:s, s:s}", "request", req,
-							"driver", drv, "pool", alloc_node, "device",
-							colon + 1));
+			json_array_append_new(results, json_pack("{s:s, s:s, s:s, s:s}", "request",
+								 req, "driver", drv, "pool",
+								 alloc_node, "device", colon + 1));
 		}
 		json_t *status = json_pack(
 			"{s:{s:{s:o}, s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}", "allocation", "devices",
-			"results", results, "nodeSelector", "nodeSelectorTerms", "matchFields", "key",
-			"metadata.name", "operator", "In", "values", alloc_node);
+			"results", results, "nodeSelector", "nodeSelectorTerms", "matchFields",
+			"key", "metadata.name", "operator", "In", "values", alloc_node);
 		ck_assert_ptr_nonnull(status);
 		json_object_set_new(claim, "status", status);
 	}

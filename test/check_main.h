@@ -3,15 +3,16 @@
 #ifndef RF_TEST_CHECK_MAIN_H
 #define RF_TEST_CHECK_MAIN_H
 
-#include <check.h>
 #include <stdlib.h>
+
+#include <check.h>
 
 #define RF_CHECK_MAIN(...)                                                                         \
 	int main(void)                                                                             \
 	{                                                                                          \
 		Suite *suites[] = { __VA_ARGS__ };                                                 \
 		SRunner *sr = srunner_create(suites[0]);                                           \
-		for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)                   \
+		for (size_t i = 1; i < sizeof(suites) / sizeof(suites[0]); i++)                    \
 			srunner_add_suite(sr, suites[i]);                                          \
 		srunner_run_all(sr, CK_ENV);                                                       \
 		int failed = srunner_ntests_failed(sr);                                            \

@@ -7,4 +7,5 @@ Suite *evaluate_suite(void);
 Suite *golden_suite(void);
 Suite *memo_suite(void);
 
-RF_CHECK_MAIN(locality_suite(), model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite())
+RF_CHECK_MAIN(locality_suite(), model_suite(), predict_suite(), evaluate_suite(), golden_suite(),
+	      memo_suite())

@@ -1,8 +1,9 @@
 /* Filter and score per node (DESIGN section 7) on HGX H100 nodes in different states. */
-#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
@@ -17,8 +18,9 @@ pod(const char *name, const char *claim, const char *annotations)
 	snprintf(buf, sizeof(buf),
 		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"annotations\":{%s}},"
 		 "\"spec\":{\"resourceClaims\":[%s%s%s]}}",
-		 name, annotations ? annotations : "", claim ? "{\"name\":\"c\",\"resourceClaimName\":\"" : "",
-		 claim ? claim : "", claim ? "\"}" : "");
+		 name, annotations ? annotations : "",
+		 claim ? "{\"name\":\"c\",\"resourceClaimName\":\"" : "", claim ? claim : "",
+		 claim ? "\"}" : "");
 	json_t *p = json_loads(buf, 0, NULL);
 	ck_assert_ptr_nonnull(p);
 	return p;
@@ -34,10 +36,11 @@ three_nodes(struct fixture *f)
 	fixture_add_hgx(f, "c");
 	const char *b_held[] = { "gpu.nvidia.com:gpu-0", NULL };
 	fixture_add_claim(f, "ml", "b-used", SPEC_GPU_ONLY, "b", b_held);
-	const char *c_held[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
-				 "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
-				 "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
-				 "dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL };
+	const char *c_held[] = {
+		"gpu.nvidia.com:gpu-0",     "gpu.nvidia.com:gpu-1",     "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3",     "gpu.nvidia.com:gpu-4",     "gpu.nvidia.com:gpu-5",
+		"dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL
+	};
 	fixture_add_claim(f, "ml", "c-used", SPEC_GPU_ONLY, "c", c_held);
 	fixture_add_claim(f, "ml", "aligned", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
 	fixture_add_claim(f, "ml", "loose", SPEC_GPU_NIC_LOOSE, NULL, NULL);
@@ -214,11 +217,12 @@ START_TEST(test_evaluate_frontend_noisy_neighbour)
 	/* two data loaders already download 40G each on node a (front-end 100G by default) */
 	for (int i = 0; i < 2; i++) {
 		char buf[512];
-		snprintf(buf, sizeof(buf),
-			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"loader-%d\",\"namespace\":\"ml\","
-			 "\"annotations\":{\"kubernetes.io/ingress-bandwidth\":\"40G\"}},\"spec\":{"
-			 "\"nodeName\":\"a\"},\"status\":{\"phase\":\"Running\"}}",
-			 i);
+		snprintf(
+			buf, sizeof(buf),
+			"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"loader-%d\",\"namespace\":\"ml\","
+			"\"annotations\":{\"kubernetes.io/ingress-bandwidth\":\"40G\"}},\"spec\":{"
+			"\"nodeName\":\"a\"},\"status\":{\"phase\":\"Running\"}}",
+			i);
 		fixture_add_json(&f, buf);
 	}
 	fixture_build(&f);
@@ -262,9 +266,9 @@ START_TEST(test_evaluate_explain_json_shape)
 	json_t *b0 = json_array_get(json_object_get(n, "best"), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(b0, "level")), "PHB");
 	ck_assert(json_is_true(json_object_get(n, "deterministic")));
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(n, "sources"),
-							   "locality")),
-			 "dra");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(json_object_get(n, "sources"), "locality")),
+		"dra");
 	json_decref(doc);
 	rf_demand_release(&d);
 	json_decref(p);
@@ -281,10 +285,11 @@ START_TEST(test_evaluate_preemption_release)
 	fixture_add_hgx(&f, "a");
 	/* every GPU of node a is held by one claim reserved by pod big; a second claim holding
 	 * NIC 18 is shared by big and keeper */
-	const char *gpus[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
-			       "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
-			       "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
-			       "gpu.nvidia.com:gpu-6", "gpu.nvidia.com:gpu-7", NULL };
+	const char *gpus[] = {
+		"gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1", "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3", "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
+		"gpu.nvidia.com:gpu-6", "gpu.nvidia.com:gpu-7", NULL
+	};
 	fixture_add_claim(&f, "ml", "all-gpus", SPEC_GPU_ONLY, "a", gpus);
 	const char *nic[] = { "dra.net:pci-0000-18-00-0", NULL };
 	fixture_add_claim(&f, "ml", "shared-nic", SPEC_GPU_ONLY, "a", nic);
@@ -292,23 +297,28 @@ START_TEST(test_evaluate_preemption_release)
 	json_t *claims = f.objs.claims;
 	for (size_t i = 0; i < json_array_size(claims); i++) {
 		json_t *cl = json_array_get(claims, i);
-		const char *n = json_string_value(json_object_get(json_object_get(cl, "metadata"), "name"));
+		const char *n =
+			json_string_value(json_object_get(json_object_get(cl, "metadata"), "name"));
 		json_t *st = json_object_get(cl, "status");
 		if (strcmp(n, "all-gpus") == 0)
-			json_object_set_new(st, "reservedFor", json_pack("[{s:s, s:s, s:s}]", "resource",
-									 "pods", "name", "big", "uid", "u-big"));
+			json_object_set_new(st, "reservedFor",
+					    json_pack("[{s:s, s:s, s:s}]", "resource", "pods",
+						      "name", "big", "uid", "u-big"));
 		if (strcmp(n, "shared-nic") == 0)
 			json_object_set_new(st, "reservedFor",
-					    json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "big", "uid",
-						      "u-big", "name", "keeper", "uid", "u-keeper"));
+					    json_pack("[{s:s, s:s}, {s:s, s:s}]", "name", "big",
+						      "uid", "u-big", "name", "keeper", "uid",
+						      "u-keeper"));
 	}
-	fixture_add_json(&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"big\",\"namespace\":\"ml\","
-			     "\"uid\":\"u-big\"},\"spec\":{\"nodeName\":\"a\",\"resourceClaims\":["
-			     "{\"name\":\"g\",\"resourceClaimName\":\"all-gpus\"},{\"name\":\"n\","
-			     "\"resourceClaimName\":\"shared-nic\"}]}}");
-	fixture_add_json(&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"keeper\",\"namespace\":"
-			     "\"ml\",\"uid\":\"u-keeper\"},\"spec\":{\"nodeName\":\"a\","
-			     "\"resourceClaims\":[{\"name\":\"n\",\"resourceClaimName\":\"shared-nic\"}]}}");
+	fixture_add_json(&f,
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"big\",\"namespace\":\"ml\","
+			 "\"uid\":\"u-big\"},\"spec\":{\"nodeName\":\"a\",\"resourceClaims\":["
+			 "{\"name\":\"g\",\"resourceClaimName\":\"all-gpus\"},{\"name\":\"n\","
+			 "\"resourceClaimName\":\"shared-nic\"}]}}");
+	fixture_add_json(
+		&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"keeper\",\"namespace\":"
+		    "\"ml\",\"uid\":\"u-keeper\"},\"spec\":{\"nodeName\":\"a\","
+		    "\"resourceClaims\":[{\"name\":\"n\",\"resourceClaimName\":\"shared-nic\"}]}}");
 	fixture_build(&f);
 	json_t *p = pod("t", "aligned", NULL);
 	struct rf_demand d;
@@ -342,17 +352,20 @@ START_TEST(test_evaluate_unknown_alignment)
 	struct fixture f;
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	fixture_init(&f);
-	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"g\"},\"spec\":{"
-			     "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
-			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\","
-			     "\"attributes\":{\"type\":{\"string\":\"gpu\"},\"resource.kubernetes.io/pcieRoot\":"
-			     "{\"string\":\"pci0000:10\"}}}]}}");
-	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"n\"},\"spec\":{"
-			     "\"driver\":\"dra.net\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
-			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":"
-			     "\"pci-0000-21-00-0\",\"attributes\":{\"dra.net/rdma\":{\"bool\":true},"
-			     "\"dra.net/numaNode\":{\"int\":0},\"resource.kubernetes.io/pcieRoot\":"
-			     "{\"string\":\"pci0000:20\"}}}]}}");
+	fixture_add_json(
+		&f,
+		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"g\"},\"spec\":{"
+		"\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\","
+		"\"attributes\":{\"type\":{\"string\":\"gpu\"},\"resource.kubernetes.io/pcieRoot\":"
+		"{\"string\":\"pci0000:10\"}}}]}}");
+	fixture_add_json(&f,
+			 "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"n\"},\"spec\":{"
+			 "\"driver\":\"dra.net\",\"pool\":{\"name\":\"n1\",\"generation\":1,"
+			 "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":"
+			 "\"pci-0000-21-00-0\",\"attributes\":{\"dra.net/rdma\":{\"bool\":true},"
+			 "\"dra.net/numaNode\":{\"int\":0},\"resource.kubernetes.io/pcieRoot\":"
+			 "{\"string\":\"pci0000:20\"}}}]}}");
 	fixture_add_claim(&f, "ml", "loose", SPEC_GPU_NIC_LOOSE, NULL, NULL);
 	fixture_build(&f);
 	json_t *p = pod("t", "loose", NULL);

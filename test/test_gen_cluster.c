@@ -876,13 +876,14 @@ START_TEST(test_gen_cluster_fleet_shape)
 		const char *kind = kind_of(item);
 		if (strcmp(kind, "Pod") == 0) {
 			pods++;
-			workers += json_object_get(json_object_get(json_object_get(item, "metadata"),
-								   "labels"),
-						   "batch.kubernetes.io/job-name") != NULL;
+			workers +=
+				json_object_get(json_object_get(json_object_get(item, "metadata"),
+								"labels"),
+						"batch.kubernetes.io/job-name") != NULL;
 		} else if (strcmp(kind, "ResourceSlice") == 0 &&
 			   strcmp(str_at(item, "spec", "driver"), "gpu.nvidia.com") == 0) {
-			gpus += json_array_size(json_object_get(json_object_get(item, "spec"),
-								"devices"));
+			gpus += json_array_size(
+				json_object_get(json_object_get(item, "spec"), "devices"));
 		} else if (strcmp(kind, "ResourceClaim") == 0) {
 			json_t *res = json_object_get(
 				json_object_get(json_object_get(json_object_get(item, "status"),

@@ -2,9 +2,10 @@
  * root: AWS p4d-like nodes (2 GPUs + 1 EFA + 1 ENA per root), dranet NICs that lost their
  * host-side attributes while in a pod, and a shared NIC with consumable bandwidth. Each case says
  * why it is the allocator's answer. */
-#include <check.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
@@ -148,28 +149,31 @@ START_TEST(test_golden_shared_nic_consumable_bandwidth)
 	static const char *const asks[] = { "350G", "360G" };
 	for (size_t i = 0; i < 2; i++) {
 		char spec[1024], name[16];
-		snprintf(spec, sizeof(spec),
-			 "{\"devices\":{\"requests\":[{\"name\":\"nic\",\"exactly\":{"
-			 "\"deviceClassName\":\"nic-bandwidth.example.com\",\"selectors\":[{\"cel\":{"
-			 "\"expression\":\"device.attributes['netbw.example.com'].rail == 2\"}}],"
-			 "\"capacity\":{\"requests\":{\"bandwidth\":\"%s\"}}}}]}}",
-			 asks[i]);
+		snprintf(
+			spec, sizeof(spec),
+			"{\"devices\":{\"requests\":[{\"name\":\"nic\",\"exactly\":{"
+			"\"deviceClassName\":\"nic-bandwidth.example.com\",\"selectors\":[{\"cel\":{"
+			"\"expression\":\"device.attributes['netbw.example.com'].rail == 2\"}}],"
+			"\"capacity\":{\"requests\":{\"bandwidth\":\"%s\"}}}}]}}",
+			asks[i]);
 		snprintf(name, sizeof(name), "ask-%zu", i);
 		fixture_add_claim(&f, "ml-train", name, spec, NULL, NULL);
 	}
-	fixture_add_claim(&f, "ml-train", "ask-2",
-			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
-			  "\"deviceClassName\":\"gpu.nvidia.com\"}},{\"name\":\"nic\",\"exactly\":{"
-			  "\"deviceClassName\":\"nic-bandwidth.example.com\",\"capacity\":{\"requests\":"
-			  "{\"bandwidth\":\"45G\"}}}}],\"constraints\":[{\"requests\":[\"gpu\",\"nic\"],"
-			  "\"matchAttribute\":\"resource.kubernetes.io/pcieRoot\"}]}}",
-			  NULL, NULL);
+	fixture_add_claim(
+		&f, "ml-train", "ask-2",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+		"\"deviceClassName\":\"gpu.nvidia.com\"}},{\"name\":\"nic\",\"exactly\":{"
+		"\"deviceClassName\":\"nic-bandwidth.example.com\",\"capacity\":{\"requests\":"
+		"{\"bandwidth\":\"45G\"}}}}],\"constraints\":[{\"requests\":[\"gpu\",\"nic\"],"
+		"\"matchAttribute\":\"resource.kubernetes.io/pcieRoot\"}]}}",
+		NULL, NULL);
 	fixture_build(&f);
 	struct rf_demand d;
-	json_t *pod = json_loads("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml-train\"},\"spec\":"
-				 "{\"resourceClaims\":[{\"name\":\"c\",\"resourceClaimName\":"
-				 "\"ask-0\"}]}}",
-				 0, NULL);
+	json_t *pod =
+		json_loads("{\"metadata\":{\"name\":\"p\",\"namespace\":\"ml-train\"},\"spec\":"
+			   "{\"resourceClaims\":[{\"name\":\"c\",\"resourceClaimName\":"
+			   "\"ask-0\"}]}}",
+			   0, NULL);
 	ck_assert_int_eq(rf_demand_resolve(f.c, pod, &d), 0);
 	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "hgx-h100-node-01", true, e), 0);
 	rf_demand_release(&d);

@@ -1,5 +1,6 @@
-#include <check.h>
 #include <string.h>
+
+#include <check.h>
 
 #include "topology/locality.h"
 
@@ -10,13 +11,14 @@ START_TEST(test_locality_pci_normalize)
 	static const struct {
 		const char *in, *out;
 	} ok[] = {
-		{ "0000:1b:00.0", "0000:1b:00.0" }, { "1B:00.0", "0000:1b:00.0" },
-		{ "0001:8A:1f.7", "0001:8a:1f.7" }, { "pci-0000-8a-00-0", "0000:8a:00.0" },
+		{ "0000:1b:00.0", "0000:1b:00.0" },     { "1B:00.0", "0000:1b:00.0" },
+		{ "0001:8A:1f.7", "0001:8a:1f.7" },     { "pci-0000-8a-00-0", "0000:8a:00.0" },
 		{ "pci-0002-c0-00-1", "0002:c0:00.1" },
 	};
-	static const char *const bad[] = { "", "1b:00", "0000:1b:00.8", "0000:1b:20.0",
-					   "pci-0000-8a-00", "gpu-0", "0000:1b:00.0x",
-					   "00000:1b:00.0", "zz:00.0" };
+	static const char *const bad[] = {
+		"",      "1b:00",         "0000:1b:00.8",  "0000:1b:20.0", "pci-0000-8a-00",
+		"gpu-0", "0000:1b:00.0x", "00000:1b:00.0", "zz:00.0"
+	};
 	char out[RF_PCI_ADDR_LEN];
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		ck_assert_int_eq(rf_pci_normalize(ok[i].in, out), 0);

@@ -1,10 +1,11 @@
 /* Verdicts remembered per demand shape (alloc/memo.h) and the rail-group index: a remembered
  * judgement equals a fresh evaluation, failure messages name the asking pod's own claims, and
  * nothing is reused across a different shape or different group rails. */
-#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
@@ -33,10 +34,11 @@ cluster(struct fixture *f)
 	fixture_init(f);
 	fixture_add_hgx(f, "a");
 	fixture_add_hgx(f, "c");
-	const char *c_held[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
-				 "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
-				 "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
-				 "dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL };
+	const char *c_held[] = {
+		"gpu.nvidia.com:gpu-0",     "gpu.nvidia.com:gpu-1",     "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3",     "gpu.nvidia.com:gpu-4",     "gpu.nvidia.com:gpu-5",
+		"dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL
+	};
 	fixture_add_claim(f, "ml", "c-used", SPEC_GPU_ONLY, "c", c_held);
 	fixture_add_claim(f, "ml", "first", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
 	fixture_add_claim(f, "ml", "second", SPEC_GPU_NIC_ALIGNED, NULL, NULL);

@@ -1,7 +1,8 @@
 /* The cluster model on real driver-shaped slices (reference/dra-examples). */
-#include <check.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <check.h>
 
 #include "alloc/model.h"
 #include "test/alloc_fixture.h"
@@ -36,7 +37,8 @@ START_TEST(test_model_hgx_node_from_real_slices)
 	const struct rf_device *g0 = dev(n, "gpu-0"), *g4 = dev(n, "gpu-4");
 	ck_assert_int_eq(g0->kind, RF_DEV_GPU);
 	/* unqualified NVIDIA attributes are normalised into the driver's domain */
-	const struct rf_attr *pn = rf_attr_find(g0->attrs, g0->n_attrs, "gpu.nvidia.com/productName");
+	const struct rf_attr *pn =
+		rf_attr_find(g0->attrs, g0->n_attrs, "gpu.nvidia.com/productName");
 	ck_assert_ptr_nonnull(pn);
 	ck_assert_str_eq(pn->s, "NVIDIA H100 80GB HBM3");
 	const struct rf_attr *dv =
@@ -81,12 +83,13 @@ START_TEST(test_model_allocations_and_admin_access)
 	const char *held[] = { "gpu.nvidia.com:gpu-3", "dra.net:pci-0000-5e-00-0", NULL };
 	fixture_add_claim(&f, "ml", "c1", SPEC_GPU_NIC_ALIGNED, "n1", held);
 	/* an admin-access result does not hold its device */
-	fixture_add_json(&f,
-			 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"admin\",\"namespace\":"
-			 "\"ml\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
-			 "{\"deviceClassName\":\"gpu.nvidia.com\",\"adminAccess\":true}}]}},\"status\":"
-			 "{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":"
-			 "\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\",\"adminAccess\":true}]}}}}");
+	fixture_add_json(
+		&f,
+		"{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"admin\",\"namespace\":"
+		"\"ml\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+		"{\"deviceClassName\":\"gpu.nvidia.com\",\"adminAccess\":true}}]}},\"status\":"
+		"{\"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":"
+		"\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\",\"adminAccess\":true}]}}}}");
 	struct rf_cluster *c = fixture_build(&f);
 	const struct rf_node *n = rf_cluster_node(c, "n1");
 	ck_assert_uint_eq(n->n_gpus_free, 7);
@@ -151,11 +154,11 @@ START_TEST(test_model_pool_generations_and_completeness)
 			 "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":"
 			 "\"gpu-99\"}]}}");
 	/* a pool announcing two slices with one present is incomplete */
-	fixture_add_json(&f,
-			 "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"half\"},\"spec\":{"
-			 "\"driver\":\"example.com\",\"pool\":{\"name\":\"n1-x\",\"generation\":3,"
-			 "\"resourceSliceCount\":2},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"a\"},"
-			 "{\"name\":\"a\"}]}}");
+	fixture_add_json(
+		&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"half\"},\"spec\":{"
+		    "\"driver\":\"example.com\",\"pool\":{\"name\":\"n1-x\",\"generation\":3,"
+		    "\"resourceSliceCount\":2},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"a\"},"
+		    "{\"name\":\"a\"}]}}");
 	/* garbage is a warning, not a failure */
 	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"bad\"},"
 			     "\"spec\":{\"driver\":5}}");
@@ -184,8 +187,12 @@ START_TEST(test_model_pool_slices_select_their_nodes)
 	 * NIC of its own rack's slice */
 	struct fixture f;
 	fixture_init(&f);
-	fixture_add_json(&f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"rack\":\"a\"}}}");
-	fixture_add_json(&f, "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"rack\":\"b\"}}}");
+	fixture_add_json(
+		&f,
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"n1\",\"labels\":{\"rack\":\"a\"}}}");
+	fixture_add_json(
+		&f,
+		"{\"kind\":\"Node\",\"metadata\":{\"name\":\"n2\",\"labels\":{\"rack\":\"b\"}}}");
 	const char *racks[] = { "a", "b" };
 	for (int i = 0; i < 2; i++) {
 		char buf[1024];

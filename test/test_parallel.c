@@ -1,9 +1,10 @@
 /* The fork-join pool (server/parallel.h): every item is run exactly once, by the caller and the
  * workers, also when several requests share the pool at once. */
-#include <check.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+
+#include <check.h>
 
 #include "server/parallel.h"
 

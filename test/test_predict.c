@@ -1,10 +1,11 @@
 /* Golden cases of the allocator mirror on the HGX H100 shape of reference/dra-examples (one GPU
  * and one rail NIC per PCIe root; gpu-k pairs with the k-th NIC in name order). Each case says why
  * that is the allocator's answer (reference/dra-allocator.md sections 3 and 4). */
-#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <check.h>
 
 #include "alloc/demand.h"
 #include "alloc/predict.h"
@@ -93,12 +94,17 @@ START_TEST(test_predict_constraint_backtracks_over_gpus)
 	struct fixture f;
 	fixture_init(&f);
 	fixture_add_hgx(&f, "n1");
-	const char *nics[] = { "dra.net:pci-0000-18-00-0", "dra.net:pci-0000-40-00-0",
-			       "dra.net:pci-0000-4f-00-0", "dra.net:pci-0000-5e-00-0",
-			       "dra.net:pci-0000-9a-00-0", "dra.net:pci-0000-c0-00-0", NULL };
-	fixture_add_claim(&f, "ml", "nics", "{\"devices\":{\"requests\":[{\"name\":\"nic\","
-					    "\"exactly\":{\"deviceClassName\":\"rdma-nic\","
-					    "\"count\":6}}]}}",
+	const char *nics[] = { "dra.net:pci-0000-18-00-0",
+			       "dra.net:pci-0000-40-00-0",
+			       "dra.net:pci-0000-4f-00-0",
+			       "dra.net:pci-0000-5e-00-0",
+			       "dra.net:pci-0000-9a-00-0",
+			       "dra.net:pci-0000-c0-00-0",
+			       NULL };
+	fixture_add_claim(&f, "ml", "nics",
+			  "{\"devices\":{\"requests\":[{\"name\":\"nic\","
+			  "\"exactly\":{\"deviceClassName\":\"rdma-nic\","
+			  "\"count\":6}}]}}",
 			  "n1", nics);
 	fixture_add_claim(&f, "ml", "want", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
 	fixture_build(&f);
@@ -138,18 +144,21 @@ START_TEST(test_predict_infeasible_and_ignore_usage)
 	struct fixture f;
 	fixture_init(&f);
 	fixture_add_hgx(&f, "n1");
-	const char *held[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
-			       "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3",
-			       "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
-			       "gpu.nvidia.com:gpu-6", "gpu.nvidia.com:gpu-7", NULL };
-	fixture_add_claim(&f, "ml", "all", "{\"devices\":{\"requests\":[{\"name\":\"gpu\","
-					   "\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
-					   "\"count\":8}}]}}",
+	const char *held[] = {
+		"gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1", "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3", "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
+		"gpu.nvidia.com:gpu-6", "gpu.nvidia.com:gpu-7", NULL
+	};
+	fixture_add_claim(&f, "ml", "all",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+			  "\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+			  "\"count\":8}}]}}",
 			  "n1", held);
 	fixture_add_claim(&f, "ml", "want", SPEC_GPU_ONLY, NULL, NULL);
-	fixture_add_claim(&f, "ml", "nine", "{\"devices\":{\"requests\":[{\"name\":\"gpu\","
-					    "\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
-					    "\"count\":9}}]}}",
+	fixture_add_claim(&f, "ml", "nine",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+			  "\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+			  "\"count\":9}}]}}",
 			  NULL, NULL);
 	fixture_build(&f);
 	struct rf_search_result *r = predict(&f, "n1", "ml", "want", false);
@@ -172,11 +181,12 @@ START_TEST(test_predict_first_available_and_all)
 	fixture_init(&f);
 	fixture_add_hgx(&f, "n1");
 	/* firstAvailable: 16 GPUs cannot fit, so the second subrequest (2 GPUs) is used */
-	fixture_add_claim(&f, "ml", "fa",
-			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"firstAvailable\":["
-			  "{\"name\":\"big\",\"deviceClassName\":\"gpu.nvidia.com\",\"count\":16},"
-			  "{\"name\":\"small\",\"deviceClassName\":\"gpu.nvidia.com\",\"count\":2}]}]}}",
-			  NULL, NULL);
+	fixture_add_claim(
+		&f, "ml", "fa",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"firstAvailable\":["
+		"{\"name\":\"big\",\"deviceClassName\":\"gpu.nvidia.com\",\"count\":16},"
+		"{\"name\":\"small\",\"deviceClassName\":\"gpu.nvidia.com\",\"count\":2}]}]}}",
+		NULL, NULL);
 	/* All: every rdma NIC of the node (the front-end X710 is not rdma) */
 	fixture_add_claim(&f, "ml", "all",
 			  "{\"devices\":{\"requests\":[{\"name\":\"nic\",\"exactly\":{"
@@ -202,11 +212,12 @@ START_TEST(test_predict_selector_runtime_error)
 	struct fixture f;
 	fixture_init(&f);
 	fixture_add_hgx(&f, "n1");
-	fixture_add_claim(&f, "ml", "idx",
-			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
-			  "\"deviceClassName\":\"gpu.nvidia.com\",\"selectors\":[{\"cel\":{"
-			  "\"expression\":\"device.attributes['gpu.nvidia.com'].index == 0\"}}]}}]}}",
-			  NULL, NULL);
+	fixture_add_claim(
+		&f, "ml", "idx",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+		"\"deviceClassName\":\"gpu.nvidia.com\",\"selectors\":[{\"cel\":{"
+		"\"expression\":\"device.attributes['gpu.nvidia.com'].index == 0\"}}]}}]}}",
+		NULL, NULL);
 	fixture_build(&f);
 	struct rf_search_result *r = predict(&f, "n1", "ml", "idx", false);
 	ck_assert_msg(r->status == RF_SEARCH_CEL_ERROR, "status %d: %s", r->status, r->error);
@@ -228,8 +239,9 @@ START_TEST(test_predict_random_pool_order_is_explored)
 			     "\"generation\":1,\"resourceSliceCount\":1},\"nodeName\":\"n1\","
 			     "\"devices\":[{\"name\":\"pci-0001-01-00-0\",\"attributes\":{"
 			     "\"dra.net/rdma\":{\"bool\":true}}}]}}");
-	fixture_add_claim(&f, "ml", "nic", "{\"devices\":{\"requests\":[{\"name\":\"nic\","
-					   "\"exactly\":{\"deviceClassName\":\"rdma-nic\"}}]}}",
+	fixture_add_claim(&f, "ml", "nic",
+			  "{\"devices\":{\"requests\":[{\"name\":\"nic\","
+			  "\"exactly\":{\"deviceClassName\":\"rdma-nic\"}}]}}",
 			  NULL, NULL);
 	fixture_build(&f);
 	struct rf_search_result *r = predict(&f, "n1", "ml", "nic", false);
@@ -303,7 +315,8 @@ START_TEST(test_predict_mig_counters_k134)
 	expect_devices(r, (const char *[]){ "gpu-0-mig-3g40gb-9-4", NULL });
 	free(r);
 	r = predict(&f, "hgx-h100-node-01", "ml", "small", false);
-	expect_devices(r, (const char *[]){ "gpu-0-mig-1g10gb-19-4", "gpu-0-mig-1g10gb-19-5", NULL });
+	expect_devices(r,
+		       (const char *[]){ "gpu-0-mig-1g10gb-19-4", "gpu-0-mig-1g10gb-19-5", NULL });
 	free(r);
 	r = predict(&f, "hgx-h100-node-01", "ml", "full", false);
 	ck_assert_int_eq(r->status, RF_SEARCH_INFEASIBLE);
@@ -388,15 +401,19 @@ START_TEST(test_predict_binding_conditions_last)
 	 * over a fabric, say) is visited after the other, whatever the pool order */
 	struct fixture f;
 	fixture_init(&f);
-	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"a\"},\"spec\":{"
-			     "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"a-fabric\",\"generation\":1,"
-			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"fab-0\","
-			     "\"attributes\":{\"type\":{\"string\":\"gpu\"}},\"bindingConditions\":"
-			     "[\"attached\"]}]}}");
-	fixture_add_json(&f, "{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"b\"},\"spec\":{"
-			     "\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"b-local\",\"generation\":1,"
-			     "\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\","
-			     "\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}}");
+	fixture_add_json(
+		&f,
+		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"a\"},\"spec\":{"
+		"\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"a-fabric\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"fab-0\","
+		"\"attributes\":{\"type\":{\"string\":\"gpu\"}},\"bindingConditions\":"
+		"[\"attached\"]}]}}");
+	fixture_add_json(
+		&f,
+		"{\"kind\":\"ResourceSlice\",\"metadata\":{\"name\":\"b\"},\"spec\":{"
+		"\"driver\":\"gpu.nvidia.com\",\"pool\":{\"name\":\"b-local\",\"generation\":1,"
+		"\"resourceSliceCount\":1},\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\","
+		"\"attributes\":{\"type\":{\"string\":\"gpu\"}}}]}}");
 	fixture_add_claim(&f, "ml", "one", SPEC_GPU_ONLY, NULL, NULL);
 	fixture_build(&f);
 	struct rf_search_result *r = predict(&f, "n1", "ml", "one", false);

@@ -475,8 +475,8 @@ START_TEST(test_pack_roundtrip)
 				ck_assert_int_eq(rf_unpack(packed, plen - 1, &out, &olen), -EINVAL);
 			}
 			ck_assert_int_eq(
-				rf_unpack("RFZ1\x01\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0\x80\x05\0",
-					  23, &out, &olen),
+				rf_unpack("RFZ1\x01\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0\x80\x05\0", 23,
+					  &out, &olen),
 				-EINVAL);
 			ck_assert_int_eq(rf_unpack("nope", 4, &out, &olen), -EINVAL);
 			free(packed);

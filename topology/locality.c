@@ -111,6 +111,7 @@ rf_pci_normalize(const char *in, char out[RF_PCI_ADDR_LEN])
 int
 rf_pci_cmp(const char *a, const char *b)
 {
-	/* normalised addresses have fixed-width lower-case hex fields: byte order is numeric order */
+	/* normalised addresses have fixed-width lower-case hex fields: byte order is numeric order
+	 */
 	return strcmp(a, b);
 }

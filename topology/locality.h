@@ -24,7 +24,8 @@ struct rf_locality {
 	int numa;              /* NUMA node, or -1 when unknown */
 };
 
-/** Level between two distinct devices from DRA attributes alone; *ret_src gets RF_SRC_DRA or NONE. */
+/** Level between two distinct devices from DRA attributes alone; *ret_src gets RF_SRC_DRA or NONE.
+ */
 enum rf_level rf_locality_level(const struct rf_locality *a, const struct rf_locality *b,
 				enum rf_level_source *ret_src);
 

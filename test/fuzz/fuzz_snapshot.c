@@ -1,9 +1,10 @@
 /* Fuzz target: untrusted cluster objects (a snapshot, or what a watch delivers) through the whole
  * model: build a generation, then explain a pod that asks for a GPU+NIC pair on every node. Must
  * never crash, hang or leak, whatever the objects say. */
-#include <jansson.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
@@ -14,10 +15,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void
 split(json_t *doc, struct rf_cluster_objects *o)
 {
-	static const char *const kinds[] = { "Node", "Pod", "ResourceSlice", "ResourceClaim",
-					     "DeviceClass", "ResourceClaimTemplate" };
-	json_t **slots[] = { &o->nodes, &o->pods, &o->slices, &o->claims, &o->classes,
-			     &o->templates };
+	static const char *const kinds[] = {
+		"Node",          "Pod",         "ResourceSlice",
+		"ResourceClaim", "DeviceClass", "ResourceClaimTemplate"
+	};
+	json_t **slots[] = {
+		&o->nodes, &o->pods, &o->slices, &o->claims, &o->classes, &o->templates
+	};
 	for (size_t i = 0; i < 6; i++)
 		*slots[i] = json_array();
 	json_t *items = json_object_get(doc, "items");
@@ -51,7 +55,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			static struct rf_node_eval e;
 			for (size_t n = 0; n < rf_cluster_n_nodes(c) && n < 8; n++) {
-				if (rf_evaluate_node(c, &d, rf_cluster_node_at(c, n)->name, true, &e) == 0) {
+				if (rf_evaluate_node(c, &d, rf_cluster_node_at(c, n)->name, true,
+						     &e) == 0) {
 					json_t *j = rf_node_eval_json(c, &e);
 					json_decref(j);
 				}
