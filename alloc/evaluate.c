@@ -196,9 +196,7 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 			size_t noff = 0;
 			for (size_t i = 0; i < n->n_devices; i++) {
 				const struct rf_device *dev = n->devices[i];
-				struct rf_cel_device v = { dev->pool->driver, dev->attrs,
-							   dev->n_attrs,      dev->caps,
-							   dev->n_caps,       dev->allow_multiple };
+				struct rf_cel_device v = rf_device_cel_view(dev);
 				bool ok = !alt->class ||
 					  rf_class_matches(c, alt->class, dev, NULL, NULL) == 1;
 				for (size_t s = 0; ok && s < alt->n_selectors; s++)

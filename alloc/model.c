@@ -174,14 +174,7 @@ rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const s
 	if (v == 3 && !err)
 		return -EINVAL;
 	/* evaluate (again, for the message of an error); racing threads store the same value */
-	struct rf_cel_device view = {
-		.driver = d->pool->driver,
-		.attrs = d->attrs,
-		.n_attrs = d->n_attrs,
-		.caps = d->caps,
-		.n_caps = d->n_caps,
-		.allow_multiple_allocations = d->allow_multiple,
-	};
+	struct rf_cel_device view = rf_device_cel_view(d);
 	int r = 1;
 	for (size_t i = 0; i < cls->n_selectors && r == 1; i++) {
 		r = rf_cel_eval(cls->selectors[i], &view, err);
@@ -190,6 +183,19 @@ rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const s
 	}
 	atomic_store_explicit(m, r < 0 ? 3 : r == 0 ? 1 : 2, memory_order_relaxed);
 	return r < 0 ? -EINVAL : r;
+}
+
+struct rf_cel_device
+rf_device_cel_view(const struct rf_device *d)
+{
+	return (struct rf_cel_device){
+		.driver = d->pool->driver,
+		.attrs = d->attrs,
+		.n_attrs = d->n_attrs,
+		.caps = d->caps,
+		.n_caps = d->n_caps,
+		.allow_multiple_allocations = d->allow_multiple,
+	};
 }
 
 struct rf_memo *

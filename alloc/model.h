@@ -281,6 +281,9 @@ int rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls,
 		     const struct rf_device *d, struct rf_cel_error *err,
 		     const char **ret_selector);
 
+/** The device as CEL selectors see it (`device.driver`, `.attributes`, `.capacity`, …). */
+struct rf_cel_device rf_device_cel_view(const struct rf_device *d);
+
 /** What a claim's allocation consumes of one capacity of a shared device (zero if nothing). */
 struct rf_quantity rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 				     const struct rf_capacity *cap);

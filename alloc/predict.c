@@ -90,20 +90,6 @@ alt_id(const struct search *s, size_t ci, size_t ri, size_t ai)
 	return s->alt_base[base + ri] + ai;
 }
 
-static const struct rf_cel_device *
-cel_view(const struct rf_device *d, struct rf_cel_device *v)
-{
-	*v = (struct rf_cel_device){
-		.driver = d->pool->driver,
-		.attrs = d->attrs,
-		.n_attrs = d->n_attrs,
-		.caps = d->caps,
-		.n_caps = d->n_caps,
-		.allow_multiple_allocations = d->allow_multiple,
-	};
-	return v;
-}
-
 /* Class selectors, then request selectors, stopping at the first false (dra-allocator.md 8). */
 static enum memo
 selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
@@ -113,13 +99,12 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	bool want_msg = *m == M_ERROR && record_error && s->err && !s->err[0];
 	if (*m != M_UNKNOWN && !want_msg)
 		return *m;
-	struct rf_cel_device view;
+	struct rf_cel_device view = rf_device_cel_view(it->dev);
 	struct rf_cel_error err; /* large: set only what is read when no error fills it */
 	enum memo res = M_YES;
 	const char *text = NULL;
 	err.pos = 0;
 	err.msg[0] = 0;
-	cel_view(it->dev, &view);
 	if (alt->class) {
 		int r = rf_class_matches(s->req->cluster, alt->class, it->dev,
 					 record_error ? &err : NULL, &text);
