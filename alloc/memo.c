@@ -223,8 +223,10 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const c
 	en->picks = NULL;
 	if (en->j.n_picks) {
 		en->picks = malloc(en->j.n_picks * sizeof(*en->picks));
-		if (!en->picks)
+		if (!en->picks) {
+			en->j.msg = NULL; /* still the evaluation's, not ours to free */
 			goto forget;
+		}
 		memcpy(en->picks, tmp, en->j.n_picks * sizeof(*en->picks));
 	}
 	en->j.picks = en->picks;

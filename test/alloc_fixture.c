@@ -175,3 +175,18 @@ fixture_release(struct fixture *f)
 	rf_cel_cache_free(f->cel);
 	rf_config_release(&f->cfg);
 }
+
+json_t *
+fixture_pod(const char *name, const char *claim, const char *annotations)
+{
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"annotations\":{%s}},"
+		 "\"spec\":{\"resourceClaims\":[%s%s%s]}}",
+		 name, annotations ? annotations : "",
+		 claim ? "{\"name\":\"c\",\"resourceClaimName\":\"" : "", claim ? claim : "",
+		 claim ? "\"}" : "");
+	json_t *p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}

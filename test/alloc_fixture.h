@@ -29,6 +29,10 @@ void fixture_add_json(struct fixture *f, const char *json);
 void fixture_add_claim(struct fixture *f, const char *ns, const char *name, const char *spec_json,
 		       const char *alloc_node, const char *const *devices);
 
+/** A pending Pod in namespace ml with one resourceClaims entry naming `claim` (none when NULL)
+ * and the given annotation members (JSON text without braces, or NULL). Aborts on bad JSON. */
+json_t *fixture_pod(const char *name, const char *claim, const char *annotations);
+
 /** Build (or rebuild) the generation. */
 struct rf_cluster *fixture_build(struct fixture *f);
 

@@ -11,21 +11,6 @@
 
 Suite *evaluate_suite(void);
 
-static json_t *
-pod(const char *name, const char *claim, const char *annotations)
-{
-	char buf[2048];
-	snprintf(buf, sizeof(buf),
-		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"annotations\":{%s}},"
-		 "\"spec\":{\"resourceClaims\":[%s%s%s]}}",
-		 name, annotations ? annotations : "",
-		 claim ? "{\"name\":\"c\",\"resourceClaimName\":\"" : "", claim ? claim : "",
-		 claim ? "\"}" : "");
-	json_t *p = json_loads(buf, 0, NULL);
-	ck_assert_ptr_nonnull(p);
-	return p;
-}
-
 /* a: all free; b: gpu-0 held without its NIC; c: only GPUs 6,7 and NICs of roots 0..5 free */
 static void
 three_nodes(struct fixture *f)
@@ -61,7 +46,7 @@ START_TEST(test_evaluate_aligned_claim_across_nodes)
 	struct fixture f;
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	three_nodes(&f);
-	json_t *p = pod("t", "aligned", "\"railfit.io/min-alignment\":\"PHB\"");
+	json_t *p = fixture_pod("t", "aligned", "\"railfit.io/min-alignment\":\"PHB\"");
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	ck_assert_int_eq(e->predicted_level, RF_LEVEL_PHB);
@@ -89,7 +74,7 @@ START_TEST(test_evaluate_min_alignment_message_names_the_fix)
 	struct fixture f;
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	three_nodes(&f);
-	json_t *p = pod("t", "loose", "\"railfit.io/min-alignment\":\"PHB\"");
+	json_t *p = fixture_pod("t", "loose", "\"railfit.io/min-alignment\":\"PHB\"");
 	eval(&f, p, "b", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
 	ck_assert_msg(strstr(e->reasons[0], "gpu-1 + pci-0000-18-00-0 (NODE)") &&
@@ -118,7 +103,7 @@ START_TEST(test_evaluate_scores_prefer_aligned_nodes)
 	struct fixture f;
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	three_nodes(&f);
-	json_t *p = pod("t", "loose", NULL);
+	json_t *p = fixture_pod("t", "loose", NULL);
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	int a = e->score;
@@ -139,7 +124,7 @@ START_TEST(test_evaluate_pinned_none_unknown)
 	struct fixture f;
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	three_nodes(&f);
-	json_t *p = pod("t", "b-used", NULL);
+	json_t *p = fixture_pod("t", "b-used", NULL);
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_UNRESOLVABLE);
 	ck_assert_msg(strstr(e->reasons[0], "already allocated on node b"), "%s", e->reasons[0]);
@@ -147,14 +132,14 @@ START_TEST(test_evaluate_pinned_none_unknown)
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	json_decref(p);
 
-	p = pod("web", NULL, NULL);
+	p = fixture_pod("web", NULL, NULL);
 	struct rf_demand d;
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(d.kind, RF_DEMAND_NONE);
 	rf_demand_release(&d);
 	json_decref(p);
 
-	p = pod("t", "missing", NULL);
+	p = fixture_pod("t", "missing", NULL);
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(d.kind, RF_DEMAND_UNKNOWN);
 	ck_assert_msg(strstr(d.unknown_reason, "ml/missing"), "%s", d.unknown_reason);
@@ -163,7 +148,7 @@ START_TEST(test_evaluate_pinned_none_unknown)
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	json_decref(p);
 
-	p = pod("t", "aligned", "\"railfit.io/min-alignment\":\"CLOSE\"");
+	p = fixture_pod("t", "aligned", "\"railfit.io/min-alignment\":\"CLOSE\"");
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(d.kind, RF_DEMAND_UNKNOWN);
 	ck_assert_msg(strstr(d.unknown_reason, "railfit.io/min-alignment"), "%s", d.unknown_reason);
@@ -180,21 +165,21 @@ START_TEST(test_evaluate_bandwidth_headroom)
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	three_nodes(&f);
 	/* 500G per NIC can never fit a 400G NIC: unresolvable */
-	json_t *p = pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"500G\"");
+	json_t *p = fixture_pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"500G\"");
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_UNRESOLVABLE);
 	ck_assert_msg(strstr(e->reasons[0], "pci-0000-18-00-0 has 400G of 400G free, the pod asks "
 					    "500G"),
 		      "%s", e->reasons[0]);
 	json_decref(p);
-	p = pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"100G\"");
+	p = fixture_pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"100G\"");
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	ck_assert(e->part_applies[RF_PART_BANDWIDTH]);
 	ck_assert_double_eq_tol(e->parts[RF_PART_BANDWIDTH], 0.75, 1e-9);
 	json_decref(p);
 	/* malformed: reported, not counted */
-	p = pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"fast\"");
+	p = fixture_pod("t", "aligned", "\"railfit.io/nic-bandwidth\":\"fast\"");
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	bool seen = false;
@@ -226,7 +211,7 @@ START_TEST(test_evaluate_frontend_noisy_neighbour)
 		fixture_add_json(&f, buf);
 	}
 	fixture_build(&f);
-	json_t *p = pod("new", NULL, "\"kubernetes.io/ingress-bandwidth\":\"30G\"");
+	json_t *p = fixture_pod("new", NULL, "\"kubernetes.io/ingress-bandwidth\":\"30G\"");
 	eval(&f, p, "a", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
 	ck_assert_msg(strstr(e->reasons[0], "front-end NIC has 20G of 100G ingress free"), "%s",
@@ -245,7 +230,7 @@ START_TEST(test_evaluate_explain_json_shape)
 	struct fixture f;
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	three_nodes(&f);
-	json_t *p = pod("t", "loose", NULL);
+	json_t *p = fixture_pod("t", "loose", NULL);
 	struct rf_demand d;
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "b", true, e), 0);
@@ -320,7 +305,7 @@ START_TEST(test_evaluate_preemption_release)
 		    "\"ml\",\"uid\":\"u-keeper\"},\"spec\":{\"nodeName\":\"a\","
 		    "\"resourceClaims\":[{\"name\":\"n\",\"resourceClaimName\":\"shared-nic\"}]}}");
 	fixture_build(&f);
-	json_t *p = pod("t", "aligned", NULL);
+	json_t *p = fixture_pod("t", "aligned", NULL);
 	struct rf_demand d;
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "a", false, e), 0);
@@ -368,12 +353,12 @@ START_TEST(test_evaluate_unknown_alignment)
 			 "{\"string\":\"pci0000:20\"}}}]}}");
 	fixture_add_claim(&f, "ml", "loose", SPEC_GPU_NIC_LOOSE, NULL, NULL);
 	fixture_build(&f);
-	json_t *p = pod("t", "loose", NULL);
+	json_t *p = fixture_pod("t", "loose", NULL);
 	eval(&f, p, "n1", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 	ck_assert_int_eq(e->predicted_level, RF_LEVEL_UNKNOWN);
 	json_decref(p);
-	p = pod("t", "loose", "\"railfit.io/min-alignment\":\"PHB\"");
+	p = fixture_pod("t", "loose", "\"railfit.io/min-alignment\":\"PHB\"");
 	eval(&f, p, "n1", e, false);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
 	ck_assert_msg(strstr(e->reasons[0], "cannot be checked"), "%s", e->reasons[0]);

@@ -14,19 +14,6 @@
 
 Suite *memo_suite(void);
 
-static json_t *
-pod(const char *name, const char *claim, const char *annotations)
-{
-	char buf[2048];
-	snprintf(buf, sizeof(buf),
-		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"annotations\":{%s}},"
-		 "\"spec\":{\"resourceClaims\":[{\"name\":\"c\",\"resourceClaimName\":\"%s\"}]}}",
-		 name, annotations ? annotations : "", claim);
-	json_t *p = json_loads(buf, 0, NULL);
-	ck_assert_ptr_nonnull(p);
-	return p;
-}
-
 /* a: all free; c: only GPUs 6,7 free and the NICs on their roots held */
 static void
 cluster(struct fixture *f)
@@ -101,7 +88,7 @@ START_TEST(test_memo_shared_by_same_shape)
 	struct judged *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	bool hit;
 	cluster(&f);
-	json_t *p1 = pod("w1", "first", NULL), *p2 = pod("w2", "second", NULL);
+	json_t *p1 = fixture_pod("w1", "first", NULL), *p2 = fixture_pod("w2", "second", NULL);
 	judge(&f, p1, "a", true, a, &hit);
 	ck_assert(!hit);
 	ck_assert_int_eq(a->j.verdict, RF_VERDICT_PASS);
@@ -123,7 +110,7 @@ START_TEST(test_memo_failure_names_own_claim)
 	struct judged *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
 	bool hit;
 	cluster(&f);
-	json_t *p1 = pod("w1", "first", NULL), *p2 = pod("w2", "second", NULL);
+	json_t *p1 = fixture_pod("w1", "first", NULL), *p2 = fixture_pod("w2", "second", NULL);
 	judge(&f, p1, "c", true, a, &hit);
 	ck_assert_int_ne(a->j.verdict, RF_VERDICT_PASS);
 	ck_assert_msg(strstr(a->msg, "ml/first"), "%s", a->msg);
@@ -159,14 +146,14 @@ START_TEST(test_memo_shapes_differ)
 	char *shapes[5], *ident;
 	struct rf_demand d;
 	for (size_t i = 0; i < 4; i++) {
-		json_t *p = pod("w", "first", annotations[i]);
+		json_t *p = fixture_pod("w", "first", annotations[i]);
 		ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 		ck_assert_int_eq(rf_demand_shape(&d, &shapes[i], &ident), 0);
 		free(ident);
 		rf_demand_release(&d);
 		json_decref(p);
 	}
-	json_t *p = pod("w", "loose", NULL);
+	json_t *p = fixture_pod("w", "loose", NULL);
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(rf_demand_shape(&d, &shapes[4], &ident), 0);
 	free(ident);
@@ -176,7 +163,7 @@ START_TEST(test_memo_shapes_differ)
 		for (size_t k = i + 1; k < 5; k++)
 			ck_assert_msg(strcmp(shapes[i], shapes[k]) != 0, "%zu == %zu", i, k);
 	/* the same spec under another name is the same shape */
-	p = pod("w2", "second", NULL);
+	p = fixture_pod("w2", "second", NULL);
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	char *again;
 	ck_assert_int_eq(rf_demand_shape(&d, &again, &ident), 0);
@@ -199,7 +186,7 @@ START_TEST(test_memo_keyed_by_group_rails)
 	struct rf_judge_ctx ctx;
 	struct rf_judgement j;
 	cluster(&f);
-	json_t *p = pod("w", "first", NULL);
+	json_t *p = fixture_pod("w", "first", NULL);
 	ck_assert_int_eq(rf_demand_resolve(f.c, p, &d), 0);
 	ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
 	struct rf_judge_scratch *e = malloc(sizeof(*e));
