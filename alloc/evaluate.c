@@ -204,7 +204,7 @@ describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const s
 				if (!ok)
 					continue;
 				match++;
-				if (dev->holder && !dev->allow_multiple)
+				if (rf_dev_use(c, dev)->holder && !dev->allow_multiple)
 					continue;
 				if (!searchable(c, dev->pool)) {
 					skipped++;
@@ -365,7 +365,7 @@ victim_holds(const struct rf_cluster *c, const struct rf_pod *p, const struct rf
 static struct rf_quantity
 nic_used(const struct rf_cluster *c, const struct rf_device *dev, const struct rf_release *rel)
 {
-	struct rf_quantity used = rf_device_bw_used(dev);
+	struct rf_quantity used = rf_device_bw_used(c, dev);
 	for (size_t i = 0; rel && i < rel->n_pods; i++)
 		if (rel->pods[i]->has_nic_bw && victim_holds(c, rel->pods[i], dev))
 			used = rf_quantity_sub(used, rel->pods[i]->nic_bw);
@@ -428,8 +428,8 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 	e->fe_applies = d->has_egress || d->has_ingress;
 	if (e->fe_applies) {
 		e->fe_capacity = n->fe_capacity;
-		e->fe_egress_used = n->fe_egress_used;
-		e->fe_ingress_used = n->fe_ingress_used;
+		e->fe_egress_used = rf_node_use(c, n)->fe_egress_used;
+		e->fe_ingress_used = rf_node_use(c, n)->fe_ingress_used;
 		e->fe_source = n->fe_source;
 		for (size_t i = 0; rel && i < rel->n_pods; i++) {
 			const struct rf_pod *v = rel->pods[i];
@@ -507,11 +507,13 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 	}
 	if (new_gpus && n->n_gpus) {
 		e->parts[RF_PART_PACKING] =
-			clamp01((double)(n->n_gpus - n->n_gpus_free + new_gpus) / n->n_gpus);
+			clamp01((double)(n->n_gpus - rf_node_use(c, n)->n_gpus_free + new_gpus) /
+				n->n_gpus);
 		e->part_applies[RF_PART_PACKING] = true;
 	} else if (new_nics && n->n_nics) {
 		e->parts[RF_PART_PACKING] =
-			clamp01((double)(n->n_nics - n->n_nics_free + new_nics) / n->n_nics);
+			clamp01((double)(n->n_nics - rf_node_use(c, n)->n_nics_free + new_nics) /
+				n->n_nics);
 		e->part_applies[RF_PART_PACKING] = true;
 	}
 

@@ -11,14 +11,16 @@
 
 #define SHAPE_MAX (16 * 1024) /* a demand whose canonical text is longer is not memoized */
 
-enum { ENTRY_EMPTY = 0, ENTRY_BUSY, ENTRY_READY };
-
-struct entry {
-	atomic_uchar state;
+/* A remembered judgement: immutable once published. Replaced (never changed) when the node's
+ * usage changes; the one it replaces is kept until the shape goes, since a request may still be
+ * reading its message. */
+struct record {
 	struct rf_judgement j; /* owned: filter_msg of a failure, msg of a selector error */
+	uint64_t node_fp;      /* the node's usage fingerprint (struct rf_node_use) */
 	uint64_t group_rails;
-	const char *ident; /* the shape's interned identity the message names, or NULL */
-	struct rf_memo_pick *picks;
+	uint64_t ident; /* the identity (pod's claims) the message names, 0 when none */
+	struct record *retired_next;
+	struct rf_memo_pick picks[];
 };
 
 #define IDENTS_MAX 256 /* identities (pods) per shape whose failure messages are kept */
@@ -26,18 +28,26 @@ struct entry {
 struct rf_memo_shape {
 	atomic_int refs;
 	char *shape;
-	pthread_mutex_t lock; /* idents */
-	char *idents[IDENTS_MAX];
-	size_t n_idents;
+	pthread_mutex_t lock; /* idents, retired */
+	struct ident {
+		char *text;
+		uint64_t id;
+	} idents[IDENTS_MAX];
+	size_t n_idents, next_ident;
+	uint64_t ident_clock;
+	struct record *retired;
+	struct rf_memo *memo;
 	unsigned long used; /* LRU stamp, under the table lock */
 	size_t n;
-	struct entry entries[];
+	_Atomic(struct record *) entries[];
 };
 
 struct rf_memo {
+	atomic_int refs;
 	pthread_mutex_t lock;
 	size_t n_nodes, cap;
 	unsigned long clock;
+	atomic_size_t retired; /* records replaced, over all shapes */
 	struct rf_memo_shape **shapes;
 };
 
@@ -52,10 +62,29 @@ rf_memo_new(size_t n_nodes, size_t shapes)
 		free(m);
 		return NULL;
 	}
+	atomic_init(&m->refs, 1);
 	pthread_mutex_init(&m->lock, NULL);
 	m->n_nodes = n_nodes;
 	m->cap = shapes ? shapes : 1;
 	return m;
+}
+
+struct rf_memo *
+rf_memo_ref(struct rf_memo *m)
+{
+	if (m)
+		atomic_fetch_add(&m->refs, 1);
+	return m;
+}
+
+static void
+record_free(struct record *r)
+{
+	if (!r)
+		return;
+	free((char *)r->j.msg);
+	free((char *)r->j.filter_msg);
+	free(r);
 }
 
 void
@@ -63,42 +92,64 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 {
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i < s->n; i++) {
-		free((char *)s->entries[i].j.msg);
-		free((char *)s->entries[i].j.filter_msg);
-		free(s->entries[i].picks);
+	for (size_t i = 0; i < s->n; i++)
+		record_free(atomic_load(&s->entries[i]));
+	for (struct record *r = s->retired, *next; r; r = next) {
+		next = r->retired_next;
+		record_free(r);
 	}
 	for (size_t i = 0; i < s->n_idents; i++)
-		free(s->idents[i]);
+		free(s->idents[i].text);
 	pthread_mutex_destroy(&s->lock);
 	free(s->shape);
 	free(s);
 }
 
-const char *
+uint64_t
 rf_memo_ident(struct rf_memo_shape *s, const char *ident)
 {
-	const char *ret = NULL;
+	uint64_t ret = 0;
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->n_idents && !ret; i++)
-		if (strcmp(s->idents[i], ident) == 0)
-			ret = s->idents[i];
-	if (!ret && s->n_idents < IDENTS_MAX && (s->idents[s->n_idents] = strdup(ident)))
-		ret = s->idents[s->n_idents++];
+		if (strcmp(s->idents[i].text, ident) == 0)
+			ret = s->idents[i].id;
+	if (!ret) {
+		/* the oldest identity makes room: records naming it stop matching (ids are never
+		 * reused) */
+		char *text = strdup(ident);
+		if (text) {
+			size_t i = s->n_idents;
+			if (i < IDENTS_MAX) {
+				s->n_idents++;
+			} else {
+				i = s->next_ident;
+				s->next_ident = (i + 1) % IDENTS_MAX;
+				free(s->idents[i].text);
+			}
+			s->idents[i] = (struct ident){ text, ++s->ident_clock };
+			ret = s->idents[i].id;
+		}
+	}
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
 
 void
-rf_memo_free(struct rf_memo *m)
+rf_memo_unref(struct rf_memo *m)
 {
-	if (!m)
+	if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
 		return;
 	for (size_t i = 0; i < m->cap; i++)
 		rf_memo_shape_put(m->shapes[i]);
 	free(m->shapes);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+size_t
+rf_memo_retired(const struct rf_memo *m)
+{
+	return atomic_load_explicit(&((struct rf_memo *)m)->retired, memory_order_relaxed);
 }
 
 struct rf_memo_shape *
@@ -118,7 +169,7 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 			victim = i;
 	}
 	if (!s) {
-		s = calloc(1, sizeof(*s) + m->n_nodes * sizeof(struct entry));
+		s = calloc(1, sizeof(*s) + m->n_nodes * sizeof(s->entries[0]));
 		if (s && !(s->shape = strdup(shape))) {
 			free(s);
 			s = NULL;
@@ -126,6 +177,7 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 		if (s) {
 			pthread_mutex_init(&s->lock, NULL);
 			s->n = m->n_nodes;
+			s->memo = m;
 			atomic_init(&s->refs, 1); /* the table's */
 			rf_memo_shape_put(m->shapes[victim]);
 			m->shapes[victim] = s;
@@ -140,15 +192,13 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 }
 
 bool
-rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
-	       bool need_msg, struct rf_judgement *ret)
+rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
+	       uint64_t ident, bool need_msg, struct rf_judgement *ret)
 {
 	if (!s || idx >= s->n)
 		return false;
-	const struct entry *e = &s->entries[idx];
-	if (atomic_load_explicit(&e->state, memory_order_acquire) != ENTRY_READY)
-		return false;
-	if (e->group_rails != group_rails)
+	const struct record *e = atomic_load_explicit(&s->entries[idx], memory_order_acquire);
+	if (!e || e->node_fp != node_fp || e->group_rails != group_rails)
 		return false;
 	if (need_msg && (e->j.msg || e->j.filter_msg) && (!ident || e->ident != ident))
 		return false;
@@ -206,50 +256,50 @@ rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 }
 
 void
-rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
-	      const struct rf_demand *d, const struct rf_node_eval *e)
+rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
+	      uint64_t ident, const struct rf_demand *d, const struct rf_node_eval *e)
 {
 	if (!s || idx >= s->n)
 		return;
-	struct entry *en = &s->entries[idx];
-	unsigned char expect = ENTRY_EMPTY;
 	if (!ident && (e->verdict != RF_VERDICT_PASS || e->cel_error))
 		return; /* a message for claims the shape keeps no identity for */
-	if (!atomic_compare_exchange_strong(&en->state, &expect, ENTRY_BUSY))
-		return; /* someone else remembers it */
+	struct record *old = atomic_load_explicit(&s->entries[idx], memory_order_acquire);
+	if (old && old->node_fp == node_fp && old->group_rails == group_rails &&
+	    (old->ident == ident || (!old->j.msg && !old->j.filter_msg)))
+		return; /* someone else remembered it */
 	struct rf_memo_pick tmp[RF_MAX_PICKS];
-	rf_judgement_from_eval(d, e, tmp, &en->j);
-	en->group_rails = group_rails;
-	en->picks = NULL;
-	if (en->j.n_picks) {
-		en->picks = malloc(en->j.n_picks * sizeof(*en->picks));
-		if (!en->picks) {
-			en->j.msg = NULL; /* still the evaluation's, not ours to free */
-			goto forget;
-		}
-		memcpy(en->picks, tmp, en->j.n_picks * sizeof(*en->picks));
-	}
-	en->j.picks = en->picks;
+	struct rf_judgement j;
+	rf_judgement_from_eval(d, e, tmp, &j);
+	struct record *r = malloc(sizeof(*r) + j.n_picks * sizeof(r->picks[0]));
+	if (!r)
+		return;
+	memcpy(r->picks, tmp, j.n_picks * sizeof(r->picks[0]));
+	r->j = j;
+	r->j.picks = r->picks;
+	r->j.msg = r->j.filter_msg = NULL;
+	r->node_fp = node_fp;
+	r->group_rails = group_rails;
+	r->ident = ident;
+	r->retired_next = NULL;
 	/* one copy of the message: as filter sends a failure, as the log shows a selector error */
-	en->ident = ident;
-	if (en->j.verdict != RF_VERDICT_PASS) {
-		en->j.filter_msg = rf_filter_message(en->j.msg);
-		en->j.msg = NULL;
-		if (!en->j.filter_msg)
+	if (j.verdict != RF_VERDICT_PASS) {
+		if (!(r->j.filter_msg = rf_filter_message(j.msg)))
 			goto forget;
-	} else if (en->j.msg && !(en->j.msg = strdup(en->j.msg))) {
+	} else if (j.msg && !(r->j.msg = strdup(j.msg))) {
 		goto forget;
 	}
-	atomic_store_explicit(&en->state, ENTRY_READY, memory_order_release);
+	if (!atomic_compare_exchange_strong(&s->entries[idx], &old, r))
+		goto forget; /* another thread replaced it meanwhile: theirs is as good */
+	if (old) {
+		pthread_mutex_lock(&s->lock);
+		old->retired_next = s->retired;
+		s->retired = old;
+		pthread_mutex_unlock(&s->lock);
+		atomic_fetch_add_explicit(&s->memo->retired, 1, memory_order_relaxed);
+	}
 	return;
-forget: /* out of memory: leave the entry empty for a later try */
-	free(en->picks);
-	free((char *)en->j.msg);
-	free((char *)en->j.filter_msg);
-	memset(&en->j, 0, sizeof(en->j));
-	en->picks = NULL;
-	en->ident = NULL;
-	atomic_store_explicit(&en->state, ENTRY_EMPTY, memory_order_release);
+forget: /* out of memory, or lost a race */
+	record_free(r);
 }
 
 /* FNV-1a over the parts joined by '/', then a splitmix64 finaliser so that sums mix well. */
@@ -440,7 +490,7 @@ rf_judge_end(struct rf_judge_ctx *ctx)
 	free(ctx->ident_text);
 	ctx->shape = NULL;
 	ctx->shape_text = ctx->ident_text = NULL;
-	ctx->ident = NULL;
+	ctx->ident = 0;
 }
 
 int
@@ -449,10 +499,11 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 {
 	const struct rf_demand *d = ctx->demand;
 	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
-	uint64_t rails = 0;
+	uint64_t rails = 0, fp = 0;
 	if (n) {
 		rails = rf_group_rails_elsewhere(ctx->cluster, ctx->group, n->name);
-		if (rf_memo_lookup(ctx->shape, n->idx, rails, ctx->ident, need_msg, ret))
+		fp = rf_node_use(ctx->cluster, n)->fp;
+		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}
 	int r = rf_evaluate_node_work(ctx->cluster, d, node_name, false, &scratch->work,
@@ -460,7 +511,7 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	if (r < 0)
 		return r;
 	if (n)
-		rf_memo_store(ctx->shape, n->idx, rails, ctx->ident, d, &scratch->eval);
+		rf_memo_store(ctx->shape, n->idx, fp, rails, ctx->ident, d, &scratch->eval);
 	rf_judgement_from_eval(d, &scratch->eval, scratch->picks, ret);
 	return 0;
 }

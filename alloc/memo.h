@@ -47,9 +47,13 @@ struct rf_judgement {
 	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
 };
 
-/** The table of a generation; at most `shapes` shapes are kept (least recently used go). */
+/** The table of a chain of generations with one layout (rf_cluster_build_next); at most
+ * `shapes` shapes are kept (least recently used go). Reference counted. */
 struct rf_memo *rf_memo_new(size_t n_nodes, size_t shapes);
-void rf_memo_free(struct rf_memo *m);
+struct rf_memo *rf_memo_ref(struct rf_memo *m);
+void rf_memo_unref(struct rf_memo *m);
+/** Judgements replaced since the table was made (they are kept until it goes). */
+size_t rf_memo_retired(const struct rf_memo *m);
 
 /**
  * The demand's shape and identity (claim names) as canonical text.
@@ -61,23 +65,24 @@ int rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_iden
 struct rf_memo_shape *rf_memo_shape_get(struct rf_memo *m, const char *shape);
 void rf_memo_shape_put(struct rf_memo_shape *s);
 
-/** An identity (rf_demand_shape's ident) interned in the shape, so that entries compare it by
- * pointer; NULL when the shape already keeps the most it keeps (or on OOM): then failure
- * messages are not remembered for it. Thread-safe. */
-const char *rf_memo_ident(struct rf_memo_shape *s, const char *ident);
+/** An identity (rf_demand_shape's ident) interned in the shape as a number that entries compare;
+ * the shape keeps the latest 256, the oldest makes room. 0 on OOM: then failure messages are
+ * not remembered for it. Thread-safe. */
+uint64_t rf_memo_ident(struct rf_memo_shape *s, const char *ident);
 
 /**
- * A remembered judgement of node `idx` with the group's rails elsewhere `group_rails`. A
- * failure message is only reused for the same identity (interned: rf_memo_ident), unless
- * need_msg is false.
+ * A remembered judgement of node `idx` whose usage fingerprint is node_fp (rf_node_use), with
+ * the group's rails elsewhere `group_rails`. A failure message is only reused for the same
+ * identity (rf_memo_ident), unless need_msg is false.
  * @return true and *ret (pointing into the shape: valid while it is referenced), or false.
  */
-bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
-		    bool need_msg, struct rf_judgement *ret);
+bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
+		    uint64_t ident, bool need_msg, struct rf_judgement *ret);
 
-/** Remember an evaluation (not one with a release set, not explain). First writer wins. */
-void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t group_rails, const char *ident,
-		   const struct rf_demand *d, const struct rf_node_eval *e);
+/** Remember an evaluation (not one with a release set, not explain); it replaces what the node
+ * had for another fingerprint, rails or identity. */
+void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
+		   uint64_t ident, const struct rf_demand *d, const struct rf_node_eval *e);
 
 /** The failure message as filter sends it: "railfit: " + reason, with '%' (kube-scheduler
  * formats Error with fmt.Errorf) replaced by ' '. malloc'd; NULL on OOM. */
@@ -93,7 +98,7 @@ struct rf_judge_ctx {
 	const struct rf_demand *demand;
 	struct rf_memo_shape *shape; /* NULL: nothing is remembered */
 	char *shape_text, *ident_text;
-	const char *ident; /* ident_text interned in the shape (NULL: no messages kept for it) */
+	uint64_t ident; /* ident_text interned in the shape (0: no messages kept for it) */
 	const struct rf_group *group; /* the pod's rail group, resolved once */
 };
 

@@ -562,6 +562,7 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 		/* remember how the pool selects nodes: the newest slice decides */
 		if (!p->node && refs[i].all_nodes)
 			p->node = NULL;
+		p->idx = (unsigned)c->n_pools;
 		c->pools[c->n_pools++] = p;
 		i = j;
 	}

@@ -479,10 +479,22 @@ rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 	return sum;
 }
 
-bool
-rf_device_is_free(const struct rf_device *d)
+const struct rf_dev_use *
+rf_dev_use(const struct rf_cluster *c, const struct rf_device *d)
 {
-	return d->holder == NULL;
+	return &c->dev_use[d->gidx];
+}
+
+const struct rf_node_use *
+rf_node_use(const struct rf_cluster *c, const struct rf_node *n)
+{
+	return &c->node_use[n->idx];
+}
+
+bool
+rf_device_is_free(const struct rf_cluster *c, const struct rf_device *d)
+{
+	return c->dev_use[d->gidx].holder == NULL;
 }
 
 struct rf_quantity
@@ -500,11 +512,12 @@ rf_device_bw_capacity(const struct rf_device *d, const struct rf_config *cfg,
 }
 
 struct rf_quantity
-rf_device_bw_used(const struct rf_device *d)
+rf_device_bw_used(const struct rf_cluster *c, const struct rf_device *d)
 {
-	struct rf_quantity used = d->annotated_bw;
-	if (d->bandwidth && d->consumed)
-		used = rf_quantity_add(used, d->consumed[d->bandwidth - d->caps]);
+	const struct rf_dev_use *u = &c->dev_use[d->gidx];
+	struct rf_quantity used = u->annotated_bw;
+	if (d->bandwidth && u->consumed)
+		used = rf_quantity_add(used, u->consumed[d->bandwidth - d->caps]);
 	return used;
 }
 
@@ -513,13 +526,10 @@ node_totals(struct rf_node *n)
 {
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
-		if (d->kind == RF_DEV_GPU && !rf_model_is_partition(d)) {
+		if (d->kind == RF_DEV_GPU && !rf_model_is_partition(d))
 			n->n_gpus++;
-			n->n_gpus_free += d->holder == NULL;
-		} else if (d->kind == RF_DEV_NIC) {
+		else if (d->kind == RF_DEV_NIC)
 			n->n_nics++;
-			n->n_nics_free += d->holder == NULL;
-		}
 	}
 }
 

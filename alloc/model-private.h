@@ -26,9 +26,49 @@ struct group_index { /* struct rf_group of model.h */
 	uint64_t any, multi;
 };
 
-struct rf_cluster {
+/* What the generations built from the same nodes, slices, classes (and configuration) share:
+ * nodes, pools, devices, classes and everything derived from them alone. Built once by a full
+ * build, then only read; the generations that use it hold a reference. Its arrays are copied
+ * (pointers, not contents) into each generation's struct rf_cluster. */
+struct rf_layout {
 	atomic_int refs;
 	struct rf_arena *arena;
+	json_t *nodes, *slices, *classes, *templates; /* the objects it was built from */
+	struct rf_node **node_list;                   /* to free the decoded annotations */
+	size_t n_nodes;
+	atomic_uchar *class_memo;
+	size_t n_warnings; /* the first n of the building generation's warnings are the layout's */
+	const char **warnings;
+	/* programs compiled outside the full process-wide CEL cache (claims' selectors), freed
+	 * with the layout: claims are reused by later generations (struct rf_reuse), and template
+	 * claims are parsed at request time on any thread: hence the lock */
+	pthread_mutex_t extra_lock;
+	struct rf_cel_program **extra_programs;
+	size_t n_extra, cap_extra;
+};
+
+/* Claims and pods parsed once and reused by later generations of the same layout as long as the
+ * store hands over the same object (the store keeps an object until it changes). Appended to by
+ * the building thread only (one build at a time per chain of generations); generations only read
+ * the claims and pods they point at. Holds a reference to each object it parsed. */
+struct rf_reuse {
+	atomic_int refs;
+	struct rf_arena *arena;
+	struct reuse_slot {
+		const json_t *obj; /* NULL = empty */
+		void *val;         /* struct rf_claim * or struct rf_pod *; NULL = skipped */
+		const char **warnings;
+		unsigned n_warnings;
+	} * slots;
+	size_t mask, used;
+	size_t live; /* objects the latest generation used */
+};
+
+struct rf_cluster {
+	atomic_int refs;
+	struct rf_arena *arena; /* this generation's: usage, claims and pods' arrays */
+	struct rf_layout *layout;
+	struct rf_reuse *reuse;
 	const struct rf_config *cfg;
 	struct rf_cel_cache *cel;
 	struct rf_cluster_objects objs; /* references held */
@@ -58,7 +98,10 @@ struct rf_cluster {
 	const char **warnings;
 	size_t n_warnings;
 
-	struct rf_memo *memo; /* verdicts per demand shape */
+	struct rf_dev_use *dev_use;   /* by device gidx */
+	struct rf_node_use *node_use; /* by node idx */
+
+	struct rf_memo *memo; /* verdicts per demand shape (shared along a chain of generations) */
 	/* node name -> node: open addressing over slots holding the index + 1 (0 = empty), the
 	 * hash's high bits, and the name's offset in one contiguous text, so that a lookup touches
 	 * no node struct and no scattered string (it runs for every node of every request) */
@@ -68,14 +111,9 @@ struct rf_cluster {
 	size_t node_mask;
 	char *node_names;
 
-	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error */
+	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error; the
+	 * layout's */
 	atomic_uchar *class_memo;
-
-	/* programs compiled outside the full process-wide CEL cache; freed with the generation.
-	 * Template claims are parsed at request time on any thread: hence the lock. */
-	pthread_mutex_t extra_lock;
-	struct rf_cel_program **extra_programs;
-	size_t n_extra, cap_extra;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
@@ -96,13 +134,29 @@ int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
 int rf_model_attach_pools(struct rf_cluster *c, const json_t *slices);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
+int rf_model_node_frontend(struct rf_cluster *c);
 
 /* model-usage.c: classes, claims and what they hold, pods and what they use, templates */
 int rf_model_build_classes(struct rf_cluster *c, const json_t *classes);
 int rf_model_build_claims(struct rf_cluster *c, const json_t *claims);
 int rf_model_account_usage(struct rf_cluster *c);
+int rf_model_node_usage(struct rf_cluster *c);
 int rf_model_build_pods(struct rf_cluster *c, const json_t *pods);
 int rf_model_place_pods(struct rf_cluster *c);
 int rf_model_build_templates(struct rf_cluster *c);
+
+/* model-reuse.c: claims and pods kept from one generation to the next */
+struct rf_reuse *rf_reuse_new(void);
+struct rf_reuse *rf_reuse_ref(struct rf_reuse *r);
+void rf_reuse_unref(struct rf_reuse *r);
+/** The slot of obj: found (slot->obj == obj) or the empty slot to fill with rf_reuse_fill(). */
+struct reuse_slot *rf_reuse_find(struct rf_reuse *r, const json_t *obj);
+/** Take a reference to obj in the empty slot; warnings[first..] of c are the object's. */
+int rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, void *val,
+		  struct rf_cluster *c, size_t first_warning);
+/** Re-emit a reused object's warnings into c. */
+void rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot);
+/** Worth starting afresh: most of what it holds is no longer used. */
+bool rf_reuse_stale(const struct rf_reuse *r);
 
 #endif

@@ -125,89 +125,110 @@ node_from_selector(const json_t *sel)
 	return NULL;
 }
 
-/* Claims keep no pointer into their objects (strings are copied into the generation, see
- * alloc/strtab.h), except consumedCapacity of shared allocations (ar->consumed): the server keeps
- * the objects of claims that have one. */
+/* One claim parsed into the reuse table's arena (strings through st). NULL with *ret_skip when
+ * the object is not a claim railfit can name. */
+static struct rf_claim *
+parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t i, bool *ret_skip)
+{
+	struct rf_arena *a = c->reuse->arena;
+	int oom = 0;
+#define K(s) rf_strtab_get(st, (s), &oom)
+	const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+	const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
+	*ret_skip = false;
+	if (!name || !ns) {
+		rf_cluster_warn(c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
+		*ret_skip = true;
+		return NULL;
+	}
+	struct rf_claim *cl = rf_arena_alloc(a, sizeof(*cl));
+	if (!cl)
+		return NULL;
+	cl->ns = K(ns);
+	cl->name = rf_arena_strdup(a, name);
+	cl->uid = K(json_string_value(rf_jpath(cj, "metadata.uid")));
+	cl->json = NULL; /* the object may be packed once the generation is built */
+	if (oom || !cl->name || rf_claim_parse_spec(a, c, cl, json_object_get(cj, "spec")) < 0)
+		return NULL;
+	const json_t *alloc = rf_jpath(cj, "status.allocation");
+	if (json_is_object(alloc)) {
+		cl->allocated = true;
+		cl->alloc_node = K(node_from_selector(json_object_get(alloc, "nodeSelector")));
+		const json_t *res = rf_jpath(alloc, "devices.results");
+		size_t nr = json_array_size(res);
+		cl->results = rf_arena_calloc(a, nr ? nr : 1, sizeof(*cl->results));
+		if (!cl->results || oom)
+			return NULL;
+		for (size_t r = 0; r < nr; r++) {
+			const json_t *rj = json_array_get(res, r);
+			struct rf_alloc_result *ar = &cl->results[cl->n_results];
+			ar->request = K(rf_jstr(rj, "request"));
+			ar->driver = K(rf_jstr(rj, "driver"));
+			ar->pool = K(rf_jstr(rj, "pool"));
+			ar->device = K(rf_jstr(rj, "device"));
+			if (oom)
+				return NULL;
+			if (!ar->request || !ar->driver || !ar->pool || !ar->device) {
+				rf_cluster_warn(c,
+						"resourceclaim %s/%s: allocation result #%zu lacks "
+						"request/driver/pool/device; ignored",
+						ns, name, r);
+				continue;
+			}
+			ar->admin_access = rf_jbool(rj, "adminAccess", false);
+			ar->share_id = K(rf_jstr(rj, "shareID"));
+			ar->consumed = json_object_get(rj, "consumedCapacity");
+			ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
+			cl->n_results++;
+		}
+	}
+	const json_t *rf = rf_jpath(cj, "status.reservedFor");
+	size_t nrf = json_array_size(rf);
+	if (nrf) {
+		cl->reserved_uids = rf_arena_calloc(a, nrf, sizeof(char *));
+		if (!cl->reserved_uids)
+			return NULL;
+		for (size_t k = 0; k < nrf; k++) {
+			const char *uid = rf_jstr(json_array_get(rf, k), "uid");
+			if (uid && !(cl->reserved_uids[cl->n_reserved++] = K(uid)))
+				return NULL;
+		}
+	}
+#undef K
+	return oom ? NULL : cl;
+}
+
+/* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
+ * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. A
+ * claim whose object the previous generation already parsed is that generation's claim. */
 int
 rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 {
 	size_t n = json_array_size(claims);
-	struct rf_strtab *st = rf_strtab_new(c->arena);
-	int oom = 0, rr = -ENOMEM;
-#define K(s) rf_strtab_get(st, (s), &oom)
+	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
+	int rr = -ENOMEM;
 	c->claims = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->claims));
 	if (!c->claims || !st)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *cj = json_array_get(claims, i);
-		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
-		const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
-		if (!name || !ns) {
-			rf_cluster_warn(
-				c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
-			continue;
-		}
-		struct rf_claim *cl = rf_arena_alloc(c->arena, sizeof(*cl));
-		if (!cl)
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, cj);
+		if (!slot)
 			goto out;
-		cl->ns = K(ns);
-		cl->name = rf_arena_strdup(c->arena, name);
-		cl->uid = K(json_string_value(rf_jpath(cj, "metadata.uid")));
-		cl->json = NULL; /* the object may be packed once the generation is built */
-		if (oom || !cl->name ||
-		    rf_claim_parse_spec(c->arena, c, cl, json_object_get(cj, "spec")) < 0)
-			goto out;
-		const json_t *alloc = rf_jpath(cj, "status.allocation");
-		if (json_is_object(alloc)) {
-			cl->allocated = true;
-			cl->alloc_node =
-				K(node_from_selector(json_object_get(alloc, "nodeSelector")));
-			const json_t *res = rf_jpath(alloc, "devices.results");
-			size_t nr = json_array_size(res);
-			cl->results = rf_arena_calloc(c->arena, nr ? nr : 1, sizeof(*cl->results));
-			if (!cl->results || oom)
+		if (slot->obj) {
+			rf_reuse_warn(c, slot);
+		} else {
+			size_t first = c->n_warnings;
+			bool skip;
+			struct rf_claim *cl = parse_claim(c, st, cj, i, &skip);
+			if (!cl && !skip)
 				goto out;
-			for (size_t r = 0; r < nr; r++) {
-				const json_t *rj = json_array_get(res, r);
-				struct rf_alloc_result *ar = &cl->results[cl->n_results];
-				ar->request = K(rf_jstr(rj, "request"));
-				ar->driver = K(rf_jstr(rj, "driver"));
-				ar->pool = K(rf_jstr(rj, "pool"));
-				ar->device = K(rf_jstr(rj, "device"));
-				if (oom)
-					goto out;
-				if (!ar->request || !ar->driver || !ar->pool || !ar->device) {
-					rf_cluster_warn(
-						c,
-						"resourceclaim %s/%s: allocation result #%zu lacks "
-						"request/driver/pool/device; ignored",
-						ns, name, r);
-					continue;
-				}
-				ar->admin_access = rf_jbool(rj, "adminAccess", false);
-				ar->share_id = K(rf_jstr(rj, "shareID"));
-				ar->consumed = json_object_get(rj, "consumedCapacity");
-				ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
-				cl->n_results++;
-			}
-		}
-		const json_t *rf = rf_jpath(cj, "status.reservedFor");
-		size_t nrf = json_array_size(rf);
-		if (nrf) {
-			cl->reserved_uids = rf_arena_calloc(c->arena, nrf, sizeof(char *));
-			if (!cl->reserved_uids)
+			if (rf_reuse_fill(c->reuse, slot, cj, cl, c, first) < 0)
 				goto out;
-			for (size_t k = 0; k < nrf; k++) {
-				const char *uid = rf_jstr(json_array_get(rf, k), "uid");
-				if (uid && !(cl->reserved_uids[cl->n_reserved++] = K(uid)))
-					goto out;
-			}
 		}
-		if (oom)
-			goto out;
-		c->claims[c->n_claims++] = cl;
+		if (slot->val)
+			c->claims[c->n_claims++] = slot->val;
 	}
-#undef K
 	qsort(c->claims, c->n_claims, sizeof(*c->claims), claim_cmp);
 	rr = 0;
 out:
@@ -219,6 +240,9 @@ out:
 int
 rf_model_account_usage(struct rf_cluster *c)
 {
+	c->dev_use = rf_arena_calloc(c->arena, c->n_devices + 1, sizeof(*c->dev_use));
+	if (!c->dev_use)
+		return -ENOMEM;
 	for (size_t i = 0; i < c->n_claims; i++) {
 		struct rf_claim *cl = c->claims[i];
 		for (size_t r = 0; r < cl->n_results; r++) {
@@ -226,12 +250,13 @@ rf_model_account_usage(struct rf_cluster *c)
 			struct rf_device *d = ar->dev;
 			if (!d || ar->admin_access)
 				continue;
+			struct rf_dev_use *u = &c->dev_use[d->gidx];
 			if (ar->share_id) {
-				d->n_shares++;
-				if (!d->consumed && d->n_caps) {
-					d->consumed = rf_arena_calloc(c->arena, d->n_caps,
-								      sizeof(*d->consumed));
-					if (!d->consumed)
+				u->n_shares++;
+				if (!u->consumed && d->n_caps) {
+					u->consumed = rf_arena_calloc(c->arena, d->n_caps,
+								      sizeof(*u->consumed));
+					if (!u->consumed)
 						return -ENOMEM;
 				}
 				const char *k;
@@ -252,25 +277,25 @@ rf_model_account_usage(struct rf_cluster *c)
 							cl->ns, cl->name, k, d->name);
 						continue;
 					}
-					d->consumed[cap - d->caps] =
-						rf_quantity_add(d->consumed[cap - d->caps], q);
+					u->consumed[cap - d->caps] =
+						rf_quantity_add(u->consumed[cap - d->caps], q);
 				}
 				continue;
 			}
-			if (d->holder && d->holder != cl)
+			if (u->holder && u->holder != cl)
 				rf_cluster_warn(
 					c, "device %s/%s/%s is allocated by both %s/%s and %s/%s",
-					d->pool->driver, d->pool->name, d->name, d->holder->ns,
-					d->holder->name, cl->ns, cl->name);
-			if (!d->holder)
-				d->holder = cl;
+					d->pool->driver, d->pool->name, d->name, u->holder->ns,
+					u->holder->name, cl->ns, cl->name);
+			if (!u->holder)
+				u->holder = cl;
 		}
 	}
 	return 0;
 }
 
 static int
-parse_bw_annotation(struct rf_cluster *c, struct rf_pod *p, const char *key, bool *has,
+parse_bw_annotation(struct rf_arena *a, struct rf_pod *p, const char *key, bool *has,
 		    struct rf_quantity *q)
 {
 	const char *v = rf_jstr(p->annotations, key);
@@ -280,7 +305,7 @@ parse_bw_annotation(struct rf_cluster *c, struct rf_pod *p, const char *key, boo
 	if (rf_quantity_parse(v, &tmp) < 0 || rf_quantity_cmp(tmp, rf_quantity_from_int(0)) < 0) {
 		if (!p->bad_annotation)
 			p->bad_annotation = rf_arena_printf(
-				c->arena,
+				a,
 				"annotation %s: expected a non-negative quantity such as 100G, got \"%s\"",
 				key, v);
 		return p->bad_annotation ? 0 : -ENOMEM;
@@ -288,6 +313,46 @@ parse_bw_annotation(struct rf_cluster *c, struct rf_pod *p, const char *key, boo
 	*has = true;
 	*q = tmp;
 	return 0;
+}
+
+/* One pod, in the reuse table's arena; its strings point into its object, which the table holds.
+ * NULL with *ret_skip when it has no name. */
+static struct rf_pod *
+parse_pod(struct rf_cluster *c, const json_t *pj, size_t i, bool *ret_skip)
+{
+	struct rf_arena *a = c->reuse->arena;
+	*ret_skip = false;
+	const char *name = json_string_value(rf_jpath(pj, "metadata.name"));
+	if (!name) {
+		rf_cluster_warn(c, "pod #%zu: no metadata.name; skipped", i);
+		*ret_skip = true;
+		return NULL;
+	}
+	struct rf_pod *p = rf_arena_alloc(a, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->name = name;
+	p->ns = json_string_value(rf_jpath(pj, "metadata.namespace"));
+	if (!p->ns)
+		p->ns = "default";
+	p->uid = json_string_value(rf_jpath(pj, "metadata.uid"));
+	p->node_name = json_string_value(rf_jpath(pj, "spec.nodeName"));
+	p->phase = json_string_value(rf_jpath(pj, "status.phase"));
+	p->json = pj;
+	p->labels = rf_jpath(pj, "metadata.labels");
+	p->annotations = rf_jpath(pj, "metadata.annotations");
+	if (parse_bw_annotation(a, p, "railfit.io/nic-bandwidth", &p->has_nic_bw, &p->nic_bw) < 0 ||
+	    parse_bw_annotation(a, p, "kubernetes.io/egress-bandwidth", &p->has_egress,
+				&p->egress) < 0 ||
+	    parse_bw_annotation(a, p, "kubernetes.io/ingress-bandwidth", &p->has_ingress,
+				&p->ingress) < 0)
+		return NULL;
+	const char *g = rf_jstr(p->annotations, "railfit.io/group");
+	for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
+		g = rf_jstr(p->labels, c->cfg->groups.labels.v[l]);
+	if (g && g[0] && !(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
+		return NULL;
+	return p;
 }
 
 int
@@ -299,36 +364,22 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *pj = json_array_get(pods, i);
-		struct rf_pod *p = rf_arena_alloc(c->arena, sizeof(*p));
-		if (!p)
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, pj);
+		if (!slot)
 			return -ENOMEM;
-		p->name = json_string_value(rf_jpath(pj, "metadata.name"));
-		p->ns = json_string_value(rf_jpath(pj, "metadata.namespace"));
-		if (!p->name) {
-			rf_cluster_warn(c, "pod #%zu: no metadata.name; skipped", i);
-			continue;
+		if (slot->obj) {
+			rf_reuse_warn(c, slot);
+		} else {
+			size_t first = c->n_warnings;
+			bool skip;
+			struct rf_pod *p = parse_pod(c, pj, i, &skip);
+			if (!p && !skip)
+				return -ENOMEM;
+			if (rf_reuse_fill(c->reuse, slot, pj, p, c, first) < 0)
+				return -ENOMEM;
 		}
-		if (!p->ns)
-			p->ns = "default";
-		p->uid = json_string_value(rf_jpath(pj, "metadata.uid"));
-		p->node_name = json_string_value(rf_jpath(pj, "spec.nodeName"));
-		p->phase = json_string_value(rf_jpath(pj, "status.phase"));
-		p->json = pj;
-		p->labels = rf_jpath(pj, "metadata.labels");
-		p->annotations = rf_jpath(pj, "metadata.annotations");
-		if (parse_bw_annotation(c, p, "railfit.io/nic-bandwidth", &p->has_nic_bw,
-					&p->nic_bw) < 0 ||
-		    parse_bw_annotation(c, p, "kubernetes.io/egress-bandwidth", &p->has_egress,
-					&p->egress) < 0 ||
-		    parse_bw_annotation(c, p, "kubernetes.io/ingress-bandwidth", &p->has_ingress,
-					&p->ingress) < 0)
-			return -ENOMEM;
-		const char *g = rf_jstr(p->annotations, "railfit.io/group");
-		for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
-			g = rf_jstr(p->labels, c->cfg->groups.labels.v[l]);
-		if (g && g[0] && !(p->group = rf_arena_printf(c->arena, "%s/%s", p->ns, g)))
-			return -ENOMEM;
-		c->pods[c->n_pods++] = p;
+		if (slot->val)
+			c->pods[c->n_pods++] = slot->val;
 	}
 	qsort(c->pods, c->n_pods, sizeof(*c->pods), pod_cmp);
 	c->pods_by_uid = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->pods_by_uid));
@@ -338,6 +389,7 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 		if (c->pods[i]->uid)
 			c->pods_by_uid[c->n_pods_by_uid++] = c->pods[i];
 	qsort(c->pods_by_uid, c->n_pods_by_uid, sizeof(*c->pods_by_uid), pod_uid_cmp);
+	c->reuse->live = c->n_claims + c->n_pods;
 	return 0;
 }
 
@@ -384,13 +436,10 @@ index_groups(struct rf_cluster *c)
 	return 0;
 }
 
-/* Pods on nodes: front-end bandwidth, annotated NIC bandwidth, rails of groups. */
+/* Front-end capacity of each node: from its annotation (part of the layout). */
 int
-rf_model_place_pods(struct rf_cluster *c)
+rf_model_node_frontend(struct rf_cluster *c)
 {
-	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
-	if (!c->group_rails)
-		return -ENOMEM;
 	for (size_t ni = 0; ni < c->n_nodes; ni++) {
 		struct rf_node *n = c->nodes[ni];
 		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
@@ -412,25 +461,36 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 		}
 	}
+	return 0;
+}
+
+/* Pods on nodes: front-end bandwidth, annotated NIC bandwidth, rails of groups. */
+int
+rf_model_place_pods(struct rf_cluster *c)
+{
+	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
+	if (!c->group_rails)
+		return -ENOMEM;
 	/* two passes: count, then fill the per-node pod arrays */
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < c->n_pods; i++) {
 			struct rf_pod *p = c->pods[i];
 			if (!p->node_name || pod_terminated(p))
 				continue;
-			struct rf_node *n = rf_model_find_node(c, p->node_name);
+			struct rf_node *n = (struct rf_node *)rf_cluster_node(c, p->node_name);
 			if (!n)
 				continue;
+			struct rf_node_use *nu = &c->node_use[n->idx];
 			if (pass == 0) {
-				n->n_pods++;
+				nu->n_pods++;
 				continue;
 			}
-			n->pods[n->n_pods++] = p;
+			nu->pods[nu->n_pods++] = p;
 			if (p->has_egress)
-				n->fe_egress_used = rf_quantity_add(n->fe_egress_used, p->egress);
+				nu->fe_egress_used = rf_quantity_add(nu->fe_egress_used, p->egress);
 			if (p->has_ingress)
-				n->fe_ingress_used =
-					rf_quantity_add(n->fe_ingress_used, p->ingress);
+				nu->fe_ingress_used =
+					rf_quantity_add(nu->fe_ingress_used, p->ingress);
 			/* devices of its claims: NIC bandwidth and rails */
 			const json_t *entries = rf_jpath(p->json, "spec.resourceClaims");
 			uint64_t rails = 0;
@@ -445,8 +505,9 @@ rf_model_place_pods(struct rf_cluster *c)
 					    cl->results[r].admin_access)
 						continue;
 					if (p->has_nic_bw)
-						d->annotated_bw =
-							rf_quantity_add(d->annotated_bw, p->nic_bw);
+						c->dev_use[d->gidx].annotated_bw = rf_quantity_add(
+							c->dev_use[d->gidx].annotated_bw,
+							p->nic_bw);
 					if (d->rail >= 0)
 						rails |= UINT64_C(1) << d->rail;
 				}
@@ -460,17 +521,82 @@ rf_model_place_pods(struct rf_cluster *c)
 		}
 		if (pass == 0) {
 			for (size_t ni = 0; ni < c->n_nodes; ni++) {
-				struct rf_node *n = c->nodes[ni];
-				n->pods = rf_arena_calloc(c->arena, n->n_pods ? n->n_pods : 1,
-							  sizeof(*n->pods));
-				if (!n->pods)
+				struct rf_node_use *nu = &c->node_use[ni];
+				nu->pods = rf_arena_calloc(c->arena, nu->n_pods ? nu->n_pods : 1,
+							   sizeof(*nu->pods));
+				if (!nu->pods)
 					return -ENOMEM;
-				n->n_pods = 0;
+				nu->n_pods = 0;
 			}
 		}
 	}
 	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
 	return index_groups(c);
+}
+
+static uint64_t
+mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t
+mix_q(uint64_t h, struct rf_quantity q)
+{
+	const unsigned char *b = (const unsigned char *)&q;
+	uint64_t v = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < sizeof(q); i++)
+		v = (v ^ b[i]) * 0x100000001b3ULL;
+	return mix(h, v);
+}
+
+/* Free GPUs and NICs per node, and the fingerprint of each node's usage: every device of every
+ * pool the node sees (counters are per pool), its front-end use. */
+int
+rf_model_node_usage(struct rf_cluster *c)
+{
+	uint64_t *pool_fp = calloc(c->n_pools + 1, sizeof(*pool_fp));
+	if (!pool_fp)
+		return -ENOMEM;
+	for (size_t pi = 0; pi < c->n_pools; pi++) {
+		const struct rf_pool *p = c->pools[pi];
+		uint64_t h = 0;
+		for (size_t i = 0; i < p->n_devices; i++) {
+			const struct rf_device *d = p->devices[i];
+			const struct rf_dev_use *u = &c->dev_use[d->gidx];
+			if (!u->holder && !u->n_shares &&
+			    rf_quantity_cmp(u->annotated_bw, rf_quantity_from_int(0)) == 0)
+				continue;
+			h = mix(h, d->gidx);
+			h = mix(h, (uint64_t)(uintptr_t)u->holder);
+			h = mix(h, u->n_shares);
+			for (size_t k = 0; u->consumed && k < d->n_caps; k++)
+				h = mix_q(h, u->consumed[k]);
+			h = mix_q(h, u->annotated_bw);
+		}
+		pool_fp[pi] = h;
+	}
+	for (size_t ni = 0; ni < c->n_nodes; ni++) {
+		const struct rf_node *n = c->nodes[ni];
+		struct rf_node_use *nu = &c->node_use[ni];
+		uint64_t h = 0x5bd1e995;
+		for (size_t i = 0; i < n->n_devices; i++) {
+			const struct rf_device *d = n->devices[i];
+			bool free_ = c->dev_use[d->gidx].holder == NULL;
+			if (d->kind == RF_DEV_GPU && !rf_model_is_partition(d))
+				nu->n_gpus_free += free_;
+			else if (d->kind == RF_DEV_NIC)
+				nu->n_nics_free += free_;
+		}
+		for (size_t i = 0; i < n->n_pools; i++)
+			h = mix(h, pool_fp[n->pools[i]->idx]);
+		h = mix_q(h, nu->fe_egress_used);
+		h = mix_q(h, nu->fe_ingress_used);
+		nu->fp = h;
+	}
+	free(pool_fp);
+	return 0;
 }
 
 int

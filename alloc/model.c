@@ -77,23 +77,128 @@ hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	return 0;
 }
 
+static void
+layout_unref(struct rf_layout *l)
+{
+	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
+		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
+	json_decref(l->nodes);
+	json_decref(l->slices);
+	json_decref(l->classes);
+	json_decref(l->templates);
+	free(l->class_memo);
+	for (size_t i = 0; i < l->n_extra; i++)
+		rf_cel_program_free(l->extra_programs[i]);
+	free(l->extra_programs);
+	pthread_mutex_destroy(&l->extra_lock);
+	rf_arena_free(l->arena);
+	free(l);
+}
+
+/* Nodes, pools, devices, classes and what derives from them alone, into a new layout (its arena
+ * is c->arena while this runs). */
+static int
+build_layout(struct rf_cluster *c)
+{
+	struct rf_layout *l = calloc(1, sizeof(*l));
+	int r;
+	if (!l)
+		return -ENOMEM;
+	atomic_init(&l->refs, 1);
+	pthread_mutex_init(&l->extra_lock, NULL);
+	c->layout = l;
+	if (!(l->arena = c->arena = rf_arena_new()))
+		return -ENOMEM;
+	l->nodes = json_incref(c->objs.nodes);
+	l->slices = json_incref(c->objs.slices);
+	l->classes = json_incref(c->objs.classes);
+	l->templates = json_incref(c->objs.templates);
+	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+	if (!c->warnings)
+		return -ENOMEM;
+	if ((r = rf_model_build_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
+	    (r = rf_model_attach_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
+	    (r = rf_model_build_templates(c)) < 0)
+		return r;
+	l->class_memo = c->class_memo;
+	l->node_list = c->nodes;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		if ((r = rf_model_finish_node(c, c->nodes[i])) < 0)
+			return r;
+		l->n_nodes = i + 1;
+	}
+	l->n_nodes = c->n_nodes;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		c->nodes[i]->idx = (unsigned)i;
+	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
+		return r;
+	l->warnings = c->warnings;
+	l->n_warnings = c->n_warnings;
+	return 0;
+}
+
+/* The layout's arrays, borrowed from the generation it was built for. */
+static int
+share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	atomic_fetch_add(&prev->layout->refs, 1);
+	c->layout = prev->layout;
+	c->nodes = prev->nodes;
+	c->n_nodes = prev->n_nodes;
+	c->pools = prev->pools;
+	c->n_pools = prev->n_pools;
+	c->devices = prev->devices;
+	c->n_devices = prev->n_devices;
+	c->classes = prev->classes;
+	c->n_classes = prev->n_classes;
+	c->templates = prev->templates;
+	c->n_templates = prev->n_templates;
+	c->node_slots = prev->node_slots;
+	c->node_mask = prev->node_mask;
+	c->node_names = prev->node_names;
+	c->class_memo = prev->class_memo;
+	if (!(c->arena = rf_arena_new()))
+		return -ENOMEM;
+	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+	if (!c->warnings)
+		return -ENOMEM;
+	memcpy(c->warnings, c->layout->warnings, c->layout->n_warnings * sizeof(char *));
+	c->n_warnings = c->layout->n_warnings;
+	return 0;
+}
+
+/* Claims, pods and what they use: the part of a generation that changes with every event. */
+static int
+build_usage(struct rf_cluster *c)
+{
+	int r;
+	c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use));
+	if (!c->node_use)
+		return -ENOMEM;
+	if ((r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
+	    (r = rf_model_account_usage(c)) < 0 || (r = rf_model_build_pods(c, c->objs.pods)) < 0 ||
+	    (r = rf_model_place_pods(c)) < 0 || (r = rf_model_node_usage(c)) < 0)
+		return r;
+	return 0;
+}
+
 int
-rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
-		 struct rf_cel_cache *cel, struct rf_cluster **ret)
+rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_objects *objs,
+		      const struct rf_config *cfg, struct rf_cel_cache *cel, bool same_layout,
+		      struct rf_cluster **ret)
 {
 	struct rf_cluster *c = calloc(1, sizeof(*c));
 	int r = -ENOMEM;
 	if (!c)
 		return -ENOMEM;
 	atomic_init(&c->refs, 1);
-	pthread_mutex_init(&c->extra_lock, NULL);
 	c->cfg = cfg;
 	c->cel = cel;
-	c->arena = rf_arena_new();
-	if (!c->arena)
-		goto fail;
-	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
-	if (!c->warnings || hold_objects(c, objs) < 0)
+	if (hold_objects(c, objs) < 0)
 		goto fail;
 	c->counts = (struct rf_cluster_counts){
 		.nodes = json_array_size(c->objs.nodes),
@@ -103,30 +208,47 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 		.classes = json_array_size(c->objs.classes),
 		.templates = json_array_size(c->objs.templates),
 	};
-	if ((r = rf_model_build_pools(c, c->objs.slices)) < 0 ||
-	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
-	    (r = rf_model_attach_pools(c, c->objs.slices)) < 0 ||
-	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
-	    (r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
-	    (r = rf_model_account_usage(c)) < 0 || (r = rf_model_build_templates(c)) < 0)
+	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
+	if ((r = reuse ? share_layout(c, prev) : build_layout(c)) < 0)
 		goto fail;
-	for (size_t i = 0; i < c->n_nodes; i++)
-		if ((r = rf_model_finish_node(c, c->nodes[i])) < 0)
+	if (!c->arena && !(c->arena = rf_arena_new()))
+		goto fail;
+	if (reuse && !rf_reuse_stale(prev->reuse)) {
+		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
+		 * while its usage fingerprint is the same (claim addresses are part of it, and
+		 * they are unique while the reuse table lives) */
+		c->reuse = rf_reuse_ref(prev->reuse);
+		c->memo = rf_memo_ref(prev->memo);
+	} else {
+		r = -ENOMEM;
+		if (!(c->reuse = rf_reuse_new()) ||
+		    !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
 			goto fail;
-	if ((r = rf_model_build_pods(c, c->objs.pods)) < 0 || (r = rf_model_place_pods(c)) < 0)
-		goto fail;
-	for (size_t i = 0; i < c->n_nodes; i++)
-		c->nodes[i]->idx = (unsigned)i;
-	if ((r = index_node_names(c)) < 0)
-		goto fail;
-	r = -ENOMEM;
-	if (!(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
+	}
+	if (!reuse) {
+		/* the layout's arena served its steps; usage gets the generation's own */
+		if (!(c->arena = rf_arena_new()))
+			goto fail;
+		const char **w = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+		if (!w)
+			goto fail;
+		memcpy(w, c->warnings, c->n_warnings * sizeof(char *));
+		c->warnings = w;
+	}
+	if ((r = build_usage(c)) < 0)
 		goto fail;
 	*ret = c;
 	return 0;
 fail:
 	rf_cluster_unref(c);
 	return r < 0 ? r : -ENOMEM;
+}
+
+int
+rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
+		 struct rf_cel_cache *cel, struct rf_cluster **ret)
+{
+	return rf_cluster_build_next(NULL, objs, cfg, cel, false, ret);
 }
 
 struct rf_cluster *
@@ -148,15 +270,11 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.claims);
 	json_decref(c->objs.classes);
 	json_decref(c->objs.templates);
-	for (size_t i = 0; i < c->n_nodes; i++) /* decoded annotations live outside the arena */
-		rf_topo_annotation_free((struct rf_topo_annotation *)c->nodes[i]->topo);
-	rf_memo_free(c->memo);
-	rf_arena_free(c->arena);
-	free(c->class_memo);
-	for (size_t i = 0; i < c->n_extra; i++)
-		rf_cel_program_free(c->extra_programs[i]);
-	free(c->extra_programs);
-	pthread_mutex_destroy(&c->extra_lock);
+	rf_memo_unref(c->memo);
+	rf_reuse_unref(c->reuse);
+	if (!c->layout || c->arena != c->layout->arena)
+		rf_arena_free(c->arena);
+	layout_unref(c->layout);
 	free(c);
 	return NULL;
 }
@@ -472,7 +590,7 @@ rf_cluster_selector(const struct rf_cluster *c, const char *expr, const struct r
 	struct rf_cel_program *p;
 	if ((r = rf_cel_compile(expr, &p, err)) < 0)
 		return r;
-	struct rf_cluster *mc = (struct rf_cluster *)c; /* the extra list is the one mutable part */
+	struct rf_layout *mc = c->layout; /* the extra list is the one mutable part */
 	pthread_mutex_lock(&mc->extra_lock);
 	if (mc->n_extra == mc->cap_extra) {
 		size_t ncap = mc->cap_extra ? mc->cap_extra * 2 : 16;

@@ -65,8 +65,12 @@ struct rf_device {
 	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
 	unsigned idx;                        /* index in its pool */
 	unsigned gidx;                       /* index among all devices of the generation */
+	/* what claims and pods use of it is per generation: rf_dev_use() */
+};
 
-	/* usage */
+/** What a generation's claims and pods use of a device. Devices, pools and nodes are shared by
+ * the generations built from the same nodes, slices and classes; usage is each generation's. */
+struct rf_dev_use {
 	const struct rf_claim *holder;   /* exclusive allocation, NULL = not exclusively held */
 	unsigned n_shares;               /* consumable-capacity allocations */
 	struct rf_quantity *consumed;    /* per caps[i], summed over shares; NULL when none */
@@ -84,6 +88,7 @@ struct rf_counter_set {
 
 struct rf_pool {
 	const char *driver, *name;
+	unsigned idx; /* index among the generation's pools */
 	int64_t generation;
 	int64_t slice_count; /* resourceSliceCount */
 	unsigned n_slices;   /* slices seen at that generation */
@@ -115,18 +120,27 @@ struct rf_node {
 	struct rf_device **devices; /* pool order, then pool device order; only devices of the
 				     * pool's slices that select this node */
 	size_t n_devices;
-	unsigned n_gpus, n_nics, n_gpus_free, n_nics_free;
-	struct rf_pod **pods; /* pods bound to this node and not terminated */
-	size_t n_pods;
+	unsigned n_gpus, n_nics;
 	struct rf_quantity fe_capacity; /* front-end NIC bandwidth */
 	const char *fe_source;          /* "annotation" or "default" */
-	struct rf_quantity fe_egress_used, fe_ingress_used;
 	unsigned n_rails;
 	/* the node's railfit.io/pci-topology annotation (devices.topologyAnnotation), decoded;
 	 * owned by the generation. topo_error says why it is not used (malformed) or does not help
 	 * (no PCI address matches a DRA device of the node); both NULL when the node has none. */
 	const struct rf_topo_annotation *topo;
 	const char *topo_error;
+};
+
+/** What a generation's pods and claims use of a node (see struct rf_dev_use). */
+struct rf_node_use {
+	struct rf_pod **pods; /* pods bound to this node and not terminated */
+	size_t n_pods;
+	unsigned n_gpus_free, n_nics_free;
+	struct rf_quantity fe_egress_used, fe_ingress_used;
+	/* a fingerprint of everything the node's verdicts read that changes between generations
+	 * with the same layout (its pools' device usage, its front-end usage): remembered verdicts
+	 * (alloc/memo.h) hold while it stays the same */
+	uint64_t fp;
 };
 
 /** One way to satisfy a request: an `exactly` request or one firstAvailable subrequest. */
@@ -223,6 +237,19 @@ struct rf_cluster;
 int rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
 		     struct rf_cel_cache *cel, struct rf_cluster **ret);
 
+/**
+ * Build the generation that follows prev (NULL: the first). With same_layout (the caller knows
+ * that no Node, ResourceSlice, DeviceClass or template changed since prev, and cfg and cel are
+ * prev's), the new generation shares prev's nodes, pools, devices and classes, reuses the claims
+ * and pods whose objects are the very same json_t as prev's, and keeps the verdicts remembered
+ * for nodes whose usage did not change: the cost is that of the claims and pods that changed,
+ * plus a pass over the usage. Only one build from a given chain at a time (the store's
+ * publisher); readers of prev are not disturbed.
+ */
+int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_objects *objs,
+			  const struct rf_config *cfg, struct rf_cel_cache *cel, bool same_layout,
+			  struct rf_cluster **ret);
+
 struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
 /** Drop a reference; returns NULL. Accepts NULL. */
 struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);
@@ -288,13 +315,17 @@ struct rf_cel_device rf_device_cel_view(const struct rf_device *d);
 struct rf_quantity rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 				     const struct rf_capacity *cap);
 
+/** Usage of a device or node of the generation's layout. */
+const struct rf_dev_use *rf_dev_use(const struct rf_cluster *c, const struct rf_device *d);
+const struct rf_node_use *rf_node_use(const struct rf_cluster *c, const struct rf_node *n);
+
 /** A device is free when nobody holds it exclusively (shares are counted separately). */
-bool rf_device_is_free(const struct rf_device *d);
+bool rf_device_is_free(const struct rf_cluster *c, const struct rf_device *d);
 
 /** Free bandwidth of a NIC before any new placement (capacity - consumed - annotated). */
 struct rf_quantity rf_device_bw_capacity(const struct rf_device *d, const struct rf_config *cfg,
 					 const char **ret_source);
-struct rf_quantity rf_device_bw_used(const struct rf_device *d);
+struct rf_quantity rf_device_bw_used(const struct rf_cluster *c, const struct rf_device *d);
 
 /** Instantiate a claim for a pod's resourceClaimTemplate entry (explain of pods not yet
  * scheduled whose claim the controller has not created yet). The claim is owned by the caller's

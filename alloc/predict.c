@@ -207,8 +207,9 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 		if (!consumption(alt, cap, &q))
 			return false;
 		total = q;
-		if (d->consumed && !s->req->ignore_usage) {
-			total = rf_quantity_add(total, d->consumed[c]);
+		const struct rf_quantity *used = rf_dev_use(s->req->cluster, d)->consumed;
+		if (used && !s->req->ignore_usage) {
+			total = rf_quantity_add(total, used[c]);
 			for (size_t k = 0; s->req->release && k < s->req->release->n_claims; k++)
 				total = rf_quantity_sub(
 					total,
@@ -238,7 +239,8 @@ node_pool_index(const struct search *s, const struct rf_pool *p)
 static bool
 device_released(const struct search *s, const struct rf_device *d)
 {
-	return s->req->ignore_usage || rf_release_has_claim(s->req->release, d->holder);
+	return s->req->ignore_usage ||
+	       rf_release_has_claim(s->req->release, rf_dev_use(s->req->cluster, d)->holder);
 }
 
 /* What the search itself has taken from counter (set, name): picks, plus the leaked ones. */
@@ -329,7 +331,7 @@ counters_init(struct search *s)
 		}
 		for (size_t d = 0; d < pool->n_devices; d++) {
 			const struct rf_device *dev = pool->devices[d];
-			if (!dev->holder || device_released(s, dev))
+			if (!rf_dev_use(s->req->cluster, dev)->holder || device_released(s, dev))
 				continue; /* only exclusively allocated devices consume counters */
 			for (size_t c = 0; c < dev->n_counters; c++) {
 				const struct rf_counter_consumption *cons = &dev->counters[c];
@@ -503,7 +505,8 @@ in_use(const struct search *s, const struct rf_claim *cl, const struct rf_reques
 		return false; /* shared: capacity decides */
 	if (alt->admin_access)
 		return picked(s, d, cl);
-	if (d->holder && !s->req->ignore_usage && !rf_release_has_claim(s->req->release, d->holder))
+	const struct rf_claim *holder = rf_dev_use(s->req->cluster, d)->holder;
+	if (holder && !s->req->ignore_usage && !rf_release_has_claim(s->req->release, holder))
 		return true;
 	return picked(s, d, NULL);
 }

@@ -18,6 +18,7 @@ struct rf_cache {
 	bool is_static;
 	char source[512];
 	struct kind_state kinds[RF_KIND_COUNT];
+	double pending_since; /* the oldest change not in the published generation, 0 = none */
 };
 
 static double
@@ -154,4 +155,21 @@ const char *
 rf_cache_source(struct rf_cache *c)
 {
 	return c->source;
+}
+
+void
+rf_cache_set_pending(struct rf_cache *c, double since)
+{
+	pthread_mutex_lock(&c->lock);
+	c->pending_since = since;
+	pthread_mutex_unlock(&c->lock);
+}
+
+double
+rf_cache_lag(struct rf_cache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	double since = c->pending_since;
+	pthread_mutex_unlock(&c->lock);
+	return since ? now_s() - since : 0.0;
 }

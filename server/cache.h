@@ -48,6 +48,12 @@ bool rf_cache_ready(struct rf_cache *c, long long stale_after_ms, json_t **ret_d
 /** Seconds since the last good contact for a kind (0 for a static cache). */
 double rf_cache_staleness(struct rf_cache *c, enum rf_kind k);
 
+/** The store's oldest change not yet in the published generation: its time (CLOCK_MONOTONIC
+ * seconds; 0 = none). rf_cache_lag(): how long it has waited, 0 when the generation is current
+ * (railfit_cache_lag_seconds). */
+void rf_cache_set_pending(struct rf_cache *c, double since);
+double rf_cache_lag(struct rf_cache *c);
+
 /** "snapshot:<file>", "demo" or "apiserver". Borrowed, lives as long as the cache. */
 const char *rf_cache_source(struct rf_cache *c);
 

@@ -20,16 +20,16 @@ take_gen(struct rf_app *app, struct rf_http_response *resp)
 }
 
 static enum rf_level
-best_free_level(const struct rf_node *n)
+best_free_level(const struct rf_cluster *c, const struct rf_node *n)
 {
 	enum rf_level best = RF_LEVEL_UNKNOWN;
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *g = n->devices[i];
-		if (g->kind != RF_DEV_GPU || !rf_device_is_free(g))
+		if (g->kind != RF_DEV_GPU || !rf_device_is_free(c, g))
 			continue;
 		for (size_t j = 0; j < n->n_devices; j++) {
 			const struct rf_device *nic = n->devices[j];
-			if (nic->kind != RF_DEV_NIC || !rf_device_is_free(nic))
+			if (nic->kind != RF_DEV_NIC || !rf_device_is_free(c, nic))
 				continue;
 			enum rf_level l = rf_node_level(n, g, nic, NULL);
 			if (l < best)
@@ -40,16 +40,16 @@ best_free_level(const struct rf_node *n)
 }
 
 static void
-nic_headroom(const struct rf_node *n, const struct rf_config *cfg, struct rf_quantity *ret_min,
-	     struct rf_quantity *ret_max, bool *ret_any)
+nic_headroom(const struct rf_cluster *c, const struct rf_node *n, const struct rf_config *cfg,
+	     struct rf_quantity *ret_min, struct rf_quantity *ret_max, bool *ret_any)
 {
 	*ret_any = false;
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
 		if (d->kind != RF_DEV_NIC)
 			continue;
-		struct rf_quantity h =
-			rf_quantity_sub(rf_device_bw_capacity(d, cfg, NULL), rf_device_bw_used(d));
+		struct rf_quantity h = rf_quantity_sub(rf_device_bw_capacity(d, cfg, NULL),
+						       rf_device_bw_used(c, d));
 		if (!*ret_any || rf_quantity_cmp(h, *ret_min) < 0)
 			*ret_min = h;
 		if (!*ret_any || rf_quantity_cmp(h, *ret_max) > 0)
@@ -59,21 +59,23 @@ nic_headroom(const struct rf_node *n, const struct rf_config *cfg, struct rf_qua
 }
 
 static json_t *
-node_row(const struct rf_node *n, const struct rf_config *cfg, const char *age)
+node_row(const struct rf_cluster *c, const struct rf_node *n, const struct rf_config *cfg,
+	 const char *age)
 {
+	const struct rf_node_use *u = rf_node_use(c, n);
 	char b1[RF_QUANTITY_FMT_MAX], b2[RF_QUANTITY_FMT_MAX];
 	struct rf_quantity mn = { 0 }, mx = { 0 };
 	bool any;
-	nic_headroom(n, cfg, &mn, &mx, &any);
-	enum rf_level bl = best_free_level(n);
+	nic_headroom(c, n, cfg, &mn, &mx, &any);
+	enum rf_level bl = best_free_level(c, n);
 	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s}", "node",
-			 n->name, "ready", n->ready, "gpusFree", (int)n->n_gpus_free, "gpus",
-			 (int)n->n_gpus, "nicsFree", (int)n->n_nics_free, "nics", (int)n->n_nics,
+			 n->name, "ready", n->ready, "gpusFree", (int)u->n_gpus_free, "gpus",
+			 (int)n->n_gpus, "nicsFree", (int)u->n_nics_free, "nics", (int)n->n_nics,
 			 "bestFreeAlignment",
-			 n->n_gpus_free && n->n_nics_free ? rf_level_name(bl) : NULL,
+			 u->n_gpus_free && u->n_nics_free ? rf_level_name(bl) : NULL,
 			 "nicHeadroomMin", any ? rf_quantity_format(mn, b1) : NULL,
 			 "nicHeadroomMax", any ? rf_quantity_format(mx, b2) : NULL, "pools",
-			 (int)n->n_pools, "pods", (int)n->n_pods, "dataAge", age);
+			 (int)n->n_pools, "pods", (int)u->n_pods, "dataAge", age);
 }
 
 static char *
@@ -133,7 +135,7 @@ static json_t *
 node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age)
 {
 	const struct rf_config *cfg = rf_cluster_config(c);
-	json_t *o = node_row(n, cfg, age);
+	json_t *o = node_row(c, n, cfg, age);
 	json_t *devs = json_array(), *pools = json_array(), *matrix = json_object();
 	char b[RF_QUANTITY_FMT_MAX];
 	if (!o || !devs || !pools || !matrix)
@@ -164,19 +166,20 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 		json_object_set_new(dj, "rail", d->rail >= 0 ? json_integer(d->rail) : json_null());
 		if (d->rdma >= 0)
 			json_object_set_new(dj, "rdma", json_boolean(d->rdma));
-		if (d->holder) {
+		const struct rf_dev_use *du = rf_dev_use(c, d);
+		if (du->holder) {
 			char key[512];
-			snprintf(key, sizeof(key), "%s/%s", d->holder->ns, d->holder->name);
+			snprintf(key, sizeof(key), "%s/%s", du->holder->ns, du->holder->name);
 			json_object_set_new(dj, "allocatedTo", json_string(key));
 		} else {
 			json_object_set_new(dj, "allocatedTo", json_null());
 		}
-		if (d->n_shares)
-			json_object_set_new(dj, "shares", json_integer(d->n_shares));
+		if (du->n_shares)
+			json_object_set_new(dj, "shares", json_integer(du->n_shares));
 		if (d->kind == RF_DEV_NIC) {
 			const char *src;
 			struct rf_quantity cap = rf_device_bw_capacity(d, cfg, &src);
-			struct rf_quantity used = rf_device_bw_used(d);
+			struct rf_quantity used = rf_device_bw_used(c, d);
 			json_object_set_new(dj, "bandwidth",
 					    json_string(rf_quantity_format(cap, b)));
 			json_object_set_new(dj, "bandwidthSource", json_string(src));
@@ -217,9 +220,9 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 			    json_string(rf_quantity_format(n->fe_capacity, b)));
 	json_object_set_new(o, "frontendBandwidthSource", json_string(n->fe_source));
 	json_object_set_new(o, "frontendEgressUsed",
-			    json_string(rf_quantity_format(n->fe_egress_used, b)));
+			    json_string(rf_quantity_format(rf_node_use(c, n)->fe_egress_used, b)));
 	json_object_set_new(o, "frontendIngressUsed",
-			    json_string(rf_quantity_format(n->fe_ingress_used, b)));
+			    json_string(rf_quantity_format(rf_node_use(c, n)->fe_ingress_used, b)));
 	return o;
 fail:
 	json_decref(o);
@@ -257,7 +260,8 @@ rf_route_debug_nodes(void *userdata, const struct rf_http_request *req,
 	}
 	json_t *rows = json_array();
 	for (size_t i = 0; rows && i < rf_cluster_n_nodes(gen); i++)
-		json_array_append_new(rows, node_row(rf_cluster_node_at(gen, i), &app->cfg, age));
+		json_array_append_new(rows,
+				      node_row(gen, rf_cluster_node_at(gen, i), &app->cfg, age));
 	const char *o = rf_http_query(req, "o");
 	if (o && strcmp(o, "table") == 0) {
 		char *t = nodes_table(rows);

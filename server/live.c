@@ -10,6 +10,7 @@
 #include "server/bind.h"
 #include "server/kube.h"
 #include "server/log.h"
+#include "server/predictions.h"
 #include "server/reflector.h"
 #include "server/store.h"
 
@@ -19,6 +20,14 @@ struct rf_live {
 	struct rf_reflectors *reflectors;
 	struct rf_binder *binder;
 };
+
+/* The store tells the prediction bookkeeping about allocations through this hook, so that the
+ * Kubernetes client knows nothing of the verbs. */
+static void
+observe_allocation(const json_t *claim, void *userdata)
+{
+	rf_predictions_observe(claim, userdata);
+}
 
 int
 rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, size_t errlen)
@@ -37,7 +46,11 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 	rf_info("using kube-apiserver", "server", rf_kube_server(l->kube), "from",
 		rf_kube_source(l->kube));
 
-	struct rf_store_options so = { .cache = o->cache, .cfg = o->cfg, .cel = o->cel };
+	struct rf_store_options so = { .cache = o->cache,
+				       .cfg = o->cfg,
+				       .cel = o->cel,
+				       .on_claim_allocated = observe_allocation,
+				       .userdata = o->cache };
 	if ((r = rf_store_new(&so, &l->store)) < 0) {
 		snprintf(err, errlen, "cannot start the cache publisher: %s", strerror(-r));
 		goto fail;

@@ -643,6 +643,12 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 		.help = "Nodes passed (filter) or scored 0 (prioritize) without evaluation because "
 			"the request's time budget was spent.",
 	},
+	[RF_METRIC_CACHE_LAG_SECONDS] = {
+		.name = "railfit_cache_lag_seconds",
+		.type = RF_METRIC_GAUGE,
+		.help = "How long the oldest watch event not yet in the published cache generation "
+			"has waited (0 when the generation is current).",
+	},
 };
 
 const char *
@@ -728,6 +734,7 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 			     commit ? commit : "unknown", NULL) >= 0)
 		rf_metric_set(RF_METRIC_BUILD_INFO, l, 1);
 	rf_metric_add(RF_METRIC_UNJUDGED_NODES_TOTAL, "", 0);
+	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", 0);
 	rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 0);
 	rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 0);
 }

@@ -28,6 +28,7 @@ enum rf_metric {
 	RF_METRIC_ANNOTATION_ERRORS_TOTAL,    /* no labels */
 	RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS, /* gauge; no labels */
 	RF_METRIC_UNJUDGED_NODES_TOTAL,       /* no labels */
+	RF_METRIC_CACHE_LAG_SECONDS,          /* gauge; no labels */
 	RF_METRIC__COUNT
 };
 

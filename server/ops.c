@@ -96,6 +96,7 @@ cache_gauges(struct rf_app *app)
 	for (size_t i = 0; gen && i < rf_cluster_n_nodes(gen); i++)
 		bad_topo += rf_cluster_node_at(gen, i)->topo_error != NULL;
 	rf_metric_set(RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS, "", (double)bad_topo);
+	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", rf_cache_lag(app->cache));
 	rf_cluster_unref(gen);
 }
 

@@ -23,7 +23,6 @@
 
 #include "server/kube.h"
 #include "server/log.h"
-#include "server/predictions.h"
 #include "server/slim.h"
 
 struct assumed {
@@ -38,8 +37,13 @@ struct rf_store {
 	pthread_cond_t wake;      /* the publisher's */
 	pthread_cond_t published; /* rf_store_wait_published's */
 	json_t *maps[RF_KIND_COUNT];
-	int64_t seq;       /* bumped on every change */
-	int64_t built_seq; /* the last change included in a published generation */
+	int64_t seq;          /* bumped on every change */
+	int64_t built_seq;    /* the last change included in a published generation */
+	double pending_since; /* when the first change not yet published came, 0 = none */
+	bool layout_dirty;    /* a node, slice or class changed since the last build */
+	bool listed[RF_KIND_COUNT];
+	struct rf_cluster *last; /* the last generation built: the next one starts from it */
+	struct rf_store_options opts;
 	bool urgent;
 	bool stop;
 	struct assumed *assumed;
@@ -161,33 +165,71 @@ assumed_drop(struct rf_store *s, size_t i)
  * Writers
  */
 
+static bool
+layout_kind(enum rf_kind kind)
+{
+	return kind == RF_KIND_NODES || kind == RF_KIND_SLICES || kind == RF_KIND_CLASSES;
+}
+
+/* Under the lock: a change the next build must include. */
+static void
+changed_locked(struct rf_store *s, enum rf_kind kind)
+{
+	s->seq++;
+	if (layout_kind(kind))
+		s->layout_dirty = true;
+	if (!s->pending_since) {
+		s->pending_since = rf_kube_now();
+		rf_cache_set_pending(s->cache, s->pending_since);
+	}
+	pthread_cond_signal(&s->wake);
+}
+
+/* A relist hands over new copies of mostly unchanged objects: keep the cached object where the
+ * slim copies are equal, so that generations keep reusing what they parsed of it (the model
+ * reuses claims and pods by object identity) and an unchanged node or slice list does not
+ * rebuild the layout. */
 int
 rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 {
 	json_t *m = json_object(), *it;
 	char key[KEY_MAX];
-	size_t i;
+	size_t i, same = 0;
 	int kept = 0;
 	if (!m)
 		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	json_t *cur = json_incref(s->maps[kind]);
+	pthread_mutex_unlock(&s->lock);
 	json_array_foreach (items, i, it) {
 		if (!json_is_object(it) ||
 		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
 			continue;
 		strip(it);
 		json_t *slim = slim_object(s, kind, it);
+		json_t *old = json_object_get(cur, key);
+		if (slim && old && json_equal(old, slim)) {
+			json_decref(slim);
+			slim = json_incref(old);
+			same++;
+		}
 		if (!slim || json_object_set_new(m, key, slim) < 0) {
 			json_decref(m);
+			json_decref(cur);
 			return -ENOMEM;
 		}
 	}
 	kept = (int)json_object_size(m);
+	bool unchanged = same == (size_t)kept && json_object_size(cur) == (size_t)kept;
 	pthread_mutex_lock(&s->lock);
+	unchanged = unchanged && s->listed[kind]; /* the first list is news even when empty */
+	s->listed[kind] = true;
 	json_t *old = s->maps[kind];
 	s->maps[kind] = m;
-	s->seq++;
-	pthread_cond_signal(&s->wake);
+	if (!unchanged || old != cur)
+		changed_locked(s, kind);
 	pthread_mutex_unlock(&s->lock);
+	json_decref(cur);
 	json_decref(old);        /* outside the lock: may free many objects */
 	prune_interner(s, kind); /* values only the old objects used */
 	return kept;
@@ -214,6 +256,10 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	old = json_incref(json_object_get(m, key));
 	if (type == RF_WATCH_DELETED) {
 		changed = old ? (json_object_del(m, key) == 0) : 0;
+	} else if (old && json_equal(old, slim)) {
+		/* nothing railfit reads changed (a node's heartbeat, a pod's container status):
+		 * keep the cached object, build nothing */
+		json_decref(slim);
 	} else if (json_object_set_new(m, key, slim) < 0) {
 		pthread_mutex_unlock(&s->lock);
 		json_decref(old);
@@ -221,16 +267,15 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	} else {
 		changed = 1;
 	}
-	if (changed) {
-		s->seq++;
-		pthread_cond_signal(&s->wake);
-	}
+	if (changed)
+		changed_locked(s, kind);
 	pthread_mutex_unlock(&s->lock);
-	/* a claim that just got its allocation: compare with what railfit predicted for it */
+	/* a claim that just got its allocation: tell the owner (prediction bookkeeping) */
 	if (kind == RF_KIND_CLAIMS && type != RF_WATCH_DELETED && changed &&
+	    s->opts.on_claim_allocated &&
 	    json_is_object(json_object_get(json_object_get(obj, "status"), "allocation")) &&
 	    !json_is_object(json_object_get(json_object_get(old, "status"), "allocation")))
-		rf_predictions_observe(obj, s->cache);
+		s->opts.on_claim_allocated(obj, s->opts.userdata);
 	json_decref(old);
 	return changed;
 }
@@ -275,9 +320,9 @@ rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char
 		seq = -ENOMEM;
 		goto out;
 	}
-	seq = ++s->seq;
+	changed_locked(s, RF_KIND_PODS);
+	seq = s->seq;
 	s->urgent = true;
-	pthread_cond_signal(&s->wake);
 out:
 	pthread_mutex_unlock(&s->lock);
 	return seq;
@@ -479,19 +524,26 @@ build_and_publish(struct rf_store *s)
 	struct rf_cluster_objects objs;
 	double t0 = rf_kube_now();
 	int64_t seq = s->seq;
+	double since = s->pending_since;
+	bool same_layout = !s->layout_dirty;
 	s->urgent = false;
+	s->layout_dirty = false;
 	int r = snapshot(s, t0, &objs);
 	const struct rf_config *cfg = build_config(s);
 	pthread_mutex_unlock(&s->lock);
 
+	/* the publisher is the only builder: s->last is read and replaced on this thread only */
 	struct rf_cluster *gen = NULL;
 	if (r == 0)
-		r = rf_cluster_build(&objs, cfg, s->cel, &gen);
+		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
 	objects_release(&objs);
-	if (r == 0)
+	if (r == 0) {
+		rf_cluster_unref(s->last);
+		s->last = rf_cluster_ref(gen);
 		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
-	else
+	} else {
 		rf_errorf("cannot build a cache generation: %s", strerror(-r));
+	}
 	double t1 = rf_kube_now();
 
 	pthread_mutex_lock(&s->lock);
@@ -500,13 +552,25 @@ build_and_publish(struct rf_store *s)
 	if (r == 0) {
 		s->built_seq = seq;
 		s->stats.builds++;
+		s->stats.incremental += same_layout && s->stats.builds > 1;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
+		if (since) {
+			s->stats.last_lag_ms = (t1 - since) * 1000.0;
+			if (s->stats.last_lag_ms > s->stats.max_lag_ms)
+				s->stats.max_lag_ms = s->stats.last_lag_ms;
+		}
+		/* changes that came while building wait for the next one */
+		s->pending_since = s->seq != seq ? t0 : 0;
+		rf_cache_set_pending(s->cache, s->pending_since);
 		pthread_cond_broadcast(&s->published);
 		if (rf_log_verbosity() >= 3) {
 			char ms[32];
 			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
-			rf_v(3, "published a cache generation", "ms", ms);
+			rf_v(3, "published a cache generation", "ms", ms, "layout",
+			     same_layout ? "reused" : "rebuilt");
 		}
+	} else {
+		s->layout_dirty = true; /* the next try starts from the last good generation */
 	}
 }
 
@@ -577,6 +641,7 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	pthread_cond_init(&s->wake, &ca);
 	pthread_cond_init(&s->published, &ca);
 	pthread_condattr_destroy(&ca);
+	s->opts = *o;
 	s->cache = o->cache;
 	s->cel = o->cel;
 	s->min_interval = (o->min_interval_ms > 0 ? (double)o->min_interval_ms : 50.0) / 1000.0;
@@ -622,6 +687,7 @@ rf_store_free(struct rf_store *s)
 		pthread_join(s->thread, NULL);
 		rf_cache_publish(s->cache, NULL); /* generations use cfg134/cfg135 */
 	}
+	rf_cluster_unref(s->last);
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		json_decref(s->maps[k]);
 	for (size_t i = 0; i < s->n_assumed; i++)

@@ -4,6 +4,11 @@
  * current objects into a new immutable generation with rf_cluster_build() and rf_cache_publish()es
  * it, so HTTP readers never see half an applied event or half a relist.
  *
+ * Incremental: a generation starts from the previous one (rf_cluster_build_next): unless a Node,
+ * ResourceSlice or DeviceClass changed, it shares its layout and re-parses only the claims and
+ * pods whose objects changed. An update that changes nothing railfit reads (equal slim copies)
+ * is not a change at all, and a relist keeps the objects that did not change.
+ *
  * Coalescing: after a change the publisher rebuilds at once when it has been idle, otherwise no
  * sooner than min_interval (or twice the last build's duration, if longer: rebuilding never takes
  * more than a third of a core) after the previous build, so bursts of events cost one rebuild per
@@ -35,6 +40,10 @@ struct rf_store_options {
 	const struct rf_config *cfg; /* copied (twice: for 1.34 and 1.35 rules) */
 	struct rf_cel_cache *cel;    /* outlives the store */
 	long min_interval_ms;        /* 0 = 50 ms */
+	/* called on the writer's thread when a claim gets its allocation (a watch event), with
+	 * the claim as the API server sent it; may be NULL */
+	void (*on_claim_allocated)(const json_t *claim, void *userdata);
+	void *userdata;
 };
 
 struct rf_store;
@@ -83,7 +92,10 @@ void rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v);
 
 struct rf_store_stats {
 	uint64_t builds;      /* generations published */
+	uint64_t incremental; /* of which reused the previous generation's layout */
 	double last_build_ms; /* duration of the last snapshot + build */
+	double last_lag_ms;   /* from the first change it includes to its publication */
+	double max_lag_ms;
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */
 };

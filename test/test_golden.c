@@ -95,7 +95,7 @@ START_TEST(test_golden_dranet_nics_in_pod_netns)
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
 		if (strcmp(d->name, "pci-0000-18-00-0") == 0) {
-			ck_assert_ptr_nonnull(d->holder);
+			ck_assert_ptr_nonnull(rf_dev_use(f.c, d)->holder);
 			ck_assert_str_eq(d->loc.pcie_root, "pci0000:15");
 			ck_assert_str_eq(d->pci, "0000:18:00.0");
 			ck_assert_int_eq(d->rail, 0);

@@ -55,7 +55,8 @@ judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judg
 	ck_assert_int_eq(rf_judge_begin(f->c, &d, &ctx), 0);
 	ck_assert_ptr_nonnull(ctx.shape);
 	const struct rf_node *n = rf_cluster_node(f->c, node);
-	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, 0, ctx.ident, need_msg, &probe);
+	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, rf_node_use(f->c, n)->fp, 0, ctx.ident,
+				  need_msg, &probe);
 	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, scratch, &ret->j), 0);
 	/* the failure message as filter sends it, remembered or not */
 	char *fm = ret->j.filter_msg ? NULL : rf_filter_message(ret->j.msg ? ret->j.msg : "");
@@ -124,9 +125,13 @@ START_TEST(test_memo_failure_names_own_claim)
 	ck_assert_int_eq(b->j.verdict, a->j.verdict);
 	ck_assert_ptr_null(b->j.msg);
 	ck_assert_ptr_null(b->j.filter_msg);
-	/* the first pod again: its own message comes back */
-	judge(&f, p1, "c", true, b, &hit);
+	/* the latest pod's message is the one remembered: the second pod again hits, the first
+	 * is judged again and its message names its own claim */
+	judge(&f, p2, "c", true, b, &hit);
 	ck_assert(hit);
+	ck_assert_msg(strstr(b->msg, "ml/second"), "%s", b->msg);
+	judge(&f, p1, "c", true, b, &hit);
+	ck_assert(!hit);
 	ck_assert_str_eq(b->msg, a->msg);
 	json_decref(p1);
 	json_decref(p2);
@@ -192,8 +197,10 @@ START_TEST(test_memo_keyed_by_group_rails)
 	struct rf_judge_scratch *e = malloc(sizeof(*e));
 	ck_assert_int_eq(rf_judge_node(&ctx, "a", true, e, &j), 0);
 	const struct rf_node *a = rf_cluster_node(f.c, "a");
-	ck_assert(rf_memo_lookup(ctx.shape, a->idx, 0, ctx.ident, true, &j));
-	ck_assert(!rf_memo_lookup(ctx.shape, a->idx, 1, ctx.ident, true, &j));
+	ck_assert(
+		rf_memo_lookup(ctx.shape, a->idx, rf_node_use(f.c, a)->fp, 0, ctx.ident, true, &j));
+	ck_assert(!rf_memo_lookup(ctx.shape, a->idx, rf_node_use(f.c, a)->fp, 1, ctx.ident, true,
+				  &j));
 	/* a node that is not in the cache is never remembered, and fails */
 	ck_assert_int_eq(rf_judge_node(&ctx, "nosuch", true, e, &j), 0);
 	ck_assert_int_eq(j.verdict, RF_VERDICT_FAIL);

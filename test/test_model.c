@@ -32,7 +32,7 @@ START_TEST(test_model_hgx_node_from_real_slices)
 	ck_assert_uint_eq(n->n_devices, 17);
 	ck_assert_uint_eq(n->n_gpus, 8);
 	ck_assert_uint_eq(n->n_nics, 9);
-	ck_assert_uint_eq(n->n_gpus_free, 8);
+	ck_assert_uint_eq(rf_node_use(c, n)->n_gpus_free, 8);
 
 	const struct rf_device *g0 = dev(n, "gpu-0"), *g4 = dev(n, "gpu-4");
 	ck_assert_int_eq(g0->kind, RF_DEV_GPU);
@@ -92,10 +92,10 @@ START_TEST(test_model_allocations_and_admin_access)
 		"\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\",\"adminAccess\":true}]}}}}");
 	struct rf_cluster *c = fixture_build(&f);
 	const struct rf_node *n = rf_cluster_node(c, "n1");
-	ck_assert_uint_eq(n->n_gpus_free, 7);
-	ck_assert_uint_eq(n->n_nics_free, 8);
-	ck_assert_ptr_null(dev(n, "gpu-0")->holder);
-	ck_assert_str_eq(dev(n, "gpu-3")->holder->name, "c1");
+	ck_assert_uint_eq(rf_node_use(c, n)->n_gpus_free, 7);
+	ck_assert_uint_eq(rf_node_use(c, n)->n_nics_free, 8);
+	ck_assert_ptr_null(rf_dev_use(c, dev(n, "gpu-0"))->holder);
+	ck_assert_str_eq(rf_dev_use(c, dev(n, "gpu-3"))->holder->name, "c1");
 	const struct rf_claim *cl = rf_cluster_claim(c, "ml", "c1");
 	ck_assert(cl->allocated);
 	ck_assert_str_eq(cl->alloc_node, "n1");
@@ -126,18 +126,18 @@ START_TEST(test_model_consumed_capacity_is_exact)
 	const struct rf_device *rail2 = dev(n, "rail2");
 	ck_assert_int_eq(rail2->kind, RF_DEV_NIC);
 	ck_assert(rail2->allow_multiple);
-	ck_assert_ptr_null(rail2->holder); /* shared, not exclusive */
-	ck_assert_uint_eq(rail2->n_shares, 1);
+	ck_assert_ptr_null(rf_dev_use(c, rail2)->holder); /* shared, not exclusive */
+	ck_assert_uint_eq(rf_dev_use(c, rail2)->n_shares, 1);
 	ck_assert_ptr_nonnull(rail2->bandwidth);
 	/* consumed "48828125Ki" is exactly 50G; free = 400G - 50G = 350G */
-	struct rf_quantity used = rf_device_bw_used(rail2), want, free_bw;
+	struct rf_quantity used = rf_device_bw_used(c, rail2), want, free_bw;
 	rf_quantity_parse("50G", &want);
 	ck_assert_int_eq(rf_quantity_cmp(used, want), 0);
 	free_bw = rf_quantity_sub(rf_device_bw_capacity(rail2, &f.cfg, NULL), used);
 	rf_quantity_parse("350G", &want);
 	ck_assert_int_eq(rf_quantity_cmp(free_bw, want), 0);
 	/* rails from the published attribute when configured so */
-	ck_assert_str_eq(dev(n, "gpu-2")->holder->name, "infer-gpu-bw");
+	ck_assert_str_eq(rf_dev_use(c, dev(n, "gpu-2"))->holder->name, "infer-gpu-bw");
 	fixture_release(&f);
 }
 END_TEST
