@@ -546,6 +546,7 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 				    parse_taints_counters(c, &st, d, dj) < 0)
 					goto out;
 				derive_locality(d, c->cfg);
+				d->partition = rf_model_is_partition(d);
 				for (size_t q = 0; q < p->n_devices; q++)
 					if (strcmp(p->devices[q]->name, dname) == 0)
 						p->invalid = true;
@@ -575,6 +576,12 @@ rf_model_build_pools(struct rf_cluster *c, const json_t *slices)
 	qsort(c->devices, c->n_devices, sizeof(*c->devices), dev_cmp);
 	for (size_t i = 0; i < c->n_devices; i++)
 		c->devices[i]->gidx = (unsigned)i;
+	/* sorted by driver, pool, name: a pool's devices are one run of indexes */
+	for (size_t i = 0; i < c->n_devices; i++) {
+		struct rf_pool *p = c->devices[i]->pool;
+		if (i == 0 || c->devices[i - 1]->pool != p)
+			p->first_gidx = (unsigned)i;
+	}
 	r = st.oom ? -ENOMEM : 0;
 out:
 	free(refs);

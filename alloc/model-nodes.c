@@ -521,16 +521,28 @@ rf_device_bw_used(const struct rf_cluster *c, const struct rf_device *d)
 	return used;
 }
 
-static void
-node_totals(struct rf_node *n)
+static int
+node_totals(struct rf_cluster *c, struct rf_node *n)
 {
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];
-		if (d->kind == RF_DEV_GPU && !rf_model_is_partition(d))
+		if (d->kind == RF_DEV_GPU && !d->partition)
 			n->n_gpus++;
 		else if (d->kind == RF_DEV_NIC)
 			n->n_nics++;
 	}
+	n->counted = rf_arena_calloc(c->arena, n->n_gpus + n->n_nics + 1, sizeof(*n->counted));
+	if (!n->counted)
+		return -ENOMEM;
+	size_t g = 0, k = n->n_gpus;
+	for (size_t i = 0; i < n->n_devices; i++) {
+		const struct rf_device *d = n->devices[i];
+		if (d->kind == RF_DEV_GPU && !d->partition)
+			n->counted[g++] = d->gidx;
+		else if (d->kind == RF_DEV_NIC)
+			n->counted[k++] = d->gidx;
+	}
+	return 0;
 }
 
 /* Derived per-node facts, once pools are attached. */
@@ -542,6 +554,5 @@ rf_model_finish_node(struct rf_cluster *c, struct rf_node *n)
 	if (r < 0)
 		return r;
 	assign_rails(c, n);
-	node_totals(n);
-	return 0;
+	return node_totals(c, n);
 }

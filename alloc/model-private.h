@@ -61,7 +61,9 @@ struct rf_reuse {
 		unsigned n_warnings;
 	} * slots;
 	size_t mask, used;
-	size_t live; /* objects the latest generation used */
+	size_t live;          /* objects the latest generation used */
+	unsigned long marker; /* the latest build's mark (struct rf_build_marks) */
+	bool sealed; /* no build follows: the objects were released, the keys mean nothing */
 };
 
 struct rf_cluster {
@@ -69,6 +71,8 @@ struct rf_cluster {
 	struct rf_arena *arena; /* this generation's: usage, claims and pods' arrays */
 	struct rf_layout *layout;
 	struct rf_reuse *reuse;
+	const struct rf_cluster
+		*prev; /* while building: the generation this one follows, or NULL */
 	const struct rf_config *cfg;
 	struct rf_cel_cache *cel;
 	struct rf_cluster_objects objs; /* references held */
@@ -97,6 +101,13 @@ struct rf_cluster {
 
 	const char **warnings;
 	size_t n_warnings;
+
+	/* claims by rf_claim_key_hash (open addressing, at most half full) */
+	struct claim_slot {
+		uint64_t hash;
+		const struct rf_claim *claim; /* NULL = empty */
+	} * claim_slots;
+	size_t claim_mask;
 
 	struct rf_dev_use *dev_use;   /* by device gidx */
 	struct rf_node_use *node_use; /* by node idx */
@@ -141,6 +152,7 @@ int rf_model_build_classes(struct rf_cluster *c, const json_t *classes);
 int rf_model_build_claims(struct rf_cluster *c, const json_t *claims);
 int rf_model_account_usage(struct rf_cluster *c);
 int rf_model_node_usage(struct rf_cluster *c);
+int rf_model_index_claims(struct rf_cluster *c);
 int rf_model_build_pods(struct rf_cluster *c, const json_t *pods);
 int rf_model_place_pods(struct rf_cluster *c);
 int rf_model_build_templates(struct rf_cluster *c);
@@ -156,7 +168,18 @@ int rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj
 		  struct rf_cluster *c, size_t first_warning);
 /** Re-emit a reused object's warnings into c. */
 void rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot);
-/** Worth starting afresh: most of what it holds is no longer used. */
+/**
+ * A sorted array of claims or pods for generation c: prev_arr (the previous generation's, sorted
+ * by cmp) without what this build did not see (marks.seen != mark), merged with fresh[] (what it
+ * holds anew: sorted here). Linear but for the fresh part. marks_off: offsetof the marks.
+ */
+int rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **fresh,
+		   size_t n_fresh, size_t marks_off, unsigned long mark,
+		   int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n);
+
+/** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */
 bool rf_reuse_stale(const struct rf_reuse *r);
+/** No build will follow: drop the references to the objects (their claims and pods stay). */
+void rf_reuse_seal(struct rf_reuse *r);
 
 #endif

@@ -44,11 +44,20 @@ rf_reuse_unref(struct rf_reuse *r)
 {
 	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
-	for (size_t i = 0; i <= r->mask; i++)
-		json_decref((json_t *)r->slots[i].obj);
+	rf_reuse_seal(r);
 	free(r->slots);
 	rf_arena_free(r->arena);
 	free(r);
+}
+
+void
+rf_reuse_seal(struct rf_reuse *r)
+{
+	if (r->sealed)
+		return;
+	for (size_t i = 0; i <= r->mask; i++)
+		json_decref((json_t *)r->slots[i].obj);
+	r->sealed = true;
 }
 
 static size_t
@@ -123,5 +132,36 @@ rf_reuse_stale(const struct rf_reuse *r)
 {
 	/* objects replaced since it was started outnumber the live ones: parse afresh (each
 	 * object once more), which bounds what it holds to about twice the cluster */
-	return r->used > 2 * r->live + 4096;
+	return r->sealed || r->used > 2 * r->live + 4096;
+}
+
+static struct rf_build_marks *
+marks_of(void *v, size_t off)
+{
+	return (struct rf_build_marks *)((char *)v + off);
+}
+
+int
+rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **fresh,
+	       size_t n_fresh, size_t marks_off, unsigned long mark,
+	       int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n)
+{
+	void **out = rf_arena_calloc(a, n_prev + n_fresh + 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	qsort(fresh, n_fresh, sizeof(*fresh), cmp);
+	size_t i = 0, j = 0, n = 0;
+	while (i < n_prev || j < n_fresh) {
+		if (i < n_prev && marks_of(prev_arr[i], marks_off)->seen != mark) {
+			i++; /* gone, or replaced by a fresh object */
+			continue;
+		}
+		if (j == n_fresh || (i < n_prev && cmp(&prev_arr[i], &fresh[j]) <= 0))
+			out[n++] = prev_arr[i++];
+		else
+			out[n++] = fresh[j++];
+	}
+	*ret = out;
+	*ret_n = n;
+	return 0;
 }

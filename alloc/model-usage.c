@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,7 @@ parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t
 	cl->ns = K(ns);
 	cl->name = rf_arena_strdup(a, name);
 	cl->uid = K(json_string_value(rf_jpath(cj, "metadata.uid")));
+	cl->key_hash = rf_claim_key_hash(ns, name);
 	cl->json = NULL; /* the object may be packed once the generation is built */
 	if (oom || !cl->name || rf_claim_parse_spec(a, c, cl, json_object_get(cj, "spec")) < 0)
 		return NULL;
@@ -179,6 +181,11 @@ parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t
 			ar->share_id = K(rf_jstr(rj, "shareID"));
 			ar->consumed = json_object_get(rj, "consumedCapacity");
 			ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
+			if (ar->dev) {
+				ar->gidx = ar->dev->gidx;
+				ar->rail = ar->dev->rail;
+				ar->nic = ar->dev->kind == RF_DEV_NIC;
+			}
 			cl->n_results++;
 		}
 	}
@@ -201,15 +208,45 @@ parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t
 /* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
  * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. A
  * claim whose object the previous generation already parsed is that generation's claim. */
+/* Objects of one kind for this build: parsed anew or reused, marked as seen, and collected in
+ * `fresh` when the previous generation did not hold them. */
+struct collect {
+	void **fresh;
+	size_t n_fresh;
+	const struct rf_cluster *prev; /* the one whose sorted arrays this build follows, or NULL */
+	unsigned long mark;
+};
+
+static void
+collect_init(struct rf_cluster *c, struct collect *k)
+{
+	k->fresh = NULL;
+	k->n_fresh = 0;
+	k->prev = c->prev && c->prev->reuse == c->reuse ? c->prev : NULL;
+	k->mark = c->reuse->marker;
+}
+
+static void
+collect(struct collect *k, struct rf_build_marks *m, void *v)
+{
+	m->seen = k->mark;
+	if (!k->prev || m->in_prev != k->mark)
+		k->fresh[k->n_fresh++] = v;
+}
+
 int
 rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 {
 	size_t n = json_array_size(claims);
 	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
+	struct collect k;
 	int rr = -ENOMEM;
-	c->claims = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->claims));
-	if (!c->claims || !st)
+	collect_init(c, &k);
+	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
+	if (!k.fresh || !st)
 		goto out;
+	for (size_t i = 0; k.prev && i < k.prev->n_claims; i++)
+		k.prev->claims[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *cj = json_array_get(claims, i);
 		struct reuse_slot *slot = rf_reuse_find(c->reuse, cj);
@@ -226,12 +263,16 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 			if (rf_reuse_fill(c->reuse, slot, cj, cl, c, first) < 0)
 				goto out;
 		}
-		if (slot->val)
-			c->claims[c->n_claims++] = slot->val;
+		struct rf_claim *cl = slot->val;
+		if (cl)
+			collect(&k, &cl->marks, cl);
 	}
-	qsort(c->claims, c->n_claims, sizeof(*c->claims), claim_cmp);
-	rr = 0;
+	rr = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->claims : NULL,
+			    k.prev ? k.prev->n_claims : 0, k.fresh, k.n_fresh,
+			    offsetof(struct rf_claim, marks), k.mark, claim_cmp,
+			    (void ***)&c->claims, &c->n_claims);
 out:
+	free(k.fresh);
 	rf_strtab_free(st);
 	return rr;
 }
@@ -247,17 +288,34 @@ rf_model_account_usage(struct rf_cluster *c)
 		struct rf_claim *cl = c->claims[i];
 		for (size_t r = 0; r < cl->n_results; r++) {
 			struct rf_alloc_result *ar = &cl->results[r];
-			struct rf_device *d = ar->dev;
-			if (!d || ar->admin_access)
+			if (!ar->dev || ar->admin_access)
 				continue;
-			struct rf_dev_use *u = &c->dev_use[d->gidx];
-			if (ar->share_id) {
+			struct rf_dev_use *u = &c->dev_use[ar->gidx];
+			if (!ar->share_id) {
+				if (!u->holder) {
+					u->holder = cl;
+					continue;
+				}
+				if (u->holder != cl) {
+					const struct rf_device *d = ar->dev;
+					rf_cluster_warn(
+						c,
+						"device %s/%s/%s is allocated by both %s/%s "
+						"and %s/%s",
+						d->pool->driver, d->pool->name, d->name,
+						u->holder->ns, u->holder->name, cl->ns, cl->name);
+				}
+				continue;
+			}
+			struct rf_device *d = ar->dev;
+			{
 				u->n_shares++;
 				if (!u->consumed && d->n_caps) {
 					u->consumed = rf_arena_calloc(c->arena, d->n_caps,
 								      sizeof(*u->consumed));
 					if (!u->consumed)
 						return -ENOMEM;
+					u->n_consumed = (unsigned)d->n_caps;
 				}
 				const char *k;
 				json_t *v;
@@ -280,15 +338,7 @@ rf_model_account_usage(struct rf_cluster *c)
 					u->consumed[cap - d->caps] =
 						rf_quantity_add(u->consumed[cap - d->caps], q);
 				}
-				continue;
 			}
-			if (u->holder && u->holder != cl)
-				rf_cluster_warn(
-					c, "device %s/%s/%s is allocated by both %s/%s and %s/%s",
-					d->pool->driver, d->pool->name, d->name, u->holder->ns,
-					u->holder->name, cl->ns, cl->name);
-			if (!u->holder)
-				u->holder = cl;
 		}
 	}
 	return 0;
@@ -352,21 +402,41 @@ parse_pod(struct rf_cluster *c, const json_t *pj, size_t i, bool *ret_skip)
 		g = rf_jstr(p->labels, c->cfg->groups.labels.v[l]);
 	if (g && g[0] && !(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
 		return NULL;
+	/* what accounting its usage needs, resolved once (pods live with one layout) */
+	const json_t *entries = rf_jpath(pj, "spec.resourceClaims");
+	size_t ne = json_array_size(entries);
+	if (ne && (!(p->claim_names = rf_arena_calloc(a, ne, sizeof(char *))) ||
+		   !(p->claim_hashes = rf_arena_calloc(a, ne, sizeof(uint64_t)))))
+		return NULL;
+	for (size_t e = 0; e < ne; e++) {
+		const char *cn = rf_pod_claim_name(pj, json_array_get(entries, e));
+		if (!cn)
+			continue;
+		p->claim_hashes[p->n_claim_names] = rf_claim_key_hash(p->ns, cn);
+		p->claim_names[p->n_claim_names++] = cn;
+	}
+	const struct rf_node *n = p->node_name ? rf_cluster_node(c, p->node_name) : NULL;
+	p->node_idx1 = n ? n->idx + 1 : 0;
 	return p;
 }
 
 int
 rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 {
-	size_t n = json_array_size(pods);
-	c->pods = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->pods));
-	if (!c->pods)
-		return -ENOMEM;
+	size_t n = json_array_size(pods), n_uid = 0;
+	struct collect k;
+	int r = -ENOMEM;
+	collect_init(c, &k);
+	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
+	if (!k.fresh)
+		goto out;
+	for (size_t i = 0; k.prev && i < k.prev->n_pods; i++)
+		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *pj = json_array_get(pods, i);
 		struct reuse_slot *slot = rf_reuse_find(c->reuse, pj);
 		if (!slot)
-			return -ENOMEM;
+			goto out;
 		if (slot->obj) {
 			rf_reuse_warn(c, slot);
 		} else {
@@ -374,23 +444,35 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 			bool skip;
 			struct rf_pod *p = parse_pod(c, pj, i, &skip);
 			if (!p && !skip)
-				return -ENOMEM;
+				goto out;
 			if (rf_reuse_fill(c->reuse, slot, pj, p, c, first) < 0)
-				return -ENOMEM;
+				goto out;
 		}
-		if (slot->val)
-			c->pods[c->n_pods++] = slot->val;
+		struct rf_pod *p = slot->val;
+		if (p)
+			collect(&k, &p->marks, p);
 	}
-	qsort(c->pods, c->n_pods, sizeof(*c->pods), pod_cmp);
-	c->pods_by_uid = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->pods_by_uid));
-	if (!c->pods_by_uid)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->n_pods; i++)
-		if (c->pods[i]->uid)
-			c->pods_by_uid[c->n_pods_by_uid++] = c->pods[i];
-	qsort(c->pods_by_uid, c->n_pods_by_uid, sizeof(*c->pods_by_uid), pod_uid_cmp);
+	/* the fresh pods with a uid, for the second array: copied before the merge sorts them */
+	void **fresh_uid = malloc((k.n_fresh ? k.n_fresh : 1) * sizeof(*fresh_uid));
+	if (!fresh_uid)
+		goto out;
+	for (size_t i = 0; i < k.n_fresh; i++)
+		if (((struct rf_pod *)k.fresh[i])->uid)
+			fresh_uid[n_uid++] = k.fresh[i];
+	r = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->pods : NULL,
+			   k.prev ? k.prev->n_pods : 0, k.fresh, k.n_fresh,
+			   offsetof(struct rf_pod, marks), k.mark, pod_cmp, (void ***)&c->pods,
+			   &c->n_pods);
+	if (r == 0)
+		r = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->pods_by_uid : NULL,
+				   k.prev ? k.prev->n_pods_by_uid : 0, fresh_uid, n_uid,
+				   offsetof(struct rf_pod, marks), k.mark, pod_uid_cmp,
+				   (void ***)&c->pods_by_uid, &c->n_pods_by_uid);
+	free(fresh_uid);
 	c->reuse->live = c->n_claims + c->n_pods;
-	return 0;
+out:
+	free(k.fresh);
+	return r;
 }
 
 static bool
@@ -475,12 +557,10 @@ rf_model_place_pods(struct rf_cluster *c)
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < c->n_pods; i++) {
 			struct rf_pod *p = c->pods[i];
-			if (!p->node_name || pod_terminated(p))
+			if (!p->node_idx1 || pod_terminated(p))
 				continue;
-			struct rf_node *n = (struct rf_node *)rf_cluster_node(c, p->node_name);
-			if (!n)
-				continue;
-			struct rf_node_use *nu = &c->node_use[n->idx];
+			const struct rf_node *n = c->nodes[p->node_idx1 - 1];
+			struct rf_node_use *nu = &c->node_use[p->node_idx1 - 1];
 			if (pass == 0) {
 				nu->n_pods++;
 				continue;
@@ -492,24 +572,20 @@ rf_model_place_pods(struct rf_cluster *c)
 				nu->fe_ingress_used =
 					rf_quantity_add(nu->fe_ingress_used, p->ingress);
 			/* devices of its claims: NIC bandwidth and rails */
-			const json_t *entries = rf_jpath(p->json, "spec.resourceClaims");
 			uint64_t rails = 0;
-			for (size_t e = 0; e < json_array_size(entries); e++) {
-				const char *cn =
-					rf_pod_claim_name(p->json, json_array_get(entries, e));
-				const struct rf_claim *cl =
-					cn ? rf_cluster_claim(c, p->ns, cn) : NULL;
+			for (size_t e = 0; e < p->n_claim_names; e++) {
+				const struct rf_claim *cl = rf_cluster_claim_hashed(
+					c, p->ns, p->claim_names[e], p->claim_hashes[e]);
 				for (size_t r = 0; cl && r < cl->n_results; r++) {
-					struct rf_device *d = cl->results[r].dev;
-					if (!d || d->kind != RF_DEV_NIC ||
-					    cl->results[r].admin_access)
+					const struct rf_alloc_result *ar = &cl->results[r];
+					if (!ar->dev || !ar->nic || ar->admin_access)
 						continue;
 					if (p->has_nic_bw)
-						c->dev_use[d->gidx].annotated_bw = rf_quantity_add(
-							c->dev_use[d->gidx].annotated_bw,
+						c->dev_use[ar->gidx].annotated_bw = rf_quantity_add(
+							c->dev_use[ar->gidx].annotated_bw,
 							p->nic_bw);
-					if (d->rail >= 0)
-						rails |= UINT64_C(1) << d->rail;
+					if (ar->rail >= 0)
+						rails |= UINT64_C(1) << ar->rail;
 				}
 			}
 			if (p->group && rails) {
@@ -552,26 +628,28 @@ mix_q(uint64_t h, struct rf_quantity q)
 }
 
 /* Free GPUs and NICs per node, and the fingerprint of each node's usage: every device of every
- * pool the node sees (counters are per pool), its front-end use. */
+ * pool the node sees (counters are per pool), its front-end use. Reads only the usage arrays
+ * and the layout's index arrays: device structs are many and scattered. */
 int
 rf_model_node_usage(struct rf_cluster *c)
 {
 	uint64_t *pool_fp = calloc(c->n_pools + 1, sizeof(*pool_fp));
 	if (!pool_fp)
 		return -ENOMEM;
+	const struct rf_quantity zero = { 0 };
 	for (size_t pi = 0; pi < c->n_pools; pi++) {
 		const struct rf_pool *p = c->pools[pi];
 		uint64_t h = 0;
 		for (size_t i = 0; i < p->n_devices; i++) {
-			const struct rf_device *d = p->devices[i];
-			const struct rf_dev_use *u = &c->dev_use[d->gidx];
+			unsigned g = p->first_gidx + (unsigned)i;
+			const struct rf_dev_use *u = &c->dev_use[g];
 			if (!u->holder && !u->n_shares &&
-			    rf_quantity_cmp(u->annotated_bw, rf_quantity_from_int(0)) == 0)
+			    rf_quantity_cmp(u->annotated_bw, zero) == 0)
 				continue;
-			h = mix(h, d->gidx);
+			h = mix(h, g);
 			h = mix(h, (uint64_t)(uintptr_t)u->holder);
 			h = mix(h, u->n_shares);
-			for (size_t k = 0; u->consumed && k < d->n_caps; k++)
+			for (size_t k = 0; k < u->n_consumed; k++)
 				h = mix_q(h, u->consumed[k]);
 			h = mix_q(h, u->annotated_bw);
 		}
@@ -581,14 +659,10 @@ rf_model_node_usage(struct rf_cluster *c)
 		const struct rf_node *n = c->nodes[ni];
 		struct rf_node_use *nu = &c->node_use[ni];
 		uint64_t h = 0x5bd1e995;
-		for (size_t i = 0; i < n->n_devices; i++) {
-			const struct rf_device *d = n->devices[i];
-			bool free_ = c->dev_use[d->gidx].holder == NULL;
-			if (d->kind == RF_DEV_GPU && !rf_model_is_partition(d))
-				nu->n_gpus_free += free_;
-			else if (d->kind == RF_DEV_NIC)
-				nu->n_nics_free += free_;
-		}
+		for (size_t i = 0; i < n->n_gpus; i++)
+			nu->n_gpus_free += c->dev_use[n->counted[i]].holder == NULL;
+		for (size_t i = n->n_gpus; i < n->n_gpus + n->n_nics; i++)
+			nu->n_nics_free += c->dev_use[n->counted[i]].holder == NULL;
 		for (size_t i = 0; i < n->n_pools; i++)
 			h = mix(h, pool_fp[n->pools[i]->idx]);
 		h = mix_q(h, nu->fe_egress_used);

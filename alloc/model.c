@@ -21,6 +21,9 @@
 /* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
  * a time; each costs ~80 bytes per node, plus the failure messages of the nodes that fail */
 #define MEMO_SHAPES 8
+/* replaced judgements are kept until the table goes (a request may be reading one): a chain of
+ * generations starts a new table once it holds this many per node */
+#define MEMO_RETIRED_MAX 16
 
 static int index_node_names(struct rf_cluster *c);
 
@@ -179,9 +182,11 @@ build_usage(struct rf_cluster *c)
 	c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use));
 	if (!c->node_use)
 		return -ENOMEM;
+	c->reuse->marker++;
 	if ((r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
-	    (r = rf_model_account_usage(c)) < 0 || (r = rf_model_build_pods(c, c->objs.pods)) < 0 ||
-	    (r = rf_model_place_pods(c)) < 0 || (r = rf_model_node_usage(c)) < 0)
+	    (r = rf_model_index_claims(c)) < 0 || (r = rf_model_account_usage(c)) < 0 ||
+	    (r = rf_model_build_pods(c, c->objs.pods)) < 0 || (r = rf_model_place_pods(c)) < 0 ||
+	    (r = rf_model_node_usage(c)) < 0)
 		return r;
 	return 0;
 }
@@ -218,7 +223,11 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		 * while its usage fingerprint is the same (claim addresses are part of it, and
 		 * they are unique while the reuse table lives) */
 		c->reuse = rf_reuse_ref(prev->reuse);
-		c->memo = rf_memo_ref(prev->memo);
+		c->memo = rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
+				  ? rf_memo_ref(prev->memo)
+				  : rf_memo_new(c->n_nodes, MEMO_SHAPES);
+		if (!c->memo)
+			goto fail;
 	} else {
 		r = -ENOMEM;
 		if (!(c->reuse = rf_reuse_new()) ||
@@ -235,7 +244,10 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		memcpy(w, c->warnings, c->n_warnings * sizeof(char *));
 		c->warnings = w;
 	}
-	if ((r = build_usage(c)) < 0)
+	c->prev = reuse ? prev : NULL;
+	r = build_usage(c);
+	c->prev = NULL;
+	if (r < 0)
 		goto fail;
 	*ret = c;
 	return 0;
@@ -248,7 +260,10 @@ int
 rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
 		 struct rf_cel_cache *cel, struct rf_cluster **ret)
 {
-	return rf_cluster_build_next(NULL, objs, cfg, cel, false, ret);
+	int r = rf_cluster_build_next(NULL, objs, cfg, cel, false, ret);
+	if (r == 0)
+		rf_reuse_seal((*ret)->reuse); /* nothing follows: the objects may go (snapshot) */
+	return r;
 }
 
 struct rf_cluster *
@@ -441,11 +456,60 @@ lookup(const void *key, void *const *arr, size_t n, int (*cmp)(const void *, con
 	return hit ? *hit : NULL;
 }
 
+uint64_t
+rf_claim_key_hash(const char *ns, const char *name)
+{
+	return rf_fingerprint(ns ? ns : "", name, NULL);
+}
+
+const struct rf_claim *
+rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns, const char *name, uint64_t hash)
+{
+	if (!c->claim_slots) { /* while building */
+		struct nsname_key k = { ns, name };
+		return lookup(&k, (void *const *)c->claims, c->n_claims, claim_key_cmp);
+	}
+	for (size_t i = hash & c->claim_mask;; i = (i + 1) & c->claim_mask) {
+		const struct claim_slot *s = &c->claim_slots[i];
+		if (!s->claim)
+			return NULL;
+		if (s->hash == hash && strcmp(s->claim->name, name) == 0 &&
+		    strcmp(s->claim->ns, ns ? ns : "") == 0)
+			return s->claim;
+	}
+}
+
 const struct rf_claim *
 rf_cluster_claim(const struct rf_cluster *c, const char *ns, const char *name)
 {
-	struct nsname_key k = { ns, name };
-	return lookup(&k, (void *const *)c->claims, c->n_claims, claim_key_cmp);
+	return rf_cluster_claim_hashed(c, ns, name, rf_claim_key_hash(ns, name));
+}
+
+/* Claims by name: each pod looks up its claims while usage is accounted, and every verb looks
+ * up the asking pod's. The first of equal names wins, as the binary search found it. */
+int
+rf_model_index_claims(struct rf_cluster *c)
+{
+	size_t cap = 16;
+	while (cap < 2 * c->n_claims)
+		cap *= 2;
+	struct claim_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t n = 0; n < c->n_claims; n++) {
+		const struct rf_claim *cl = c->claims[n];
+		size_t i = cl->key_hash & (cap - 1);
+		bool dup = false;
+		for (; slots[i].claim; i = (i + 1) & (cap - 1))
+			dup |= slots[i].hash == cl->key_hash &&
+			       rf_model_cmp_nsname(slots[i].claim->ns, slots[i].claim->name, cl->ns,
+						   cl->name) == 0;
+		if (!dup)
+			slots[i] = (struct claim_slot){ cl->key_hash, cl };
+	}
+	c->claim_mask = cap - 1;
+	c->claim_slots = slots;
+	return 0;
 }
 
 const struct rf_class *

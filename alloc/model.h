@@ -28,6 +28,12 @@ struct rf_claim;
 struct rf_pool;
 struct rf_pod;
 
+/* Claims and pods are shared by successive generations; the one thread that builds them marks
+ * which build saw them and which previous generation held them. Nobody else reads these. */
+struct rf_build_marks {
+	unsigned long seen, in_prev;
+};
+
 struct rf_taint {
 	const char *key, *value, *effect;
 };
@@ -65,6 +71,7 @@ struct rf_device {
 	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
 	unsigned idx;                        /* index in its pool */
 	unsigned gidx;                       /* index among all devices of the generation */
+	bool partition;                      /* a MIG or other partition of a GPU */
 	/* what claims and pods use of it is per generation: rf_dev_use() */
 };
 
@@ -74,6 +81,7 @@ struct rf_dev_use {
 	const struct rf_claim *holder;   /* exclusive allocation, NULL = not exclusively held */
 	unsigned n_shares;               /* consumable-capacity allocations */
 	struct rf_quantity *consumed;    /* per caps[i], summed over shares; NULL when none */
+	unsigned n_consumed;             /* the device's n_caps when consumed is set */
 	struct rf_quantity annotated_bw; /* railfit.io/nic-bandwidth of pods holding it */
 };
 
@@ -88,7 +96,8 @@ struct rf_counter_set {
 
 struct rf_pool {
 	const char *driver, *name;
-	unsigned idx; /* index among the generation's pools */
+	unsigned idx;        /* index among the generation's pools */
+	unsigned first_gidx; /* its devices are gidx first_gidx .. first_gidx + n_devices - 1 */
 	int64_t generation;
 	int64_t slice_count; /* resourceSliceCount */
 	unsigned n_slices;   /* slices seen at that generation */
@@ -121,6 +130,7 @@ struct rf_node {
 				     * pool's slices that select this node */
 	size_t n_devices;
 	unsigned n_gpus, n_nics;
+	unsigned *counted; /* gidx of its whole GPUs, then of its NICs (n_gpus + n_nics) */
 	struct rf_quantity fe_capacity; /* front-end NIC bandwidth */
 	const char *fe_source;          /* "annotation" or "default" */
 	unsigned n_rails;
@@ -183,6 +193,10 @@ struct rf_alloc_result {
 	const char *share_id;
 	const json_t *consumed; /* consumedCapacity object, borrowed */
 	struct rf_device *dev;  /* resolved, or NULL when the device is not in any slice */
+	/* of dev, so that accounting usage reads no device (claims live with one layout) */
+	unsigned gidx;
+	int rail;
+	bool nic;
 };
 
 struct rf_claim {
@@ -200,6 +214,8 @@ struct rf_claim {
 	const char *alloc_node;     /* node the allocation is bound to, or NULL */
 	const char **reserved_uids; /* status.reservedFor[].uid */
 	size_t n_reserved;
+	uint64_t key_hash; /* rf_claim_key_hash(ns, name) */
+	struct rf_build_marks marks;
 };
 
 struct rf_class {
@@ -220,6 +236,11 @@ struct rf_pod {
 	bool has_nic_bw, has_egress, has_ingress;
 	struct rf_quantity nic_bw, egress, ingress;
 	const char *bad_annotation; /* message for a malformed bandwidth annotation, or NULL */
+	const char **claim_names;   /* of its resourceClaims entries that name a claim */
+	uint64_t *claim_hashes;     /* rf_claim_key_hash(ns, claim_names[i]) */
+	size_t n_claim_names;
+	unsigned node_idx1; /* index + 1 of the node it is bound to, 0 = none or unknown */
+	struct rf_build_marks marks;
 };
 
 /** Kubernetes objects by kind (borrowed arrays of objects; kind/apiVersion may be absent). */
@@ -262,6 +283,10 @@ const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); 
 const struct rf_node *rf_cluster_node(const struct rf_cluster *c, const char *name);
 const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *ns,
 					const char *name);
+uint64_t rf_claim_key_hash(const char *ns, const char *name);
+/** rf_cluster_claim() with the key's hash known. */
+const struct rf_claim *rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns,
+					       const char *name, uint64_t hash);
 const struct rf_class *rf_cluster_class(const struct rf_cluster *c, const char *name);
 const struct rf_pod *rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name);
 const struct rf_pod *rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid);

@@ -258,6 +258,76 @@ START_TEST(test_group_rails_index)
 }
 END_TEST
 
+/* The generation after a claim event (rf_cluster_build_next): it shares the layout and the
+ * unchanged claims, the node the event touched is judged again, the others keep their remembered
+ * verdicts, and every judgement equals that of a generation built from scratch. */
+START_TEST(test_next_generation_keeps_untouched_verdicts)
+{
+	struct fixture f;
+	struct judged *j = malloc(sizeof(*j));
+	bool hit;
+	cluster(&f);
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &f.objs, &f.cfg, f.cel, false, &g1), 0);
+	rf_cluster_unref(f.c);
+	f.c = g1;
+	json_t *p = fixture_pod("w", "first", NULL);
+	judge(&f, p, "a", true, j, &hit);
+	ck_assert(!hit);
+	ck_assert_int_eq(j->j.verdict, RF_VERDICT_PASS);
+	judge(&f, p, "c", true, j, &hit);
+	ck_assert(!hit);
+
+	/* a claim event: GPUs 0-3 of node a allocated */
+	const char *a_held[] = { "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
+				 "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3", NULL };
+	fixture_add_claim(&f, "ml", "a-used", SPEC_GPU_ONLY, "a", a_held);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &f.objs, &f.cfg, f.cel, true, &g2), 0);
+	ck_assert_ptr_eq(rf_cluster_node(g2, "a"), rf_cluster_node(g1, "a"));
+	ck_assert_ptr_eq(rf_cluster_claim(g2, "ml", "first"), rf_cluster_claim(g1, "ml", "first"));
+	ck_assert_ptr_nonnull(rf_cluster_claim(g2, "ml", "a-used"));
+	ck_assert_ptr_null(rf_cluster_claim(g1, "ml", "a-used"));
+	const struct rf_node *a = rf_cluster_node(g2, "a"), *c = rf_cluster_node(g2, "c");
+	ck_assert_uint_eq(rf_node_use(g1, a)->n_gpus_free, 8);
+	ck_assert_uint_eq(rf_node_use(g2, a)->n_gpus_free, 4);
+	ck_assert(rf_node_use(g1, a)->fp != rf_node_use(g2, a)->fp);
+	ck_assert(rf_node_use(g1, c)->fp == rf_node_use(g2, c)->fp);
+	ck_assert_ptr_eq(rf_cluster_memo(g2), rf_cluster_memo(g1));
+
+	f.c = g2; /* judge() compares with a fresh evaluation on the same generation */
+	judge(&f, p, "c", true, j, &hit);
+	ck_assert(hit);
+	judge(&f, p, "a", true, j, &hit);
+	ck_assert(!hit);
+	struct judged incremental = *j;
+
+	/* the same objects built from scratch decide the same */
+	ck_assert_int_eq(rf_cluster_build(&f.objs, &f.cfg, f.cel, &full), 0);
+	ck_assert(rf_cluster_node(full, "a") != a);
+	f.c = full;
+	judge(&f, p, "a", true, j, &hit);
+	ck_assert(!hit);
+	ck_assert_int_eq(j->j.verdict, incremental.j.verdict);
+	ck_assert_int_eq(j->j.score, incremental.j.score);
+	ck_assert_str_eq(j->msg, incremental.msg);
+	ck_assert_uint_eq(j->j.n_picks, incremental.j.n_picks);
+	for (size_t i = 0; i < j->j.n_picks; i++)
+		ck_assert(j->picks[i].fp == incremental.picks[i].fp);
+
+	/* a node or slice change: the layout is built anew */
+	struct rf_cluster *g3 = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(g2, &f.objs, &f.cfg, f.cel, false, &g3), 0);
+	ck_assert(rf_cluster_node(g3, "a") != a);
+	ck_assert(rf_cluster_memo(g3) != rf_cluster_memo(g2));
+	rf_cluster_unref(g3);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g1);
+	json_decref(p);
+	free(j);
+	fixture_release(&f); /* drops full */
+}
+END_TEST
+
 Suite *
 memo_suite(void)
 {
@@ -268,6 +338,7 @@ memo_suite(void)
 	tcase_add_test(tc, test_memo_shapes_differ);
 	tcase_add_test(tc, test_memo_keyed_by_group_rails);
 	tcase_add_test(tc, test_group_rails_index);
+	tcase_add_test(tc, test_next_generation_keeps_untouched_verdicts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,132 @@
+/* How long a watch event takes to reach a published generation, without the network: load a
+ * snapshot, build the first generation, then apply events the way the live store hands them over
+ * (a new object for the claim or pod that changed, the same objects for everything else) and
+ * time rf_cluster_build_next() for each, next to a build from scratch of the same objects.
+ *
+ *   build/test/bench/build_bench SNAPSHOT.json [EVENTS]
+ *
+ * Each event takes an allocated claim and drops its allocation (as when its pod is deleted) or
+ * gives it back, and flips a label on a Running pod, alternating. Prints the full build, then
+ * the median, p99 and max of the incremental builds, and a second full build for comparison. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc/cel.h"
+#include "alloc/model.h"
+#include "config/config.h"
+#include "server/snapshot.h"
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A copy of the claim with its status removed, or the original back: a new object either way. */
+static json_t *
+claim_event(json_t *orig, size_t round)
+{
+	json_t *c = json_copy(orig);
+	if (c && round % 2 == 0)
+		json_object_del(c, "status");
+	return c;
+}
+
+static json_t *
+pod_event(json_t *orig, size_t round)
+{
+	json_t *p = json_deep_copy(orig);
+	json_t *md = json_object_get(p, "metadata");
+	if (!json_is_object(json_object_get(md, "labels")))
+		json_object_set_new(md, "labels", json_object());
+	json_object_set_new(json_object_get(md, "labels"), "bench-round",
+			    json_integer((json_int_t)round));
+	return p;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s SNAPSHOT.json [EVENTS]\n", argv[0]);
+		return 2;
+	}
+	size_t events = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 200;
+	struct rf_config cfg;
+	struct rf_cluster_objects objs;
+	struct rf_cel_cache *cel = rf_cel_cache_new();
+	size_t skipped;
+	char err[512];
+	rf_config_init(&cfg);
+	if (!cel || rf_snapshot_load_file(argv[1], &objs, &skipped, err, sizeof(err)) < 0) {
+		fprintf(stderr, "cannot load %s: %s\n", argv[1], err);
+		return 1;
+	}
+	size_t n_claims = json_array_size(objs.claims), n_pods = json_array_size(objs.pods);
+	printf("snapshot: %zu nodes, %zu pods, %zu slices, %zu claims\n",
+	       json_array_size(objs.nodes), n_pods, json_array_size(objs.slices), n_claims);
+	if (!n_claims || !n_pods)
+		return 1;
+
+	double t0 = now_ms();
+	struct rf_cluster *gen = NULL;
+	if (rf_cluster_build_next(NULL, &objs, &cfg, cel, false, &gen) < 0)
+		return 1;
+	double full_ms = now_ms() - t0;
+
+	double *ms = calloc(events, sizeof(*ms));
+	json_t *claims = objs.claims, *pods = objs.pods;
+	for (size_t i = 0; ms && i < events; i++) {
+		/* the store hands over new arrays of the same objects, but the one that changed */
+		objs.claims = json_array();
+		objs.pods = json_array();
+		json_array_extend(objs.claims, claims);
+		json_array_extend(objs.pods, pods);
+		size_t ci = (i * 7919) % n_claims, pi = (i * 104729) % n_pods;
+		json_array_set_new(objs.claims, ci, claim_event(json_array_get(claims, ci), i));
+		json_array_set_new(objs.pods, pi, pod_event(json_array_get(pods, pi), i));
+		struct rf_cluster *next = NULL;
+		t0 = now_ms();
+		int r = rf_cluster_build_next(gen, &objs, &cfg, cel, true, &next);
+		ms[i] = now_ms() - t0;
+		if (r < 0) {
+			fprintf(stderr, "build: %s\n", strerror(-r));
+			return 1;
+		}
+		rf_cluster_unref(gen);
+		gen = next;
+		json_decref(claims);
+		json_decref(pods);
+		claims = objs.claims;
+		pods = objs.pods;
+	}
+	qsort(ms, events, sizeof(*ms), cmp_double);
+	t0 = now_ms();
+	struct rf_cluster *again = NULL;
+	if (rf_cluster_build(&objs, &cfg, cel, &again) < 0)
+		return 1;
+	double full2_ms = now_ms() - t0;
+	printf("full build: %.1f ms (first), %.1f ms (after the events)\n", full_ms, full2_ms);
+	printf("incremental build after one claim + one pod event, %zu events: median %.2f ms, "
+	       "p99 %.2f ms, max %.2f ms\n",
+	       events, ms[events / 2], ms[events * 99 / 100], ms[events - 1]);
+	rf_cluster_unref(again);
+	rf_cluster_unref(gen);
+	rf_cluster_objects_release(&objs);
+	rf_cel_cache_free(cel);
+	rf_config_release(&cfg);
+	free(ms);
+	return 0;
+}
