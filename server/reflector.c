@@ -7,6 +7,7 @@
 #include "server/reflector.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -226,6 +227,8 @@ failed(struct reflector *r, const char *reason, int retry_after, const char *fmt
 	count_restart(r, reason);
 	r->retry_after = retry_after;
 	r->streak++;
+	if (!r->synced) /* the other kinds need not wait for this one to show up */
+		rf_store_hold_first_build(r->set->store, 0, 0);
 	double now = rf_kube_now();
 	if (r->streak == 1 || now - r->last_warn >= LOG_REPEAT) {
 		r->last_warn = now;
@@ -372,10 +375,17 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 			rc = -EPROTO;
 			goto out;
 		}
-		if (json_is_array(its) && json_array_extend(items, its) < 0) {
-			json_decref(doc);
-			rc = -ENOMEM;
-			goto out;
+		/* slim page by page: the full objects of a 10,000-slice list never coexist */
+		for (size_t i = 0; i < json_array_size(its); i++) {
+			json_t *it = json_array_get(its, i), *slim;
+			if (!json_is_object(it))
+				continue; /* the store skips what has no name; this has none */
+			if (!(slim = rf_store_slim(r->set->store, r->kind, it)) ||
+			    json_array_append_new(items, slim) < 0) {
+				json_decref(doc);
+				rc = -ENOMEM;
+				goto out;
+			}
 		}
 		snprintf(ret_rv, RV_MAX, "%s", lrv);
 		pages++;
@@ -465,8 +475,9 @@ do_list(struct reflector *r)
 	rf_kube_response_release(&resp);
 	if (!strcmp(rv, "0") && paginated)
 		r->paginated_before = true;
-	int n = rf_store_replace(r->set->store, r->kind, items);
+	int n = rf_store_replace_slim(r->set->store, r->kind, items);
 	json_decref(items);
+	malloc_trim(0); /* the pages' parse trees are gone: give their memory back */
 	if (n < 0) {
 		failed(r, "error", -1, "list %s: out of memory", r->resource);
 		return -1;

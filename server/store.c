@@ -42,6 +42,8 @@ struct rf_store {
 	double pending_since; /* when the first change not yet published came, 0 = none */
 	bool layout_dirty;    /* a node, slice or class changed since the last build */
 	bool listed[RF_KIND_COUNT];
+	unsigned hold_mask;      /* kinds whose first list the first build waits for */
+	double hold_until;       /* ... but no longer than this */
 	struct rf_cluster *last; /* the last generation built: the next one starts from it */
 	struct rf_store_options opts;
 	bool urgent;
@@ -189,8 +191,29 @@ changed_locked(struct rf_store *s, enum rf_kind kind)
  * slim copies are equal, so that generations keep reusing what they parsed of it (the model
  * reuses claims and pods by object identity) and an unchanged node or slice list does not
  * rebuild the layout. */
+static int replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already);
+
+json_t *
+rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
+{
+	strip(obj);
+	return slim_object(s, kind, obj);
+}
+
 int
 rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
+{
+	return replace(s, kind, items, false);
+}
+
+int
+rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items)
+{
+	return replace(s, kind, items, true);
+}
+
+static int
+replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 {
 	json_t *m = json_object(), *it;
 	char key[KEY_MAX];
@@ -205,8 +228,7 @@ rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 		if (!json_is_object(it) ||
 		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
 			continue;
-		strip(it);
-		json_t *slim = slim_object(s, kind, it);
+		json_t *slim = slim_already ? json_incref(it) : rf_store_slim(s, kind, it);
 		json_t *old = json_object_get(cur, key);
 		if (slim && old && json_equal(old, slim)) {
 			json_decref(slim);
@@ -224,6 +246,7 @@ rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
 	pthread_mutex_lock(&s->lock);
 	unchanged = unchanged && s->listed[kind]; /* the first list is news even when empty */
 	s->listed[kind] = true;
+	pthread_cond_signal(&s->wake);
 	json_t *old = s->maps[kind];
 	s->maps[kind] = m;
 	if (!unchanged || old != cur)
@@ -609,7 +632,15 @@ publisher(void *arg)
 		}
 		if (expired)
 			s->seq++; /* the next build drops them */
-		if (s->seq != s->built_seq) {
+		bool held = false;
+		for (int k = 0; k < RF_KIND_COUNT; k++)
+			held |= (s->hold_mask & (1u << k)) && !s->listed[k];
+		if (held && now < s->hold_until) {
+			/* a generation of half the kinds is work thrown away, and it competes
+			 * for the CPU with the lists themselves */
+			if (s->hold_until < wake_at)
+				wake_at = s->hold_until;
+		} else if (s->seq != s->built_seq) {
 			/* at most a third of a core for rebuilding, however big the cluster */
 			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
 									     : s->min_interval;
@@ -703,4 +734,14 @@ rf_store_free(struct rf_store *s)
 	pthread_cond_destroy(&s->published);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+void
+rf_store_hold_first_build(struct rf_store *s, unsigned kinds, long max_ms)
+{
+	pthread_mutex_lock(&s->lock);
+	s->hold_mask = kinds;
+	s->hold_until = rf_kube_now() + (double)max_ms / 1000.0;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
 }
