@@ -33,8 +33,8 @@ struct group_index { /* struct rf_group of model.h */
 struct rf_layout {
 	atomic_int refs;
 	struct rf_arena *arena;
-	json_t *nodes, *slices, *classes, *templates; /* the objects it was built from */
-	struct rf_node **node_list;                   /* to free the decoded annotations */
+	json_t *nodes, *classes, *templates; /* objects it points into (slices: none) */
+	struct rf_node **node_list;          /* to free the decoded annotations */
 	size_t n_nodes;
 	atomic_uchar *class_memo;
 	size_t n_warnings; /* the first n of the building generation's warnings are the layout's */

@@ -88,7 +88,6 @@ layout_unref(struct rf_layout *l)
 	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
 		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
 	json_decref(l->nodes);
-	json_decref(l->slices);
 	json_decref(l->classes);
 	json_decref(l->templates);
 	free(l->class_memo);
@@ -115,7 +114,6 @@ build_layout(struct rf_cluster *c)
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
-	l->slices = json_incref(c->objs.slices);
 	l->classes = json_incref(c->objs.classes);
 	l->templates = json_incref(c->objs.templates);
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
