@@ -587,9 +587,10 @@ build_and_publish(struct rf_store *s)
 		rf_cache_set_pending(s->cache, s->pending_since);
 		pthread_cond_broadcast(&s->published);
 		if (rf_log_verbosity() >= 3) {
-			char ms[32];
+			char ms[32], lag[32];
 			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
-			rf_v(3, "published a cache generation", "ms", ms, "layout",
+			snprintf(lag, sizeof(lag), "%.3f", since ? (t1 - since) * 1000.0 : 0.0);
+			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
 			     same_layout ? "reused" : "rebuilt");
 		}
 	} else {

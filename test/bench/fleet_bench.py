@@ -615,6 +615,13 @@ def build_times(log_text):
         r'published a cache generation.*?\bms="?([\d.]+)', log_text)]
 
 
+def build_lags(log_text):
+    """lagMs of every 'published a cache generation' line: from the first change a generation
+    includes reaching railfit's store to the generation's publication."""
+    return [float(m) for m in re.findall(
+        r'published a cache generation.*?\blagMs="?([\d.]+)', log_text)]
+
+
 # ---- churn ----------------------------------------------------------------------------------
 
 def churn(a, tmp):
@@ -742,6 +749,7 @@ def churn(a, tmp):
             alive = rf.alive()
             builds = build_times(rf.stderr())
             idle_builds, churn_builds = builds[:builds0], builds[builds0:]
+            churn_lags = sorted(build_lags(rf.stderr())[builds0:])
 
     def lagstr(xs):
         ok = sorted(x for x in xs if x is not None)
@@ -777,6 +785,12 @@ def churn(a, tmp):
             print("generation builds %s: %d, build time median %.0f ms, max %.0f ms "
                   "(railfit -v 3 'published a cache generation')" % (
                       label, len(bs), bs[len(bs) // 2], bs[-1]))
+    if churn_lags:
+        print("store-to-published lag under churn (an event in railfit's store -> the generation "
+              "holding it published; lagMs of the same log lines): median %.0f ms, p99 %.0f ms, "
+              "max %.0f ms" % (churn_lags[len(churn_lags) // 2],
+                               churn_lags[min(len(churn_lags) - 1, len(churn_lags) * 99 // 100)],
+                               churn_lags[-1]))
     print("put-to-visible lag (new pod in the fake -> railfit's explain finds it): idle %s; "
           "under churn %s" % (lagstr(idle_lags), lagstr(prober.lags)))
     if not alive:
