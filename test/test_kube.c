@@ -699,6 +699,65 @@ START_TEST(test_store_events_like_client_go)
 }
 END_TEST
 
+/* What the store tells the publisher: an update with nothing railfit reads changed is no
+ * change, a relist of the same objects changes nothing, a pod event builds on the previous
+ * generation (same layout) and a node event rebuilds it. */
+START_TEST(test_store_builds_only_what_changed)
+{
+	struct store_fixture f;
+	struct rf_store_stats st;
+	store_setup(&f);
+	json_t *node = json_pack("{s:{s:s}}", "metadata", "name", "n1");
+	json_t *nodes = json_pack("[O]", node);
+	json_t *p1 = pod("a", "p1", "u1", "n1"), *p2 = pod("a", "p2", "u2", NULL);
+	json_t *pods = json_pack("[O, O]", p1, p2);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 1);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 2);
+	struct rf_cluster *g1 = settled(&f);
+	const struct rf_node *n1 = rf_cluster_node(g1, "n1");
+	ck_assert_ptr_nonnull(n1);
+
+	/* the same objects again: no change at all */
+	int64_t seq = rf_store_changes(f.store);
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_MODIFIED, p1), 0);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 2);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 1);
+	ck_assert_int_eq(rf_store_changes(f.store), seq);
+
+	/* a pod event: the next generation shares the layout, and the unchanged pod */
+	rf_store_stats(f.store, &st);
+	uint64_t incremental = st.incremental;
+	json_object_set_new(json_object_get(p2, "spec"), "nodeName", json_string("n1"));
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_MODIFIED, p2), 1);
+	struct rf_cluster *g2 = settled(&f);
+	ck_assert_ptr_eq(rf_cluster_node(g2, "n1"), n1);
+	ck_assert_ptr_eq(rf_cluster_pod(g2, "a", "p1"), rf_cluster_pod(g1, "a", "p1"));
+	ck_assert_str_eq(rf_cluster_pod(g2, "a", "p2")->node_name, "n1");
+	ck_assert_uint_eq(rf_node_use(g2, n1)->n_pods, 2);
+	ck_assert_uint_eq(rf_node_use(g1, n1)->n_pods, 1);
+	rf_store_stats(f.store, &st);
+	ck_assert_uint_gt(st.incremental, incremental);
+
+	/* a node event: a new layout */
+	json_object_set_new(json_object_get(node, "metadata"), "labels",
+			    json_pack("{s:s}", "zone", "b"));
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, node), 1);
+	struct rf_cluster *g3 = settled(&f);
+	ck_assert(rf_cluster_node(g3, "n1") != n1);
+	ck_assert_uint_eq(rf_node_use(g3, rf_cluster_node(g3, "n1"))->n_pods, 2);
+
+	rf_cluster_unref(g1);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g3);
+	json_decref(node);
+	json_decref(nodes);
+	json_decref(p1);
+	json_decref(p2);
+	json_decref(pods);
+	store_teardown(&f);
+}
+END_TEST
+
 START_TEST(test_store_assumed_placements)
 {
 	struct store_fixture f;
@@ -1204,6 +1263,7 @@ kube_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_store_events_like_client_go);
 	tcase_add_test(tc, test_store_assumed_placements);
+	tcase_add_test(tc, test_store_builds_only_what_changed);
 	tcase_add_test(tc, test_store_coalesces_bursts);
 	suite_add_tcase(s, tc);
 	return s;
