@@ -455,13 +455,13 @@ scan_node(struct rf_jscan *s, struct raw_node *node)
 		size_t mframe = rf_jscan_object_open(s);
 		struct rf_jscan_span mkey;
 		while (mframe && rf_jscan_object_next(s, mframe, &mkey)) {
-			if (field_take(&name, &mkey, "name") && rf_jscan_peek(s) == '"') {
+			if (!field_take(&name, &mkey, "name")) {
+				rf_jscan_value(s, NULL);
+			} else if (rf_jscan_peek(s) == '"') {
 				name.type = RF_JSCAN_STRING;
 				rf_jscan_string(s, &node->name.raw, &node->name.escaped);
-			} else if (name.seen && name.type == RF_JSCAN_ERROR) {
-				name.type = rf_jscan_value(s, NULL);
 			} else {
-				rf_jscan_value(s, NULL);
+				name.type = rf_jscan_value(s, NULL);
 			}
 		}
 	}
@@ -812,22 +812,30 @@ valid_utf8(const char *s, size_t n)
 	return i == n || i + rf_utf8_valid_prefix(s + i, n - i) == n;
 }
 
-/* One message as a JSON string; -ENOMEM where json_string() would refuse it. */
-static int
-write_message(struct rf_strbuf *out, const char *msg)
+/* Append sep (unless 0), name as a JSON string and tail: in one piece when the name is plain
+ * ASCII and short, as node names are. */
+static void
+put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 {
-	size_t ml = strlen(msg);
-	if (rf_gojson_plain_prefix(msg, ml) == ml) {
-		/* plain ASCII, the usual case: valid, and written as it is */
-		rf_strbuf_putc(out, '"');
-		rf_strbuf_putn(out, msg, ml);
-		rf_strbuf_putc(out, '"');
-		return 0;
+	size_t nl = strlen(name), tl = strlen(tail);
+	char e[256];
+	if (nl + tl + 3 <= sizeof(e) && rf_gojson_plain_prefix(name, nl) == nl) {
+		size_t k = 0;
+		if (sep)
+			e[k++] = sep;
+		e[k++] = '"';
+		memcpy(e + k, name, nl);
+		k += nl;
+		e[k++] = '"';
+		memcpy(e + k, tail, tl);
+		k += tl;
+		rf_strbuf_putn(out, e, k);
+		return;
 	}
-	if (!valid_utf8(msg, ml))
-		return -ENOMEM; /* as json_string() refusing it in failed_map() */
-	rf_gojson_string(out, msg, ml);
-	return 0;
+	if (sep)
+		rf_strbuf_putc(out, sep);
+	rf_gojson_string(out, name, nl);
+	rf_strbuf_puts(out, tail);
 }
 
 /* The FailedNodes-style map of the nodes with outcome which, keys sorted, a repeated name once
@@ -848,14 +856,22 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	for (size_t j = 0; j < k; j++) {
 		if (j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
 			continue; /* the later message wins, as a Go map assignment would */
-		if (!first)
-			rf_strbuf_putc(out, ',');
-		first = false;
-		rf_gojson_string(out, idx[j].name, strlen(idx[j].name));
-		rf_strbuf_putc(out, ':');
-		r = write_message(out, msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "");
-		if (r < 0)
+		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
+		size_t ml = strlen(msg);
+		/* plain ASCII, the usual message, is valid and written as it is */
+		bool plain = rf_gojson_plain_prefix(msg, ml) == ml;
+		if (!plain && !valid_utf8(msg, ml)) {
+			r = -ENOMEM; /* as json_string() refusing it in failed_map() */
 			break;
+		}
+		put_name(out, first ? 0 : ',', idx[j].name, plain ? ":\"" : ":");
+		first = false;
+		if (plain) {
+			rf_strbuf_putn(out, msg, ml);
+			rf_strbuf_putc(out, '"');
+		} else {
+			rf_gojson_string(out, msg, ml);
+		}
 	}
 	rf_strbuf_putc(out, '}');
 	return r;
@@ -884,13 +900,14 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		if (outcomes[i] != RF_FILTER_PASS)
 			continue;
-		if (!first)
-			rf_strbuf_putc(out, ',');
-		first = false;
-		if (a->cache_mode)
-			rf_gojson_string(out, a->node_names[i], strlen(a->node_names[i]));
-		else
+		if (a->cache_mode) {
+			put_name(out, first ? 0 : ',', a->node_names[i], "");
+		} else {
+			if (!first)
+				rf_strbuf_putc(out, ',');
 			rf_strbuf_putn(out, a->node_objs[i], a->node_obj_lens[i]);
+		}
+		first = false;
 	}
 	rf_strbuf_puts(out, a->cache_mode ? "],\"FailedNodes\":"
 					  : "]},\"NodeNames\":null,"
@@ -913,8 +930,27 @@ rf_extender_write_priority_list(const struct rf_extender_args *a, const int *sco
 {
 	rf_strbuf_putc(out, '[');
 	for (size_t i = 0; i < a->n_nodes; i++) {
+		const char *name = a->node_names[i];
+		size_t nl = strlen(name);
+		char e[160];
+		if (nl <= 100 && rf_gojson_plain_prefix(name, nl) == nl) {
+			/* the usual entry in one piece: {"Host":"name","Score":n} */
+			size_t k = 0;
+			if (i)
+				e[k++] = ',';
+			memcpy(e + k, "{\"Host\":\"", 9);
+			k += 9;
+			memcpy(e + k, name, nl);
+			k += nl;
+			memcpy(e + k, "\",\"Score\":", 10);
+			k += 10;
+			k += rf_gojson_fmt_int(e + k, scores[i]);
+			e[k++] = '}';
+			rf_strbuf_putn(out, e, k);
+			continue;
+		}
 		rf_strbuf_puts(out, i ? ",{\"Host\":" : "{\"Host\":");
-		rf_gojson_string(out, a->node_names[i], strlen(a->node_names[i]));
+		rf_gojson_string(out, name, nl);
 		rf_strbuf_puts(out, ",\"Score\":");
 		rf_gojson_int(out, scores[i]);
 		rf_strbuf_putc(out, '}');

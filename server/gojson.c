@@ -81,8 +81,8 @@ rf_gojson_string(struct rf_strbuf *b, const char *s, size_t n)
 	rf_strbuf_putc(b, '"');
 }
 
-void
-rf_gojson_int(struct rf_strbuf *b, long long v)
+size_t
+rf_gojson_fmt_int(char *out, long long v)
 {
 	char tmp[24];
 	char *p = tmp + sizeof(tmp);
@@ -94,7 +94,16 @@ rf_gojson_int(struct rf_strbuf *b, long long v)
 	} while (u);
 	if (v < 0)
 		*--p = '-';
-	rf_strbuf_putn(b, p, (size_t)(tmp + sizeof(tmp) - p));
+	size_t n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(out, p, n);
+	return n;
+}
+
+void
+rf_gojson_int(struct rf_strbuf *b, long long v)
+{
+	char tmp[24];
+	rf_strbuf_putn(b, tmp, rf_gojson_fmt_int(tmp, v));
 }
 
 /* Shortest decimal digits that round-trip d (d finite, > 0): digits without a point in dig,

@@ -26,6 +26,9 @@ size_t rf_gojson_plain_prefix(const char *s, size_t n);
  */
 void rf_gojson_string(struct rf_strbuf *b, const char *s, size_t n);
 
+/** Write v in decimal into out (room for 20 bytes, no NUL); returns the length. */
+size_t rf_gojson_fmt_int(char *out, long long v);
+
 /** Append a decimal integer. */
 void rf_gojson_int(struct rf_strbuf *b, long long v);
 

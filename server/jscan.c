@@ -359,8 +359,8 @@ same_span(const struct rf_jscan_span *x, const struct rf_jscan_span *y)
 static bool
 close_object(struct rf_jscan *s, size_t first)
 {
-	struct rf_jscan_span *k = s->keys + first;
 	size_t n = s->n_keys - first;
+	struct rf_jscan_span *k = n ? s->keys + first : NULL;
 	if (n <= 16) {
 		for (size_t i = 1; i < n; i++)
 			for (size_t j = 0; j < i; j++)
