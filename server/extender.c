@@ -247,8 +247,7 @@ rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_arg
 		n = json_array_size(node_names);
 		names = calloc(n ? n : 1, sizeof(*names));
 		objs = calloc(n ? n : 1, sizeof(*objs));
-		lens = calloc(n ? n : 1, sizeof(*lens));
-		if (!names || !objs || !lens) {
+		if (!names || !objs) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -416,6 +415,19 @@ static bool
 scan_names(struct rf_jscan *s, struct fast_args *fa)
 {
 	fa->n_names = 0;
+	if (!fa->names) {
+		/* A first guess from the size: a name with its quotes and comma is rarely shorter
+		 * than 8 bytes. Pages never written are never touched. */
+		size_t guess = (s->len - s->pos) / 8 + 16;
+		if (guess > 65536)
+			guess = 65536;
+		fa->names = malloc(guess * sizeof(*fa->names));
+		if (!fa->names) {
+			s->err = -ENOMEM;
+			return false;
+		}
+		fa->cap_names = guess;
+	}
 	size_t count = 0;
 	if (!rf_jscan_array_open(s))
 		return false;
@@ -589,9 +601,10 @@ parse_fast(const char *body, size_t len, struct rf_extender_args *ret)
 			      : fa.nodes[i].name.raw.len + fa.nodes[i].item.len + 2;
 	vnames = calloc(n ? n : 1, sizeof(*vnames));
 	objs = calloc(n ? n : 1, sizeof(*objs));
-	lens = calloc(n ? n : 1, sizeof(*lens));
+	if (!cache)
+		lens = calloc(n ? n : 1, sizeof(*lens));
 	text = malloc(room);
-	if (!vnames || !objs || !lens || !text) {
+	if (!vnames || !objs || (!cache && !lens) || !text) {
 		r = -ENOMEM;
 		goto out;
 	}

@@ -24,7 +24,7 @@ struct rf_extender_args {
 	 * it (which is what a reply echoes), NUL-terminated, in text; NULL entries in cache mode.
 	 */
 	const char **node_objs;
-	size_t *node_obj_lens; /* owned array: the lengths of node_objs */
+	size_t *node_obj_lens; /* owned array: the lengths of node_objs (NULL in cache mode) */
 	char *text;            /* owned storage behind node_names and node_objs */
 };
 

@@ -44,15 +44,23 @@ is_ws(unsigned char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-void
-rf_jscan_ws(struct rf_jscan *s)
+/* rf_jscan_ws() for the scanner's own use: inlined, since whitespace is rare in Go's output. */
+static inline void
+skip_ws(struct rf_jscan *s)
 {
+	if (s->pos >= s->len || !is_ws((unsigned char)s->buf[s->pos]))
+		return;
 	size_t p = s->pos;
 	while (p < s->len && is_ws((unsigned char)s->buf[p]))
 		p++;
-	if (p != s->pos)
-		s->canon = false;
+	s->canon = false;
 	s->pos = p;
+}
+
+void
+rf_jscan_ws(struct rf_jscan *s)
+{
+	skip_ws(s);
 }
 
 int
@@ -416,7 +424,7 @@ rf_jscan_object_next(struct rf_jscan *s, size_t frame, struct rf_jscan_span *ret
 	if (s->err)
 		return false;
 	size_t first = frame - 1;
-	rf_jscan_ws(s);
+	skip_ws(s);
 	if (s->pos >= s->len)
 		return fail(s, -EINVAL);
 	char c = s->buf[s->pos];
@@ -429,7 +437,7 @@ rf_jscan_object_next(struct rf_jscan *s, size_t frame, struct rf_jscan_span *ret
 		if (c != ',')
 			return fail(s, -EINVAL);
 		s->pos++;
-		rf_jscan_ws(s);
+		skip_ws(s);
 	}
 	struct rf_jscan_span key;
 	bool escaped;
@@ -439,11 +447,11 @@ rf_jscan_object_next(struct rf_jscan *s, size_t frame, struct rf_jscan_span *ret
 		return fail(s, -EINVAL); /* left to jansson: duplicates compare decoded keys */
 	if (!push_key(s, key))
 		return false;
-	rf_jscan_ws(s);
+	skip_ws(s);
 	if (s->pos >= s->len || s->buf[s->pos] != ':')
 		return fail(s, -EINVAL);
 	s->pos++;
-	rf_jscan_ws(s);
+	skip_ws(s);
 	*ret_key = key;
 	return true;
 }
@@ -465,7 +473,7 @@ rf_jscan_array_next(struct rf_jscan *s, size_t *count)
 {
 	if (s->err)
 		return false;
-	rf_jscan_ws(s);
+	skip_ws(s);
 	if (s->pos >= s->len)
 		return fail(s, -EINVAL);
 	char c = s->buf[s->pos];
@@ -478,7 +486,7 @@ rf_jscan_array_next(struct rf_jscan *s, size_t *count)
 		if (c != ',')
 			return fail(s, -EINVAL);
 		s->pos++;
-		rf_jscan_ws(s);
+		skip_ws(s);
 	}
 	(*count)++;
 	return true;
