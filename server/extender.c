@@ -6,7 +6,13 @@
  * the four non-ASCII runes that fold onto them), null reads as absent, type mismatches are errors
  * naming the field and what was expected. Encoding reproduces json.Marshal byte for byte: struct
  * field order, map keys sorted bytewise, nil as null, compact separators, HTML-safe string escapes
- * and Go's shortest float form (rf_json_dump_go). No I/O, no logging. */
+ * and Go's shortest float form (server/gojson.h). No I/O, no logging.
+ *
+ * ExtenderArgs, the large bodies (every node name, or every Node object), have two decoders: a
+ * tree-free one over server/jscan.h for what kube-scheduler sends, and the jansson reference one
+ * for everything else, which gives the error messages; they agree (test_extender_fast.c, the
+ * extender fuzz target). Filter and prioritize results likewise exist as jansson trees (the
+ * reference) and as text written straight into one buffer (what the verbs send). */
 #include "server/extender.h"
 
 #include <errno.h>
@@ -481,9 +487,13 @@ scan_node(struct rf_jscan *s, struct raw_node *node)
 		return false;
 	node->item = (struct rf_jscan_span){ s->buf + start, s->pos - start };
 	/* A missing or odd name is an error the reference decoder words; an item Go would write
-	 * differently is echoed from its tree. */
-	return field_set(&md) && md.type == RF_JSCAN_OBJECT && name.seen &&
-	       name.type == RF_JSCAN_STRING && s->canon;
+	 * differently is echoed from its tree. Either way the fast decoder stops here. */
+	if (!(field_set(&md) && md.type == RF_JSCAN_OBJECT && name.seen &&
+	      name.type == RF_JSCAN_STRING && s->canon)) {
+		s->err = -EINVAL;
+		return false;
+	}
+	return true;
 }
 
 /* Nodes: a NodeList; only items matters. */
