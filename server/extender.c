@@ -6,11 +6,16 @@
  * the four non-ASCII runes that fold onto them), null reads as absent, type mismatches are errors
  * naming the field and what was expected. Encoding reproduces json.Marshal byte for byte: struct
  * field order, map keys sorted bytewise, nil as null, compact separators, HTML-safe string escapes
- * and Go's shortest float form (rf_json_dump_go). No I/O, no logging. */
+ * and Go's shortest float form (server/gojson.h). No I/O, no logging.
+ *
+ * ExtenderArgs, the large bodies (every node name, or every Node object), have two decoders: a
+ * tree-free one over server/jscan.h for what kube-scheduler sends, and the jansson reference one
+ * for everything else, which gives the error messages; they agree (test_extender_fast.c, the
+ * extender fuzz target). Filter and prioritize results likewise exist as jansson trees (the
+ * reference) and as text written straight into one buffer (what the verbs send). */
 #include "server/extender.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +23,9 @@
 #include <string.h>
 
 #include "config/strbuf.h"
-#include "server/escape.h"
+#include "config/utf8.h"
+#include "server/gojson.h"
+#include "server/jscan.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Case-insensitive key lookup
@@ -178,16 +185,45 @@ get_pod(json_t *root, json_t **ret, char *err, size_t errlen)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * ExtenderArgs
+ * ExtenderArgs, the reference decoder: a jansson tree of the whole body
  */
 
+/* Each Node item as json.Marshal writes it, into one buffer: what a reply echoes. */
+static int
+node_texts(json_t *const *items, size_t n, const char **ret_objs, size_t *ret_lens, char **ret_text)
+{
+	struct rf_strbuf b = { 0 };
+	size_t *off = calloc(n ? n : 1, sizeof(*off));
+	if (!off)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		off[i] = b.len;
+		rf_gojson_value(&b, items[i]);
+		ret_lens[i] = b.len - off[i];
+		rf_strbuf_putc(&b, '\0');
+	}
+	char *text = rf_strbuf_steal(&b);
+	if (!text) {
+		free(off);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ret_objs[i] = text + off[i];
+	free(off);
+	*ret_text = text;
+	return 0;
+}
+
 int
-rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *ret, char *err,
-		       size_t errlen)
+rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_args *ret, char *err,
+			    size_t errlen)
 {
 	json_t *root = NULL;
 	const char **names = NULL;
-	json_t **objs = NULL;
+	const char **objs = NULL;
+	size_t *lens = NULL;
+	json_t **items_v = NULL;
+	char *text = NULL;
 	size_t n = 0;
 	int r = load_object(body, len, "ExtenderArgs", &root, err, errlen);
 	if (r < 0)
@@ -246,7 +282,9 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 		n = items ? json_array_size(items) : 0;
 		names = calloc(n ? n : 1, sizeof(*names));
 		objs = calloc(n ? n : 1, sizeof(*objs));
-		if (!names || !objs) {
+		lens = calloc(n ? n : 1, sizeof(*lens));
+		items_v = calloc(n ? n : 1, sizeof(*items_v));
+		if (!names || !objs || !lens || !items_v) {
 			r = -ENOMEM;
 			goto out;
 		}
@@ -282,10 +320,13 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 				goto out;
 			}
 			names[i] = json_string_value(name);
-			objs[i] = node;
+			items_v[i] = node;
 		}
+		if ((r = node_texts(items_v, n, objs, lens, &text)) < 0)
+			goto out;
 	}
 
+	free(items_v);
 	*ret = (struct rf_extender_args){
 		.root = root,
 		.pod = pod,
@@ -293,13 +334,341 @@ rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *re
 		.n_nodes = n,
 		.node_names = names,
 		.node_objs = objs,
+		.node_obj_lens = lens,
+		.text = text,
 	};
 	return 0;
 out:
+	free(items_v);
 	free(names);
 	free(objs);
+	free(lens);
+	free(text);
 	json_decref(root);
 	return r;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * ExtenderArgs, the fast decoder: one validating pass over the body (server/jscan.h) that keeps
+ * spans of the node names and Node items; only the Pod becomes a jansson tree. It takes the
+ * requests kube-scheduler sends (json.Marshal output) and everything else it can decide exactly as
+ * the reference decoder does; the rest (errors above all) goes to the reference decoder.
+ */
+
+/* Go's field matching while walking an object: an exact key wins over case variants, else the
+ * last variant does. */
+struct field {
+	bool seen, exact;
+	enum rf_jscan_type type;
+};
+
+/* Whether the value of key becomes the value of field name; the caller then scans it and sets
+ * f->type. */
+static bool
+field_take(struct field *f, const struct rf_jscan_span *key, const char *name)
+{
+	size_t nl = strlen(name);
+	if (key->len == nl && memcmp(key->s, name, nl) == 0) {
+		f->seen = f->exact = true;
+		return true;
+	}
+	if (f->exact || !key_folds_to(key->s, key->len, name))
+		return false;
+	f->seen = true;
+	return true;
+}
+
+/* The field's value as Go decodes it: present and not null. */
+static bool
+field_set(const struct field *f)
+{
+	return f->seen && f->type != RF_JSCAN_NULL;
+}
+
+struct raw_str {
+	struct rf_jscan_span raw; /* between the quotes, still escaped */
+	bool escaped;
+};
+
+struct raw_node {
+	struct rf_jscan_span item; /* the whole Node object */
+	struct raw_str name;
+};
+
+struct fast_args {
+	struct raw_str *names; /* NodeNames */
+	size_t n_names, cap_names;
+	struct raw_node *nodes; /* Nodes.items */
+	size_t n_nodes, cap_nodes;
+};
+
+static bool
+grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : 256;
+	void *nv = realloc(*v, ncap * size);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = ncap;
+	return true;
+}
+
+/* NodeNames: [string, ...]; anything else is left to the reference decoder. */
+static bool
+scan_names(struct rf_jscan *s, struct fast_args *fa)
+{
+	fa->n_names = 0;
+	if (!fa->names) {
+		/* A first guess from the size: a name with its quotes and comma is rarely shorter
+		 * than 8 bytes. Pages never written are never touched. */
+		size_t guess = (s->len - s->pos) / 8 + 16;
+		if (guess > 65536)
+			guess = 65536;
+		fa->names = malloc(guess * sizeof(*fa->names));
+		if (!fa->names) {
+			s->err = -ENOMEM;
+			return false;
+		}
+		fa->cap_names = guess;
+	}
+	size_t count = 0;
+	if (!rf_jscan_array_open(s))
+		return false;
+	while (rf_jscan_array_next(s, &count)) {
+		if (!grow((void **)&fa->names, &fa->cap_names, fa->n_names, sizeof(*fa->names))) {
+			s->err = -ENOMEM;
+			return false;
+		}
+		struct raw_str *n = &fa->names[fa->n_names++];
+		if (!rf_jscan_string(s, &n->raw, &n->escaped))
+			return false;
+	}
+	return !s->err;
+}
+
+/* One Node item: an object whose metadata.name is a string, written as json.Marshal writes it
+ * (its bytes are echoed). */
+static bool
+scan_node(struct rf_jscan *s, struct raw_node *node)
+{
+	size_t start = s->pos;
+	s->canon = true;
+	struct field md = { 0 }, name = { 0 };
+	size_t frame = rf_jscan_object_open(s);
+	struct rf_jscan_span key;
+	while (frame && rf_jscan_object_next(s, frame, &key)) {
+		if (!field_take(&md, &key, "metadata")) {
+			rf_jscan_value(s, NULL);
+			continue;
+		}
+		name = (struct field){ 0 };
+		if (rf_jscan_peek(s) != '{') {
+			md.type = rf_jscan_value(s, NULL);
+			continue;
+		}
+		md.type = RF_JSCAN_OBJECT;
+		size_t mframe = rf_jscan_object_open(s);
+		struct rf_jscan_span mkey;
+		while (mframe && rf_jscan_object_next(s, mframe, &mkey)) {
+			if (!field_take(&name, &mkey, "name")) {
+				rf_jscan_value(s, NULL);
+			} else if (rf_jscan_peek(s) == '"') {
+				name.type = RF_JSCAN_STRING;
+				rf_jscan_string(s, &node->name.raw, &node->name.escaped);
+			} else {
+				name.type = rf_jscan_value(s, NULL);
+			}
+		}
+	}
+	if (s->err)
+		return false;
+	node->item = (struct rf_jscan_span){ s->buf + start, s->pos - start };
+	/* A missing or odd name is an error the reference decoder words; an item Go would write
+	 * differently is echoed from its tree. Either way the fast decoder stops here. */
+	if (!(field_set(&md) && md.type == RF_JSCAN_OBJECT && name.seen &&
+	      name.type == RF_JSCAN_STRING && s->canon)) {
+		s->err = -EINVAL;
+		return false;
+	}
+	return true;
+}
+
+/* Nodes: a NodeList; only items matters. */
+static bool
+scan_node_list(struct rf_jscan *s, struct fast_args *fa, struct field *items)
+{
+	fa->n_nodes = 0;
+	*items = (struct field){ 0 };
+	size_t frame = rf_jscan_object_open(s);
+	struct rf_jscan_span key;
+	while (frame && rf_jscan_object_next(s, frame, &key)) {
+		if (!field_take(items, &key, "items")) {
+			rf_jscan_value(s, NULL);
+			continue;
+		}
+		fa->n_nodes = 0;
+		if (rf_jscan_peek(s) != '[') {
+			items->type = rf_jscan_value(s, NULL);
+			continue;
+		}
+		items->type = RF_JSCAN_ARRAY;
+		size_t count = 0;
+		if (!rf_jscan_array_open(s))
+			return false;
+		while (rf_jscan_array_next(s, &count)) {
+			if (!grow((void **)&fa->nodes, &fa->cap_nodes, fa->n_nodes,
+				  sizeof(*fa->nodes))) {
+				s->err = -ENOMEM;
+				return false;
+			}
+			if (!scan_node(s, &fa->nodes[fa->n_nodes++]))
+				return false;
+		}
+	}
+	return !s->err;
+}
+
+/* Decode a string span into *pos (NUL-terminated); returns it. */
+static const char *
+put_str(const struct raw_str *r, char **pos)
+{
+	char *d = *pos;
+	size_t n;
+	if (r->escaped) {
+		n = rf_jscan_unescape(r->raw.s, r->raw.len, d);
+	} else {
+		n = r->raw.len;
+		memcpy(d, r->raw.s, n);
+	}
+	d[n] = '\0';
+	*pos = d + n + 1;
+	return d;
+}
+
+/* 0 with *ret filled, 1 when the reference decoder must decide, or -ENOMEM. */
+static int
+parse_fast(const char *body, size_t len, struct rf_extender_args *ret)
+{
+	struct rf_jscan s;
+	struct fast_args fa = { 0 };
+	struct field pod = { 0 }, nodes = { 0 }, names = { 0 }, items = { 0 };
+	struct rf_jscan_span pod_span = { 0 };
+	json_t *pod_json = NULL;
+	const char **vnames = NULL, **objs = NULL;
+	size_t *lens = NULL;
+	char *text = NULL;
+	int r = 1;
+	rf_jscan_init(&s, body, len);
+	rf_jscan_ws(&s);
+	size_t frame = rf_jscan_object_open(&s);
+	struct rf_jscan_span key;
+	while (frame && rf_jscan_object_next(&s, frame, &key)) {
+		int c = rf_jscan_peek(&s);
+		if (field_take(&pod, &key, "Pod")) {
+			pod.type = rf_jscan_value(&s, &pod_span);
+		} else if (field_take(&names, &key, "NodeNames")) {
+			names.type = c == '[' && scan_names(&s, &fa) ? RF_JSCAN_ARRAY
+								     : rf_jscan_value(&s, NULL);
+		} else if (field_take(&nodes, &key, "Nodes")) {
+			nodes.type = c == '{' && scan_node_list(&s, &fa, &items)
+					     ? RF_JSCAN_OBJECT
+					     : rf_jscan_value(&s, NULL);
+		} else {
+			rf_jscan_value(&s, NULL);
+		}
+	}
+	rf_jscan_ws(&s);
+	if (s.err == -ENOMEM) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (s.err || s.pos != len)
+		goto out;
+	/* The shapes the reference decoder accepts; everything else is its error to word. */
+	bool cache = field_set(&names);
+	if (!field_set(&pod) || pod.type != RF_JSCAN_OBJECT || cache == field_set(&nodes))
+		goto out;
+	if (cache ? names.type != RF_JSCAN_ARRAY : nodes.type != RF_JSCAN_OBJECT)
+		goto out;
+	if (!cache && field_set(&items) && items.type != RF_JSCAN_ARRAY)
+		goto out;
+	size_t n = cache ? fa.n_names : field_set(&items) ? fa.n_nodes : 0;
+
+	json_error_t jerr;
+	pod_json = json_loadb(pod_span.s, pod_span.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!pod_json) {
+		if (json_error_code(&jerr) == json_error_out_of_memory)
+			r = -ENOMEM;
+		goto out;
+	}
+	/* Room for every decoded string and Node text with its NUL. */
+	size_t room = 1;
+	for (size_t i = 0; i < n; i++)
+		room += cache ? fa.names[i].raw.len + 1
+			      : fa.nodes[i].name.raw.len + fa.nodes[i].item.len + 2;
+	vnames = calloc(n ? n : 1, sizeof(*vnames));
+	objs = calloc(n ? n : 1, sizeof(*objs));
+	if (!cache)
+		lens = calloc(n ? n : 1, sizeof(*lens));
+	text = malloc(room);
+	if (!vnames || !objs || (!cache && !lens) || !text) {
+		r = -ENOMEM;
+		goto out;
+	}
+	char *pos = text;
+	for (size_t i = 0; i < n; i++) {
+		if (cache) {
+			vnames[i] = put_str(&fa.names[i], &pos);
+			continue;
+		}
+		const struct raw_node *rn = &fa.nodes[i];
+		vnames[i] = put_str(&rn->name, &pos);
+		memcpy(pos, rn->item.s, rn->item.len);
+		pos[rn->item.len] = '\0';
+		objs[i] = pos;
+		lens[i] = rn->item.len;
+		pos += rn->item.len + 1;
+	}
+	*ret = (struct rf_extender_args){
+		.root = pod_json,
+		.pod = pod_json,
+		.cache_mode = cache,
+		.n_nodes = n,
+		.node_names = vnames,
+		.node_objs = objs,
+		.node_obj_lens = lens,
+		.text = text,
+	};
+	pod_json = NULL;
+	vnames = objs = NULL;
+	lens = NULL;
+	text = NULL;
+	r = 0;
+out:
+	json_decref(pod_json);
+	free(vnames);
+	free(objs);
+	free(lens);
+	free(text);
+	free(fa.names);
+	free(fa.nodes);
+	rf_jscan_release(&s);
+	return r;
+}
+
+int
+rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *ret, char *err,
+		       size_t errlen)
+{
+	if (body) {
+		int r = parse_fast(body, len, ret);
+		if (r <= 0)
+			return r;
+	}
+	return rf_extender_args_parse_tree(body, len, ret, err, errlen);
 }
 
 void
@@ -309,6 +678,8 @@ rf_extender_args_release(struct rf_extender_args *a)
 		return;
 	free(a->node_names);
 	free(a->node_objs);
+	free(a->node_obj_lens);
+	free(a->text);
 	json_decref(a->root);
 	*a = (struct rf_extender_args){ 0 };
 }
@@ -386,7 +757,9 @@ rf_extender_filter_result(const struct rf_extender_args *a, const enum rf_filter
 		if (outcomes[i] != RF_FILTER_PASS)
 			continue;
 		int r = a->cache_mode ? json_array_append_new(pass, json_string(a->node_names[i]))
-				      : json_array_append(pass, a->node_objs[i]);
+				      : json_array_append_new(pass, json_loadb(a->node_objs[i],
+									       a->node_obj_lens[i],
+									       0, NULL));
 		if (r) {
 			json_decref(pass);
 			goto fail;
@@ -439,6 +812,174 @@ rf_extender_priority_list(const struct rf_extender_args *a, const int *scores)
 		}
 	}
 	return list;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Results written as text (no tree): what the verbs send
+ */
+
+/* Whether s[0..n) is valid UTF-8, which jansson's json_string() requires (the tree versions fail
+ * on anything else). ASCII, the usual case, is checked eight bytes at a time. */
+static bool
+valid_utf8(const char *s, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ULL)
+			break;
+	}
+	while (i < n && !((unsigned char)s[i] & 0x80))
+		i++;
+	return i == n || i + rf_utf8_valid_prefix(s + i, n - i) == n;
+}
+
+/* Append sep (unless 0), name as a JSON string and tail: in one piece when the name is plain
+ * ASCII and short, as node names are. */
+static void
+put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
+{
+	size_t nl = strlen(name), tl = strlen(tail);
+	char e[256];
+	if (nl + tl + 3 <= sizeof(e) && rf_gojson_plain_prefix(name, nl) == nl) {
+		size_t k = 0;
+		if (sep)
+			e[k++] = sep;
+		e[k++] = '"';
+		memcpy(e + k, name, nl);
+		k += nl;
+		e[k++] = '"';
+		memcpy(e + k, tail, tl);
+		k += tl;
+		rf_strbuf_putn(out, e, k);
+		return;
+	}
+	if (sep)
+		rf_strbuf_putc(out, sep);
+	rf_gojson_string(out, name, nl);
+	rf_strbuf_puts(out, tail);
+}
+
+/* The FailedNodes-style map of the nodes with outcome which, keys sorted, a repeated name once
+ * with its last message. */
+static int
+write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
+		 const enum rf_filter_outcome *outcomes, const char *const *msgs,
+		 enum rf_filter_outcome which, struct name_idx *idx)
+{
+	int r = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < a->n_nodes; i++)
+		if (outcomes[i] == which)
+			idx[k++] = (struct name_idx){ a->node_names[i], i };
+	qsort(idx, k, sizeof(*idx), cmp_name_idx);
+	rf_strbuf_putc(out, '{');
+	bool first = true;
+	for (size_t j = 0; j < k; j++) {
+		if (j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
+			continue; /* the later message wins, as a Go map assignment would */
+		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
+		size_t ml = strlen(msg);
+		/* plain ASCII, the usual message, is valid and written as it is */
+		bool plain = rf_gojson_plain_prefix(msg, ml) == ml;
+		if (!plain && !valid_utf8(msg, ml)) {
+			r = -ENOMEM; /* as json_string() refusing it in failed_map() */
+			break;
+		}
+		put_name(out, first ? 0 : ',', idx[j].name, plain ? ":\"" : ":");
+		first = false;
+		if (plain) {
+			rf_strbuf_putn(out, msg, ml);
+			rf_strbuf_putc(out, '"');
+		} else {
+			rf_gojson_string(out, msg, ml);
+		}
+	}
+	rf_strbuf_putc(out, '}');
+	return r;
+}
+
+int
+rf_extender_write_filter_result(const struct rf_extender_args *a,
+				const enum rf_filter_outcome *outcomes, const char *const *msgs,
+				const char *error, struct rf_strbuf *out)
+{
+	if (error) {
+		if (!valid_utf8(error, strlen(error)))
+			return -ENOMEM;
+		rf_strbuf_puts(out, "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":null,"
+				    "\"FailedAndUnresolvableNodes\":null,\"Error\":");
+		rf_gojson_string(out, error, strlen(error));
+		rf_strbuf_putc(out, '}');
+		return out->oom ? -ENOMEM : 0;
+	}
+	struct name_idx *idx = calloc(a->n_nodes ? a->n_nodes : 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	rf_strbuf_puts(out, a->cache_mode ? "{\"Nodes\":null,\"NodeNames\":["
+					  : "{\"Nodes\":{\"metadata\":{},\"items\":[");
+	bool first = true;
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		if (outcomes[i] != RF_FILTER_PASS)
+			continue;
+		if (a->cache_mode) {
+			put_name(out, first ? 0 : ',', a->node_names[i], "");
+		} else {
+			if (!first)
+				rf_strbuf_putc(out, ',');
+			rf_strbuf_putn(out, a->node_objs[i], a->node_obj_lens[i]);
+		}
+		first = false;
+	}
+	rf_strbuf_puts(out, a->cache_mode ? "],\"FailedNodes\":"
+					  : "]},\"NodeNames\":null,"
+					    "\"FailedNodes\":");
+	int r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_FAIL, idx);
+	if (r == 0) {
+		rf_strbuf_puts(out, ",\"FailedAndUnresolvableNodes\":");
+		r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_UNRESOLVABLE, idx);
+	}
+	rf_strbuf_puts(out, ",\"Error\":\"\"}");
+	free(idx);
+	if (r == 0 && out->oom)
+		r = -ENOMEM;
+	return r;
+}
+
+int
+rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
+				struct rf_strbuf *out)
+{
+	rf_strbuf_putc(out, '[');
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		const char *name = a->node_names[i];
+		size_t nl = strlen(name);
+		char e[160];
+		if (nl <= 100 && rf_gojson_plain_prefix(name, nl) == nl) {
+			/* the usual entry in one piece: {"Host":"name","Score":n} */
+			size_t k = 0;
+			if (i)
+				e[k++] = ',';
+			memcpy(e + k, "{\"Host\":\"", 9);
+			k += 9;
+			memcpy(e + k, name, nl);
+			k += nl;
+			memcpy(e + k, "\",\"Score\":", 10);
+			k += 10;
+			k += rf_gojson_fmt_int(e + k, scores[i]);
+			e[k++] = '}';
+			rf_strbuf_putn(out, e, k);
+			continue;
+		}
+		rf_strbuf_puts(out, i ? ",{\"Host\":" : "{\"Host\":");
+		rf_gojson_string(out, name, nl);
+		rf_strbuf_puts(out, ",\"Score\":");
+		rf_gojson_int(out, scores[i]);
+		rf_strbuf_putc(out, '}');
+	}
+	rf_strbuf_putc(out, ']');
+	return out->oom ? -ENOMEM : 0;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -730,172 +1271,4 @@ rf_extender_bind_result(const char *error)
 		return NULL;
 	}
 	return res;
-}
-
-/* ---------------------------------------------------------------------------------------------
- * Go-compatible serialisation
- */
-
-static void
-gb_put(void *ctx, const char *s, size_t n)
-{
-	rf_strbuf_putn(ctx, s, n);
-}
-
-/* Go's encoding/json appendString with escapeHTML (json.Marshal's default). */
-static void
-gb_string(struct rf_strbuf *b, const char *s, size_t n)
-{
-	rf_escape_json(s, n, RF_ESCAPE_GO_JSON, gb_put, b);
-}
-
-/* Shortest decimal digits that round-trip d (d finite, > 0): digits without a point in dig,
- * and the decimal exponent of the first digit. */
-static void
-shortest_digits(double d, char *dig, size_t diglen, int *ret_exp)
-{
-	char tmp[40];
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, d);
-		if (strtod(tmp, NULL) == d)
-			break;
-	}
-	/* tmp is d[.ddd]e[+-]XX */
-	size_t k = 0;
-	const char *p = tmp;
-	for (; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9' && k + 1 < diglen)
-			dig[k++] = *p;
-	dig[k] = '\0';
-	*ret_exp = *p == 'e' ? (int)strtol(p + 1, NULL, 10) : 0;
-	/* Trailing zeros carry no information. */
-	while (k > 1 && dig[k - 1] == '0')
-		dig[--k] = '\0';
-}
-
-/* Go's floatEncoder for float64: 'f' format between 1e-6 and 1e21, else 'e' with a
- * two-digit-minimum exponent whose "e-0X" is shortened to "e-X". */
-static void
-gb_real(struct rf_strbuf *b, double d)
-{
-	if (!isfinite(d)) {
-		rf_strbuf_puts(b, "null");
-		return;
-	}
-	if (d == 0) {
-		rf_strbuf_puts(b, signbit(d) ? "-0" : "0");
-		return;
-	}
-	if (d < 0)
-		rf_strbuf_putc(b, '-');
-	double a = fabs(d);
-	char dig[32];
-	int e;
-	shortest_digits(a, dig, sizeof(dig), &e);
-	size_t nd = strlen(dig);
-	if (a < 1e-6 || a >= 1e21) {
-		rf_strbuf_putc(b, dig[0]);
-		if (nd > 1) {
-			rf_strbuf_putc(b, '.');
-			rf_strbuf_puts(b, dig + 1);
-		}
-		char ex[16];
-		if (e < 0 && e > -10)
-			snprintf(ex, sizeof(ex), "e-%d", -e);
-		else
-			snprintf(ex, sizeof(ex), "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
-		rf_strbuf_puts(b, ex);
-		return;
-	}
-	if (e < 0) {
-		rf_strbuf_puts(b, "0.");
-		for (int z = 0; z < -e - 1; z++)
-			rf_strbuf_putc(b, '0');
-		rf_strbuf_puts(b, dig);
-		return;
-	}
-	/* e >= 0: integer part is the first e+1 digits (zero padded). */
-	size_t ip = (size_t)e + 1;
-	if (nd <= ip) {
-		rf_strbuf_puts(b, dig);
-		for (size_t z = nd; z < ip; z++)
-			rf_strbuf_putc(b, '0');
-	} else {
-		rf_strbuf_putn(b, dig, ip);
-		rf_strbuf_putc(b, '.');
-		rf_strbuf_puts(b, dig + ip);
-	}
-}
-
-static void
-gb_value(struct rf_strbuf *b, const json_t *j)
-{
-	if (b->oom)
-		return;
-	switch (json_typeof(j)) {
-	case JSON_OBJECT: {
-		rf_strbuf_putc(b, '{');
-		bool first = true;
-		void *it = json_object_iter((json_t *)j);
-		while (it) {
-			if (!first)
-				rf_strbuf_putc(b, ',');
-			first = false;
-			gb_string(b, json_object_iter_key(it), json_object_iter_key_len(it));
-			rf_strbuf_putc(b, ':');
-			gb_value(b, json_object_iter_value(it));
-			it = json_object_iter_next((json_t *)j, it);
-		}
-		rf_strbuf_putc(b, '}');
-		break;
-	}
-	case JSON_ARRAY: {
-		rf_strbuf_putc(b, '[');
-		size_t n = json_array_size(j);
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				rf_strbuf_putc(b, ',');
-			gb_value(b, json_array_get(j, i));
-		}
-		rf_strbuf_putc(b, ']');
-		break;
-	}
-	case JSON_STRING:
-		gb_string(b, json_string_value(j), json_string_length(j));
-		break;
-	case JSON_INTEGER: {
-		char tmp[32];
-		snprintf(tmp, sizeof(tmp), "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-		rf_strbuf_puts(b, tmp);
-		break;
-	}
-	case JSON_REAL:
-		gb_real(b, json_real_value(j));
-		break;
-	case JSON_TRUE:
-		rf_strbuf_puts(b, "true");
-		break;
-	case JSON_FALSE:
-		rf_strbuf_puts(b, "false");
-		break;
-	case JSON_NULL:
-	default:
-		rf_strbuf_puts(b, "null");
-	}
-}
-
-char *
-rf_json_dump_go(const json_t *j, size_t *ret_len)
-{
-	struct rf_strbuf b = { 0 };
-	if (!j) {
-		rf_strbuf_puts(&b, "null");
-	} else {
-		gb_value(&b, j);
-	}
-	size_t len = b.len;
-	char *text = rf_strbuf_steal(&b);
-	if (text && ret_len)
-		*ret_len = len;
-	return text;
 }

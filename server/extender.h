@@ -10,24 +10,41 @@
 
 #include <jansson.h>
 
+#include "config/strbuf.h"
+#include "server/gojson.h" /* rf_json_dump_go() */
+
 /** ExtenderArgs (filter and prioritize). */
 struct rf_extender_args {
-	json_t *root;    /* owned; everything below is borrowed from it */
-	json_t *pod;     /* the Pod object (never NULL after a successful parse) */
+	json_t *root;    /* owned: the Pod's tree (or the whole body's, see below) */
+	json_t *pod;     /* the Pod object (never NULL after a successful parse), borrowed */
 	bool cache_mode; /* NodeNames was given (nodeCacheCapable: true) */
 	size_t n_nodes;
-	const char **node_names; /* owned array of borrowed strings, n_nodes entries */
-	json_t **node_objs; /* owned array of borrowed Node objects (NULL entries in cache mode) */
+	const char **node_names; /* owned array of n_nodes borrowed strings (in text or root) */
+	/* Owned array: with nodeCacheCapable false, each Node item exactly as json.Marshal writes
+	 * it (which is what a reply echoes), NUL-terminated, in text; NULL entries in cache mode.
+	 */
+	const char **node_objs;
+	size_t *node_obj_lens; /* owned array: the lengths of node_objs (NULL in cache mode) */
+	char *text;            /* owned storage behind node_names and node_objs */
 };
 
 /**
  * Parse an ExtenderArgs body. Keys match case-insensitively ("pod", "NODENAMES" ...); exactly one
  * of Nodes / NodeNames must be non-null; Nodes must be {"items":[...]} of objects with
- * metadata.name strings; NodeNames an array of strings.
+ * metadata.name strings; NodeNames an array of strings. body is only read during the call.
+ *
+ * Requests as kube-scheduler sends them are decoded without a tree of the whole body
+ * (server/jscan.h: only the Pod goes through jansson); anything else — malformed or unusual
+ * input — goes through rf_extender_args_parse_tree(), so both give the same results and errors.
  * @return 0, -EINVAL (err names the field and what was expected) or -ENOMEM.
  */
 int rf_extender_args_parse(const char *body, size_t len, struct rf_extender_args *ret, char *err,
 			   size_t errlen);
+
+/** The reference decoder: the same contract as rf_extender_args_parse(), on a jansson tree of the
+ * whole body (root). */
+int rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_args *ret,
+				char *err, size_t errlen);
 void rf_extender_args_release(struct rf_extender_args *a);
 
 /** Per-node outcome of a filter, in the order of the request. */
@@ -38,14 +55,27 @@ enum rf_filter_outcome { RF_FILTER_PASS, RF_FILTER_FAIL, RF_FILTER_UNRESOLVABLE 
  * otherwise Nodes echoes the passing Node objects unchanged ({"metadata":{},"items":[...]}) and
  * NodeNames is null. FailedNodes / FailedAndUnresolvableNodes map node to message with keys sorted
  * bytewise. msgs[i] is used for non-passing nodes. A non-NULL error yields the error shape (all
- * null but Error). New reference, NULL on OOM.
+ * null but Error). New reference, NULL on OOM (or a message that is not valid UTF-8).
  */
 json_t *rf_extender_filter_result(const struct rf_extender_args *a,
 				  const enum rf_filter_outcome *outcomes, const char *const *msgs,
 				  const char *error);
 
+/**
+ * The same ExtenderFilterResult written as JSON text straight into out, byte for byte what
+ * rf_json_dump_go(rf_extender_filter_result(...)) prints, without building a tree. Messages are
+ * only read. @return 0, or -ENOMEM where rf_extender_filter_result() returns NULL.
+ */
+int rf_extender_write_filter_result(const struct rf_extender_args *a,
+				    const enum rf_filter_outcome *outcomes, const char *const *msgs,
+				    const char *error, struct rf_strbuf *out);
+
 /** HostPriorityList: [{"Host":..., "Score":...}] in request order. New reference. */
 json_t *rf_extender_priority_list(const struct rf_extender_args *a, const int *scores);
+
+/** The same HostPriorityList as JSON text into out. @return 0 or -ENOMEM. */
+int rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
+				    struct rf_strbuf *out);
 
 /** ExtenderPreemptionArgs, both modes. */
 struct rf_extender_victims {
@@ -86,14 +116,5 @@ json_t *rf_extender_bind_result(const char *error);
 
 /** Case-insensitive object lookup, as Go's encoding/json matches struct fields. Borrowed. */
 json_t *rf_json_get_ci(const json_t *obj, const char *key);
-
-/**
- * Serialise j exactly as Go's json.Marshal would print the same value: compact, object keys in the
- * json_t's order, `<` `>` `&` U+2028 U+2029 escaped as \u003c etc., \b \f \n \r \t short escapes,
- * other control characters as \u00XX, invalid UTF-8 as \ufffd, reals in Go's shortest form.
- * NULL j prints "null". Returns a malloc'd NUL-terminated string (free()), NULL on OOM;
- * *ret_len (optional) gets its length.
- */
-char *rf_json_dump_go(const json_t *j, size_t *ret_len);
 
 #endif

@@ -30,7 +30,7 @@
 
 #include <microhttpd.h>
 
-#include "server/extender.h"
+#include "server/gojson.h"
 #include "server/log.h"
 #include "server/metrics.h"
 
@@ -89,6 +89,23 @@ rf_http_reply_json(struct rf_http_response *resp, int status, json_t *j)
 	size_t len = 0;
 	char *s = rf_json_dump_go(j, &len);
 	json_decref(j);
+	if (!s) {
+		rf_http_reply_error(resp, 500, "internal error", "out of memory");
+		return -ENOMEM;
+	}
+	free(resp->body);
+	resp->status = status;
+	resp->body = s;
+	resp->body_len = len;
+	resp->content_type = NULL;
+	return 0;
+}
+
+int
+rf_http_reply_strbuf(struct rf_http_response *resp, int status, struct rf_strbuf *b)
+{
+	size_t len = b->len;
+	char *s = rf_strbuf_steal(b);
 	if (!s) {
 		rf_http_reply_error(resp, 500, "internal error", "out of memory");
 		return -ENOMEM;

@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "config/strbuf.h"
+
 struct rf_http_request {
 	const char *method;  /* "GET", "POST", ... */
 	const char *path;    /* without the query string, e.g. "/debug/nodes/n1" */
@@ -72,6 +74,12 @@ const char *rf_http_query(const struct rf_http_request *req, const char *key);
 
 /** Reply with a JSON document (steals j; a NULL j means OOM and yields a 500). */
 int rf_http_reply_json(struct rf_http_response *resp, int status, json_t *j);
+
+/**
+ * Reply with the JSON text in b, taking its memory (b is emptied). A buffer that failed to grow
+ * (b->oom) yields the same 500 as rf_http_reply_json(NULL), and -ENOMEM.
+ */
+int rf_http_reply_strbuf(struct rf_http_response *resp, int status, struct rf_strbuf *b);
 
 /** Reply with {"error": error, "detail": detail}. */
 int rf_http_reply_error(struct rf_http_response *resp, int status, const char *error,

@@ -37,6 +37,17 @@ reply_bad_args(struct rf_http_response *resp, const char *what, const char *deta
 	return rf_http_reply_json(resp, 400, o);
 }
 
+/* An ExtenderFilterResult (or its error shape, error non-NULL) as the reply. */
+static int
+reply_filter(struct rf_http_response *resp, const struct rf_extender_args *a,
+	     const enum rf_filter_outcome *outcomes, const char *const *msgs, const char *error)
+{
+	struct rf_strbuf b = { 0 };
+	if (rf_extender_write_filter_result(a, outcomes, msgs, error, &b) < 0)
+		b.oom = true; /* a 500, as a result the tree version could not build */
+	return rf_http_reply_strbuf(resp, 200, &b);
+}
+
 /* Malformed annotations are reported once per pod: a small ring of recently reported pods. */
 #define REPORTED_RING 1024
 static pthread_mutex_t reported_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -115,10 +126,7 @@ check_cache_state(struct verb_ctx *v, struct rf_http_response *resp, bool filter
 		 kinds[0] ? kinds : "no cluster data yet");
 	rf_v(1, "refused while not ready", "pod", v->demand.pod_key, "kinds", kinds);
 	if (filter)
-		return rf_http_reply_json(resp, 200,
-					  rf_extender_filter_result(&v->args, NULL, NULL, msg)) < 0
-			       ? -ENOMEM
-			       : 1;
+		return reply_filter(resp, &v->args, NULL, NULL, msg) < 0 ? -ENOMEM : 1;
 	/* prioritize errors are ignored by kube-scheduler: say so with a status */
 	return rf_http_reply_error(resp, 503, "not ready", msg) < 0 ? -ENOMEM : 1;
 }
@@ -186,11 +194,11 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	}
 	v->gen = rf_cache_get(v->app->cache);
 	if (!v->gen) {
-		if (filter) {
-			json_t *res = rf_extender_filter_result(
-				&v->args, NULL, NULL, "railfit: cluster cache not loaded yet");
-			return rf_http_reply_json(resp, 200, res) < 0 ? -ENOMEM : 1;
-		}
+		if (filter)
+			return reply_filter(resp, &v->args, NULL, NULL,
+					    "railfit: cluster cache not loaded yet") < 0
+				       ? -ENOMEM
+				       : 1;
 		return rf_http_reply_error(resp, 503, "not ready", "cluster cache not loaded yet") <
 				       0
 			       ? -ENOMEM
@@ -442,8 +450,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				      (double)counts[k]);
 	rf_v(2, "pod filtered", "pod", v.demand.pod_key, "demand",
 	     rf_demand_kind_name(v.demand.kind));
-	json_t *res = rf_extender_filter_result(&v.args, outcomes, msgs, NULL);
-	r = rf_http_reply_json(resp, 200, res);
+	r = reply_filter(resp, &v.args, outcomes, msgs, NULL);
 out:
 	free(msgs);
 	free(stale_msg);
@@ -482,7 +489,10 @@ rf_verb_prioritize(void *userdata, const struct rf_http_request *req, struct rf_
 					    ? job.res[i].score
 					    : 0;
 	}
-	r = rf_http_reply_json(resp, 200, rf_extender_priority_list(&v.args, scores));
+	struct rf_strbuf b = { 0 };
+	if (rf_extender_write_priority_list(&v.args, scores, &b) < 0)
+		b.oom = true;
+	r = rf_http_reply_strbuf(resp, 200, &b);
 out:
 	free(scores);
 	judge_job_release(&job, v.args.n_nodes);

@@ -1,5 +1,9 @@
 /* Fuzz target: extender request decoding (filter/prioritize, preempt and bind bodies) and, when a
- * body decodes, encoding of every result shape. Must never crash, leak or read out of bounds. */
+ * body decodes, encoding of every result shape. Must never crash, leak or read out of bounds.
+ * ExtenderArgs are decoded twice, by the fast scanner-based decoder and by the jansson reference
+ * decoder, which must agree; the text writers must print exactly the Go dump of the tree results.
+ * Any disagreement aborts. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "config/strbuf.h"
 #include "server/extender.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,12 +29,81 @@ dump_and_free(json_t *j)
 	json_decref(j);
 }
 
+/* The text writers print exactly the Go dump of the tree results (or fail where those fail). */
+static void
+writers_agree(const struct rf_extender_args *a, const enum rf_filter_outcome *oc,
+	      const char *const *msgs, const char *error, const int *scores)
+{
+	json_t *tree = rf_extender_filter_result(a, oc, msgs, error);
+	struct rf_strbuf b = { 0 };
+	int r = rf_extender_write_filter_result(a, oc, msgs, error, &b);
+	if (tree) {
+		size_t len = 0;
+		char *want = rf_json_dump_go(tree, &len);
+		if (want && (r != 0 || b.len != len || memcmp(b.s, want, len) != 0))
+			abort();
+		free(want);
+		json_decref(tree);
+	} else if (r == 0) {
+		abort();
+	}
+	rf_strbuf_release(&b);
+	tree = rf_extender_priority_list(a, scores);
+	r = rf_extender_write_priority_list(a, scores, &b);
+	if (tree) {
+		size_t len = 0;
+		char *want = rf_json_dump_go(tree, &len);
+		if (want && (r != 0 || b.len != len || memcmp(b.s, want, len) != 0))
+			abort();
+		free(want);
+		json_decref(tree);
+	}
+	rf_strbuf_release(&b);
+}
+
+/* The fast decoder (server/jscan.h, no tree of the body) and the jansson reference decoder give
+ * the same result, error message, names, Node texts and Pod. */
+static void
+decoders_agree(const char *body, size_t size, const struct rf_extender_args *a, int r,
+	       const char *err)
+{
+	struct rf_extender_args t;
+	char terr[256];
+	int rt = rf_extender_args_parse_tree(body, size, &t, terr, sizeof(terr));
+	if (rt == -ENOMEM || r == -ENOMEM)
+		goto out;
+	if (rt != r)
+		abort();
+	if (r < 0) {
+		if (strcmp(err, terr) != 0)
+			abort();
+		return;
+	}
+	if (a->cache_mode != t.cache_mode || a->n_nodes != t.n_nodes || !json_equal(a->pod, t.pod))
+		abort();
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		if (strcmp(a->node_names[i], t.node_names[i]) != 0)
+			abort();
+		if ((a->node_objs[i] == NULL) != (t.node_objs[i] == NULL))
+			abort();
+		if (a->node_objs[i] &&
+		    (a->node_obj_lens[i] != t.node_obj_lens[i] ||
+		     memcmp(a->node_objs[i], t.node_objs[i], a->node_obj_lens[i])))
+			abort();
+	}
+out:
+	if (rt == 0)
+		rf_extender_args_release(&t);
+}
+
 static void
 fuzz_args(const char *body, size_t size)
 {
 	struct rf_extender_args a;
 	char err[256];
-	if (rf_extender_args_parse(body, size, &a, err, sizeof(err)) != 0)
+	int r = rf_extender_args_parse(body, size, &a, err, sizeof(err));
+	decoders_agree(body, size, &a, r, err);
+	if (r != 0)
 		return;
 	size_t n = a.n_nodes;
 	enum rf_filter_outcome *oc = calloc(n ? n : 1, sizeof(*oc));
@@ -44,6 +118,12 @@ fuzz_args(const char *body, size_t size)
 		dump_and_free(rf_extender_filter_result(&a, oc, msgs, NULL));
 		dump_and_free(rf_extender_filter_result(&a, oc, msgs, "fuzz error <&>"));
 		dump_and_free(rf_extender_priority_list(&a, scores));
+		writers_agree(&a, oc, msgs, NULL, scores);
+		writers_agree(&a, oc, msgs, "fuzz error <&>", scores);
+		/* node names as messages: any text a name can hold */
+		for (size_t i = 0; i < n; i++)
+			msgs[i] = a.node_names[n - 1 - i];
+		writers_agree(&a, oc, msgs, n ? a.node_names[0] : NULL, scores);
 	}
 	/* The borrowed pieces stay readable until release. */
 	if (a.pod && !json_is_object(a.pod))
