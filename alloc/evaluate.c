@@ -481,7 +481,8 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 	}
 
 	/* rail: share of the assignment's rails the pod's group already uses elsewhere */
-	e->group_rails = d->group[0] ? rf_cluster_group_rails(c, d->group, n->name) : 0;
+	e->group_rails =
+		d->group[0] ? rf_group_rails_elsewhere(c, rf_cluster_group(c, d->group), n) : 0;
 	if (e->group_rails) {
 		size_t rails = 0, same = 0;
 		for (size_t i = 0; i < a->n; i++) {

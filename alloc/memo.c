@@ -501,7 +501,7 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
 	uint64_t rails = 0, fp = 0;
 	if (n) {
-		rails = rf_group_rails_elsewhere(ctx->cluster, ctx->group, n->name);
+		rails = rf_group_rails_elsewhere(ctx->cluster, ctx->group, n);
 		fp = rf_node_use(ctx->cluster, n)->fp;
 		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
 			return 0;

@@ -13,7 +13,7 @@
 
 struct group_rails {
 	const char *group;
-	const char *node;
+	unsigned node_idx;
 	uint64_t rails;
 };
 
@@ -94,7 +94,7 @@ struct rf_cluster {
 	size_t n_pods_by_uid;
 	const json_t **templates;
 	size_t n_templates;
-	struct group_rails *group_rails; /* sorted by group, then node */
+	struct group_rails *group_rails; /* sorted by group, then node index */
 	size_t n_group_rails;
 	struct group_index *groups; /* sorted by group */
 	size_t n_groups;

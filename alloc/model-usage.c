@@ -486,7 +486,7 @@ group_rails_cmp(const void *a, const void *b)
 {
 	const struct group_rails *x = a, *y = b;
 	int r = strcmp(x->group, y->group);
-	return r ? r : strcmp(x->node, y->node);
+	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
 }
 
 /* The group index over the sorted group_rails entries: per group, the rails used anywhere and
@@ -503,11 +503,11 @@ index_groups(struct rf_cluster *c)
 		g->first = i;
 		while (i < c->n_group_rails && strcmp(c->group_rails[i].group, g->group) == 0) {
 			/* the rails of one node: its entries are adjacent */
-			const char *node = c->group_rails[i].node;
+			unsigned node = c->group_rails[i].node_idx;
 			uint64_t mine = 0;
 			for (; i < c->n_group_rails &&
 			       strcmp(c->group_rails[i].group, g->group) == 0 &&
-			       strcmp(c->group_rails[i].node, node) == 0;
+			       c->group_rails[i].node_idx == node;
 			     i++)
 				mine |= c->group_rails[i].rails;
 			g->multi |= g->any & mine;
@@ -591,7 +591,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			if (p->group && rails) {
 				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
 				gr->group = p->group;
-				gr->node = n->name;
+				gr->node_idx = n->idx;
 				gr->rails = rails;
 			}
 		}

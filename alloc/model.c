@@ -560,12 +560,6 @@ group_key_cmp(const void *key, const void *elem)
 	return strcmp(key, ((const struct group_index *)elem)->group);
 }
 
-static int
-node_key_cmp(const void *key, const void *elem)
-{
-	return strcmp(key, ((const struct group_rails *)elem)->node);
-}
-
 const struct rf_group *
 rf_cluster_group(const struct rf_cluster *c, const char *group)
 {
@@ -573,32 +567,33 @@ rf_cluster_group(const struct rf_cluster *c, const char *group)
 }
 
 uint64_t
-rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp, const char *node)
+rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp,
+			 const struct rf_node *n)
 {
 	const struct group_index *g = (const struct group_index *)grp;
 	if (!g)
 		return 0;
-	/* a rail used on two nodes is used on one other than `node`; a rail used on one node
-	 * counts unless that node is `node` */
+	/* a rail used on two nodes is used on one other than n; a rail used on one node counts
+	 * unless that node is n. The group's entries are sorted by node index: no name compared */
 	const struct group_rails *range = &c->group_rails[g->first];
-	const struct group_rails *hit = bsearch(node, range, g->n, sizeof(*range), node_key_cmp);
 	uint64_t mine = 0;
-	if (hit) {
-		const struct group_rails *lo = hit, *hi = hit;
-		while (lo > range && strcmp(lo[-1].node, node) == 0)
-			lo--;
-		while (hi + 1 < range + g->n && strcmp(hi[1].node, node) == 0)
-			hi++;
-		for (; lo <= hi; lo++)
-			mine |= lo->rails;
+	size_t lo = 0, hi = g->n;
+	while (n && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (range[mid].node_idx < n->idx)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	for (; n && lo < g->n && range[lo].node_idx == n->idx; lo++)
+		mine |= range[lo].rails;
 	return g->multi | (g->any & ~mine);
 }
 
 uint64_t
 rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node)
 {
-	return rf_group_rails_elsewhere(c, rf_cluster_group(c, group), node);
+	return rf_group_rails_elsewhere(c, rf_cluster_group(c, group), rf_cluster_node(c, node));
 }
 
 size_t

@@ -301,11 +301,11 @@ struct rf_memo *rf_cluster_memo(const struct rf_cluster *c);
 uint64_t rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node);
 
 /** The same in two steps, for many nodes and one group: the group (NULL when it holds no rails),
- * then rails on nodes other than `node` (0 for a NULL group). */
+ * then rails on nodes other than n (0 for a NULL group; n NULL: every node is another). */
 struct rf_group;
 const struct rf_group *rf_cluster_group(const struct rf_cluster *c, const char *group);
 uint64_t rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *g,
-				  const char *node);
+				  const struct rf_node *n);
 
 /** Warnings collected while building (objects skipped and why). Borrowed strings. */
 size_t rf_cluster_n_warnings(const struct rf_cluster *c);
