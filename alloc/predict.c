@@ -1113,6 +1113,68 @@ out:
 	return r;
 }
 
+size_t
+rf_search_n_requests(const struct rf_search_request *req)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < req->n_claims; c++)
+		n += req->claims[c]->n_requests;
+	return n;
+}
+
+/* The first check (in enum rf_reject order) that rejects the device, using the search's checks. */
+static enum rf_reject
+reject_reason(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+	      size_t aid, const struct scan_item *it)
+{
+	int pool_fatal;
+	if (selectable(s, cl, alt, aid, it, false) != M_YES)
+		return RF_REJECT_SELECTOR;
+	if (in_use(s, cl, alt, it->dev))
+		return RF_REJECT_IN_USE;
+	if (!pool_searchable(s, it, &pool_fatal))
+		return RF_REJECT_POOL;
+	if (!taints_ok(s, alt, it->dev))
+		return RF_REJECT_TAINT;
+	if (!capacity_fits(s, alt, it->dev))
+		return RF_REJECT_CAPACITY;
+	if (!counters_fit(s, it->dev))
+		return RF_REJECT_COUNTERS;
+	return RF_REJECT_NONE;
+}
+
+int
+rf_predict_rejects(const struct rf_search_request *req, struct rf_request_rejects *ret)
+{
+	const struct rf_node *n = req->node;
+	struct search s;
+	size_t k = 0;
+	int r = search_init(&s, req);
+	if (r < 0)
+		goto out;
+	for (size_t ci = 0; ci < req->n_claims; ci++) {
+		const struct rf_claim *cl = req->claims[ci];
+		for (size_t ri = 0; ri < cl->n_requests; ri++) {
+			struct rf_request_rejects *rj = &ret[k++];
+			const struct rf_request_alt *alt = &cl->requests[ri].alts[0];
+			size_t aid = alt_id(&s, ci, ri, 0);
+			*rj = (struct rf_request_rejects){ .claim = cl, .alt = alt };
+			for (size_t i = 0; i < n->n_devices; i++) {
+				struct scan_item it = { .dev = n->devices[i], .ni = (unsigned)i };
+				enum rf_reject why = reject_reason(&s, cl, alt, aid, &it);
+				rj->by[why]++;
+				if (why != RF_REJECT_NONE && why < RF_REJECT_CAPACITY)
+					continue;
+				if (rj->n_named < RF_REJECT_NAMED)
+					rj->named[rj->n_named++] = it.dev;
+			}
+		}
+	}
+out:
+	search_release(&s);
+	return r;
+}
+
 int
 rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *score, void *userdata,
 		struct rf_assignment *ret, bool *ret_found, bool *ret_exhaustive)
