@@ -7,6 +7,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
+#include "alloc/explain.h"
 #include "test/alloc_fixture.h"
 
 Suite *evaluate_suite(void);

@@ -12,6 +12,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
+#include "alloc/explain.h"
 #include "test/alloc_fixture.h"
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"

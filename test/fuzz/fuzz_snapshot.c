@@ -8,6 +8,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
+#include "alloc/explain.h"
 #include "alloc/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
