@@ -101,7 +101,7 @@ perr(struct parser *p, int rc, size_t pos, const char *fmt, ...)
 static void *
 palloc(struct parser *p, size_t n)
 {
-	void *r = cel_arena_alloc(&p->prog->arena, n);
+	void *r = rf_arena_alloc_raw(&p->prog->arena, n);
 	if (!r)
 		perr(p, -ENOMEM, p->cur.pos, "out of memory");
 	else
@@ -318,7 +318,7 @@ lex_string(struct parser *p, struct tok *t, bool raw, bool bytes)
 		i += (c == '\\' && !raw && i + 1 < p->len) ? 2 : 1;
 	}
 	end = i;
-	char *out = cel_arena_alloc(&p->prog->arena, end - body + 1);
+	char *out = rf_arena_alloc_raw(&p->prog->arena, end - body + 1);
 	size_t o = 0;
 	if (!out)
 		return perr(p, -ENOMEM, t->pos, "out of memory");
@@ -393,7 +393,7 @@ lex(struct parser *p, struct tok *t)
 				return rc;
 			}
 		}
-		char *name = cel_arena_strndup(&p->prog->arena, id, n_id);
+		char *name = rf_arena_strndup(&p->prog->arena, id, n_id);
 		if (!name)
 			return perr(p, -ENOMEM, p->i, "out of memory");
 		t->s = name;
@@ -1332,7 +1332,7 @@ precompute(struct parser *p, struct cel_node *n)
 		snprintf(msg, sizeof(msg), "invalid quantity \"%.*s\"%s",
 			 (int)(s->lit.s.len > 64 ? 64 : s->lit.s.len), s->lit.s.p,
 			 rc == -ERANGE ? ": out of range" : "");
-		cst->err = cel_arena_strndup(&p->prog->arena, msg, strlen(msg));
+		cst->err = rf_arena_strndup(&p->prog->arena, msg, strlen(msg));
 		if (!cst->err)
 			return perr(p, -ENOMEM, n->pos, "out of memory");
 		return 0;
@@ -1356,7 +1356,7 @@ precompute(struct parser *p, struct cel_node *n)
 			return p->rc;
 		n->cst = cst;
 		if (normalize) {
-			char *buf = cel_arena_alloc(&p->prog->arena, s->lit.s.len + 8);
+			char *buf = rf_arena_alloc_raw(&p->prog->arena, s->lit.s.len + 8);
 			if (!buf)
 				return perr(p, -ENOMEM, n->pos, "out of memory");
 			rc = cel_semver_parse_normalized(s->lit.s.p, s->lit.s.len, buf, v, &msg);
@@ -1371,7 +1371,7 @@ precompute(struct parser *p, struct cel_node *n)
 		char tmp[RF_CEL_ERR_MAX];
 		snprintf(tmp, sizeof(tmp), "invalid semantic version \"%.*s\": %s",
 			 (int)(s->lit.s.len > 64 ? 64 : s->lit.s.len), s->lit.s.p, msg);
-		cst->err = cel_arena_strndup(&p->prog->arena, tmp, strlen(tmp));
+		cst->err = rf_arena_strndup(&p->prog->arena, tmp, strlen(tmp));
 		if (!cst->err)
 			return perr(p, -ENOMEM, n->pos, "out of memory");
 		return 0;

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/strbuf.h"
+#include "server/escape.h"
 #include "server/pack.h"
 
 #define MAX_SNAPSHOT_BYTES ((size_t)2 << 30)
@@ -533,106 +535,73 @@ bad_json:
 	return -EINVAL;
 }
 
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static int
-append_text(const char *buf, size_t n, void *data)
+static void
+put_text(void *ctx, const char *s, size_t n)
 {
-	struct text *t = data;
-	if (t->len + n + 1 > t->cap) {
-		size_t cap = t->cap ? t->cap : 1 << 20;
-		while (cap < t->len + n + 1)
-			cap *= 2;
-		char *p = realloc(t->p, cap);
-		if (!p)
-			return -1;
-		t->p = p;
-		t->cap = cap;
-	}
-	memcpy(t->p + t->len, buf, n);
-	t->len += n;
-	return 0;
+	rf_strbuf_putn(ctx, s, n);
 }
 
-static int put_string(struct text *t, const char *s, size_t len);
+static void
+put_string(struct rf_strbuf *t, const char *s, size_t len)
+{
+	rf_escape_json(s, len, 0, put_text, t);
+}
 
 /* Compact JSON of v appended to t: what json_dump_callback(JSON_COMPACT) writes, without its
- * per-container bookkeeping (which made it the slowest part of packing). Strings are valid UTF-8
- * already (jansson checked them); only '"', '\\' and control characters need escapes. */
-static int
-put_json(struct text *t, const json_t *v)
+ * per-container bookkeeping (which made it the slowest part of packing). Failure is sticky in t. */
+static void
+put_json(struct rf_strbuf *t, const json_t *v)
 {
 	char buf[64];
 	int n;
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
-		if (append_text("{", 1, t) < 0)
-			return -1;
+		rf_strbuf_putc(t, '{');
 		bool first = true;
-		for (void *it = json_object_iter((json_t *)v); it;
+		for (void *it = json_object_iter((json_t *)v); it && !t->oom;
 		     it = json_object_iter_next((json_t *)v, it)) {
-			if ((!first && append_text(",", 1, t) < 0) ||
-			    put_string(t, json_object_iter_key(it), json_object_iter_key_len(it)) <
-				    0 ||
-			    append_text(":", 1, t) < 0 ||
-			    put_json(t, json_object_iter_value(it)) < 0)
-				return -1;
+			if (!first)
+				rf_strbuf_putc(t, ',');
+			put_string(t, json_object_iter_key(it), json_object_iter_key_len(it));
+			rf_strbuf_putc(t, ':');
+			put_json(t, json_object_iter_value(it));
 			first = false;
 		}
-		return append_text("}", 1, t);
+		rf_strbuf_putc(t, '}');
+		return;
 	}
 	case JSON_ARRAY:
-		if (append_text("[", 1, t) < 0)
-			return -1;
-		for (size_t i = 0; i < json_array_size(v); i++)
-			if ((i && append_text(",", 1, t) < 0) ||
-			    put_json(t, json_array_get(v, i)) < 0)
-				return -1;
-		return append_text("]", 1, t);
+		rf_strbuf_putc(t, '[');
+		for (size_t i = 0; i < json_array_size(v) && !t->oom; i++) {
+			if (i)
+				rf_strbuf_putc(t, ',');
+			put_json(t, json_array_get(v, i));
+		}
+		rf_strbuf_putc(t, ']');
+		return;
 	case JSON_STRING:
-		return put_string(t, json_string_value(v), json_string_length(v));
+		put_string(t, json_string_value(v), json_string_length(v));
+		return;
 	case JSON_INTEGER:
 		n = snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return append_text(buf, (size_t)n, t);
+		rf_strbuf_putn(t, buf, (size_t)n);
+		return;
 	case JSON_REAL:
 		n = snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
 		if (!strpbrk(buf, ".eE")) /* keep it a real when read back */
 			n += snprintf(buf + n, sizeof(buf) - (size_t)n, ".0");
-		return append_text(buf, (size_t)n, t);
+		rf_strbuf_putn(t, buf, (size_t)n);
+		return;
 	case JSON_TRUE:
-		return append_text("true", 4, t);
+		rf_strbuf_puts(t, "true");
+		return;
 	case JSON_FALSE:
-		return append_text("false", 5, t);
+		rf_strbuf_puts(t, "false");
+		return;
 	case JSON_NULL:
 		break;
 	}
-	return append_text("null", 4, t);
-}
-
-static int
-put_string(struct text *t, const char *s, size_t len)
-{
-	size_t from = 0;
-	if (append_text("\"", 1, t) < 0)
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch >= 0x20 && ch != '"' && ch != '\\')
-			continue;
-		char esc[8];
-		int n = ch == '"'    ? snprintf(esc, sizeof(esc), "\\\"")
-			: ch == '\\' ? snprintf(esc, sizeof(esc), "\\\\")
-				     : snprintf(esc, sizeof(esc), "\\u%04x", ch);
-		if (append_text(s + from, i - from, t) < 0 || append_text(esc, (size_t)n, t) < 0)
-			return -1;
-		from = i + 1;
-	}
-	if (append_text(s + from, len - from, t) < 0)
-		return -1;
-	return append_text("\"", 1, t);
+	rf_strbuf_puts(t, "null");
 }
 
 /* A claim whose model keeps a pointer into it: a consumedCapacity of an allocation result. */
@@ -663,9 +632,7 @@ struct rf_snapshot_packed {
 static int
 pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array *ret)
 {
-	struct text t = { 0 };
-	char *packed = NULL;
-	size_t packed_len = 0, packed_cap = 0;
+	struct rf_strbuf t = { 0 }, packed = { 0 };
 	json_t *pk = json_array(), *kept = json_array();
 	if (!pk || !kept)
 		goto oom;
@@ -677,37 +644,35 @@ pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array 
 	/* the array's text, packed in frames of about PACK_CHUNK bytes so that the whole text
 	 * never exists at once */
 	for (size_t i = 0; i < json_array_size(pk); i++) {
-		if (append_text(i ? "," : "[", 1, &t) < 0 ||
-		    put_json(&t, json_array_get(pk, i)) < 0 ||
-		    (i + 1 == json_array_size(pk) && append_text("]", 1, &t) < 0))
+		rf_strbuf_putc(&t, i ? ',' : '[');
+		put_json(&t, json_array_get(pk, i));
+		if (i + 1 == json_array_size(pk))
+			rf_strbuf_putc(&t, ']');
+		if (t.oom)
 			goto oom;
 		if (t.len < PACK_CHUNK && i + 1 < json_array_size(pk))
 			continue;
 		char *frame;
 		size_t frame_len;
-		if (rf_pack(t.p, t.len, &frame, &frame_len) < 0)
+		if (rf_pack(t.s, t.len, &frame, &frame_len) < 0)
 			goto oom;
-		struct text all = { packed, packed_len, packed_cap };
-		int r = append_text(frame, frame_len, &all);
+		rf_strbuf_putn(&packed, frame, frame_len);
 		free(frame);
-		packed = all.p;
-		packed_len = all.len;
-		packed_cap = all.cap;
-		if (r < 0)
+		if (packed.oom)
 			goto oom;
-		t.len = 0;
+		t.len = 0; /* the next frame reuses the buffer */
 	}
 	/* a json string holds any bytes with its length; only rf_snapshot_dump() reads it */
-	if (json_array_size(pk) && !(ret->blob = json_stringn_nocheck(packed, packed_len)))
+	if (json_array_size(pk) && !(ret->blob = json_stringn_nocheck(packed.s, packed.len)))
 		goto oom;
-	free(t.p);
-	free(packed);
+	rf_strbuf_release(&t);
+	rf_strbuf_release(&packed);
 	json_decref(pk);
 	ret->kept = kept;
 	return 0;
 oom:
-	free(t.p);
-	free(packed);
+	rf_strbuf_release(&t);
+	rf_strbuf_release(&packed);
 	json_decref(pk);
 	json_decref(kept);
 	return -ENOMEM;
