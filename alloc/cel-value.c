@@ -1,6 +1,7 @@
 /* Value helpers of the CEL evaluator: semantic versions (blang/semver rules, as Kubernetes'
- * semver library), Go-style double formatting and the locale objects that make number formatting and regexes independent
- * of the process locale. Pure functions; the locale objects are created once (pthread_once). */
+ * semver library), Go-style double formatting and the locale objects that make number formatting
+ * and regexes independent of the process locale. Pure functions; the locale objects are created
+ * once (pthread_once). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
