@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc/cel-private.h"
+#include "config/grow.h"
 
 enum tok_type {
 	T_EOF,
@@ -618,22 +619,14 @@ struct nvec {
 static int
 nvec_push(struct parser *p, struct nvec *v, struct cel_node *n, enum cel_op op, size_t op_pos)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 8;
-		struct cel_node **nv = realloc(v->v, cap * sizeof(*nv));
-		if (!nv)
-			return perr(p, -ENOMEM, op_pos, "out of memory");
-		v->v = nv;
-		enum cel_op *no = realloc(v->ops, cap * sizeof(*no));
-		if (!no)
-			return perr(p, -ENOMEM, op_pos, "out of memory");
-		v->ops = no;
-		size_t *np = realloc(v->op_pos, cap * sizeof(*np));
-		if (!np)
-			return perr(p, -ENOMEM, op_pos, "out of memory");
-		v->op_pos = np;
-		v->cap = cap;
-	}
+	/* three parallel arrays: each grows from the same capacity to the same new one; v->cap is
+	 * raised only once all three have it */
+	size_t c_v = v->cap, c_ops = v->cap, c_pos = v->cap;
+	if (rf_grow(&v->v, &c_v, v->n + 1, sizeof(*v->v)) < 0 ||
+	    rf_grow(&v->ops, &c_ops, v->n + 1, sizeof(*v->ops)) < 0 ||
+	    rf_grow(&v->op_pos, &c_pos, v->n + 1, sizeof(*v->op_pos)) < 0)
+		return perr(p, -ENOMEM, op_pos, "out of memory");
+	v->cap = c_v;
 	v->v[v->n] = n;
 	v->ops[v->n] = op;
 	v->op_pos[v->n] = op_pos;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "config/grow.h"
 
 const char *
 rf_verdict_name(enum rf_verdict v)
@@ -990,15 +991,9 @@ rf_release_from_victims(const struct rf_cluster *c, const struct rf_pod *const *
 				only_victims = is_victim(victims, n, cl->reserved_uids[k]);
 			if (!only_victims)
 				continue;
-			if (r.n_claims == cap) {
-				size_t ncap = cap ? cap * 2 : 8;
-				const struct rf_claim **nc = realloc(r.claims, ncap * sizeof(*nc));
-				if (!nc) {
-					rf_release_free(&r);
-					return -ENOMEM;
-				}
-				r.claims = nc;
-				cap = ncap;
+			if (rf_grow(&r.claims, &cap, r.n_claims + 1, sizeof(*r.claims)) < 0) {
+				rf_release_free(&r);
+				return -ENOMEM;
 			}
 			r.claims[r.n_claims++] = cl;
 		}

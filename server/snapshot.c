@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/grow.h"
 #include "config/strbuf.h"
 #include "server/escape.h"
 #include "server/pack.h"
@@ -293,16 +294,9 @@ scan_doc(const char *buf, size_t len, struct fast_doc *d)
 					const char *ie = scan_value(q, end);
 					if (!ie || *q != '{')
 						return 1;
-					if (d->n_items == d->cap_items) {
-						size_t ncap =
-							d->cap_items ? d->cap_items * 2 : 1024;
-						struct span *ni =
-							realloc(d->items, ncap * sizeof(*ni));
-						if (!ni)
-							return -ENOMEM;
-						d->items = ni;
-						d->cap_items = ncap;
-					}
+					if (rf_grow(&d->items, &d->cap_items, d->n_items + 1,
+						    sizeof(*d->items)) < 0)
+						return -ENOMEM;
 					d->items[d->n_items++] =
 						(struct span){ q, (size_t)(ie - q) };
 					q = skip_ws(ie, end);

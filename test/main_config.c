@@ -8,5 +8,7 @@ Suite *duration_suite(void);
 Suite *config_suite(void);
 Suite *utf8_suite(void);
 Suite *strbuf_suite(void);
+Suite *grow_suite(void);
 
-RF_CHECK_MAIN(quantity_suite(), duration_suite(), config_suite(), utf8_suite(), strbuf_suite())
+RF_CHECK_MAIN(quantity_suite(), duration_suite(), config_suite(), utf8_suite(), strbuf_suite(),
+	      grow_suite())
