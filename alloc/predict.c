@@ -40,7 +40,6 @@ struct search {
 	size_t n_devs;
 	size_t *alt_base; /* per (claim, request): first alt id */
 	size_t n_alt_ids;
-	struct rf_assignment cur;
 	size_t n_pinned;
 	/* best mode */
 	bool best;
@@ -54,11 +53,14 @@ struct search {
 	 * and counter; and devices whose counters the allocator reserved although it then rejected
 	 * them for a taint or a constraint (it does not roll that back: I-LEAK, v0.34.9/v0.35.6) */
 	struct rf_quantity ***counter_used; /* [node pool][set][counter], NULL when no counters */
-	const struct rf_device *leaked[RF_MAX_LEAKED];
 	size_t n_leaked;
 	enum rf_search_status fatal;
 	char *err;
 	size_t errlen;
+	/* the large members last: search_init() clears only what comes before them (about 10 KiB
+	 * per node otherwise); only cur.n and n_leaked entries are ever read */
+	struct rf_assignment cur;
+	const struct rf_device *leaked[RF_MAX_LEAKED];
 };
 
 const char *
@@ -842,7 +844,8 @@ static int
 search_init(struct search *s, const struct rf_search_request *req)
 {
 	const struct rf_node *n = req->node;
-	memset(s, 0, sizeof(*s));
+	memset(s, 0, offsetof(struct search, cur));
+	s->cur.n = 0;
 	s->req = req;
 	s->ver = rf_cluster_dra_version(req->cluster);
 	s->binding = node_has_binding(n);
