@@ -8,7 +8,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/explain.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *evaluate_suite(void);
 

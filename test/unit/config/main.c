@@ -1,7 +1,7 @@
 /* Unit tests of config/: quantities, durations, levels and the configuration file. */
 #include <check.h>
 
-#include "test/check_main.h"
+#include "test/unit/check_main.h"
 
 Suite *quantity_suite(void);
 Suite *duration_suite(void);

@@ -13,7 +13,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/explain.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"
 

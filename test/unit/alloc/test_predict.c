@@ -9,7 +9,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/predict.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *predict_suite(void);
 
