@@ -11,6 +11,8 @@ Suite *parallel_suite(void);
 Suite *gen_cluster_suite(void);
 Suite *kube_suite(void);
 Suite *slim_suite(void);
+Suite *snapshot_load_suite(void);
 
 RF_CHECK_MAIN(extender_suite(), metrics_suite(), metric_table_suite(), escape_suite(), http_suite(),
-	      parallel_suite(), gen_cluster_suite(), kube_suite(), slim_suite())
+	      parallel_suite(), gen_cluster_suite(), kube_suite(), slim_suite(),
+	      snapshot_load_suite())
