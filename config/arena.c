@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define MIN_CHUNK 4096
-#define MAX_CHUNK (1u << 20) /* chunks stop doubling here */
+#define MAX_CHUNK (64u << 10) /* chunks stop doubling here */
 
 struct rf_arena_chunk {
 	struct rf_arena_chunk *next;
@@ -91,9 +91,12 @@ rf_arena_alloc_raw(struct rf_arena *a, size_t n)
 		c->used += n;
 		return r;
 	}
-	size_t cap = n > MIN_CHUNK - sizeof(*c) ? n : MIN_CHUNK - sizeof(*c);
-	if (c && !c->borrowed && c->cap * 2 > cap && c->cap < MAX_CHUNK)
-		cap = c->cap * 2;
+	/* the next chunk doubles the last one up to MAX_CHUNK, and holds at least n */
+	size_t cap = MIN_CHUNK - sizeof(*c);
+	if (c && !c->borrowed)
+		cap = c->cap < MAX_CHUNK / 2 ? c->cap * 2 : MAX_CHUNK;
+	if (cap < n)
+		cap = n;
 	if (a->limit && (a->total + cap + sizeof(*c) > a->limit)) {
 		a->over_limit = true;
 		return NULL;

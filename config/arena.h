@@ -1,6 +1,6 @@
 /* The one bump allocator: many small objects that all die together (a cluster generation, a CEL
  * program, one CEL evaluation) come from chunks freed at once. Chunks start at 4 KiB and double
- * up to 1 MiB; a request larger than that gets a chunk of its own. An optional byte limit turns
+ * up to 64 KiB; a request larger than that gets a chunk of its own. An optional byte limit turns
  * runaway allocation into a failure. Not thread-safe: an arena belongs to one thread while it is
  * filled, and may be read by many afterwards. */
 #ifndef RF_CONFIG_ARENA_H
