@@ -51,6 +51,12 @@ reserve(struct rf_strbuf *b, size_t more)
 }
 
 void
+rf_strbuf_reserve(struct rf_strbuf *b, size_t more)
+{
+	(void)reserve(b, more);
+}
+
+void
 rf_strbuf_putn(struct rf_strbuf *b, const char *s, size_t n)
 {
 	if (!reserve(b, n))

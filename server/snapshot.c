@@ -111,7 +111,11 @@ pack_array(const json_t *arr, bool (*keep)(const json_t *), struct packed_array 
 {
 	struct rf_strbuf t = { 0 }, packed = { 0 };
 	json_t *pk = json_array(), *kept = json_array();
-	if (!pk || !kept)
+	/* start at 1 MiB (with the NUL): growing from a few bytes left megabytes of heap fragments
+	 * behind after loading */
+	rf_strbuf_reserve(&t, ((size_t)1 << 20) - 1);
+	rf_strbuf_reserve(&packed, ((size_t)1 << 20) - 1);
+	if (!pk || !kept || t.oom || packed.oom)
 		goto oom;
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		json_t *it = json_array_get(arr, i);
