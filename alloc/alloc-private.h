@@ -1,5 +1,6 @@
-/* Internals shared by the files of alloc/: a bump arena that owns everything of one generation,
- * and small jansson accessors. Never included from another folder. */
+/* Internals shared by the files of alloc/: the arena that owns everything of one generation
+ * (config/arena.h), jansson accessors (json_get.h), claim parsing and the selector cache. Never
+ * included from another folder. */
 #ifndef RF_ALLOC_PRIVATE_H
 #define RF_ALLOC_PRIVATE_H
 
@@ -8,27 +9,10 @@
 
 #include <jansson.h>
 
+#include "alloc/json_get.h"
 #include "alloc/model.h"
+#include "config/arena.h"
 #include "config/utf8.h" /* rf_utf8_trim */
-
-struct rf_arena;
-
-struct rf_arena *rf_arena_new(void);
-void rf_arena_free(struct rf_arena *a);
-/** Zeroed, 16-byte aligned memory; NULL on OOM. */
-void *rf_arena_alloc(struct rf_arena *a, size_t size);
-void *rf_arena_calloc(struct rf_arena *a, size_t n, size_t size);
-char *rf_arena_strdup(struct rf_arena *a, const char *s);
-char *rf_arena_printf(struct rf_arena *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/** Borrowed string at key, or NULL when absent or not a string. */
-const char *rf_jstr(const json_t *obj, const char *key);
-/** Object at a dotted path ("spec.pool"), or NULL. */
-const json_t *rf_jpath(const json_t *obj, const char *path);
-/** Integer at key (accepting whole reals), or def. */
-long long rf_jint(const json_t *obj, const char *key, long long def);
-bool rf_jbool(const json_t *obj, const char *key, bool def);
 
 /** Parse a claim spec (ResourceClaimSpec) into *claim using the arena; sets claim->unsupported
  * when something cannot be evaluated. -ENOMEM only. */

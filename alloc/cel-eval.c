@@ -23,7 +23,7 @@
 
 struct cel_ctx {
 	const struct rf_cel_device *dev;
-	struct cel_arena arena;
+	struct rf_arena arena;
 	uint64_t cost;
 	uint64_t cost_limit;
 	bool fatal;   /* cost limit or OOM: never absorbed */
@@ -86,7 +86,7 @@ charge(struct cel_ctx *c, size_t pos, uint64_t units)
 static void *
 ealloc(struct cel_ctx *c, size_t pos, size_t n)
 {
-	void *r = cel_arena_alloc(&c->arena, n);
+	void *r = rf_arena_alloc_raw(&c->arena, n);
 	if (!r)
 		fail_oom(c, pos);
 	return r;
@@ -1568,7 +1568,7 @@ cel_eval_program(const struct rf_cel_program *p, const struct rf_cel_device *d,
 {
 	_Alignas(16) unsigned char stack_buf[2048];
 	struct cel_ctx c = { .dev = d, .cost_limit = CEL_COST_LIMIT };
-	cel_arena_init_buf(&c.arena, CEL_EVAL_MEM_LIMIT, stack_buf, sizeof(stack_buf));
+	rf_arena_init_buf(&c.arena, CEL_EVAL_MEM_LIMIT, stack_buf, sizeof(stack_buf));
 	struct cel_value v;
 	int rc;
 	if (eval(&c, p->root, &v) != 0) {
@@ -1584,6 +1584,6 @@ cel_eval_program(const struct rf_cel_program *p, const struct rf_cel_device *d,
 		err->pos = c.pos;
 		snprintf(err->msg, sizeof(err->msg), "%s", c.msg);
 	}
-	cel_arena_release(&c.arena);
+	rf_arena_release(&c.arena);
 	return rc;
 }

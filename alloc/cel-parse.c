@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc/cel-private.h"
+#include "config/grow.h"
 
 enum tok_type {
 	T_EOF,
@@ -101,7 +102,7 @@ perr(struct parser *p, int rc, size_t pos, const char *fmt, ...)
 static void *
 palloc(struct parser *p, size_t n)
 {
-	void *r = cel_arena_alloc(&p->prog->arena, n);
+	void *r = rf_arena_alloc_raw(&p->prog->arena, n);
 	if (!r)
 		perr(p, -ENOMEM, p->cur.pos, "out of memory");
 	else
@@ -318,7 +319,7 @@ lex_string(struct parser *p, struct tok *t, bool raw, bool bytes)
 		i += (c == '\\' && !raw && i + 1 < p->len) ? 2 : 1;
 	}
 	end = i;
-	char *out = cel_arena_alloc(&p->prog->arena, end - body + 1);
+	char *out = rf_arena_alloc_raw(&p->prog->arena, end - body + 1);
 	size_t o = 0;
 	if (!out)
 		return perr(p, -ENOMEM, t->pos, "out of memory");
@@ -393,7 +394,7 @@ lex(struct parser *p, struct tok *t)
 				return rc;
 			}
 		}
-		char *name = cel_arena_strndup(&p->prog->arena, id, n_id);
+		char *name = rf_arena_strndup(&p->prog->arena, id, n_id);
 		if (!name)
 			return perr(p, -ENOMEM, p->i, "out of memory");
 		t->s = name;
@@ -618,22 +619,14 @@ struct nvec {
 static int
 nvec_push(struct parser *p, struct nvec *v, struct cel_node *n, enum cel_op op, size_t op_pos)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 8;
-		struct cel_node **nv = realloc(v->v, cap * sizeof(*nv));
-		if (!nv)
-			return perr(p, -ENOMEM, op_pos, "out of memory");
-		v->v = nv;
-		enum cel_op *no = realloc(v->ops, cap * sizeof(*no));
-		if (!no)
-			return perr(p, -ENOMEM, op_pos, "out of memory");
-		v->ops = no;
-		size_t *np = realloc(v->op_pos, cap * sizeof(*np));
-		if (!np)
-			return perr(p, -ENOMEM, op_pos, "out of memory");
-		v->op_pos = np;
-		v->cap = cap;
-	}
+	/* three parallel arrays: each grows from the same capacity to the same new one; v->cap is
+	 * raised only once all three have it */
+	size_t c_v = v->cap, c_ops = v->cap, c_pos = v->cap;
+	if (rf_grow(&v->v, &c_v, v->n + 1, sizeof(*v->v)) < 0 ||
+	    rf_grow(&v->ops, &c_ops, v->n + 1, sizeof(*v->ops)) < 0 ||
+	    rf_grow(&v->op_pos, &c_pos, v->n + 1, sizeof(*v->op_pos)) < 0)
+		return perr(p, -ENOMEM, op_pos, "out of memory");
+	v->cap = c_v;
 	v->v[v->n] = n;
 	v->ops[v->n] = op;
 	v->op_pos[v->n] = op_pos;
@@ -1332,7 +1325,7 @@ precompute(struct parser *p, struct cel_node *n)
 		snprintf(msg, sizeof(msg), "invalid quantity \"%.*s\"%s",
 			 (int)(s->lit.s.len > 64 ? 64 : s->lit.s.len), s->lit.s.p,
 			 rc == -ERANGE ? ": out of range" : "");
-		cst->err = cel_arena_strndup(&p->prog->arena, msg, strlen(msg));
+		cst->err = rf_arena_strndup(&p->prog->arena, msg, strlen(msg));
 		if (!cst->err)
 			return perr(p, -ENOMEM, n->pos, "out of memory");
 		return 0;
@@ -1356,7 +1349,7 @@ precompute(struct parser *p, struct cel_node *n)
 			return p->rc;
 		n->cst = cst;
 		if (normalize) {
-			char *buf = cel_arena_alloc(&p->prog->arena, s->lit.s.len + 8);
+			char *buf = rf_arena_alloc_raw(&p->prog->arena, s->lit.s.len + 8);
 			if (!buf)
 				return perr(p, -ENOMEM, n->pos, "out of memory");
 			rc = cel_semver_parse_normalized(s->lit.s.p, s->lit.s.len, buf, v, &msg);
@@ -1371,7 +1364,7 @@ precompute(struct parser *p, struct cel_node *n)
 		char tmp[RF_CEL_ERR_MAX];
 		snprintf(tmp, sizeof(tmp), "invalid semantic version \"%.*s\": %s",
 			 (int)(s->lit.s.len > 64 ? 64 : s->lit.s.len), s->lit.s.p, msg);
-		cst->err = cel_arena_strndup(&p->prog->arena, tmp, strlen(tmp));
+		cst->err = rf_arena_strndup(&p->prog->arena, tmp, strlen(tmp));
 		if (!cst->err)
 			return perr(p, -ENOMEM, n->pos, "out of memory");
 		return 0;

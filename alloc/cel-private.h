@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "alloc/cel.h"
+#include "config/arena.h"
 #include "config/quantity.h"
 #include "config/utf8.h"
 
@@ -24,25 +25,6 @@
 #define CEL_MAX_DEPTH 64
 /* Memory one evaluation may allocate before it fails (the cost limit normally stops it first). */
 #define CEL_EVAL_MEM_LIMIT (64u << 20)
-
-/* ---- arena ---------------------------------------------------------------------------------- */
-
-struct cel_chunk;
-
-struct cel_arena {
-	struct cel_chunk *head;
-	size_t total;    /* bytes allocated from malloc */
-	size_t limit;    /* 0 = unlimited */
-	bool over_limit; /* last failure was the limit, not malloc */
-};
-
-void cel_arena_init(struct cel_arena *a, size_t limit);
-/* Seed the arena with caller-provided (e.g. stack) memory; it is never freed. */
-void cel_arena_init_buf(struct cel_arena *a, size_t limit, void *buf, size_t len);
-void cel_arena_release(struct cel_arena *a);
-/* 16-byte aligned, uninitialised; NULL on OOM or over the limit. */
-void *cel_arena_alloc(struct cel_arena *a, size_t n);
-char *cel_arena_strndup(struct cel_arena *a, const char *s, size_t n);
 
 /* ---- values --------------------------------------------------------------------------------- */
 
@@ -205,7 +187,7 @@ struct cel_node {
 struct cel_regex_list;
 
 struct rf_cel_program {
-	struct cel_arena arena;
+	struct rf_arena arena;
 	struct cel_node *root;
 	struct cel_regex_list *regexes;
 };

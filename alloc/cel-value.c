@@ -1,7 +1,7 @@
-/* Value helpers of the CEL evaluator: the bump arena programs and evaluations allocate from,
- * semantic versions (blang/semver rules, as Kubernetes' semver library), Go-style
- * double formatting and the locale objects that make number formatting and regexes independent
- * of the process locale. Pure functions; the locale objects are created once (pthread_once). */
+/* Value helpers of the CEL evaluator: semantic versions (blang/semver rules, as Kubernetes'
+ * semver library), Go-style double formatting and the locale objects that make number formatting
+ * and regexes independent of the process locale. Pure functions; the locale objects are created
+ * once (pthread_once). */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -10,110 +10,6 @@
 #include <string.h>
 
 #include "alloc/cel-private.h"
-
-/* ---- arena ---------------------------------------------------------------------------------- */
-
-struct cel_chunk {
-	struct cel_chunk *next;
-	size_t used;
-	size_t cap;
-	bool borrowed;
-	_Alignas(16) unsigned char data[];
-};
-
-void
-cel_arena_init(struct cel_arena *a, size_t limit)
-{
-	a->head = NULL;
-	a->total = 0;
-	a->limit = limit;
-	a->over_limit = false;
-}
-
-void
-cel_arena_init_buf(struct cel_arena *a, size_t limit, void *buf, size_t len)
-{
-	cel_arena_init(a, limit);
-	uintptr_t p = (uintptr_t)buf;
-	uintptr_t aligned = (p + 15) & ~(uintptr_t)15;
-	if (len < (aligned - p) + sizeof(struct cel_chunk) + 64)
-		return;
-	struct cel_chunk *c = (struct cel_chunk *)aligned;
-	c->next = NULL;
-	c->used = 0;
-	c->cap = len - (aligned - p) - sizeof(struct cel_chunk);
-	c->borrowed = true;
-	a->head = c;
-}
-
-void
-cel_arena_release(struct cel_arena *a)
-{
-	struct cel_chunk *c = a->head;
-	while (c) {
-		struct cel_chunk *next = c->next;
-		if (!c->borrowed)
-			free(c);
-		c = next;
-	}
-	a->head = NULL;
-	a->total = 0;
-}
-
-void *
-cel_arena_alloc(struct cel_arena *a, size_t n)
-{
-	if (n == 0)
-		n = 1;
-	if (n > SIZE_MAX / 2) {
-		a->over_limit = true;
-		return NULL;
-	}
-	n = (n + 15) & ~(size_t)15;
-	struct cel_chunk *c = a->head;
-	if (c && c->cap - c->used >= n) {
-		void *r = c->data + c->used;
-		c->used += n;
-		return r;
-	}
-	size_t cap = n > 4096 - sizeof(struct cel_chunk) ? n : 4096 - sizeof(struct cel_chunk);
-	if (c && !c->borrowed && c->cap * 2 > cap && c->cap < (1u << 20))
-		cap = c->cap * 2;
-	if (a->limit && (a->total + cap + sizeof(*c) > a->limit)) {
-		a->over_limit = true;
-		return NULL;
-	}
-	struct cel_chunk *nc = malloc(sizeof(*nc) + cap);
-	if (!nc) {
-		a->over_limit = false;
-		return NULL;
-	}
-	a->total += sizeof(*nc) + cap;
-	nc->cap = cap;
-	nc->used = n;
-	nc->borrowed = false;
-	/* Keep the chunk with the most room in front. */
-	if (c && c->cap - c->used > cap - n) {
-		nc->next = c->next;
-		c->next = nc;
-	} else {
-		nc->next = c;
-		a->head = nc;
-	}
-	return nc->data;
-}
-
-char *
-cel_arena_strndup(struct cel_arena *a, const char *s, size_t n)
-{
-	char *r = cel_arena_alloc(a, n + 1);
-	if (!r)
-		return NULL;
-	if (n)
-		memcpy(r, s, n);
-	r[n] = '\0';
-	return r;
-}
 
 const char *
 cel_type_name(enum cel_type t)

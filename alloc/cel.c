@@ -31,7 +31,7 @@ rf_cel_compile(const char *expr, struct rf_cel_program **ret, struct rf_cel_erro
 		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return -ENOMEM;
 	}
-	cel_arena_init(&p->arena, 0);
+	rf_arena_init(&p->arena, 0);
 	int rc = cel_parse(expr, p, err);
 	if (rc != 0) {
 		rf_cel_program_free(p);
@@ -48,7 +48,7 @@ rf_cel_program_free(struct rf_cel_program *p)
 		return;
 	for (struct cel_regex_list *r = p->regexes; r; r = r->next)
 		cel_regex_free(&r->rx);
-	cel_arena_release(&p->arena);
+	rf_arena_release(&p->arena);
 	free(p);
 }
 

@@ -1,4 +1,5 @@
-/* Filter and score of one node for one pod (see evaluate.h, DESIGN section 7). */
+/* Filter and score of one node for one pod (see evaluate.h, DESIGN section 7): the decision
+ * pipeline. evaluate() below reads top to bottom; its steps follow it in the same order. */
 #include "alloc/evaluate.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "config/grow.h"
 
 const char *
 rf_verdict_name(enum rf_verdict v)
@@ -110,199 +112,129 @@ rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cfg,
 	return true;
 }
 
-struct score_ctx {
-	const struct rf_node *node;
+/* ---- the pipeline: one node, top to bottom ----
+ *
+ * demand -> node state -> predict (the allocator mirror, worst outcome over the scan orders) ->
+ * score parts of the predicted devices (measuring headroom and alignment) -> verdict (claims
+ * allocatable, headroom, min-alignment). Each step is a small function below, in this order. The
+ * order of the reasons is the contract with explain and the filter message (the first failing
+ * reason is the message). */
+
+struct pipeline {
+	const struct rf_cluster *c;
 	const struct rf_config *cfg;
+	const struct rf_demand *d;
+	const struct rf_node *n;
+	const struct rf_release *rel;
+	struct rf_eval_work *work;
+	struct rf_search_request sr;
+	struct rf_assignment pinned; /* devices of the pod's allocated claims */
+	enum rf_level worst_level;   /* worst level over every outcome of the scan orders */
+	struct rf_node_eval *e;
 };
 
-static double
-alignment_score_fn(const struct rf_assignment *a, void *userdata)
+static bool demand_concerns_node(const struct rf_demand *d, struct rf_node_eval *e);
+static bool node_state(const struct rf_demand *d, const char *node_name, struct rf_node_eval *e);
+static int predict(struct pipeline *p);
+static void score_parts(const struct pipeline *p, const struct rf_assignment *a,
+			struct rf_node_eval *e);
+static void judge_headroom(const struct pipeline *p);
+static int judge_alignment(struct pipeline *p);
+
+static int
+evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name, bool explain,
+	 const struct rf_release *rel, struct rf_eval_work *work, struct rf_node_eval *e)
 {
-	const struct score_ctx *sc = userdata;
-	double pts = 0;
-	if (!rf_assignment_alignment(sc->node, sc->cfg, a, NULL, &pts))
+	memset(e, 0, offsetof(struct rf_node_eval, reasons));
+	e->predicted.n = 0;
+	e->best.n = 0;
+	e->explain = explain;
+	snprintf(e->node_name, sizeof(e->node_name), "%s", node_name);
+	e->predicted_level = RF_LEVEL_UNKNOWN;
+	e->best_level = RF_LEVEL_UNKNOWN;
+	e->deterministic = true;
+	e->node = rf_cluster_node(c, node_name);
+
+	if (!demand_concerns_node(d, e) || !node_state(d, node_name, e))
 		return 0;
-	return pts;
+
+	/* not zero-initialised: the pinned assignment is large and predict() fills what it uses */
+	struct pipeline p;
+	p.c = c;
+	p.cfg = rf_cluster_config(c);
+	p.d = d;
+	p.n = e->node;
+	p.rel = rel;
+	p.work = work;
+	p.worst_level = RF_LEVEL_PIX;
+	p.e = e;
+	p.sr = (struct rf_search_request){ .cluster = c,
+					   .node = e->node,
+					   .claims = d->claims,
+					   .n_claims = d->n_claims,
+					   .pinned = &p.pinned,
+					   .release = rel };
+	int r = predict(&p);
+	if (r < 0 || !e->has_predicted)
+		return r;
+	score_parts(&p, &e->predicted, e);
+	judge_headroom(&p);
+	return judge_alignment(&p);
 }
 
-static const char *
-fmt_q(struct rf_quantity q, char buf[RF_QUANTITY_FMT_MAX])
-{
-	return rf_quantity_format(q, buf);
-}
-
-/* "gpu-1 + pci-0000-18-00-0" */
-static void
-describe_devices(const struct rf_assignment *a, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < a->n && off < len; i++) {
-		if (a->picks[i].dev->kind == RF_DEV_OTHER)
-			continue;
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
-					a->picks[i].dev->name);
-	}
-	if (!buf[0])
-		snprintf(buf, len, "(no GPU or NIC)");
-}
-
-/* Pools the allocator of kube.draVersion searches for ExactCount requests. */
-static bool
-searchable(const struct rf_cluster *c, const struct rf_pool *p)
-{
-	if (rf_cluster_dra_version(c) == RF_DRA_1_34)
-		return !p->invalid;
-	return p->complete && !p->invalid;
-}
+/* ---- 1. demand: does the pod ask railfit anything? ---- */
 
 static bool
-untolerated_taint(const struct rf_request_alt *alt, const struct rf_device *d)
+demand_concerns_node(const struct rf_demand *d, struct rf_node_eval *e)
 {
-	for (size_t i = 0; i < d->n_taints; i++) {
-		const struct rf_taint *t = &d->taints[i];
-		if (strcmp(t->effect, "NoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
-			continue;
-		bool ok = false;
-		for (size_t k = 0; k < alt->n_tolerations && !ok; k++) {
-			const struct rf_toleration *tol = &alt->tolerations[k];
-			bool exists = tol->op && strcmp(tol->op, "Exists") == 0;
-			bool key = !tol->key || !tol->key[0] || strcmp(tol->key, t->key) == 0;
-			bool effect = !tol->effect || !tol->effect[0] ||
-				      strcmp(tol->effect, t->effect) == 0;
-			bool value = exists || strcmp(tol->value ? tol->value : "",
-						      t->value ? t->value : "") == 0;
-			ok = key && effect && value && (exists || (tol->key && tol->key[0]));
-		}
-		if (!ok)
-			return true;
+	if (d->kind == RF_DEMAND_NONE) {
+		reason(e, "the pod asks for no devices or bandwidth: not railfit's business");
+		return false;
 	}
-	return false;
+	if (d->kind == RF_DEMAND_UNKNOWN) {
+		reason(e, "demand unknown (%s): railfit passes every node and scores all equally",
+		       d->unknown_reason);
+		return false;
+	}
+	return true;
 }
 
-/* Why a claim cannot be allocated: per request, which devices match and which of them are free. */
-static void
-describe_infeasible(const struct rf_cluster *c, const struct rf_node *n, const struct rf_demand *d,
-		    char *buf, size_t len)
-{
-	size_t off = (size_t)snprintf(buf, len, "claims cannot be allocated on this node:");
-	for (size_t ci = 0; ci < d->n_claims && off < len; ci++) {
-		const struct rf_claim *cl = d->claims[ci];
-		off += (size_t)snprintf(buf + off, len - off, " claim %s/%s", cl->ns, cl->name);
-		for (size_t r = 0; r < cl->n_requests && off < len; r++) {
-			const struct rf_request_alt *alt = &cl->requests[r].alts[0];
-			size_t match = 0, nfree = 0, shown = 0, skipped = 0, tainted = 0;
-			char names[160] = "", extra[96] = "";
-			size_t noff = 0;
-			for (size_t i = 0; i < n->n_devices; i++) {
-				const struct rf_device *dev = n->devices[i];
-				struct rf_cel_device v = rf_device_cel_view(dev);
-				bool ok = !alt->class ||
-					  rf_class_matches(c, alt->class, dev, NULL, NULL) == 1;
-				for (size_t s = 0; ok && s < alt->n_selectors; s++)
-					ok = rf_cel_eval(alt->selectors[s], &v, NULL) == 1;
-				if (!ok)
-					continue;
-				match++;
-				if (rf_dev_use(c, dev)->holder && !dev->allow_multiple)
-					continue;
-				if (!searchable(c, dev->pool)) {
-					skipped++;
-					continue;
-				}
-				if (untolerated_taint(alt, dev)) {
-					tainted++;
-					continue;
-				}
-				nfree++;
-				if (shown < 4 && noff < sizeof(names)) {
-					noff += (size_t)snprintf(names + noff, sizeof(names) - noff,
-								 "%s%s", shown ? " " : "",
-								 dev->name);
-					shown++;
-				}
-			}
-			const char *count_txt = alt->all ? "all" : NULL;
-			char cnt[24];
-			if (!count_txt) {
-				snprintf(cnt, sizeof(cnt), "%lld", (long long)alt->count);
-				count_txt = cnt;
-			}
-			if (skipped || tainted)
-				snprintf(extra, sizeof(extra),
-					 " (%zu more in pools the allocator skips, "
-					 "%zu with an untolerated taint)",
-					 skipped, tainted);
-			off += (size_t)snprintf(
-				buf + off, len - off,
-				"%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
-				r ? ";" : ":", alt->name, count_txt, alt->class_name, match, nfree,
-				shown ? " (" : "", names,
-				shown ? (nfree > shown ? " ...)" : ")") : "", extra);
-		}
-		for (size_t k = 0; k < cl->n_constraints && off < len; k++) {
-			const struct rf_constraint *co = &cl->constraints[k];
-			if (!co->match_attribute)
-				continue;
-			off += (size_t)snprintf(buf + off, len - off,
-						"; constraint matchAttribute %s",
-						co->match_attribute);
-		}
-	}
-	for (size_t p = 0; p < n->n_pools && off < len; p++) {
-		const struct rf_pool *pool = n->pools[p];
-		if (pool->complete && !pool->invalid)
-			continue;
-		off += (size_t)snprintf(
-			buf + off, len - off, "; pool %s/%s is %s (%u of %lld slices)",
-			pool->driver, pool->name,
-			pool->invalid ? "invalid (duplicate device names)" : "incomplete",
-			pool->n_slices, (long long)pool->slice_count);
-	}
-	rf_utf8_trim(buf);
-}
+/* ---- 2. node state: claims bound elsewhere, the node in the cache ---- */
 
+/* Node a pinned claim is bound to: its nodeSelector, else the node of its devices' pools. */
 static const char *
-constraint_hint(const struct rf_demand *d, const struct rf_assignment *a, char *buf, size_t len)
+pinned_node(const struct rf_claim *cl)
 {
-	/* find the claims holding the GPUs and NICs of the assignment */
-	const struct rf_claim *gpu_claim = NULL, *nic_claim = NULL;
-	const char *gpu_req = NULL, *nic_req = NULL;
-	for (size_t i = 0; i < a->n; i++) {
-		const struct rf_pick *p = &a->picks[i];
-		if (p->dev->kind == RF_DEV_GPU && !gpu_claim) {
-			gpu_claim = p->claim;
-			gpu_req = p->request;
-		} else if (p->dev->kind == RF_DEV_NIC && !nic_claim) {
-			nic_claim = p->claim;
-			nic_req = p->request;
+	if (cl->alloc_node)
+		return cl->alloc_node;
+	for (size_t r = 0; r < cl->n_results; r++)
+		if (cl->results[r].dev && cl->results[r].dev->pool->node)
+			return cl->results[r].dev->pool->node;
+	return NULL;
+}
+
+static bool
+node_state(const struct rf_demand *d, const char *node_name, struct rf_node_eval *e)
+{
+	for (size_t i = 0; i < d->n_pinned; i++) {
+		const char *pn = pinned_node(d->pinned[i]);
+		if (pn && strcmp(pn, node_name) != 0) {
+			fail(e, RF_VERDICT_UNRESOLVABLE,
+			     "claim %s/%s is already allocated on node %s", d->pinned[i]->ns,
+			     d->pinned[i]->name, pn);
+			return false;
 		}
 	}
-	(void)d;
-	if (!gpu_claim || !nic_claim)
-		return "";
-	if (gpu_claim != nic_claim) {
-		snprintf(
-			buf, len,
-			": the GPU (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
-			"and constraints only apply within one claim; put requests %s and %s in one "
-			"claim with constraint matchAttribute resource.kubernetes.io/pcieRoot",
-			gpu_claim->ns, gpu_claim->name, nic_claim->ns, nic_claim->name, gpu_req,
-			nic_req);
-		return buf;
+	if (!e->node) {
+		fail(e, RF_VERDICT_FAIL, "node %s is not in railfit's cache (yet)", node_name);
+		return false;
 	}
-	for (size_t k = 0; k < gpu_claim->n_constraints; k++) {
-		const struct rf_constraint *co = &gpu_claim->constraints[k];
-		if (co->match_attribute &&
-		    strcmp(co->match_attribute, "resource.kubernetes.io/pcieRoot") == 0)
-			return ""; /* already constrained: the free set is the problem */
-	}
-	snprintf(buf, len,
-		 ": add constraint matchAttribute resource.kubernetes.io/pcieRoot over requests "
-		 "[%s %s] to claim %s/%s",
-		 gpu_req, nic_req, gpu_claim->ns, gpu_claim->name);
-	return buf;
+	if (d->bad_annotation[0])
+		reason(e, "%s", d->bad_annotation);
+	return true;
 }
+
+/* ---- 3. predict: the allocator mirror on the node's state ---- */
 
 static void
 pinned_assignment(const struct rf_demand *d, struct rf_assignment *a)
@@ -321,17 +253,132 @@ pinned_assignment(const struct rf_demand *d, struct rf_assignment *a)
 	}
 }
 
-/* Node a pinned claim is bound to: its nodeSelector, else the node of its devices' pools. */
-static const char *
-pinned_node(const struct rf_claim *cl)
+static int judge_infeasible(struct pipeline *p);
+
+/* A search that gave no answer: the node is passed and the reason says why. */
+static void
+search_error(const struct rf_search_result *res, struct rf_node_eval *e)
 {
-	if (cl->alloc_node)
-		return cl->alloc_node;
-	for (size_t r = 0; r < cl->n_results; r++)
-		if (cl->results[r].dev && cl->results[r].dev->pool->node)
-			return cl->results[r].dev->pool->node;
-	return NULL;
+	switch (res->status) {
+	case RF_SEARCH_CEL_ERROR:
+		e->cel_error = true;
+		reason(e,
+		       "selector error: %s; kube-scheduler's DRA plugin fails the pod's whole "
+		       "scheduling attempt on this (guard the lookup with has()); railfit passes the "
+		       "node",
+		       res->error);
+		break;
+	case RF_SEARCH_POOL_ERROR:
+		reason(e, "allocator error: %s; railfit passes the node", res->error);
+		break;
+	case RF_SEARCH_BUDGET:
+	case RF_SEARCH_TOO_MANY:
+		reason(e, "railfit's bounded search gave up (%s); the node is not judged",
+		       rf_search_status_name(res->status));
+		break;
+	case RF_SEARCH_FOUND:
+	case RF_SEARCH_INFEASIBLE:
+		break;
+	}
 }
+
+/* The outcome with the lowest score: what railfit scores when the pick is not deterministic. */
+static int
+worst_outcome(const struct pipeline *p, const struct rf_search_result *res, size_t *ret)
+{
+	size_t worst = 0;
+	if (res->n_outcomes > 1) {
+		struct rf_node_eval *tmp = malloc(sizeof(*tmp));
+		int worst_score = 11;
+		if (!tmp)
+			return -ENOMEM;
+		for (size_t i = 0; i < res->n_outcomes; i++) {
+			tmp->verdict = RF_VERDICT_PASS;
+			tmp->n_reasons = 0;
+			tmp->explain = false;
+			score_parts(p, &res->outcomes[i], tmp);
+			if (tmp->score < worst_score) {
+				worst_score = tmp->score;
+				worst = i;
+			}
+		}
+		free(tmp);
+	}
+	*ret = worst;
+	return 0;
+}
+
+/* Fills e->predicted (has_predicted) when the search found a solution; otherwise the verdict or
+ * the reason is already set. */
+static int
+predict(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	struct rf_search_result *res = NULL;
+	size_t worst;
+	int r = 0;
+
+	pinned_assignment(d, &p->pinned);
+	if (d->n_claims == 0) {
+		e->status = RF_SEARCH_FOUND;
+		e->has_predicted = true;
+		rf_assignment_copy(&e->predicted, &p->pinned);
+		e->deterministic = true;
+		e->orders_exhaustive = true;
+		if (d->n_pinned)
+			note(e, "claims already allocated on this node: devices are fixed");
+		return 0;
+	}
+
+	res = p->work ? &p->work->res : malloc(sizeof(*res));
+	if (!res)
+		return -ENOMEM;
+	if ((r = rf_predict(&p->sr, res)) < 0)
+		goto out;
+	e->status = res->status;
+	e->n_orders = res->n_orders;
+	e->orders_exhaustive = res->orders_exhaustive;
+	if (res->status == RF_SEARCH_INFEASIBLE) {
+		r = judge_infeasible(p);
+		goto out;
+	}
+	if (res->status != RF_SEARCH_FOUND) {
+		search_error(res, e);
+		goto out;
+	}
+
+	e->n_outcomes = res->n_outcomes;
+	e->deterministic = res->n_outcomes <= 1 && res->orders_exhaustive;
+	if ((r = worst_outcome(p, res, &worst)) < 0)
+		goto out;
+	/* min-alignment is judged on the worst level any scan order gives */
+	for (size_t i = 0; i < res->n_outcomes; i++) {
+		enum rf_level l;
+		if (rf_assignment_alignment(p->n, p->cfg, &res->outcomes[i], &l, NULL) &&
+		    l > p->worst_level)
+			p->worst_level = l;
+	}
+	rf_assignment_copy(&e->predicted, &res->outcomes[worst]);
+	e->has_predicted = true;
+	if (res->n_outcomes > 1)
+		note(e,
+		     "the allocator's pick is not deterministic here (%zu outcomes over %u scan "
+		     "orders of pools/slices): scored the worst",
+		     res->n_outcomes, res->n_orders);
+	else if (!res->orders_exhaustive)
+		note(e,
+		     "the allocator visits pools/slices in random order; railfit tried %u of the "
+		     "orders and saw one outcome",
+		     res->n_orders);
+out:
+	if (!p->work)
+		free(res);
+	return r;
+}
+
+/* ---- 4. score parts: each in [0,1], left out of the mean when it does not apply; they measure
+ * the headroom and the alignment the verdict then judges ---- */
 
 static double
 clamp01(double v)
@@ -346,7 +393,19 @@ fraction(struct rf_quantity part, struct rf_quantity whole)
 	return w > 0 ? rf_quantity_to_double(part) / w : 0;
 }
 
-/* Parts, headroom and score of one assignment; filter failures for headroom go to e. */
+static void
+part_alignment(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	enum rf_level worst;
+	double pts;
+	e->alignment_applies = rf_assignment_alignment(p->n, p->cfg, a, &worst, &pts);
+	e->predicted_level = e->alignment_applies ? worst : RF_LEVEL_UNKNOWN;
+	if (e->alignment_applies) {
+		e->parts[RF_PART_ALIGNMENT] = pts;
+		e->part_applies[RF_PART_ALIGNMENT] = true;
+	}
+}
+
 static bool
 victim_holds(const struct rf_cluster *c, const struct rf_pod *p, const struct rf_device *dev)
 {
@@ -375,30 +434,33 @@ nic_used(const struct rf_cluster *c, const struct rf_device *dev, const struct r
 	return used;
 }
 
+/* The front-end NIC's two directions, with what the release set's pods stop using. */
+struct fe_dir {
+	bool has;
+	struct rf_quantity ask, used;
+	const char *name;
+};
+
 static void
-score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
-		 const struct rf_assignment *a, const struct rf_release *rel,
-		 struct rf_node_eval *e, bool apply_filter)
+frontend_dirs(const struct rf_demand *d, const struct rf_node_eval *e, struct fe_dir ret[2])
 {
-	const struct rf_config *cfg = rf_cluster_config(c);
-	enum rf_level worst;
-	double pts;
-	char b1[RF_QUANTITY_FMT_MAX], b2[RF_QUANTITY_FMT_MAX], b3[RF_QUANTITY_FMT_MAX],
-		b4[RF_QUANTITY_FMT_MAX];
+	ret[0] = (struct fe_dir){ d->has_egress, d->egress, e->fe_egress_used, "egress" };
+	ret[1] = (struct fe_dir){ d->has_ingress, d->ingress, e->fe_ingress_used, "ingress" };
+}
 
-	for (int p = 0; p < RF_PART_COUNT; p++) {
-		e->parts[p] = 0;
-		e->part_applies[p] = false;
-	}
-	e->alignment_applies = rf_assignment_alignment(n, cfg, a, &worst, &pts);
-	e->predicted_level = e->alignment_applies ? worst : RF_LEVEL_UNKNOWN;
-	if (e->alignment_applies) {
-		e->parts[RF_PART_ALIGNMENT] = pts;
-		e->part_applies[RF_PART_ALIGNMENT] = true;
-	}
+static struct rf_quantity
+fe_free_after(const struct rf_node_eval *e, const struct fe_dir *dir)
+{
+	return rf_quantity_sub(rf_quantity_sub(e->fe_capacity, dir->used), dir->ask);
+}
 
-	/* bandwidth: every NIC of the assignment, then the front-end NIC */
-	double min_frac = 2;
+/* Headroom of every NIC of the assignment and of the front-end NIC, after placement. */
+static void
+measure_headroom(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	const struct rf_demand *d = p->d;
+	const struct rf_node *n = p->n;
+	const struct rf_release *rel = p->rel;
 	e->n_nics = 0;
 	for (size_t i = 0; i < a->n && e->n_nics < RF_MAX_NICS; i++) {
 		const struct rf_pick *pk = &a->picks[i];
@@ -406,64 +468,53 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 			continue;
 		struct rf_nic_headroom *h = &e->nics[e->n_nics++];
 		h->dev = pk->dev;
-		h->capacity = rf_device_bw_capacity(pk->dev, cfg, &h->capacity_source);
-		h->used = nic_used(c, pk->dev, rel);
+		h->capacity = rf_device_bw_capacity(pk->dev, p->cfg, &h->capacity_source);
+		h->used = nic_used(p->c, pk->dev, rel);
 		h->asked = pk->has_bw      ? pk->bw
 			   : d->has_nic_bw ? d->nic_bw
 					   : rf_quantity_from_int(0);
 		if (pk->pinned)
 			h->asked = d->has_nic_bw ? d->nic_bw : rf_quantity_from_int(0);
 		h->free_after = rf_quantity_sub(rf_quantity_sub(h->capacity, h->used), h->asked);
-		double f = fraction(h->free_after, h->capacity);
-		if (f < min_frac)
-			min_frac = f;
-		if (apply_filter && rf_quantity_cmp(h->free_after, rf_quantity_from_int(0)) < 0) {
-			bool never = rf_quantity_cmp(h->asked, h->capacity) > 0;
-			fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-			     "NIC %s has %s of %s free, the pod asks %s per NIC", pk->dev->name,
-			     fmt_q(rf_quantity_sub(h->capacity, h->used), b1),
-			     fmt_q(h->capacity, b2), fmt_q(h->asked, b3));
-		}
 	}
 	e->fe_applies = d->has_egress || d->has_ingress;
+	if (!e->fe_applies)
+		return;
+	e->fe_capacity = n->fe_capacity;
+	e->fe_egress_used = rf_node_use(p->c, n)->fe_egress_used;
+	e->fe_ingress_used = rf_node_use(p->c, n)->fe_ingress_used;
+	e->fe_source = n->fe_source;
+	for (size_t i = 0; rel && i < rel->n_pods; i++) {
+		const struct rf_pod *v = rel->pods[i];
+		if (!v->node_name || strcmp(v->node_name, n->name) != 0)
+			continue;
+		if (v->has_egress)
+			e->fe_egress_used = rf_quantity_sub(e->fe_egress_used, v->egress);
+		if (v->has_ingress)
+			e->fe_ingress_used = rf_quantity_sub(e->fe_ingress_used, v->ingress);
+	}
+}
+
+/* The minimum free fraction over the predicted NICs and the front-end directions asked. */
+static void
+part_bandwidth(const struct pipeline *p, struct rf_node_eval *e)
+{
+	const struct rf_demand *d = p->d;
+	double min_frac = 2;
+	for (size_t i = 0; i < e->n_nics; i++) {
+		double f = fraction(e->nics[i].free_after, e->nics[i].capacity);
+		if (f < min_frac)
+			min_frac = f;
+	}
 	if (e->fe_applies) {
-		e->fe_capacity = n->fe_capacity;
-		e->fe_egress_used = rf_node_use(c, n)->fe_egress_used;
-		e->fe_ingress_used = rf_node_use(c, n)->fe_ingress_used;
-		e->fe_source = n->fe_source;
-		for (size_t i = 0; rel && i < rel->n_pods; i++) {
-			const struct rf_pod *v = rel->pods[i];
-			if (!v->node_name || strcmp(v->node_name, n->name) != 0)
-				continue;
-			if (v->has_egress)
-				e->fe_egress_used = rf_quantity_sub(e->fe_egress_used, v->egress);
-			if (v->has_ingress)
-				e->fe_ingress_used =
-					rf_quantity_sub(e->fe_ingress_used, v->ingress);
-		}
-		struct {
-			bool has;
-			struct rf_quantity ask, used;
-			const char *dir;
-		} dirs[2] = { { d->has_egress, d->egress, e->fe_egress_used, "egress" },
-			      { d->has_ingress, d->ingress, e->fe_ingress_used, "ingress" } };
+		struct fe_dir dirs[2];
+		frontend_dirs(d, e, dirs);
 		for (int k = 0; k < 2; k++) {
-			if (!dirs[k].has)
-				continue;
-			struct rf_quantity free_after = rf_quantity_sub(
-				rf_quantity_sub(n->fe_capacity, dirs[k].used), dirs[k].ask);
-			double f = fraction(free_after, n->fe_capacity);
+			double f = dirs[k].has
+					   ? fraction(fe_free_after(e, &dirs[k]), e->fe_capacity)
+					   : 2;
 			if (f < min_frac)
 				min_frac = f;
-			if (apply_filter &&
-			    rf_quantity_cmp(free_after, rf_quantity_from_int(0)) < 0) {
-				bool never = rf_quantity_cmp(dirs[k].ask, n->fe_capacity) > 0;
-				fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-				     "front-end NIC has %s of %s %s free (%s), the pod asks %s",
-				     fmt_q(rf_quantity_sub(n->fe_capacity, dirs[k].used), b1),
-				     fmt_q(n->fe_capacity, b2), dirs[k].dir, n->fe_source,
-				     fmt_q(dirs[k].ask, b4));
-			}
 		}
 	}
 	/* bandwidth only ranks nodes when something consumes it: the pod declares bandwidth, or a
@@ -476,29 +527,40 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 	if (bw_matters && min_frac <= 1.5) {
 		min_frac = clamp01(min_frac);
 		e->parts[RF_PART_BANDWIDTH] =
-			cfg->scoring.bandwidth_policy == RF_BW_BINPACK ? 1 - min_frac : min_frac;
+			p->cfg->scoring.bandwidth_policy == RF_BW_BINPACK ? 1 - min_frac : min_frac;
 		e->part_applies[RF_PART_BANDWIDTH] = true;
 	}
+}
 
-	/* rail: share of the assignment's rails the pod's group already uses elsewhere */
+/* Share of the assignment's rails the pod's group already uses on other nodes. */
+static void
+part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	const struct rf_demand *d = p->d;
 	e->group_rails =
-		d->group[0] ? rf_group_rails_elsewhere(c, rf_cluster_group(c, d->group), n) : 0;
-	if (e->group_rails) {
-		size_t rails = 0, same = 0;
-		for (size_t i = 0; i < a->n; i++) {
-			int r = a->picks[i].dev->kind == RF_DEV_NIC ? a->picks[i].dev->rail : -1;
-			if (r < 0)
-				continue;
-			rails++;
-			same += (e->group_rails >> r) & 1;
-		}
-		if (rails) {
-			e->parts[RF_PART_RAIL] = (double)same / (double)rails;
-			e->part_applies[RF_PART_RAIL] = true;
-		}
+		d->group[0] ? rf_group_rails_elsewhere(p->c, rf_cluster_group(p->c, d->group), p->n)
+			    : 0;
+	if (!e->group_rails)
+		return;
+	size_t rails = 0, same = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		int r = a->picks[i].dev->kind == RF_DEV_NIC ? a->picks[i].dev->rail : -1;
+		if (r < 0)
+			continue;
+		rails++;
+		same += (e->group_rails >> r) & 1;
 	}
+	if (rails) {
+		e->parts[RF_PART_RAIL] = (double)same / (double)rails;
+		e->part_applies[RF_PART_RAIL] = true;
+	}
+}
 
-	/* packing: prefer nodes already in use, so whole aligned sets stay free for big jobs */
+/* Prefer nodes already in use, so that whole aligned sets stay free for big jobs. */
+static void
+part_packing(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	const struct rf_node *n = p->n;
 	size_t new_gpus = 0, new_nics = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		if (a->picks[i].pinned || a->picks[i].dev->allow_multiple)
@@ -508,23 +570,28 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 	}
 	if (new_gpus && n->n_gpus) {
 		e->parts[RF_PART_PACKING] =
-			clamp01((double)(n->n_gpus - rf_node_use(c, n)->n_gpus_free + new_gpus) /
+			clamp01((double)(n->n_gpus - rf_node_use(p->c, n)->n_gpus_free + new_gpus) /
 				n->n_gpus);
 		e->part_applies[RF_PART_PACKING] = true;
 	} else if (new_nics && n->n_nics) {
 		e->parts[RF_PART_PACKING] =
-			clamp01((double)(n->n_nics - rf_node_use(c, n)->n_nics_free + new_nics) /
+			clamp01((double)(n->n_nics - rf_node_use(p->c, n)->n_nics_free + new_nics) /
 				n->n_nics);
 		e->part_applies[RF_PART_PACKING] = true;
 	}
+}
 
+/* 0..10 = round(10 x weighted mean of the parts that apply) */
+static void
+weighted_score(const struct rf_config *cfg, struct rf_node_eval *e)
+{
 	const double w[RF_PART_COUNT] = { cfg->scoring.w_alignment, cfg->scoring.w_bandwidth,
 					  cfg->scoring.w_rail, cfg->scoring.w_packing };
 	double num = 0, den = 0;
-	for (int p = 0; p < RF_PART_COUNT; p++)
-		if (e->part_applies[p]) {
-			num += w[p] * e->parts[p];
-			den += w[p];
+	for (int i = 0; i < RF_PART_COUNT; i++)
+		if (e->part_applies[i]) {
+			num += w[i] * e->parts[i];
+			den += w[i];
 		}
 	e->score = den > 0 ? (int)lround(10.0 * num / den) : 0;
 	if (e->score < 0)
@@ -533,246 +600,346 @@ score_assignment(const struct rf_cluster *c, const struct rf_demand *d, const st
 		e->score = 10;
 }
 
-static int
-eval_known(const struct rf_cluster *c, const struct rf_demand *d, const struct rf_node *n,
-	   bool explain, const struct rf_release *rel, struct rf_eval_work *work,
-	   struct rf_node_eval *e)
+/* Every part and the score of one assignment; headroom is measured here for judge_headroom. */
+static void
+score_parts(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
-	const struct rf_config *cfg = rf_cluster_config(c);
-	struct rf_assignment pinned;
-	struct rf_search_result *res = NULL;
-	char buf[RF_REASON_LEN], hint[RF_REASON_LEN], b1[RF_REASON_LEN / 2];
-	enum rf_level worst_level = RF_LEVEL_PIX;
-	int r = 0;
-
-	pinned_assignment(d, &pinned);
-	struct rf_search_request sr = { .cluster = c,
-					.node = n,
-					.claims = d->claims,
-					.n_claims = d->n_claims,
-					.pinned = &pinned,
-					.release = rel };
-
-	if (d->n_claims == 0) {
-		e->status = RF_SEARCH_FOUND;
-		e->has_predicted = true;
-		rf_assignment_copy(&e->predicted, &pinned);
-		e->deterministic = true;
-		e->orders_exhaustive = true;
-		if (d->n_pinned)
-			note(e, "claims already allocated on this node: devices are fixed");
-		goto judge;
+	for (int i = 0; i < RF_PART_COUNT; i++) {
+		e->parts[i] = 0;
+		e->part_applies[i] = false;
 	}
+	part_alignment(p, a, e);
+	measure_headroom(p, a, e);
+	part_bandwidth(p, e);
+	part_rail(p, a, e);
+	part_packing(p, a, e);
+	weighted_score(p->cfg, e);
+}
 
-	res = work ? &work->res : malloc(sizeof(*res));
-	if (!res)
+/* ---- 5. verdict: claims allocatable (judge_infeasible, from predict), headroom, alignment ---- */
+
+static const char *
+fmt_q(struct rf_quantity q, char buf[RF_QUANTITY_FMT_MAX])
+{
+	return rf_quantity_format(q, buf);
+}
+
+/* "gpu-1 + pci-0000-18-00-0" */
+static void
+describe_devices(const struct rf_assignment *a, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < a->n && off < len; i++) {
+		if (a->picks[i].dev->kind == RF_DEV_OTHER)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
+					a->picks[i].dev->name);
+	}
+	if (!buf[0])
+		snprintf(buf, len, "(no GPU or NIC)");
+}
+
+/* One request's line of the infeasible message, from the search's rejection record. */
+static size_t
+describe_request(const struct rf_request_rejects *rj, bool first, char *buf, size_t len)
+{
+	const struct rf_request_alt *alt = rj->alt;
+	size_t match = 0, nfree, shown = 0, noff = 0;
+	size_t skipped = rj->by[RF_REJECT_POOL], tainted = rj->by[RF_REJECT_TAINT];
+	char names[160] = "", extra[96] = "", cnt[24];
+	const char *count_txt = "all";
+
+	for (int k = 0; k < RF_REJECT_COUNT; k++)
+		match += k == RF_REJECT_SELECTOR ? 0 : rj->by[k];
+	/* "free": matching, unused, searched and tolerated (capacity and counters are not shown) */
+	nfree = rj->by[RF_REJECT_NONE] + rj->by[RF_REJECT_CAPACITY] + rj->by[RF_REJECT_COUNTERS];
+	for (size_t i = 0; i < rj->n_named && shown < 4 && noff < sizeof(names); i++, shown++)
+		noff += (size_t)snprintf(names + noff, sizeof(names) - noff, "%s%s",
+					 shown ? " " : "", rj->named[i]->name);
+	if (!alt->all) {
+		snprintf(cnt, sizeof(cnt), "%lld", (long long)alt->count);
+		count_txt = cnt;
+	}
+	if (skipped || tainted)
+		snprintf(extra, sizeof(extra),
+			 " (%zu more in pools the allocator skips, %zu with an untolerated taint)",
+			 skipped, tainted);
+	return (size_t)snprintf(
+		buf, len, "%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
+		first ? ":" : ";", alt->name, count_txt, alt->class_name, match, nfree,
+		shown ? " (" : "", names, shown ? (nfree > shown ? " ...)" : ")") : "", extra);
+}
+
+/* Why the claims cannot be allocated: per request, what the search rejected and why; then the
+ * claims' constraints and the node's pools the allocator may not search. */
+static int
+describe_infeasible(const struct pipeline *p, char *buf, size_t len)
+{
+	const struct rf_node *n = p->n;
+	const struct rf_demand *d = p->d;
+	struct rf_request_rejects *rj = calloc(rf_search_n_requests(&p->sr) + 1, sizeof(*rj));
+	size_t k = 0;
+	int r = -ENOMEM;
+	if (!rj || (r = rf_predict_rejects(&p->sr, rj)) < 0)
+		goto out;
+	size_t off = (size_t)snprintf(buf, len, "claims cannot be allocated on this node:");
+	for (size_t ci = 0; ci < d->n_claims && off < len; ci++) {
+		const struct rf_claim *cl = d->claims[ci];
+		off += (size_t)snprintf(buf + off, len - off, " claim %s/%s", cl->ns, cl->name);
+		for (size_t ri = 0; ri < cl->n_requests && off < len; ri++)
+			off += describe_request(&rj[k + ri], ri == 0, buf + off, len - off);
+		k += cl->n_requests;
+		for (size_t i = 0; i < cl->n_constraints && off < len; i++) {
+			const struct rf_constraint *co = &cl->constraints[i];
+			if (!co->match_attribute)
+				continue;
+			off += (size_t)snprintf(buf + off, len - off,
+						"; constraint matchAttribute %s",
+						co->match_attribute);
+		}
+	}
+	for (size_t i = 0; i < n->n_pools && off < len; i++) {
+		const struct rf_pool *pool = n->pools[i];
+		if (pool->complete && !pool->invalid)
+			continue;
+		off += (size_t)snprintf(
+			buf + off, len - off, "; pool %s/%s is %s (%u of %lld slices)",
+			pool->driver, pool->name,
+			pool->invalid ? "invalid (duplicate device names)" : "incomplete",
+			pool->n_slices, (long long)pool->slice_count);
+	}
+	rf_utf8_trim(buf);
+out:
+	free(rj);
+	return r;
+}
+
+/* No solution: FailedNodes, or unresolvable when not even a node with every device free has one. */
+static int
+judge_infeasible(struct pipeline *p)
+{
+	struct rf_search_result *again = p->work ? &p->work->again : malloc(sizeof(*again));
+	char buf[RF_REASON_LEN];
+	if (!again)
 		return -ENOMEM;
-	if ((r = rf_predict(&sr, res)) < 0)
-		goto out;
-	e->status = res->status;
-	e->n_orders = res->n_orders;
-	e->orders_exhaustive = res->orders_exhaustive;
-	switch (res->status) {
-	case RF_SEARCH_FOUND:
-		break;
-	case RF_SEARCH_CEL_ERROR:
-		e->cel_error = true;
-		reason(e,
-		       "selector error: %s; kube-scheduler's DRA plugin fails the pod's whole "
-		       "scheduling attempt on this (guard the lookup with has()); railfit passes the "
-		       "node",
-		       res->error);
-		goto out;
-	case RF_SEARCH_POOL_ERROR:
-		reason(e, "allocator error: %s; railfit passes the node", res->error);
-		goto out;
-	case RF_SEARCH_BUDGET:
-	case RF_SEARCH_TOO_MANY:
-		reason(e, "railfit's bounded search gave up (%s); the node is not judged",
-		       rf_search_status_name(res->status));
-		goto out;
-	case RF_SEARCH_INFEASIBLE: {
-		struct rf_search_result *again = work ? &work->again : malloc(sizeof(*again));
-		if (!again) {
-			r = -ENOMEM;
-			goto out;
-		}
-		sr.ignore_usage = true;
-		r = rf_predict(&sr, again);
-		sr.ignore_usage = false;
-		bool never = r == 0 && again->status == RF_SEARCH_INFEASIBLE;
-		if (!work)
-			free(again);
-		if (r < 0)
-			goto out;
-		describe_infeasible(c, n, d, buf, sizeof(buf));
-		fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL, "%s%s", buf,
-		     never ? " (even with every device free)" : "");
-		goto out;
-	}
-	}
+	p->sr.ignore_usage = true;
+	int r = rf_predict(&p->sr, again);
+	p->sr.ignore_usage = false;
+	bool never = r == 0 && again->status == RF_SEARCH_INFEASIBLE;
+	if (!p->work)
+		free(again);
+	if (r < 0 || (r = describe_infeasible(p, buf, sizeof(buf))) < 0)
+		return r;
+	fail(p->e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL, "%s%s", buf,
+	     never ? " (even with every device free)" : "");
+	return 0;
+}
 
-	/* the worst outcome over the scan orders that matter */
-	e->n_outcomes = res->n_outcomes;
-	e->deterministic = res->n_outcomes <= 1 && res->orders_exhaustive;
-	int worst_score = 11;
-	size_t worst = 0;
-	for (size_t i = 0; i < res->n_outcomes && res->n_outcomes > 1; i++) {
-		struct rf_node_eval *tmp = malloc(sizeof(*tmp));
-		if (!tmp) {
-			r = -ENOMEM;
-			goto out;
-		}
-		tmp->verdict = RF_VERDICT_PASS;
-		tmp->n_reasons = 0;
-		tmp->explain = false;
-		score_assignment(c, d, n, &res->outcomes[i], rel, tmp, false);
-		if (tmp->score < worst_score) {
-			worst_score = tmp->score;
-			worst = i;
-		}
-		free(tmp);
+/* NIC and front-end headroom after placement (measured by score_parts) */
+static void
+judge_headroom(const struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_quantity zero = rf_quantity_from_int(0);
+	char b1[RF_QUANTITY_FMT_MAX], b2[RF_QUANTITY_FMT_MAX], b3[RF_QUANTITY_FMT_MAX];
+	for (size_t i = 0; i < e->n_nics; i++) {
+		const struct rf_nic_headroom *h = &e->nics[i];
+		if (rf_quantity_cmp(h->free_after, zero) >= 0)
+			continue;
+		bool never = rf_quantity_cmp(h->asked, h->capacity) > 0;
+		fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+		     "NIC %s has %s of %s free, the pod asks %s per NIC", h->dev->name,
+		     fmt_q(rf_quantity_sub(h->capacity, h->used), b1), fmt_q(h->capacity, b2),
+		     fmt_q(h->asked, b3));
 	}
-	/* min-alignment is judged on the worst level any scan order gives */
-	for (size_t i = 0; i < res->n_outcomes; i++) {
-		enum rf_level l;
-		if (rf_assignment_alignment(n, cfg, &res->outcomes[i], &l, NULL) && l > worst_level)
-			worst_level = l;
+	if (!e->fe_applies)
+		return;
+	struct fe_dir dirs[2];
+	frontend_dirs(p->d, e, dirs);
+	for (int k = 0; k < 2; k++) {
+		if (!dirs[k].has || rf_quantity_cmp(fe_free_after(e, &dirs[k]), zero) >= 0)
+			continue;
+		bool never = rf_quantity_cmp(dirs[k].ask, e->fe_capacity) > 0;
+		fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+		     "front-end NIC has %s of %s %s free (%s), the pod asks %s",
+		     fmt_q(rf_quantity_sub(e->fe_capacity, dirs[k].used), b1),
+		     fmt_q(e->fe_capacity, b2), dirs[k].name, e->fe_source, fmt_q(dirs[k].ask, b3));
 	}
-	rf_assignment_copy(&e->predicted, &res->outcomes[worst]);
-	e->has_predicted = true;
-	if (res->n_outcomes > 1)
-		note(e,
-		     "the allocator's pick is not deterministic here (%zu outcomes over %u scan "
-		     "orders of pools/slices): scored the worst",
-		     res->n_outcomes, res->n_orders);
-	else if (!res->orders_exhaustive)
-		note(e,
-		     "the allocator visits pools/slices in random order; railfit tried %u of the "
-		     "orders and saw one outcome",
-		     res->n_orders);
+}
 
-judge:
-	score_assignment(c, d, n, &e->predicted, rel, e, true);
+static const char *
+constraint_hint(const struct rf_assignment *a, char *buf, size_t len)
+{
+	/* find the claims holding the GPUs and NICs of the assignment */
+	const struct rf_claim *gpu_claim = NULL, *nic_claim = NULL;
+	const char *gpu_req = NULL, *nic_req = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_pick *p = &a->picks[i];
+		if (p->dev->kind == RF_DEV_GPU && !gpu_claim) {
+			gpu_claim = p->claim;
+			gpu_req = p->request;
+		} else if (p->dev->kind == RF_DEV_NIC && !nic_claim) {
+			nic_claim = p->claim;
+			nic_req = p->request;
+		}
+	}
+	if (!gpu_claim || !nic_claim)
+		return "";
+	if (gpu_claim != nic_claim) {
+		snprintf(
+			buf, len,
+			": the GPU (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
+			"and constraints only apply within one claim; put requests %s and %s in one "
+			"claim with constraint matchAttribute resource.kubernetes.io/pcieRoot",
+			gpu_claim->ns, gpu_claim->name, nic_claim->ns, nic_claim->name, gpu_req,
+			nic_req);
+		return buf;
+	}
+	for (size_t k = 0; k < gpu_claim->n_constraints; k++) {
+		const struct rf_constraint *co = &gpu_claim->constraints[k];
+		if (co->match_attribute &&
+		    strcmp(co->match_attribute, "resource.kubernetes.io/pcieRoot") == 0)
+			return ""; /* already constrained: the free set is the problem */
+	}
+	snprintf(buf, len,
+		 ": add constraint matchAttribute resource.kubernetes.io/pcieRoot over requests "
+		 "[%s %s] to claim %s/%s",
+		 gpu_req, nic_req, gpu_claim->ns, gpu_claim->name);
+	return buf;
+}
 
-	enum rf_level check = e->predicted_level > worst_level ? e->predicted_level : worst_level;
+struct score_ctx {
+	const struct rf_node *node;
+	const struct rf_config *cfg;
+};
+
+static double
+alignment_score_fn(const struct rf_assignment *a, void *userdata)
+{
+	const struct score_ctx *sc = userdata;
+	double pts = 0;
+	if (!rf_assignment_alignment(sc->node, sc->cfg, a, NULL, &pts))
+		return 0;
+	return pts;
+}
+
+/* The best aligned assignment the search can find (e->best), with devices as they are. */
+static int
+best_achievable(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	struct score_ctx sc = { p->n, p->cfg };
+	bool found = false, exh = false;
+	int r = rf_predict_best(&p->sr, alignment_score_fn, &sc, &e->best, &found, &exh);
+	if (r < 0)
+		return r;
+	e->has_best = found;
+	e->best_exhaustive = exh;
+	if (found && !rf_assignment_alignment(p->n, p->cfg, &e->best, &e->best_level, NULL))
+		e->best_level = RF_LEVEL_UNKNOWN;
+	return 0;
+}
+
+/* Could evicting pods ever give an aligned set here? The best level with every device free. */
+static int
+ideal_level(struct pipeline *p, enum rf_level *ret_level, bool *ret_found, bool *ret_exhaustive)
+{
+	struct score_ctx sc = { p->n, p->cfg };
+	struct rf_assignment *ideal = malloc(sizeof(*ideal));
+	enum rf_level il = RF_LEVEL_UNKNOWN;
+	bool found = false, exh = false;
+	if (!ideal)
+		return -ENOMEM;
+	p->sr.ignore_usage = true;
+	int r = rf_predict_best(&p->sr, alignment_score_fn, &sc, ideal, &found, &exh);
+	p->sr.ignore_usage = false;
+	if (r == 0 && found && !rf_assignment_alignment(p->n, p->cfg, ideal, &il, NULL))
+		il = RF_LEVEL_UNKNOWN;
+	free(ideal);
+	if (r < 0)
+		return r;
+	*ret_level = il;
+	*ret_found = found;
+	*ret_exhaustive = exh;
+	return 0;
+}
+
+/* Below the pod's min-alignment: say which free set would do, or whether eviction could help. */
+static int
+judge_min_alignment(struct pipeline *p, enum rf_level check, const char *picked)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	char bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
+	if (e->has_best && rf_level_at_least(e->best_level, d->min_alignment)) {
+		describe_devices(&e->best, bb, sizeof(bb));
+		fail(e, RF_VERDICT_FAIL,
+		     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
+		     rf_level_name(d->min_alignment), picked, rf_level_name(check), bb,
+		     rf_level_name(e->best_level), constraint_hint(&e->best, hint, sizeof(hint)));
+		return 0;
+	}
+	enum rf_level il;
+	bool found, exh;
+	int r = ideal_level(p, &il, &found, &exh);
+	if (r < 0)
+		return r;
+	/* unresolvable only when a complete search proves it */
+	bool never = exh && (!found ||
+			     (il != RF_LEVEL_UNKNOWN && !rf_level_at_least(il, d->min_alignment)));
+	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+	     "min-alignment %s: allocator would pick %s (%s) and no free set is "
+	     "better; best on this node %s: %s",
+	     rf_level_name(d->min_alignment), picked, rf_level_name(check),
+	     never ? "even with every device free" : "once devices are freed",
+	     found ? rf_level_name(il) : "none");
+	return 0;
+}
+
+/* Alignment of the predicted devices: unknown, below the pod's minimum, or a better free set. */
+static int
+judge_alignment(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	char picked[RF_REASON_LEN / 2], bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
+
+	enum rf_level check =
+		e->predicted_level > p->worst_level ? e->predicted_level : p->worst_level;
 	bool unknown = e->alignment_applies && check == RF_LEVEL_UNKNOWN;
 	bool below_min =
 		e->alignment_applies && !unknown && !rf_level_at_least(check, d->min_alignment);
 	/* the devices' names are only needed for explain and for failure messages */
-	if (explain || below_min || unknown)
-		describe_devices(&e->predicted, b1, sizeof(b1));
+	if (e->explain || below_min || unknown)
+		describe_devices(&e->predicted, picked, sizeof(picked));
 	if (e->alignment_applies)
-		note(e, "allocator would pick %s (%s)", b1, rf_level_name(e->predicted_level));
+		note(e, "allocator would pick %s (%s)", picked, rf_level_name(e->predicted_level));
 	else if (e->predicted.n)
-		note(e, "allocator would pick %s", b1);
+		note(e, "allocator would pick %s", picked);
 
 	/* without locality data a requirement cannot be checked; the default (SYS) asks nothing */
 	if (unknown && d->min_alignment != RF_LEVEL_SYS)
 		fail(e, RF_VERDICT_FAIL,
 		     "min-alignment %s cannot be checked: the alignment of %s is unknown (no "
 		     "pcieRoot/NUMA attributes in the ResourceSlices and no usable %s annotation)",
-		     rf_level_name(d->min_alignment), b1, cfg->devices.topology_annotation);
-	if ((explain || below_min) && e->predicted.n && d->n_claims) {
-		struct score_ctx sc = { n, cfg };
-		bool found = false, exh = false;
-		if ((r = rf_predict_best(&sr, alignment_score_fn, &sc, &e->best, &found, &exh)) < 0)
-			goto out;
-		e->has_best = found;
-		e->best_exhaustive = exh;
-		if (found && !rf_assignment_alignment(n, cfg, &e->best, &e->best_level, NULL))
-			e->best_level = RF_LEVEL_UNKNOWN;
+		     rf_level_name(d->min_alignment), picked, p->cfg->devices.topology_annotation);
+	if ((e->explain || below_min) && e->predicted.n && d->n_claims) {
+		int r = best_achievable(p);
+		if (r < 0)
+			return r;
 	}
-	if (!below_min && e->has_best && e->alignment_applies &&
-	    e->best_level < e->predicted_level) {
-		char bb[RF_REASON_LEN / 2];
+	if (below_min)
+		return judge_min_alignment(p, check, picked);
+	if (e->has_best && e->alignment_applies && e->best_level < e->predicted_level) {
 		describe_devices(&e->best, bb, sizeof(bb));
 		reason(e, "better aligned: %s (%s) are free%s", bb, rf_level_name(e->best_level),
-		       constraint_hint(d, &e->best, hint, sizeof(hint)));
+		       constraint_hint(&e->best, hint, sizeof(hint)));
 	}
-	if (below_min) {
-		char bb[RF_REASON_LEN / 2];
-		if (e->has_best && rf_level_at_least(e->best_level, d->min_alignment)) {
-			describe_devices(&e->best, bb, sizeof(bb));
-			fail(e, RF_VERDICT_FAIL,
-			     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
-			     rf_level_name(d->min_alignment), b1, rf_level_name(check), bb,
-			     rf_level_name(e->best_level),
-			     constraint_hint(d, &e->best, hint, sizeof(hint)));
-		} else {
-			/* could evicting pods ever give an aligned set here? */
-			struct score_ctx sc = { n, cfg };
-			struct rf_assignment *ideal = malloc(sizeof(*ideal));
-			bool found = false, exh = false;
-			enum rf_level il = RF_LEVEL_UNKNOWN;
-			if (!ideal) {
-				r = -ENOMEM;
-				goto out;
-			}
-			sr.ignore_usage = true;
-			r = rf_predict_best(&sr, alignment_score_fn, &sc, ideal, &found, &exh);
-			if (r == 0 && found && !rf_assignment_alignment(n, cfg, ideal, &il, NULL))
-				il = RF_LEVEL_UNKNOWN;
-			free(ideal);
-			if (r < 0)
-				goto out;
-			/* unresolvable only when a complete search proves it */
-			bool never = exh && (!found || (il != RF_LEVEL_UNKNOWN &&
-							!rf_level_at_least(il, d->min_alignment)));
-			fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-			     "min-alignment %s: allocator would pick %s (%s) and no free set is "
-			     "better; best on this node %s: %s",
-			     rf_level_name(d->min_alignment), b1, rf_level_name(check),
-			     never ? "even with every device free" : "once devices are freed",
-			     found ? rf_level_name(il) : "none");
-		}
-	}
-out:
-	if (!work)
-		free(res);
-	return r;
+	return 0;
 }
 
-static int
-evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name, bool explain,
-	 const struct rf_release *rel, struct rf_eval_work *work, struct rf_node_eval *e)
-{
-	memset(e, 0, offsetof(struct rf_node_eval, reasons));
-	e->predicted.n = 0;
-	e->best.n = 0;
-	e->explain = explain;
-	snprintf(e->node_name, sizeof(e->node_name), "%s", node_name);
-	e->predicted_level = RF_LEVEL_UNKNOWN;
-	e->best_level = RF_LEVEL_UNKNOWN;
-	e->deterministic = true;
-	e->node = rf_cluster_node(c, node_name);
-
-	if (d->kind == RF_DEMAND_NONE) {
-		reason(e, "the pod asks for no devices or bandwidth: not railfit's business");
-		return 0;
-	}
-	if (d->kind == RF_DEMAND_UNKNOWN) {
-		reason(e, "demand unknown (%s): railfit passes every node and scores all equally",
-		       d->unknown_reason);
-		return 0;
-	}
-	for (size_t i = 0; i < d->n_pinned; i++) {
-		const char *pn = pinned_node(d->pinned[i]);
-		if (pn && strcmp(pn, node_name) != 0) {
-			fail(e, RF_VERDICT_UNRESOLVABLE,
-			     "claim %s/%s is already allocated on node %s", d->pinned[i]->ns,
-			     d->pinned[i]->name, pn);
-			return 0;
-		}
-	}
-	if (!e->node) {
-		fail(e, RF_VERDICT_FAIL, "node %s is not in railfit's cache (yet)", node_name);
-		return 0;
-	}
-	if (d->bad_annotation[0])
-		reason(e, "%s", d->bad_annotation);
-	return eval_known(c, d, e->node, explain, rel, work, e);
-}
+/* ---- entry points ---- */
 
 int
 rf_evaluate_node(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name,
@@ -828,15 +995,9 @@ rf_release_from_victims(const struct rf_cluster *c, const struct rf_pod *const *
 				only_victims = is_victim(victims, n, cl->reserved_uids[k]);
 			if (!only_victims)
 				continue;
-			if (r.n_claims == cap) {
-				size_t ncap = cap ? cap * 2 : 8;
-				const struct rf_claim **nc = realloc(r.claims, ncap * sizeof(*nc));
-				if (!nc) {
-					rf_release_free(&r);
-					return -ENOMEM;
-				}
-				r.claims = nc;
-				cap = ncap;
+			if (rf_grow(&r.claims, &cap, r.n_claims + 1, sizeof(*r.claims)) < 0) {
+				rf_release_free(&r);
+				return -ENOMEM;
 			}
 			r.claims[r.n_claims++] = cl;
 		}

@@ -116,11 +116,4 @@ bool rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cf
 			     const struct rf_assignment *a, enum rf_level *ret_worst,
 			     double *ret_points);
 
-/** Explain JSON of one node (DESIGN section 4 shape). New reference, NULL on OOM. */
-json_t *rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e);
-
-/** The whole explain document for a pod: {"pod","demand","unknownReason","nodes":[...]}. */
-json_t *rf_explain_json(const struct rf_cluster *c, const struct rf_demand *d,
-			const struct rf_node_eval *evals, size_t n);
-
 #endif

@@ -1,11 +1,13 @@
 /* Explain documents (DESIGN section 4): per node the verdict, reasons, score parts, predicted and
  * best devices with their levels, headroom and where each fact came from. Pure logic. */
+#include "alloc/explain.h"
+
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc-private.h"
-#include "alloc/evaluate.h"
 
 static json_t *
 qjson(struct rf_quantity q)
@@ -239,4 +241,69 @@ rf_explain_json(const struct rf_cluster *c, const struct rf_demand *d,
 	}
 	json_object_set_new(o, "nodes", nodes);
 	return o;
+}
+
+/* One node's explain entry and what the order needs: nodes are evaluated one at a time into one
+ * scratch evaluation (~24 KiB each; thousands of them at once would be hundreds of MB). */
+struct ranked {
+	enum rf_verdict verdict;
+	int score;
+	const char *name;
+	json_t *json;
+};
+
+static int
+rank_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+	if (x->verdict != y->verdict)
+		return (int)x->verdict - (int)y->verdict;
+	if (x->score != y->score)
+		return y->score - x->score;
+	return strcmp(x->name, y->name);
+}
+
+json_t *
+rf_explain_pod(const struct rf_cluster *c, const json_t *pod, const char *only_node)
+{
+	struct rf_demand d;
+	struct rf_node_eval *e = NULL;
+	struct rf_eval_work *work = NULL;
+	struct ranked *rk = NULL;
+	json_t *doc = NULL;
+	size_t n = only_node ? 1 : rf_cluster_n_nodes(c), done = 0;
+
+	if (rf_demand_resolve(c, pod, &d) < 0)
+		return NULL;
+	e = malloc(sizeof(*e));
+	work = malloc(sizeof(*work));
+	rk = calloc(n ? n : 1, sizeof(*rk));
+	if (!e || !work || !rk)
+		goto out;
+	for (; done < n; done++) {
+		const char *name = only_node ? only_node : rf_cluster_node_at(c, done)->name;
+		if (rf_evaluate_node_work(c, &d, name, true, work, e) < 0)
+			goto out;
+		rk[done] = (struct ranked){ e->verdict, e->score, name, rf_node_eval_json(c, e) };
+		if (!rk[done].json)
+			goto out;
+	}
+	qsort(rk, n, sizeof(*rk), rank_cmp);
+	doc = rf_explain_json(c, &d, NULL, 0);
+	json_t *nodes = json_object_get(doc, "nodes");
+	for (size_t i = 0; doc && i < n; i++) {
+		if (json_array_append_new(nodes, rk[i].json) < 0) {
+			json_decref(doc);
+			doc = NULL;
+		}
+		rk[i].json = NULL;
+	}
+out:
+	for (size_t i = 0; rk && i < done; i++)
+		json_decref(rk[i].json);
+	free(rk);
+	free(work);
+	free(e);
+	rf_demand_release(&d);
+	return doc;
 }

@@ -40,7 +40,6 @@ struct search {
 	size_t n_devs;
 	size_t *alt_base; /* per (claim, request): first alt id */
 	size_t n_alt_ids;
-	struct rf_assignment cur;
 	size_t n_pinned;
 	/* best mode */
 	bool best;
@@ -54,11 +53,14 @@ struct search {
 	 * and counter; and devices whose counters the allocator reserved although it then rejected
 	 * them for a taint or a constraint (it does not roll that back: I-LEAK, v0.34.9/v0.35.6) */
 	struct rf_quantity ***counter_used; /* [node pool][set][counter], NULL when no counters */
-	const struct rf_device *leaked[RF_MAX_LEAKED];
 	size_t n_leaked;
 	enum rf_search_status fatal;
 	char *err;
 	size_t errlen;
+	/* the large members last: search_init() clears only what comes before them (about 10 KiB
+	 * per node otherwise); only cur.n and n_leaked entries are ever read */
+	struct rf_assignment cur;
+	const struct rf_device *leaked[RF_MAX_LEAKED];
 };
 
 const char *
@@ -845,7 +847,8 @@ static int
 search_init(struct search *s, const struct rf_search_request *req)
 {
 	const struct rf_node *n = req->node;
-	memset(s, 0, sizeof(*s));
+	memset(s, 0, offsetof(struct search, cur));
+	s->cur.n = 0;
 	s->req = req;
 	s->ver = rf_cluster_dra_version(req->cluster);
 	s->binding = node_has_binding(n);
@@ -1112,6 +1115,68 @@ out:
 	free(pool_rel);
 	free(rel_pos);
 	free(rel_perm);
+	search_release(&s);
+	return r;
+}
+
+size_t
+rf_search_n_requests(const struct rf_search_request *req)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < req->n_claims; c++)
+		n += req->claims[c]->n_requests;
+	return n;
+}
+
+/* The first check (in enum rf_reject order) that rejects the device, using the search's checks. */
+static enum rf_reject
+reject_reason(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
+	      size_t aid, const struct scan_item *it)
+{
+	int pool_fatal;
+	if (selectable(s, cl, alt, aid, it, false) != M_YES)
+		return RF_REJECT_SELECTOR;
+	if (in_use(s, cl, alt, it->dev))
+		return RF_REJECT_IN_USE;
+	if (!pool_searchable(s, it, &pool_fatal))
+		return RF_REJECT_POOL;
+	if (!taints_ok(s, alt, it->dev))
+		return RF_REJECT_TAINT;
+	if (!capacity_fits(s, alt, it->dev))
+		return RF_REJECT_CAPACITY;
+	if (!counters_fit(s, it->dev))
+		return RF_REJECT_COUNTERS;
+	return RF_REJECT_NONE;
+}
+
+int
+rf_predict_rejects(const struct rf_search_request *req, struct rf_request_rejects *ret)
+{
+	const struct rf_node *n = req->node;
+	struct search s;
+	size_t k = 0;
+	int r = search_init(&s, req);
+	if (r < 0)
+		goto out;
+	for (size_t ci = 0; ci < req->n_claims; ci++) {
+		const struct rf_claim *cl = req->claims[ci];
+		for (size_t ri = 0; ri < cl->n_requests; ri++) {
+			struct rf_request_rejects *rj = &ret[k++];
+			const struct rf_request_alt *alt = &cl->requests[ri].alts[0];
+			size_t aid = alt_id(&s, ci, ri, 0);
+			*rj = (struct rf_request_rejects){ .claim = cl, .alt = alt };
+			for (size_t i = 0; i < n->n_devices; i++) {
+				struct scan_item it = { .dev = n->devices[i], .ni = (unsigned)i };
+				enum rf_reject why = reject_reason(&s, cl, alt, aid, &it);
+				rj->by[why]++;
+				if (why != RF_REJECT_NONE && why < RF_REJECT_CAPACITY)
+					continue;
+				if (rj->n_named < RF_REJECT_NAMED)
+					rj->named[rj->n_named++] = it.dev;
+			}
+		}
+	}
+out:
 	search_release(&s);
 	return r;
 }

@@ -92,6 +92,43 @@ struct rf_search_request {
  */
 int rf_predict(const struct rf_search_request *req, struct rf_search_result *ret);
 
+/* Why the search passes over a device for a request. The search checks pool and use before the
+ * selectors; the record classifies in this order instead, the order the failure message reports
+ * (a device matching no selector is not counted, a held one is not "skipped"). */
+enum rf_reject {
+	RF_REJECT_NONE = 0, /* a candidate */
+	RF_REJECT_SELECTOR, /* the class or a request selector says no (or raises an error) */
+	RF_REJECT_IN_USE,   /* allocated to another claim */
+	RF_REJECT_POOL,     /* in a pool this allocator version does not search */
+	RF_REJECT_TAINT,    /* an untolerated taint */
+	RF_REJECT_CAPACITY, /* its consumable capacity cannot serve the request */
+	RF_REJECT_COUNTERS, /* its shared counters are used up */
+	RF_REJECT_COUNT
+};
+
+#define RF_REJECT_NAMED 4 /* devices named per request */
+
+/** Why one request (its first alternative) found too few devices on the node. */
+struct rf_request_rejects {
+	const struct rf_claim *claim;
+	const struct rf_request_alt *alt;
+	size_t by[RF_REJECT_COUNT]; /* devices by the first check that rejects them */
+	/* the first devices (node order) not rejected for selector, use, pool or taint */
+	const struct rf_device *named[RF_REJECT_NAMED];
+	size_t n_named;
+};
+
+/** Number of requests of the search's claims: the size rf_predict_rejects() fills. */
+size_t rf_search_n_requests(const struct rf_search_request *req);
+
+/**
+ * Why the search finds no solution: for every request of req's claims (claim order), each of
+ * the node's devices classified by the search's own checks with nothing picked yet. The search
+ * keeps no record itself, so this costs nothing unless a failure message asks for it.
+ * ret holds rf_search_n_requests(req) entries. @return 0 or -ENOMEM.
+ */
+int rf_predict_rejects(const struct rf_search_request *req, struct rf_request_rejects *ret);
+
 /**
  * Best achievable assignment by score (bounded exhaustive search over device combinations).
  * @return 0 and *ret_found, or -ENOMEM.

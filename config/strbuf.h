@@ -25,6 +25,9 @@ struct rf_strbuf {
  */
 void rf_strbuf_init_with(struct rf_strbuf *b, char *buf, size_t size, size_t max);
 
+/** Make room for more bytes beyond the current text now (fewer, larger growths later). */
+void rf_strbuf_reserve(struct rf_strbuf *b, size_t more);
+
 /** Append n bytes of s (which may hold NULs). */
 void rf_strbuf_putn(struct rf_strbuf *b, const char *s, size_t n);
 void rf_strbuf_puts(struct rf_strbuf *b, const char *s);

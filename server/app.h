@@ -41,14 +41,4 @@ int rf_route_debug_config(void *app, const struct rf_http_request *req,
 int rf_route_debug_explain(void *app, const struct rf_http_request *req,
 			   struct rf_http_response *resp);
 
-/** Explain a pod over a generation: the DESIGN section 4 document. New reference or NULL (OOM);
- * only_node restricts to one node (NULL = all nodes, sorted by name). */
-json_t *rf_explain_pod(const struct rf_cluster *c, const json_t *pod, const char *only_node);
-
-/** Render an explain document as a table for people. malloc'd string. */
-char *rf_explain_table(const json_t *explain);
-
-/** Version document for /version and `railfit version`. New reference. */
-json_t *rf_version_json(void);
-
 #endif

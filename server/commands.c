@@ -7,12 +7,14 @@
 
 #include <jansson.h>
 
+#include "alloc/explain.h"
 #include "rf-build.h"
-#include "server/app.h"
+#include "server/explain_table.h"
 #include "server/gen_cluster.h"
 #include "server/log.h"
 #include "server/serve.h"
 #include "server/snapshot.h"
+#include "server/version.h"
 
 static void
 explain_usage(FILE *f)

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "alloc/evaluate.h"
+#include "alloc/explain.h"
 #include "config/strbuf.h"
 #include "server/app.h"
+#include "server/explain_table.h"
 #include "server/snapshot.h"
 
 static struct rf_cluster *

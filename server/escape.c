@@ -10,6 +10,32 @@
 
 static const char hexd[] = "0123456789abcdef";
 
+/* Bytes that need a look: 1 in every JSON string (control characters, '"', '\\', non-ASCII for
+ * UTF-8 validation), 2 also in Go's (the HTML characters '<', '>', '&'). Runs of other bytes are
+ * copied in one put. */
+#define LOOK_JSON 1
+#define LOOK_GO   2
+/* clang-format off */
+static const unsigned char look[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 2, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+/* clang-format on */
+
 /* The escape of ASCII byte c in a JSON string, written to e (>= 6 bytes); 0 if c stays. */
 static size_t
 json_escape_ascii(unsigned char c, bool go, char *e)
@@ -58,9 +84,14 @@ rf_escape_json(const char *s, size_t n, unsigned flags, rf_escape_put_fn *put, v
 {
 	const unsigned char *p = (const unsigned char *)s;
 	bool go = flags & RF_ESCAPE_GO_JSON;
+	const unsigned char mask = go ? LOOK_JSON | LOOK_GO : LOOK_JSON;
 	size_t start = 0, i = 0;
 	put(ctx, "\"", 1);
 	while (i < n) {
+		if (!(look[p[i]] & mask)) {
+			i++;
+			continue;
+		}
 		char e[6];
 		size_t el;
 		size_t adv = 1;

@@ -23,6 +23,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
+#include "config/grow.h"
 #include "server/log.h"
 
 #define KUBECONFIG_MAX   ((size_t)4 * 1024 * 1024)
@@ -627,17 +628,9 @@ on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 		c->cb_error = -EMSGSIZE;
 		return CURL_WRITEFUNC_ERROR;
 	}
-	if (resp->body_len + n + 1 > c->cap) {
-		size_t ncap = c->cap ? c->cap : 16384;
-		while (ncap < resp->body_len + n + 1)
-			ncap *= 2;
-		char *nb = realloc(resp->body, ncap);
-		if (!nb) {
-			c->cb_error = -ENOMEM;
-			return CURL_WRITEFUNC_ERROR;
-		}
-		resp->body = nb;
-		c->cap = ncap;
+	if (rf_grow(&resp->body, &c->cap, resp->body_len + n + 1, 1) < 0) {
+		c->cb_error = -ENOMEM;
+		return CURL_WRITEFUNC_ERROR;
 	}
 	memcpy(resp->body + resp->body_len, ptr, n);
 	resp->body_len += n;

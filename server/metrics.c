@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/grow.h"
 #include "config/strbuf.h"
 
 struct series {
@@ -70,14 +71,8 @@ rf_metrics_declare(const char *name, enum rf_metric_type type, const char *help,
 	pthread_mutex_lock(&reg_lock);
 	if (find_family(name))
 		goto out;
-	if (n_families == cap_families) {
-		size_t ncap = cap_families ? cap_families * 2 : 32;
-		struct family *nf = realloc(families, ncap * sizeof(*nf));
-		if (!nf)
-			goto out;
-		families = nf;
-		cap_families = ncap;
-	}
+	if (rf_grow(&families, &cap_families, n_families + 1, sizeof(*families)) < 0)
+		goto out;
 	struct family f = { .type = type };
 	f.name = strdup(name);
 	f.help = strdup(help ? help : "");
@@ -116,14 +111,8 @@ get_series(struct family *f, const char *labels)
 	for (size_t i = 0; i < f->n_series; i++)
 		if (strcmp(f->series[i].labels, labels) == 0)
 			return &f->series[i];
-	if (f->n_series == f->cap_series) {
-		size_t ncap = f->cap_series ? f->cap_series * 2 : 8;
-		struct series *ns = realloc(f->series, ncap * sizeof(*ns));
-		if (!ns)
-			return NULL;
-		f->series = ns;
-		f->cap_series = ncap;
-	}
+	if (rf_grow(&f->series, &f->cap_series, f->n_series + 1, sizeof(*f->series)) < 0)
+		return NULL;
 	struct series s = { 0 };
 	s.labels = strdup(labels);
 	if (!s.labels)

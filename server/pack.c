@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/grow.h"
+
 #define MAGIC     "RFZ1"
 #define HEADER    20
 #define MIN_MATCH 4
@@ -24,17 +26,7 @@ struct out {
 static int
 reserve(struct out *o, size_t more)
 {
-	if (o->len + more <= o->cap)
-		return 0;
-	size_t cap = o->cap ? o->cap : 4096;
-	while (cap < o->len + more)
-		cap *= 2;
-	char *p = realloc(o->p, cap);
-	if (!p)
-		return -ENOMEM;
-	o->p = p;
-	o->cap = cap;
-	return 0;
+	return rf_grow(&o->p, &o->cap, o->len + more, 1);
 }
 
 static int

@@ -18,8 +18,8 @@
  *                                of one device
  *
  * 16 GPUs + 16 NICs in 32 distinct positions (the worst case) encode to 1229 bytes, asserted in
- * test/test_topology.c. Keys other than these are ignored, so fields can be added without a new
- * version; a change of meaning bumps "v".
+ * test/unit/topology/test_topology.c. Keys other than these are ignored, so fields can be added
+ * without a new version; a change of meaning bumps "v".
  *
  * Decoding is defensive: anything malformed yields an error code and a one-line reason, never a
  * crash. Pure logic, no I/O; a decoded annotation is immutable and may be read from any thread. */

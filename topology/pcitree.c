@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/grow.h"
+
 struct tnode {
 	struct rf_pcitree_node n;
 	int depth;      /* nodes above it */
@@ -120,14 +122,8 @@ rf_pcitree_add(struct rf_pcitree *t, const struct rf_pcitree_node *n)
 		if (rf_pci_normalize(in, tn.n.pci) < 0)
 			return -EINVAL;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct tnode *nn = realloc(t->nodes, cap * sizeof(*nn));
-		if (!nn)
-			return -ENOMEM;
-		t->nodes = nn;
-		t->cap = cap;
-	}
+	if (rf_grow(&t->nodes, &t->cap, t->n + 1, sizeof(*t->nodes)) < 0)
+		return -ENOMEM;
 
 	const struct tnode *p = n->parent >= 0 ? &t->nodes[n->parent] : NULL;
 	bool is_bridge = n->type == RF_PCITREE_BRIDGE;

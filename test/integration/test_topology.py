@@ -92,7 +92,7 @@ class Topology(unittest.TestCase):
                     self.assertEqual(lvl, m[b][a], "%s: %s/%s not symmetric" % (path, a, b))
 
     def test_known_levels(self):
-        # hand-derived (see test/test_topology.c for the full matrices)
+        # hand-derived (see test/unit/topology/test_topology.c for the full matrices)
         m = self.topo_json(xml("32em64t-2n8c2t-pci-wholeio.xml"))["matrix"]
         self.assertEqual(m["0000:84:00.0"]["0000:04:00.0"], "PIX")  # one root port
         self.assertEqual(m["0000:83:00.0"]["0000:04:00.0"], "PHB")  # two root ports

@@ -1,7 +1,7 @@
 /* Unit tests of the CEL evaluator (alloc/cel.h, alloc/attr.h). */
 #include <check.h>
 
-#include "test/check_main.h"
+#include "test/unit/check_main.h"
 
 Suite *cel_suite(void);
 

@@ -7,7 +7,8 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
-#include "test/alloc_fixture.h"
+#include "alloc/explain.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *evaluate_suite(void);
 
@@ -368,6 +369,72 @@ START_TEST(test_evaluate_unknown_alignment)
 }
 END_TEST
 
+/* The infeasible message is built from the search's own checks: an adminAccess request may use
+ * devices other claims hold, so they count as free (the message once counted them as held). */
+START_TEST(test_evaluate_infeasible_admin_access_counts_held_devices)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	three_nodes(&f);
+	fixture_add_claim(&f, "ml", "admin9",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+			  "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":9,"
+			  "\"adminAccess\":true}}]}}",
+			  NULL, NULL);
+	fixture_build(&f);
+	json_t *p = fixture_pod("t", "admin9", NULL);
+	eval(&f, p, "c", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_UNRESOLVABLE);
+	ck_assert_msg(strstr(e->reasons[0], "needs 9 of class gpu.nvidia.com, 8 match, 8 free "
+					    "(gpu-0 gpu-1 gpu-2 gpu-3 ...)"),
+		      "%s", e->reasons[0]);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+/* 1.34 rejects a device for any untolerated taint, effect None included (1.35 only for
+ * NoSchedule and NoExecute); the message counts what the search rejected. */
+START_TEST(test_evaluate_infeasible_taint_by_version)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	fixture_init(&f);
+	fixture_add_hgx(&f, "a");
+	for (size_t i = 0; i < json_array_size(f.objs.slices); i++) {
+		json_t *spec = json_object_get(json_array_get(f.objs.slices, i), "spec");
+		json_t *devs = json_object_get(spec, "devices");
+		if (strcmp(json_string_value(json_object_get(spec, "driver")), "gpu.nvidia.com"))
+			continue;
+		for (size_t k = 0; k < 3; k++)
+			json_object_set_new(
+				json_array_get(devs, k), "taints",
+				json_pack("[{s:s, s:s}]", "key", "k", "effect", "None"));
+	}
+	fixture_add_claim(&f, "ml", "six",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+			  "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":6}}]}}",
+			  NULL, NULL);
+	f.cfg.kube.dra_version = RF_DRA_1_34;
+	fixture_build(&f);
+	json_t *p = fixture_pod("t", "six", NULL);
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_UNRESOLVABLE);
+	ck_assert_msg(strstr(e->reasons[0], "8 match, 5 free (gpu-3 gpu-4 gpu-5 gpu-6 ...) (0 more "
+					    "in pools the allocator skips, 3 with an untolerated "
+					    "taint)"),
+		      "%s", e->reasons[0]);
+	f.cfg.kube.dra_version = RF_DRA_1_35;
+	fixture_build(&f);
+	eval(&f, p, "a", e, false);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	json_decref(p);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 evaluate_suite(void)
 {
@@ -383,6 +450,8 @@ evaluate_suite(void)
 	tcase_add_test(tc, test_evaluate_explain_json_shape);
 	tcase_add_test(tc, test_evaluate_preemption_release);
 	tcase_add_test(tc, test_evaluate_unknown_alignment);
+	tcase_add_test(tc, test_evaluate_infeasible_admin_access_counts_held_devices);
+	tcase_add_test(tc, test_evaluate_infeasible_taint_by_version);
 	suite_add_tcase(s, tc);
 	return s;
 }

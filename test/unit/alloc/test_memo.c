@@ -10,7 +10,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *memo_suite(void);
 

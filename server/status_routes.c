@@ -1,17 +1,14 @@
-/* Operations routes: liveness, readiness, version, metrics. */
+/* The status routes of a running server: liveness (/healthz), readiness (/readyz), /version and
+ * /metrics (with the cache gauges refreshed at scrape time). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
-#include <curl/curl.h>
-#include <hwloc.h>
 #include <jansson.h>
-#include <microhttpd.h>
 
-#include "rf-build.h"
 #include "server/app.h"
 #include "server/metrics.h"
+#include "server/version.h"
 
 int
 rf_route_healthz(void *app, const struct rf_http_request *req, struct rf_http_response *resp)
@@ -46,19 +43,6 @@ rf_route_readyz(void *userdata, const struct rf_http_request *req, struct rf_htt
 	json_object_set_new(o, "notSynced", not_synced);
 	json_object_set_new(o, "kinds", detail);
 	return rf_http_reply_json(resp, ready ? 200 : 503, o);
-}
-
-json_t *
-rf_version_json(void)
-{
-	char hw[32], yv[32];
-	unsigned hv = hwloc_get_api_version();
-	snprintf(hw, sizeof(hw), "%u.%u.%u", hv >> 16, (hv >> 8) & 0xff, hv & 0xff);
-	snprintf(yv, sizeof(yv), "%s", yaml_get_version_string());
-	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "version", RF_VERSION, "commit",
-			 RF_COMMIT, "libraries", "libmicrohttpd", MHD_get_version(), "jansson",
-			 JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version,
-			 "hwloc", hw, "libyaml", yv);
 }
 
 int

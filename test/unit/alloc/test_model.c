@@ -5,7 +5,7 @@
 #include <check.h>
 
 #include "alloc/model.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *model_suite(void);
 

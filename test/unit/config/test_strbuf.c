@@ -93,6 +93,23 @@ END_TEST
 
 Suite *strbuf_suite(void);
 
+START_TEST(test_strbuf_reserve)
+{
+	struct rf_strbuf b = { 0 };
+	rf_strbuf_reserve(&b, 1000);
+	ck_assert_uint_ge(b.cap, 1001);
+	ck_assert_uint_eq(b.len, 0);
+	char *s = b.s;
+	rf_strbuf_puts(&b, "abc");
+	ck_assert_ptr_eq(b.s, s); /* no growth */
+	rf_strbuf_release(&b);
+	struct rf_strbuf capped = { .max = 10 };
+	rf_strbuf_reserve(&capped, 11);
+	ck_assert(capped.oom);
+	rf_strbuf_release(&capped);
+}
+END_TEST
+
 Suite *
 strbuf_suite(void)
 {
@@ -101,6 +118,7 @@ strbuf_suite(void)
 	tcase_add_test(tc, test_strbuf_append);
 	tcase_add_test(tc, test_strbuf_cap_sticky);
 	tcase_add_test(tc, test_strbuf_init_with);
+	tcase_add_test(tc, test_strbuf_reserve);
 	suite_add_tcase(s, tc);
 	return s;
 }

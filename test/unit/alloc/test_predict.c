@@ -9,7 +9,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/predict.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *predict_suite(void);
 
@@ -423,6 +423,46 @@ START_TEST(test_predict_binding_conditions_last)
 }
 END_TEST
 
+START_TEST(test_predict_rejects_by_first_failing_check)
+{
+	/* six of eight GPUs held by another claim: the record counts them as in use, the NICs as
+	 * not matching the GPU class, and names the two candidates */
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	const char *held[] = { "gpu.nvidia.com:gpu-0",
+			       "gpu.nvidia.com:gpu-1",
+			       "gpu.nvidia.com:gpu-2",
+			       "gpu.nvidia.com:gpu-3",
+			       "gpu.nvidia.com:gpu-4",
+			       "gpu.nvidia.com:gpu-5",
+			       NULL };
+	fixture_add_claim(&f, "ml", "used", SPEC_GPU_ONLY, "n1", held);
+	fixture_add_claim(&f, "ml", "want", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_build(&f);
+	const struct rf_claim *cl = rf_cluster_claim(f.c, "ml", "want");
+	const struct rf_node *n = rf_cluster_node(f.c, "n1");
+	struct rf_search_request req = { .cluster = f.c, .node = n, .claims = &cl, .n_claims = 1 };
+	ck_assert_uint_eq(rf_search_n_requests(&req), 2);
+	struct rf_request_rejects rj[2];
+	ck_assert_int_eq(rf_predict_rejects(&req, rj), 0);
+	ck_assert_str_eq(rj[0].alt->name, "gpu");
+	ck_assert_uint_eq(rj[0].by[RF_REJECT_IN_USE], 6);
+	ck_assert_uint_eq(rj[0].by[RF_REJECT_NONE], 2);
+	ck_assert_uint_eq(rj[0].by[RF_REJECT_SELECTOR], n->n_devices - 8);
+	ck_assert_uint_eq(rj[0].n_named, 2);
+	ck_assert_str_eq(rj[0].named[0]->name, "gpu-6");
+	ck_assert_str_eq(rj[0].named[1]->name, "gpu-7");
+	/* every device is counted once */
+	size_t total = 0;
+	for (int k = 0; k < RF_REJECT_COUNT; k++)
+		total += rj[1].by[k];
+	ck_assert_uint_eq(total, n->n_devices);
+	ck_assert_uint_eq(rj[1].by[RF_REJECT_IN_USE], 0);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 predict_suite(void)
 {
@@ -440,6 +480,7 @@ predict_suite(void)
 	tcase_add_test(tc, test_predict_mig_incomplete_pool_by_version);
 	tcase_add_test(tc, test_predict_mig_counters_k135_layout);
 	tcase_add_test(tc, test_predict_binding_conditions_last);
+	tcase_add_test(tc, test_predict_rejects_by_first_failing_check);
 	suite_add_tcase(s, tc);
 	return s;
 }

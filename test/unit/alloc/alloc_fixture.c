@@ -1,4 +1,4 @@
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "server/app.h"
+#include "alloc/explain.h"
 #include "server/cache.h"
 #include "server/gen_cluster.h"
 #include "server/pack.h"

@@ -12,7 +12,8 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
-#include "test/alloc_fixture.h"
+#include "alloc/explain.h"
+#include "test/unit/alloc/alloc_fixture.h"
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"
 

@@ -10,7 +10,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "server/gen_cluster.h"
-#include "test/alloc_fixture.h"
+#include "test/unit/alloc/alloc_fixture.h"
 
 Suite *golden_suite(void);
 

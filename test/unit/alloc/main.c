@@ -1,0 +1,13 @@
+/* Unit tests of alloc/: the cluster model, the allocator mirror, the per-node pipeline, golden
+ * explain documents, the verdict memo and locality from topology annotations. */
+#include "test/unit/check_main.h"
+
+Suite *model_suite(void);
+Suite *predict_suite(void);
+Suite *evaluate_suite(void);
+Suite *golden_suite(void);
+Suite *memo_suite(void);
+Suite *topology_model_suite(void);
+
+RF_CHECK_MAIN(model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite(),
+	      topology_model_suite())

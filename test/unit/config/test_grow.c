@@ -1,0 +1,89 @@
+/* The shared helpers of config/: array growth (rf_grow) and the bump arena (rf_arena). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "config/arena.h"
+#include "config/grow.h"
+
+Suite *grow_suite(void);
+
+START_TEST(test_grow_doubles_and_keeps_contents)
+{
+	int *a = NULL;
+	size_t cap = 0;
+	ck_assert_int_eq(rf_grow(&a, &cap, 1, sizeof(*a)), 0);
+	ck_assert_uint_eq(cap, 16);
+	for (int i = 0; i < 16; i++)
+		a[i] = i;
+	int *before = a;
+	ck_assert_int_eq(rf_grow(&a, &cap, 16, sizeof(*a)), 0); /* fits: nothing happens */
+	ck_assert_ptr_eq(a, before);
+	ck_assert_int_eq(rf_grow(&a, &cap, 17, sizeof(*a)), 0);
+	ck_assert_uint_eq(cap, 32);
+	ck_assert_int_eq(rf_grow(&a, &cap, 1000, sizeof(*a)), 0);
+	ck_assert_uint_eq(cap, 1024);
+	for (int i = 0; i < 16; i++)
+		ck_assert_int_eq(a[i], i);
+	free(a);
+}
+END_TEST
+
+START_TEST(test_grow_overflow_leaves_the_array)
+{
+	char *a = NULL;
+	size_t cap = 0;
+	ck_assert_int_eq(rf_grow(&a, &cap, 10, 1), 0);
+	char *before = a;
+	ck_assert_int_eq(rf_grow(&a, &cap, SIZE_MAX, 1), -ENOMEM);
+	ck_assert_int_eq(rf_grow(&a, &cap, SIZE_MAX / 8, 16), -ENOMEM);
+	ck_assert_ptr_eq(a, before);
+	ck_assert_uint_eq(cap, 16);
+	free(a);
+}
+END_TEST
+
+START_TEST(test_arena_zeroed_aligned_and_limited)
+{
+	struct rf_arena *a = rf_arena_new();
+	ck_assert_ptr_nonnull(a);
+	for (int i = 0; i < 1000; i++) {
+		unsigned char *p = rf_arena_alloc(a, (size_t)i % 100 + 1);
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq((uintptr_t)p % 16, 0);
+		for (int k = 0; k < i % 100 + 1; k++)
+			ck_assert_uint_eq(p[k], 0);
+		memset(p, 0xff, (size_t)i % 100 + 1);
+	}
+	ck_assert_ptr_nonnull(rf_arena_alloc(a, 3u << 20)); /* bigger than any chunk */
+	ck_assert_str_eq(rf_arena_printf(a, "%s-%d", "x", 7), "x-7");
+	ck_assert_str_eq(rf_arena_strndup(a, "abcdef", 3), "abc");
+	ck_assert_ptr_null(rf_arena_calloc(a, SIZE_MAX / 2, 4));
+	rf_arena_free(a);
+
+	/* on the caller's buffer, with a limit */
+	char buf[1024];
+	struct rf_arena l;
+	rf_arena_init_buf(&l, 64 * 1024, buf, sizeof(buf));
+	void *first = rf_arena_alloc_raw(&l, 100);
+	ck_assert(first >= (void *)buf && first < (void *)(buf + sizeof(buf)));
+	ck_assert_ptr_null(rf_arena_alloc_raw(&l, 128 * 1024));
+	ck_assert(l.over_limit);
+	rf_arena_release(&l);
+}
+END_TEST
+
+Suite *
+grow_suite(void)
+{
+	Suite *s = suite_create("grow");
+	TCase *tc = tcase_create("grow");
+	tcase_add_test(tc, test_grow_doubles_and_keeps_contents);
+	tcase_add_test(tc, test_grow_overflow_leaves_the_array);
+	tcase_add_test(tc, test_arena_zeroed_aligned_and_limited);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,19 @@
+/* Unit tests of server/: extender codec, metrics, escaping, HTTP front end and logging, the
+ * fork-join pool, synthetic clusters, the Kubernetes client pieces, slim objects and snapshots. */
+#include "test/unit/check_main.h"
+
+Suite *extender_suite(void);
+Suite *extender_fast_suite(void);
+Suite *metrics_suite(void);
+Suite *metric_table_suite(void);
+Suite *escape_suite(void);
+Suite *http_suite(void);
+Suite *parallel_suite(void);
+Suite *gen_cluster_suite(void);
+Suite *kube_suite(void);
+Suite *slim_suite(void);
+Suite *snapshot_load_suite(void);
+
+RF_CHECK_MAIN(extender_suite(), extender_fast_suite(), metrics_suite(), metric_table_suite(),
+	      escape_suite(), http_suite(), parallel_suite(), gen_cluster_suite(), kube_suite(),
+	      slim_suite(), snapshot_load_suite())
