@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
-#include "alloc/json_get.h"
-#include "alloc/model.h"
+#include "alloc/model/json_get.h"
+#include "alloc/model/model.h"
 #include "config/arena.h"
 #include "config/utf8.h" /* rf_utf8_trim */
 

@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "alloc/model.h"
+#include "alloc/model/model.h"
 
 #define RF_MAX_POD_CLAIMS 16
 

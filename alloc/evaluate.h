@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "alloc/demand.h"
-#include "alloc/model.h"
+#include "alloc/model/model.h"
 #include "alloc/predict.h"
 
 enum rf_verdict { RF_VERDICT_PASS = 0, RF_VERDICT_FAIL, RF_VERDICT_UNRESOLVABLE };

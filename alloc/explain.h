@@ -9,7 +9,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
-#include "alloc/model.h"
+#include "alloc/model/model.h"
 
 /** Explain JSON of one node (DESIGN section 4 shape). New reference, NULL on OOM. */
 json_t *rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e);

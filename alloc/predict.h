@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "alloc/model.h"
+#include "alloc/model/model.h"
 
 #define RF_MAX_PICKS    128 /* devices one pod may get in one search */
 #define RF_MAX_ORDERS   120 /* scan orders tried per node (5!) */

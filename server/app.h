@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "alloc/cel.h"
+#include "alloc/cel/cel.h"
 #include "config/config.h"
-#include "server/cache.h"
-#include "server/http.h"
-#include "server/parallel.h"
+#include "server/http/http.h"
+#include "server/http/parallel.h"
+#include "server/kube/cache.h"
 
 struct rf_app {
 	struct rf_config cfg;

@@ -9,8 +9,8 @@
 #include "alloc/explain.h"
 #include "config/strbuf.h"
 #include "server/app.h"
-#include "server/explain_table.h"
-#include "server/snapshot.h"
+#include "server/cmd/explain_table.h"
+#include "server/snapshot/snapshot.h"
 
 static struct rf_cluster *
 take_gen(struct rf_app *app, struct rf_http_response *resp)

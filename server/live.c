@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/bind.h"
-#include "server/kube.h"
-#include "server/log.h"
+#include "server/http/log.h"
+#include "server/kube/bind.h"
+#include "server/kube/kube.h"
+#include "server/kube/reflector.h"
+#include "server/kube/store.h"
 #include "server/predictions.h"
-#include "server/reflector.h"
-#include "server/store.h"
 
 struct rf_live {
 	struct rf_kube *kube;

@@ -8,9 +8,9 @@
 
 #include <stddef.h>
 
-#include "alloc/cel.h"
+#include "alloc/cel/cel.h"
 #include "config/config.h"
-#include "server/cache.h"
+#include "server/kube/cache.h"
 
 struct rf_live_options {
 	const struct rf_config *cfg; /* kube.* keys; copied where needed */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/metrics.h"
+#include "server/http/metrics.h"
 
 #define MAX_CLAIMS 64
 

@@ -9,7 +9,7 @@
 
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
-#include "server/cache.h"
+#include "server/kube/cache.h"
 
 struct rf_pred_batch;
 

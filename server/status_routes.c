@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "server/app.h"
-#include "server/metrics.h"
+#include "server/http/metrics.h"
 #include "server/version.h"
 
 int

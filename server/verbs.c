@@ -13,9 +13,9 @@
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
 #include "server/app.h"
-#include "server/extender.h"
-#include "server/log.h"
-#include "server/metrics.h"
+#include "server/http/extender.h"
+#include "server/http/log.h"
+#include "server/http/metrics.h"
 #include "server/predictions.h"
 
 /* A 400 that carries both railfit's error body and the verb's own Error field. */

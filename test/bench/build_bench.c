@@ -14,10 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc/cel.h"
-#include "alloc/model.h"
+#include "alloc/cel/cel.h"
+#include "alloc/model/model.h"
 #include "config/config.h"
-#include "server/snapshot.h"
+#include "server/snapshot/snapshot.h"
 
 static double
 now_ms(void)

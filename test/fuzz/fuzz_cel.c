@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/cel.h"
+#include "alloc/cel/cel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <jansson.h>
 
 #include "config/strbuf.h"
-#include "server/extender.h"
+#include "server/http/extender.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

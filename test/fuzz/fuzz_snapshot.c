@@ -9,8 +9,8 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/explain.h"
-#include "alloc/model.h"
-#include "server/snapshot_load.h"
+#include "alloc/model/model.h"
+#include "server/snapshot/snapshot_load.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

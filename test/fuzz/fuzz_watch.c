@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "server/watch_stream.h"
+#include "server/kube/watch_stream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "alloc/model.h"
+#include "alloc/model/model.h"
 
 struct fixture {
 	struct rf_config cfg;

@@ -9,7 +9,7 @@
 
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
-#include "server/gen_cluster.h"
+#include "alloc/gen/gen_cluster.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *golden_suite(void);

@@ -4,7 +4,7 @@
 
 #include <check.h>
 
-#include "alloc/model.h"
+#include "alloc/model/model.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *model_suite(void);

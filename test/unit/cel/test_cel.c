@@ -10,8 +10,8 @@
 
 #include <check.h>
 
-#include "alloc/attr.h"
-#include "alloc/cel.h"
+#include "alloc/cel/attr.h"
+#include "alloc/cel/cel.h"
 
 Suite *cel_suite(void);
 

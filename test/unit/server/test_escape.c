@@ -4,7 +4,7 @@
 
 #include <check.h>
 
-#include "server/escape.h"
+#include "server/http/escape.h"
 
 struct out {
 	char s[256];

@@ -10,7 +10,7 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "server/extender.h"
+#include "server/http/extender.h"
 
 static char *
 read_data(const char *name, size_t *ret_len)

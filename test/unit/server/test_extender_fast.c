@@ -15,9 +15,9 @@
 #include <jansson.h>
 
 #include "config/strbuf.h"
-#include "server/extender.h"
-#include "server/gojson.h"
-#include "server/jscan.h"
+#include "server/http/extender.h"
+#include "server/http/gojson.h"
+#include "server/http/jscan.h"
 
 static char *
 read_data(const char *name, size_t *ret_len)

@@ -10,7 +10,7 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "server/gen_cluster.h"
+#include "alloc/gen/gen_cluster.h"
 
 #define MAX_DEV 16
 

@@ -22,9 +22,9 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "server/http.h"
-#include "server/log.h"
-#include "server/metrics.h"
+#include "server/http/http.h"
+#include "server/http/log.h"
+#include "server/http/metrics.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Test routes

@@ -23,12 +23,12 @@
 #include <microhttpd.h>
 
 #include "config/kubeconfig.h"
-#include "server/bind.h"
-#include "server/cache.h"
-#include "server/kube.h"
-#include "server/reflector.h"
-#include "server/store.h"
-#include "server/watch_stream.h"
+#include "server/kube/bind.h"
+#include "server/kube/cache.h"
+#include "server/kube/kube.h"
+#include "server/kube/reflector.h"
+#include "server/kube/store.h"
+#include "server/kube/watch_stream.h"
 
 /* "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" */
 #define PEM_TEXT "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"

@@ -7,7 +7,7 @@
 
 #include <check.h>
 
-#include "server/metrics.h"
+#include "server/http/metrics.h"
 
 START_TEST(test_metric_table_declared)
 {

@@ -11,7 +11,7 @@
 
 #include <check.h>
 
-#include "server/metrics.h"
+#include "server/http/metrics.h"
 
 static void
 reset(void)

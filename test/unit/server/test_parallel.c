@@ -6,7 +6,7 @@
 
 #include <check.h>
 
-#include "server/parallel.h"
+#include "server/http/parallel.h"
 
 Suite *parallel_suite(void);
 

@@ -12,12 +12,12 @@
 #include <jansson.h>
 
 #include "alloc/explain.h"
-#include "server/cache.h"
-#include "server/gen_cluster.h"
-#include "server/pack.h"
-#include "server/slim.h"
-#include "server/snapshot.h"
-#include "server/store.h"
+#include "alloc/gen/gen_cluster.h"
+#include "server/kube/cache.h"
+#include "server/kube/store.h"
+#include "server/snapshot/pack.h"
+#include "server/snapshot/slim.h"
+#include "server/snapshot/snapshot.h"
 
 static json_t *
 parse(const char *text)

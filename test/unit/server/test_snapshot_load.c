@@ -7,7 +7,7 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "server/snapshot_load.h"
+#include "server/snapshot/snapshot_load.h"
 
 Suite *snapshot_load_suite(void);
 

@@ -1,0 +1,690 @@
+/* Cluster model, part 3: DeviceClasses (selectors compiled once), ResourceClaims and what their
+ * allocations hold (exclusive, shared with consumed capacity, admin access), Pods and what they
+ * use (front-end and NIC bandwidth, rails of their group), ResourceClaimTemplates. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc-private.h"
+#include "alloc/model/model-private.h"
+#include "alloc/model/strtab.h"
+
+static int
+claim_cmp(const void *a, const void *b)
+{
+	const struct rf_claim *x = *(struct rf_claim *const *)a, *y = *(struct rf_claim *const *)b;
+	return rf_model_cmp_nsname(x->ns, x->name, y->ns, y->name);
+}
+
+static int
+class_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct rf_class *const *)a)->name, (*(struct rf_class *const *)b)->name);
+}
+
+static int
+pod_cmp(const void *a, const void *b)
+{
+	const struct rf_pod *x = *(struct rf_pod *const *)a, *y = *(struct rf_pod *const *)b;
+	return rf_model_cmp_nsname(x->ns, x->name, y->ns, y->name);
+}
+
+static int
+pod_uid_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct rf_pod *const *)a)->uid, (*(struct rf_pod *const *)b)->uid);
+}
+
+static int
+tmpl_cmp(const void *a, const void *b)
+{
+	const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
+	return rf_model_cmp_nsname(json_string_value(rf_jpath(x, "metadata.namespace")),
+				   json_string_value(rf_jpath(x, "metadata.name")),
+				   json_string_value(rf_jpath(y, "metadata.namespace")),
+				   json_string_value(rf_jpath(y, "metadata.name")));
+}
+
+/* ---- classes, claims, pods ---- */
+
+int
+rf_model_build_classes(struct rf_cluster *c, const json_t *classes)
+{
+	size_t n = json_array_size(classes);
+	c->classes = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->classes));
+	if (!c->classes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *cj = json_array_get(classes, i);
+		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+		if (!name) {
+			rf_cluster_warn(c, "deviceclass #%zu: no metadata.name; skipped", i);
+			continue;
+		}
+		struct rf_class *cl = rf_arena_alloc(c->arena, sizeof(*cl));
+		if (!cl)
+			return -ENOMEM;
+		cl->name = name;
+		cl->json = cj;
+		const json_t *sels = rf_jpath(cj, "spec.selectors");
+		size_t ns = json_array_size(sels);
+		cl->selectors = rf_arena_calloc(c->arena, ns ? ns : 1, sizeof(*cl->selectors));
+		cl->selector_texts = rf_arena_calloc(c->arena, ns ? ns : 1, sizeof(char *));
+		if (!cl->selectors || !cl->selector_texts)
+			return -ENOMEM;
+		for (size_t s = 0; s < ns; s++) {
+			const char *expr = json_string_value(
+				rf_jpath(json_array_get(sels, s), "cel.expression"));
+			struct rf_cel_error err = { 0 };
+			if (!expr) {
+				cl->unsupported = rf_arena_printf(
+					c->arena,
+					"deviceclass %s: selector #%zu has no cel.expression", name,
+					s);
+				break;
+			}
+			int r = rf_cluster_selector(c, expr, &cl->selectors[cl->n_selectors], &err);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				cl->unsupported =
+					rf_arena_printf(c->arena, "deviceclass %s: selector %s: %s",
+							name, expr, err.msg);
+				break;
+			}
+			cl->selector_texts[cl->n_selectors++] = expr;
+		}
+		c->classes[c->n_classes++] = cl;
+	}
+	qsort(c->classes, c->n_classes, sizeof(*c->classes), class_cmp);
+	for (size_t i = 0; i < c->n_classes; i++)
+		c->classes[i]->idx = (unsigned)i;
+	c->class_memo = calloc(c->n_classes * c->n_devices + 1, sizeof(*c->class_memo));
+	return c->class_memo ? 0 : -ENOMEM;
+}
+
+static const char *
+node_from_selector(const json_t *sel)
+{
+	const json_t *terms = json_object_get(sel, "nodeSelectorTerms");
+	if (json_array_size(terms) != 1)
+		return NULL;
+	const json_t *fields = json_object_get(json_array_get(terms, 0), "matchFields");
+	for (size_t i = 0; i < json_array_size(fields); i++) {
+		const json_t *f = json_array_get(fields, i);
+		const char *key = rf_jstr(f, "key"), *op = rf_jstr(f, "operator");
+		const json_t *vals = json_object_get(f, "values");
+		if (key && op && strcmp(key, "metadata.name") == 0 && strcmp(op, "In") == 0 &&
+		    json_array_size(vals) == 1)
+			return json_string_value(json_array_get(vals, 0));
+	}
+	return NULL;
+}
+
+/* One claim parsed into the reuse table's arena (strings through st). NULL with *ret_skip when
+ * the object is not a claim railfit can name. */
+static struct rf_claim *
+parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t i, bool *ret_skip)
+{
+	struct rf_arena *a = c->reuse->arena;
+	int oom = 0;
+#define K(s) rf_strtab_get(st, (s), &oom)
+	const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+	const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
+	*ret_skip = false;
+	if (!name || !ns) {
+		rf_cluster_warn(c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
+		*ret_skip = true;
+		return NULL;
+	}
+	struct rf_claim *cl = rf_arena_alloc(a, sizeof(*cl));
+	if (!cl)
+		return NULL;
+	cl->ns = K(ns);
+	cl->name = rf_arena_strdup(a, name);
+	cl->uid = K(json_string_value(rf_jpath(cj, "metadata.uid")));
+	cl->key_hash = rf_claim_key_hash(ns, name);
+	cl->json = NULL; /* the object may be packed once the generation is built */
+	if (oom || !cl->name || rf_claim_parse_spec(a, c, cl, json_object_get(cj, "spec")) < 0)
+		return NULL;
+	const json_t *alloc = rf_jpath(cj, "status.allocation");
+	if (json_is_object(alloc)) {
+		cl->allocated = true;
+		cl->alloc_node = K(node_from_selector(json_object_get(alloc, "nodeSelector")));
+		const json_t *res = rf_jpath(alloc, "devices.results");
+		size_t nr = json_array_size(res);
+		cl->results = rf_arena_calloc(a, nr ? nr : 1, sizeof(*cl->results));
+		if (!cl->results || oom)
+			return NULL;
+		for (size_t r = 0; r < nr; r++) {
+			const json_t *rj = json_array_get(res, r);
+			struct rf_alloc_result *ar = &cl->results[cl->n_results];
+			ar->request = K(rf_jstr(rj, "request"));
+			ar->driver = K(rf_jstr(rj, "driver"));
+			ar->pool = K(rf_jstr(rj, "pool"));
+			ar->device = K(rf_jstr(rj, "device"));
+			if (oom)
+				return NULL;
+			if (!ar->request || !ar->driver || !ar->pool || !ar->device) {
+				rf_cluster_warn(c,
+						"resourceclaim %s/%s: allocation result #%zu lacks "
+						"request/driver/pool/device; ignored",
+						ns, name, r);
+				continue;
+			}
+			ar->admin_access = rf_jbool(rj, "adminAccess", false);
+			ar->share_id = K(rf_jstr(rj, "shareID"));
+			ar->consumed = json_object_get(rj, "consumedCapacity");
+			ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
+			if (ar->dev) {
+				ar->gidx = ar->dev->gidx;
+				ar->rail = ar->dev->rail;
+				ar->nic = ar->dev->kind == RF_DEV_NIC;
+			}
+			cl->n_results++;
+		}
+	}
+	const json_t *rf = rf_jpath(cj, "status.reservedFor");
+	size_t nrf = json_array_size(rf);
+	if (nrf) {
+		cl->reserved_uids = rf_arena_calloc(a, nrf, sizeof(char *));
+		if (!cl->reserved_uids)
+			return NULL;
+		for (size_t k = 0; k < nrf; k++) {
+			const char *uid = rf_jstr(json_array_get(rf, k), "uid");
+			if (uid && !(cl->reserved_uids[cl->n_reserved++] = K(uid)))
+				return NULL;
+		}
+	}
+#undef K
+	return oom ? NULL : cl;
+}
+
+/* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
+ * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. A
+ * claim whose object the previous generation already parsed is that generation's claim. */
+/* Objects of one kind for this build: parsed anew or reused, marked as seen, and collected in
+ * `fresh` when the previous generation did not hold them. */
+struct collect {
+	void **fresh;
+	size_t n_fresh;
+	const struct rf_cluster *prev; /* the one whose sorted arrays this build follows, or NULL */
+	unsigned long mark;
+};
+
+static void
+collect_init(struct rf_cluster *c, struct collect *k)
+{
+	k->fresh = NULL;
+	k->n_fresh = 0;
+	k->prev = c->prev && c->prev->reuse == c->reuse ? c->prev : NULL;
+	k->mark = c->reuse->marker;
+}
+
+static void
+collect(struct collect *k, struct rf_build_marks *m, void *v)
+{
+	m->seen = k->mark;
+	if (!k->prev || m->in_prev != k->mark)
+		k->fresh[k->n_fresh++] = v;
+}
+
+int
+rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
+{
+	size_t n = json_array_size(claims);
+	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
+	struct collect k;
+	int rr = -ENOMEM;
+	collect_init(c, &k);
+	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
+	if (!k.fresh || !st)
+		goto out;
+	for (size_t i = 0; k.prev && i < k.prev->n_claims; i++)
+		k.prev->claims[i]->marks.in_prev = k.mark;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *cj = json_array_get(claims, i);
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, cj);
+		if (!slot)
+			goto out;
+		if (slot->obj) {
+			rf_reuse_warn(c, slot);
+		} else {
+			size_t first = c->n_warnings;
+			bool skip;
+			struct rf_claim *cl = parse_claim(c, st, cj, i, &skip);
+			if (!cl && !skip)
+				goto out;
+			if (rf_reuse_fill(c->reuse, slot, cj, cl, c, first) < 0)
+				goto out;
+		}
+		struct rf_claim *cl = slot->val;
+		if (cl)
+			collect(&k, &cl->marks, cl);
+	}
+	rr = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->claims : NULL,
+			    k.prev ? k.prev->n_claims : 0, k.fresh, k.n_fresh,
+			    offsetof(struct rf_claim, marks), k.mark, claim_cmp,
+			    (void ***)&c->claims, &c->n_claims);
+out:
+	free(k.fresh);
+	rf_strtab_free(st);
+	return rr;
+}
+
+/* Fold allocations into device usage (dra-api.md section 10.1). */
+int
+rf_model_account_usage(struct rf_cluster *c)
+{
+	c->dev_use = rf_arena_calloc(c->arena, c->n_devices + 1, sizeof(*c->dev_use));
+	if (!c->dev_use)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_claims; i++) {
+		struct rf_claim *cl = c->claims[i];
+		for (size_t r = 0; r < cl->n_results; r++) {
+			struct rf_alloc_result *ar = &cl->results[r];
+			if (!ar->dev || ar->admin_access)
+				continue;
+			struct rf_dev_use *u = &c->dev_use[ar->gidx];
+			if (!ar->share_id) {
+				if (!u->holder) {
+					u->holder = cl;
+					continue;
+				}
+				if (u->holder != cl) {
+					const struct rf_device *d = ar->dev;
+					rf_cluster_warn(
+						c,
+						"device %s/%s/%s is allocated by both %s/%s "
+						"and %s/%s",
+						d->pool->driver, d->pool->name, d->name,
+						u->holder->ns, u->holder->name, cl->ns, cl->name);
+				}
+				continue;
+			}
+			struct rf_device *d = ar->dev;
+			{
+				u->n_shares++;
+				if (!u->consumed && d->n_caps) {
+					u->consumed = rf_arena_calloc(c->arena, d->n_caps,
+								      sizeof(*u->consumed));
+					if (!u->consumed)
+						return -ENOMEM;
+					u->n_consumed = (unsigned)d->n_caps;
+				}
+				const char *k;
+				json_t *v;
+				json_object_foreach ((json_t *)ar->consumed, k, v) {
+					struct rf_quantity q;
+					const char *qs = json_string_value(v);
+					const struct rf_capacity *cap = NULL;
+					for (size_t ci = 0; ci < d->n_caps; ci++)
+						if (strcmp(d->caps[ci].raw_name, k) == 0)
+							cap = &d->caps[ci];
+					if (!cap || !qs || rf_quantity_parse(qs, &q) < 0) {
+						rf_cluster_warn(
+							c,
+							"resourceclaim %s/%s: consumedCapacity %s of %s "
+							"is not a capacity of the device or not a "
+							"quantity; ignored",
+							cl->ns, cl->name, k, d->name);
+						continue;
+					}
+					u->consumed[cap - d->caps] =
+						rf_quantity_add(u->consumed[cap - d->caps], q);
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+parse_bw_annotation(struct rf_arena *a, struct rf_pod *p, const char *key, bool *has,
+		    struct rf_quantity *q)
+{
+	const char *v = rf_jstr(p->annotations, key);
+	if (!v)
+		return 0;
+	struct rf_quantity tmp;
+	if (rf_quantity_parse(v, &tmp) < 0 || rf_quantity_cmp(tmp, rf_quantity_from_int(0)) < 0) {
+		if (!p->bad_annotation)
+			p->bad_annotation = rf_arena_printf(
+				a,
+				"annotation %s: expected a non-negative quantity such as 100G, got \"%s\"",
+				key, v);
+		return p->bad_annotation ? 0 : -ENOMEM;
+	}
+	*has = true;
+	*q = tmp;
+	return 0;
+}
+
+/* One pod, in the reuse table's arena; its strings point into its object, which the table holds.
+ * NULL with *ret_skip when it has no name. */
+static struct rf_pod *
+parse_pod(struct rf_cluster *c, const json_t *pj, size_t i, bool *ret_skip)
+{
+	struct rf_arena *a = c->reuse->arena;
+	*ret_skip = false;
+	const char *name = json_string_value(rf_jpath(pj, "metadata.name"));
+	if (!name) {
+		rf_cluster_warn(c, "pod #%zu: no metadata.name; skipped", i);
+		*ret_skip = true;
+		return NULL;
+	}
+	struct rf_pod *p = rf_arena_alloc(a, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->name = name;
+	p->ns = json_string_value(rf_jpath(pj, "metadata.namespace"));
+	if (!p->ns)
+		p->ns = "default";
+	p->uid = json_string_value(rf_jpath(pj, "metadata.uid"));
+	p->node_name = json_string_value(rf_jpath(pj, "spec.nodeName"));
+	p->phase = json_string_value(rf_jpath(pj, "status.phase"));
+	p->json = pj;
+	p->labels = rf_jpath(pj, "metadata.labels");
+	p->annotations = rf_jpath(pj, "metadata.annotations");
+	if (parse_bw_annotation(a, p, "railfit.io/nic-bandwidth", &p->has_nic_bw, &p->nic_bw) < 0 ||
+	    parse_bw_annotation(a, p, "kubernetes.io/egress-bandwidth", &p->has_egress,
+				&p->egress) < 0 ||
+	    parse_bw_annotation(a, p, "kubernetes.io/ingress-bandwidth", &p->has_ingress,
+				&p->ingress) < 0)
+		return NULL;
+	const char *g = rf_jstr(p->annotations, "railfit.io/group");
+	for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
+		g = rf_jstr(p->labels, c->cfg->groups.labels.v[l]);
+	if (g && g[0] && !(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
+		return NULL;
+	/* what accounting its usage needs, resolved once (pods live with one layout) */
+	const json_t *entries = rf_jpath(pj, "spec.resourceClaims");
+	size_t ne = json_array_size(entries);
+	if (ne && (!(p->claim_names = rf_arena_calloc(a, ne, sizeof(char *))) ||
+		   !(p->claim_hashes = rf_arena_calloc(a, ne, sizeof(uint64_t)))))
+		return NULL;
+	for (size_t e = 0; e < ne; e++) {
+		const char *cn = rf_pod_claim_name(pj, json_array_get(entries, e));
+		if (!cn)
+			continue;
+		p->claim_hashes[p->n_claim_names] = rf_claim_key_hash(p->ns, cn);
+		p->claim_names[p->n_claim_names++] = cn;
+	}
+	const struct rf_node *n = p->node_name ? rf_cluster_node(c, p->node_name) : NULL;
+	p->node_idx1 = n ? n->idx + 1 : 0;
+	return p;
+}
+
+int
+rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
+{
+	size_t n = json_array_size(pods), n_uid = 0;
+	struct collect k;
+	int r = -ENOMEM;
+	collect_init(c, &k);
+	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
+	if (!k.fresh)
+		goto out;
+	for (size_t i = 0; k.prev && i < k.prev->n_pods; i++)
+		k.prev->pods[i]->marks.in_prev = k.mark;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *pj = json_array_get(pods, i);
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, pj);
+		if (!slot)
+			goto out;
+		if (slot->obj) {
+			rf_reuse_warn(c, slot);
+		} else {
+			size_t first = c->n_warnings;
+			bool skip;
+			struct rf_pod *p = parse_pod(c, pj, i, &skip);
+			if (!p && !skip)
+				goto out;
+			if (rf_reuse_fill(c->reuse, slot, pj, p, c, first) < 0)
+				goto out;
+		}
+		struct rf_pod *p = slot->val;
+		if (p)
+			collect(&k, &p->marks, p);
+	}
+	/* the fresh pods with a uid, for the second array: copied before the merge sorts them */
+	void **fresh_uid = malloc((k.n_fresh ? k.n_fresh : 1) * sizeof(*fresh_uid));
+	if (!fresh_uid)
+		goto out;
+	for (size_t i = 0; i < k.n_fresh; i++)
+		if (((struct rf_pod *)k.fresh[i])->uid)
+			fresh_uid[n_uid++] = k.fresh[i];
+	r = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->pods : NULL,
+			   k.prev ? k.prev->n_pods : 0, k.fresh, k.n_fresh,
+			   offsetof(struct rf_pod, marks), k.mark, pod_cmp, (void ***)&c->pods,
+			   &c->n_pods);
+	if (r == 0)
+		r = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->pods_by_uid : NULL,
+				   k.prev ? k.prev->n_pods_by_uid : 0, fresh_uid, n_uid,
+				   offsetof(struct rf_pod, marks), k.mark, pod_uid_cmp,
+				   (void ***)&c->pods_by_uid, &c->n_pods_by_uid);
+	free(fresh_uid);
+	c->reuse->live = c->n_claims + c->n_pods;
+out:
+	free(k.fresh);
+	return r;
+}
+
+static bool
+pod_terminated(const struct rf_pod *p)
+{
+	return p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
+}
+
+static int
+group_rails_cmp(const void *a, const void *b)
+{
+	const struct group_rails *x = a, *y = b;
+	int r = strcmp(x->group, y->group);
+	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+}
+
+/* The group index over the sorted group_rails entries: per group, the rails used anywhere and
+ * those used on at least two distinct nodes. */
+static int
+index_groups(struct rf_cluster *c)
+{
+	c->groups = rf_arena_calloc(c->arena, c->n_group_rails + 1, sizeof(*c->groups));
+	if (!c->groups)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_group_rails;) {
+		struct group_index *g = &c->groups[c->n_groups++];
+		g->group = c->group_rails[i].group;
+		g->first = i;
+		while (i < c->n_group_rails && strcmp(c->group_rails[i].group, g->group) == 0) {
+			/* the rails of one node: its entries are adjacent */
+			unsigned node = c->group_rails[i].node_idx;
+			uint64_t mine = 0;
+			for (; i < c->n_group_rails &&
+			       strcmp(c->group_rails[i].group, g->group) == 0 &&
+			       c->group_rails[i].node_idx == node;
+			     i++)
+				mine |= c->group_rails[i].rails;
+			g->multi |= g->any & mine;
+			g->any |= mine;
+		}
+		g->n = i - g->first;
+	}
+	return 0;
+}
+
+/* Front-end capacity of each node: from its annotation (part of the layout). */
+int
+rf_model_node_frontend(struct rf_cluster *c)
+{
+	for (size_t ni = 0; ni < c->n_nodes; ni++) {
+		struct rf_node *n = c->nodes[ni];
+		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
+		n->fe_source = "default";
+		n->fe_capacity = c->cfg->devices.frontend_bandwidth;
+		if (fe) {
+			struct rf_quantity q;
+			if (rf_quantity_parse(fe, &q) == 0 &&
+			    rf_quantity_cmp(q, rf_quantity_from_int(0)) > 0) {
+				n->fe_capacity = q;
+				n->fe_source = "annotation";
+			} else {
+				rf_cluster_warn(
+					c,
+					"node %s: annotation railfit.io/frontend-bandwidth: expected "
+					"a positive quantity such as 100G, got \"%s\"; using "
+					"devices.frontendBandwidth",
+					n->name, fe);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Pods on nodes: front-end bandwidth, annotated NIC bandwidth, rails of groups. */
+int
+rf_model_place_pods(struct rf_cluster *c)
+{
+	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
+	if (!c->group_rails)
+		return -ENOMEM;
+	/* two passes: count, then fill the per-node pod arrays */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < c->n_pods; i++) {
+			struct rf_pod *p = c->pods[i];
+			if (!p->node_idx1 || pod_terminated(p))
+				continue;
+			const struct rf_node *n = c->nodes[p->node_idx1 - 1];
+			struct rf_node_use *nu = &c->node_use[p->node_idx1 - 1];
+			if (pass == 0) {
+				nu->n_pods++;
+				continue;
+			}
+			nu->pods[nu->n_pods++] = p;
+			if (p->has_egress)
+				nu->fe_egress_used = rf_quantity_add(nu->fe_egress_used, p->egress);
+			if (p->has_ingress)
+				nu->fe_ingress_used =
+					rf_quantity_add(nu->fe_ingress_used, p->ingress);
+			/* devices of its claims: NIC bandwidth and rails */
+			uint64_t rails = 0;
+			for (size_t e = 0; e < p->n_claim_names; e++) {
+				const struct rf_claim *cl = rf_cluster_claim_hashed(
+					c, p->ns, p->claim_names[e], p->claim_hashes[e]);
+				for (size_t r = 0; cl && r < cl->n_results; r++) {
+					const struct rf_alloc_result *ar = &cl->results[r];
+					if (!ar->dev || !ar->nic || ar->admin_access)
+						continue;
+					if (p->has_nic_bw)
+						c->dev_use[ar->gidx].annotated_bw = rf_quantity_add(
+							c->dev_use[ar->gidx].annotated_bw,
+							p->nic_bw);
+					if (ar->rail >= 0)
+						rails |= UINT64_C(1) << ar->rail;
+				}
+			}
+			if (p->group && rails) {
+				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
+				gr->group = p->group;
+				gr->node_idx = n->idx;
+				gr->rails = rails;
+			}
+		}
+		if (pass == 0) {
+			for (size_t ni = 0; ni < c->n_nodes; ni++) {
+				struct rf_node_use *nu = &c->node_use[ni];
+				nu->pods = rf_arena_calloc(c->arena, nu->n_pods ? nu->n_pods : 1,
+							   sizeof(*nu->pods));
+				if (!nu->pods)
+					return -ENOMEM;
+				nu->n_pods = 0;
+			}
+		}
+	}
+	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
+	return index_groups(c);
+}
+
+static uint64_t
+mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h;
+}
+
+static uint64_t
+mix_q(uint64_t h, struct rf_quantity q)
+{
+	const unsigned char *b = (const unsigned char *)&q;
+	uint64_t v = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < sizeof(q); i++)
+		v = (v ^ b[i]) * 0x100000001b3ULL;
+	return mix(h, v);
+}
+
+/* Free GPUs and NICs per node, and the fingerprint of each node's usage: every device of every
+ * pool the node sees (counters are per pool), its front-end use. Reads only the usage arrays
+ * and the layout's index arrays: device structs are many and scattered. */
+int
+rf_model_node_usage(struct rf_cluster *c)
+{
+	uint64_t *pool_fp = calloc(c->n_pools + 1, sizeof(*pool_fp));
+	if (!pool_fp)
+		return -ENOMEM;
+	const struct rf_quantity zero = { 0 };
+	for (size_t pi = 0; pi < c->n_pools; pi++) {
+		const struct rf_pool *p = c->pools[pi];
+		uint64_t h = 0;
+		for (size_t i = 0; i < p->n_devices; i++) {
+			unsigned g = p->first_gidx + (unsigned)i;
+			const struct rf_dev_use *u = &c->dev_use[g];
+			if (!u->holder && !u->n_shares &&
+			    rf_quantity_cmp(u->annotated_bw, zero) == 0)
+				continue;
+			h = mix(h, g);
+			h = mix(h, (uint64_t)(uintptr_t)u->holder);
+			h = mix(h, u->n_shares);
+			for (size_t k = 0; k < u->n_consumed; k++)
+				h = mix_q(h, u->consumed[k]);
+			h = mix_q(h, u->annotated_bw);
+		}
+		pool_fp[pi] = h;
+	}
+	for (size_t ni = 0; ni < c->n_nodes; ni++) {
+		const struct rf_node *n = c->nodes[ni];
+		struct rf_node_use *nu = &c->node_use[ni];
+		uint64_t h = 0x5bd1e995;
+		for (size_t i = 0; i < n->n_gpus; i++)
+			nu->n_gpus_free += c->dev_use[n->counted[i]].holder == NULL;
+		for (size_t i = n->n_gpus; i < n->n_gpus + n->n_nics; i++)
+			nu->n_nics_free += c->dev_use[n->counted[i]].holder == NULL;
+		for (size_t i = 0; i < n->n_pools; i++)
+			h = mix(h, pool_fp[n->pools[i]->idx]);
+		h = mix_q(h, nu->fe_egress_used);
+		h = mix_q(h, nu->fe_ingress_used);
+		nu->fp = h;
+	}
+	free(pool_fp);
+	return 0;
+}
+
+int
+rf_model_build_templates(struct rf_cluster *c)
+{
+	size_t n = json_array_size(c->objs.templates);
+	c->templates = rf_arena_calloc(c->arena, n ? n : 1, sizeof(*c->templates));
+	if (!c->templates)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *t = json_array_get(c->objs.templates, i);
+		if (json_string_value(rf_jpath(t, "metadata.name")))
+			c->templates[c->n_templates++] = t;
+	}
+	qsort(c->templates, c->n_templates, sizeof(*c->templates), tmpl_cmp);
+	return 0;
+}

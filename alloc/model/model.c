@@ -1,0 +1,683 @@
+/* Building one generation of the cluster model from Kubernetes objects, and reading it.
+ *
+ * Runs on one thread (the cache writer); the result is immutable and shared by reference count.
+ * Everything a generation owns comes from one arena, so dropping it is a single free of a few
+ * chunks. Objects that cannot be understood become warnings, never failures. The build steps
+ * live in model-devices.c, model-nodes.c and model-usage.c. */
+#include "alloc/model/model.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc-private.h"
+#include "alloc/memo.h"
+#include "alloc/model/model-private.h"
+
+/* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
+ * a time; each costs ~80 bytes per node, plus the failure messages of the nodes that fail */
+#define MEMO_SHAPES 8
+/* replaced judgements are kept until the table goes (a request may be reading one): a chain of
+ * generations starts a new table once it holds this many per node */
+#define MEMO_RETIRED_MAX 16
+
+static int index_node_names(struct rf_cluster *c);
+
+void __attribute__((format(printf, 2, 3)))
+rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
+{
+	if (c->n_warnings >= MAX_WARNINGS)
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	const char *s = rf_arena_strdup(c->arena, buf);
+	if (s)
+		c->warnings[c->n_warnings++] = s;
+}
+
+const char *
+rf_dev_kind_name(enum rf_dev_kind k)
+{
+	switch (k) {
+	case RF_DEV_GPU:
+		return "gpu";
+	case RF_DEV_NIC:
+		return "nic";
+	case RF_DEV_OTHER:
+		break;
+	}
+	return "other";
+}
+
+/* ---- small sorted-array helpers ---- */
+
+int
+rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char *bn)
+{
+	int r = strcmp(ans ? ans : "", bns ? bns : "");
+	return r ? r : strcmp(an, bn);
+}
+
+static int
+hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
+{
+	json_t **dst[] = { &c->objs.nodes,  &c->objs.pods,    &c->objs.slices,
+			   &c->objs.claims, &c->objs.classes, &c->objs.templates };
+	json_t *src[] = { objs->nodes,  objs->pods,    objs->slices,
+			  objs->claims, objs->classes, objs->templates };
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+		*dst[i] = json_is_array(src[i]) ? json_incref(src[i]) : json_array();
+		if (!*dst[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void
+layout_unref(struct rf_layout *l)
+{
+	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
+		return;
+	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
+		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
+	json_decref(l->nodes);
+	json_decref(l->classes);
+	json_decref(l->templates);
+	free(l->class_memo);
+	for (size_t i = 0; i < l->n_extra; i++)
+		rf_cel_program_free(l->extra_programs[i]);
+	free(l->extra_programs);
+	pthread_mutex_destroy(&l->extra_lock);
+	rf_arena_free(l->arena);
+	free(l);
+}
+
+/* Nodes, pools, devices, classes and what derives from them alone, into a new layout (its arena
+ * is c->arena while this runs). */
+static int
+build_layout(struct rf_cluster *c)
+{
+	struct rf_layout *l = calloc(1, sizeof(*l));
+	int r;
+	if (!l)
+		return -ENOMEM;
+	atomic_init(&l->refs, 1);
+	pthread_mutex_init(&l->extra_lock, NULL);
+	c->layout = l;
+	if (!(l->arena = c->arena = rf_arena_new()))
+		return -ENOMEM;
+	l->nodes = json_incref(c->objs.nodes);
+	l->classes = json_incref(c->objs.classes);
+	l->templates = json_incref(c->objs.templates);
+	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+	if (!c->warnings)
+		return -ENOMEM;
+	if ((r = rf_model_build_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
+	    (r = rf_model_attach_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
+	    (r = rf_model_build_templates(c)) < 0)
+		return r;
+	l->class_memo = c->class_memo;
+	l->node_list = c->nodes;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		if ((r = rf_model_finish_node(c, c->nodes[i])) < 0)
+			return r;
+		l->n_nodes = i + 1;
+	}
+	l->n_nodes = c->n_nodes;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		c->nodes[i]->idx = (unsigned)i;
+	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
+		return r;
+	l->warnings = c->warnings;
+	l->n_warnings = c->n_warnings;
+	return 0;
+}
+
+/* The layout's arrays, borrowed from the generation it was built for. */
+static int
+share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	atomic_fetch_add(&prev->layout->refs, 1);
+	c->layout = prev->layout;
+	c->nodes = prev->nodes;
+	c->n_nodes = prev->n_nodes;
+	c->pools = prev->pools;
+	c->n_pools = prev->n_pools;
+	c->devices = prev->devices;
+	c->n_devices = prev->n_devices;
+	c->classes = prev->classes;
+	c->n_classes = prev->n_classes;
+	c->templates = prev->templates;
+	c->n_templates = prev->n_templates;
+	c->node_slots = prev->node_slots;
+	c->node_mask = prev->node_mask;
+	c->node_names = prev->node_names;
+	c->class_memo = prev->class_memo;
+	if (!(c->arena = rf_arena_new()))
+		return -ENOMEM;
+	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+	if (!c->warnings)
+		return -ENOMEM;
+	memcpy(c->warnings, c->layout->warnings, c->layout->n_warnings * sizeof(char *));
+	c->n_warnings = c->layout->n_warnings;
+	return 0;
+}
+
+/* Claims, pods and what they use: the part of a generation that changes with every event. */
+static int
+build_usage(struct rf_cluster *c)
+{
+	int r;
+	c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use));
+	if (!c->node_use)
+		return -ENOMEM;
+	c->reuse->marker++;
+	if ((r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
+	    (r = rf_model_index_claims(c)) < 0 || (r = rf_model_account_usage(c)) < 0 ||
+	    (r = rf_model_build_pods(c, c->objs.pods)) < 0 || (r = rf_model_place_pods(c)) < 0 ||
+	    (r = rf_model_node_usage(c)) < 0)
+		return r;
+	return 0;
+}
+
+int
+rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_objects *objs,
+		      const struct rf_config *cfg, struct rf_cel_cache *cel, bool same_layout,
+		      struct rf_cluster **ret)
+{
+	struct rf_cluster *c = calloc(1, sizeof(*c));
+	int r = -ENOMEM;
+	if (!c)
+		return -ENOMEM;
+	atomic_init(&c->refs, 1);
+	c->cfg = cfg;
+	c->cel = cel;
+	if (hold_objects(c, objs) < 0)
+		goto fail;
+	c->counts = (struct rf_cluster_counts){
+		.nodes = json_array_size(c->objs.nodes),
+		.pods = json_array_size(c->objs.pods),
+		.slices = json_array_size(c->objs.slices),
+		.claims = json_array_size(c->objs.claims),
+		.classes = json_array_size(c->objs.classes),
+		.templates = json_array_size(c->objs.templates),
+	};
+	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
+	if ((r = reuse ? share_layout(c, prev) : build_layout(c)) < 0)
+		goto fail;
+	if (!c->arena && !(c->arena = rf_arena_new()))
+		goto fail;
+	if (reuse && !rf_reuse_stale(prev->reuse)) {
+		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
+		 * while its usage fingerprint is the same (claim addresses are part of it, and
+		 * they are unique while the reuse table lives) */
+		c->reuse = rf_reuse_ref(prev->reuse);
+		c->memo = rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
+				  ? rf_memo_ref(prev->memo)
+				  : rf_memo_new(c->n_nodes, MEMO_SHAPES);
+		if (!c->memo)
+			goto fail;
+	} else {
+		r = -ENOMEM;
+		if (!(c->reuse = rf_reuse_new()) ||
+		    !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
+			goto fail;
+	}
+	if (!reuse) {
+		/* the layout's arena served its steps; usage gets the generation's own */
+		if (!(c->arena = rf_arena_new()))
+			goto fail;
+		const char **w = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+		if (!w)
+			goto fail;
+		memcpy(w, c->warnings, c->n_warnings * sizeof(char *));
+		c->warnings = w;
+	}
+	c->prev = reuse ? prev : NULL;
+	r = build_usage(c);
+	c->prev = NULL;
+	if (r < 0)
+		goto fail;
+	*ret = c;
+	return 0;
+fail:
+	rf_cluster_unref(c);
+	return r < 0 ? r : -ENOMEM;
+}
+
+int
+rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
+		 struct rf_cel_cache *cel, struct rf_cluster **ret)
+{
+	int r = rf_cluster_build_next(NULL, objs, cfg, cel, false, ret);
+	if (r == 0)
+		rf_reuse_seal((*ret)->reuse); /* nothing follows: the objects may go (snapshot) */
+	return r;
+}
+
+struct rf_cluster *
+rf_cluster_ref(struct rf_cluster *c)
+{
+	if (c)
+		atomic_fetch_add(&c->refs, 1);
+	return c;
+}
+
+struct rf_cluster *
+rf_cluster_unref(struct rf_cluster *c)
+{
+	if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+		return NULL;
+	json_decref(c->objs.nodes);
+	json_decref(c->objs.pods);
+	json_decref(c->objs.slices);
+	json_decref(c->objs.claims);
+	json_decref(c->objs.classes);
+	json_decref(c->objs.templates);
+	rf_memo_unref(c->memo);
+	rf_reuse_unref(c->reuse);
+	if (!c->layout || c->arena != c->layout->arena)
+		rf_arena_free(c->arena);
+	layout_unref(c->layout);
+	free(c);
+	return NULL;
+}
+
+int
+rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const struct rf_device *d,
+		 struct rf_cel_error *err, const char **ret_selector)
+{
+	atomic_uchar *m = &c->class_memo[(size_t)cls->idx * c->n_devices + d->gidx];
+	unsigned char v = atomic_load_explicit(m, memory_order_relaxed);
+	if (v == 1)
+		return 0;
+	if (v == 2)
+		return 1;
+	if (v == 3 && !err)
+		return -EINVAL;
+	/* evaluate (again, for the message of an error); racing threads store the same value */
+	struct rf_cel_device view = rf_device_cel_view(d);
+	int r = 1;
+	for (size_t i = 0; i < cls->n_selectors && r == 1; i++) {
+		r = rf_cel_eval(cls->selectors[i], &view, err);
+		if (r < 0 && ret_selector)
+			*ret_selector = cls->selector_texts[i];
+	}
+	atomic_store_explicit(m, r < 0 ? 3 : r == 0 ? 1 : 2, memory_order_relaxed);
+	return r < 0 ? -EINVAL : r;
+}
+
+struct rf_cel_device
+rf_device_cel_view(const struct rf_device *d)
+{
+	return (struct rf_cel_device){
+		.driver = d->pool->driver,
+		.attrs = d->attrs,
+		.n_attrs = d->n_attrs,
+		.caps = d->caps,
+		.n_caps = d->n_caps,
+		.allow_multiple_allocations = d->allow_multiple,
+	};
+}
+
+struct rf_memo *
+rf_cluster_memo(const struct rf_cluster *c)
+{
+	return c->memo;
+}
+
+const struct rf_config *
+rf_cluster_config(const struct rf_cluster *c)
+{
+	return c->cfg;
+}
+
+enum rf_dra_version
+rf_cluster_dra_version(const struct rf_cluster *c)
+{
+	/* a snapshot carries no server version: 1.35 rules (DESIGN section 8) */
+	return c->cfg->kube.dra_version == RF_DRA_1_34 ? RF_DRA_1_34 : RF_DRA_1_35;
+}
+
+struct rf_cel_cache *
+rf_cluster_cel(const struct rf_cluster *c)
+{
+	return c->cel;
+}
+
+size_t
+rf_cluster_n_nodes(const struct rf_cluster *c)
+{
+	return c->n_nodes;
+}
+
+const struct rf_node *
+rf_cluster_node_at(const struct rf_cluster *c, size_t i)
+{
+	return i < c->n_nodes ? c->nodes[i] : NULL;
+}
+
+const struct rf_node *
+rf_cluster_node(const struct rf_cluster *c, const char *name)
+{
+	if (!c->node_slots)
+		return rf_model_find_node(c, name); /* while building */
+	uint64_t h = rf_fingerprint(name, NULL, NULL);
+	for (size_t i = h & c->node_mask;; i = (i + 1) & c->node_mask) {
+		const struct node_slot *s = &c->node_slots[i];
+		if (!s->idx1)
+			return NULL;
+		if (s->hash_hi == (uint32_t)(h >> 32) &&
+		    strcmp(c->node_names + s->name_off, name) == 0)
+			return c->nodes[s->idx1 - 1];
+	}
+}
+
+/* Every verb looks up each node it is asked about by name: a hash table, not a binary search
+ * of thousands of names. At most half full. */
+static int
+index_node_names(struct rf_cluster *c)
+{
+	size_t cap = 16, text = 0;
+	while (cap < 2 * c->n_nodes)
+		cap *= 2;
+	for (size_t n = 0; n < c->n_nodes; n++)
+		text += strlen(c->nodes[n]->name) + 1;
+	struct node_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
+	char *names = rf_arena_alloc(c->arena, text + 1);
+	if (!slots || !names || text > UINT32_MAX)
+		return -ENOMEM;
+	size_t off = 0;
+	for (size_t n = 0; n < c->n_nodes; n++) {
+		uint64_t h = rf_fingerprint(c->nodes[n]->name, NULL, NULL);
+		size_t i = h & (cap - 1);
+		while (slots[i].idx1)
+			i = (i + 1) & (cap - 1);
+		slots[i] =
+			(struct node_slot){ (uint32_t)n + 1, (uint32_t)(h >> 32), (uint32_t)off };
+		size_t len = strlen(c->nodes[n]->name) + 1;
+		memcpy(names + off, c->nodes[n]->name, len);
+		off += len;
+	}
+	c->node_mask = cap - 1;
+	c->node_slots = slots;
+	c->node_names = names;
+	return 0;
+}
+
+/* Lookups in the generation's sorted arrays. */
+struct nsname_key {
+	const char *ns, *name;
+};
+
+static int
+claim_key_cmp(const void *k, const void *e)
+{
+	const struct nsname_key *key = k;
+	const struct rf_claim *cl = *(struct rf_claim *const *)e;
+	return rf_model_cmp_nsname(key->ns, key->name, cl->ns, cl->name);
+}
+
+static int
+pod_key_cmp(const void *k, const void *e)
+{
+	const struct nsname_key *key = k;
+	const struct rf_pod *p = *(struct rf_pod *const *)e;
+	return rf_model_cmp_nsname(key->ns, key->name, p->ns, p->name);
+}
+
+static int
+class_key_cmp(const void *k, const void *e)
+{
+	return strcmp(k, (*(struct rf_class *const *)e)->name);
+}
+
+static int
+uid_key_cmp(const void *k, const void *e)
+{
+	return strcmp(k, (*(struct rf_pod *const *)e)->uid);
+}
+
+static const void *
+lookup(const void *key, void *const *arr, size_t n, int (*cmp)(const void *, const void *))
+{
+	void *const *hit = n ? bsearch(key, arr, n, sizeof(*arr), cmp) : NULL;
+	return hit ? *hit : NULL;
+}
+
+uint64_t
+rf_claim_key_hash(const char *ns, const char *name)
+{
+	return rf_fingerprint(ns ? ns : "", name, NULL);
+}
+
+const struct rf_claim *
+rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns, const char *name, uint64_t hash)
+{
+	if (!c->claim_slots) { /* while building */
+		struct nsname_key k = { ns, name };
+		return lookup(&k, (void *const *)c->claims, c->n_claims, claim_key_cmp);
+	}
+	for (size_t i = hash & c->claim_mask;; i = (i + 1) & c->claim_mask) {
+		const struct claim_slot *s = &c->claim_slots[i];
+		if (!s->claim)
+			return NULL;
+		if (s->hash == hash && strcmp(s->claim->name, name) == 0 &&
+		    strcmp(s->claim->ns, ns ? ns : "") == 0)
+			return s->claim;
+	}
+}
+
+const struct rf_claim *
+rf_cluster_claim(const struct rf_cluster *c, const char *ns, const char *name)
+{
+	return rf_cluster_claim_hashed(c, ns, name, rf_claim_key_hash(ns, name));
+}
+
+/* Claims by name: each pod looks up its claims while usage is accounted, and every verb looks
+ * up the asking pod's. The first of equal names wins, as the binary search found it. */
+int
+rf_model_index_claims(struct rf_cluster *c)
+{
+	size_t cap = 16;
+	while (cap < 2 * c->n_claims)
+		cap *= 2;
+	struct claim_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (size_t n = 0; n < c->n_claims; n++) {
+		const struct rf_claim *cl = c->claims[n];
+		size_t i = cl->key_hash & (cap - 1);
+		bool dup = false;
+		for (; slots[i].claim; i = (i + 1) & (cap - 1))
+			dup |= slots[i].hash == cl->key_hash &&
+			       rf_model_cmp_nsname(slots[i].claim->ns, slots[i].claim->name, cl->ns,
+						   cl->name) == 0;
+		if (!dup)
+			slots[i] = (struct claim_slot){ cl->key_hash, cl };
+	}
+	c->claim_mask = cap - 1;
+	c->claim_slots = slots;
+	return 0;
+}
+
+const struct rf_class *
+rf_cluster_class(const struct rf_cluster *c, const char *name)
+{
+	return lookup(name, (void *const *)c->classes, c->n_classes, class_key_cmp);
+}
+
+const struct rf_pod *
+rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name)
+{
+	struct nsname_key k = { ns, name };
+	return lookup(&k, (void *const *)c->pods, c->n_pods, pod_key_cmp);
+}
+
+const struct rf_pod *
+rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid)
+{
+	return lookup(uid, (void *const *)c->pods_by_uid, c->n_pods_by_uid, uid_key_cmp);
+}
+
+size_t
+rf_cluster_n_pods(const struct rf_cluster *c)
+{
+	return c->n_pods;
+}
+
+const struct rf_pod *
+rf_cluster_pod_at(const struct rf_cluster *c, size_t i)
+{
+	return i < c->n_pods ? c->pods[i] : NULL;
+}
+
+const json_t *
+rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name)
+{
+	for (size_t i = 0; i < c->n_templates; i++) {
+		const json_t *t = c->templates[i];
+		const char *tn = json_string_value(rf_jpath(t, "metadata.name"));
+		const char *tns = json_string_value(rf_jpath(t, "metadata.namespace"));
+		if (rf_model_cmp_nsname(ns, name, tns, tn) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+static int
+group_key_cmp(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct group_index *)elem)->group);
+}
+
+const struct rf_group *
+rf_cluster_group(const struct rf_cluster *c, const char *group)
+{
+	return bsearch(group, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
+}
+
+uint64_t
+rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp,
+			 const struct rf_node *n)
+{
+	const struct group_index *g = (const struct group_index *)grp;
+	if (!g)
+		return 0;
+	/* a rail used on two nodes is used on one other than n; a rail used on one node counts
+	 * unless that node is n. The group's entries are sorted by node index: no name compared */
+	const struct group_rails *range = &c->group_rails[g->first];
+	uint64_t mine = 0;
+	size_t lo = 0, hi = g->n;
+	while (n && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (range[mid].node_idx < n->idx)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; n && lo < g->n && range[lo].node_idx == n->idx; lo++)
+		mine |= range[lo].rails;
+	return g->multi | (g->any & ~mine);
+}
+
+uint64_t
+rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node)
+{
+	return rf_group_rails_elsewhere(c, rf_cluster_group(c, group), rf_cluster_node(c, node));
+}
+
+size_t
+rf_cluster_n_warnings(const struct rf_cluster *c)
+{
+	return c->n_warnings;
+}
+
+const char *
+rf_cluster_warning(const struct rf_cluster *c, size_t i)
+{
+	return i < c->n_warnings ? c->warnings[i] : NULL;
+}
+
+struct rf_cluster_counts
+rf_cluster_counts(const struct rf_cluster *c)
+{
+	return c->counts;
+}
+
+const struct rf_cluster_objects *
+rf_cluster_objects(const struct rf_cluster *c)
+{
+	return &c->objs;
+}
+
+const char *
+rf_pod_claim_name(const json_t *pod, const json_t *entry)
+{
+	const char *direct = rf_jstr(entry, "resourceClaimName");
+	if (direct)
+		return direct;
+	const char *name = rf_jstr(entry, "name");
+	const json_t *st = rf_jpath(pod, "status.resourceClaimStatuses");
+	for (size_t i = 0; name && i < json_array_size(st); i++) {
+		const json_t *s = json_array_get(st, i);
+		const char *sn = rf_jstr(s, "name");
+		if (sn && strcmp(sn, name) == 0)
+			return rf_jstr(s, "resourceClaimName");
+	}
+	return NULL;
+}
+
+int
+rf_cluster_selector(const struct rf_cluster *c, const char *expr, const struct rf_cel_program **ret,
+		    struct rf_cel_error *err)
+{
+	int r = rf_cel_cache_get(c->cel, expr, ret, err);
+	if (r != -ENOSPC)
+		return r;
+	struct rf_cel_program *p;
+	if ((r = rf_cel_compile(expr, &p, err)) < 0)
+		return r;
+	struct rf_layout *mc = c->layout; /* the extra list is the one mutable part */
+	pthread_mutex_lock(&mc->extra_lock);
+	if (mc->n_extra == mc->cap_extra) {
+		size_t ncap = mc->cap_extra ? mc->cap_extra * 2 : 16;
+		struct rf_cel_program **np = realloc(mc->extra_programs, ncap * sizeof(*np));
+		if (!np) {
+			pthread_mutex_unlock(&mc->extra_lock);
+			rf_cel_program_free(p);
+			return -ENOMEM;
+		}
+		mc->extra_programs = np;
+		mc->cap_extra = ncap;
+	}
+	mc->extra_programs[mc->n_extra++] = p;
+	pthread_mutex_unlock(&mc->extra_lock);
+	*ret = p;
+	return 0;
+}
+
+bool
+rf_pod_claim_not_needed(const json_t *pod, const json_t *entry)
+{
+	const char *name = rf_jstr(entry, "name");
+	const json_t *st = rf_jpath(pod, "status.resourceClaimStatuses");
+	if (rf_jstr(entry, "resourceClaimName"))
+		return false;
+	for (size_t i = 0; name && i < json_array_size(st); i++) {
+		const json_t *s = json_array_get(st, i);
+		const char *sn = rf_jstr(s, "name");
+		if (sn && strcmp(sn, name) == 0)
+			return !rf_jstr(s, "resourceClaimName");
+	}
+	return false;
+}

@@ -1,0 +1,366 @@
+/* The cluster model: one immutable generation of everything railfit knows (DESIGN section 7.1).
+ *
+ * rf_cluster_build() turns Kubernetes objects (Nodes, Pods, ResourceSlices, ResourceClaims,
+ * DeviceClasses, and optionally ResourceClaimTemplates) into indexed, derived state: pools at their
+ * highest generation with completeness, devices with normalised attribute names, their kind
+ * (GPU/NIC by driver), locality attributes, rails, and who holds them. A generation is never
+ * changed after it is built; readers on any thread take a reference (rf_cluster_ref) and drop it
+ * when done. Objects that cannot be understood are skipped and listed in the generation's warnings,
+ * never fatal. Pure logic, no I/O. */
+#ifndef RF_ALLOC_MODEL_H
+#define RF_ALLOC_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "alloc/cel/attr.h"
+#include "alloc/cel/cel.h"
+#include "config/config.h"
+#include "topology/annotation.h"
+#include "topology/locality.h"
+
+enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC };
+
+struct rf_claim;
+struct rf_pool;
+struct rf_pod;
+
+/* Claims and pods are shared by successive generations; the one thread that builds them marks
+ * which build saw them and which previous generation held them. Nobody else reads these. */
+struct rf_build_marks {
+	unsigned long seen, in_prev;
+};
+
+struct rf_taint {
+	const char *key, *value, *effect;
+};
+
+struct rf_counter_consumption {
+	const char *counter_set;
+	size_t n;
+	const char **names;
+	struct rf_quantity *values;
+};
+
+struct rf_device {
+	const char *name;
+	struct rf_pool *pool;
+	unsigned slice; /* index of its slice within the pool */
+	enum rf_dev_kind kind;
+	struct rf_attr *attrs; /* sorted by name */
+	size_t n_attrs;
+	struct rf_capacity *caps; /* sorted by name */
+	size_t n_caps;
+	bool allow_multiple;
+	struct rf_taint *taints;
+	size_t n_taints;
+	bool has_binding_conditions;
+	struct rf_counter_consumption *counters;
+	size_t n_counters;
+	const json_t *json; /* the device object in its slice */
+
+	/* derived */
+	struct rf_locality loc;              /* pcie_root, numa */
+	const char *numa_source;             /* attribute name, "nic-on-root", or NULL */
+	char pci[RF_PCI_ADDR_LEN];           /* "" when unknown */
+	int rdma;                            /* 1, 0, or -1 unknown */
+	int rail;                            /* rail index, -1 = not on a rail */
+	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
+	unsigned idx;                        /* index in its pool */
+	unsigned gidx;                       /* index among all devices of the generation */
+	bool partition;                      /* a MIG or other partition of a GPU */
+	/* what claims and pods use of it is per generation: rf_dev_use() */
+};
+
+/** What a generation's claims and pods use of a device. Devices, pools and nodes are shared by
+ * the generations built from the same nodes, slices and classes; usage is each generation's. */
+struct rf_dev_use {
+	const struct rf_claim *holder;   /* exclusive allocation, NULL = not exclusively held */
+	unsigned n_shares;               /* consumable-capacity allocations */
+	struct rf_quantity *consumed;    /* per caps[i], summed over shares; NULL when none */
+	unsigned n_consumed;             /* the device's n_caps when consumed is set */
+	struct rf_quantity annotated_bw; /* railfit.io/nic-bandwidth of pods holding it */
+};
+
+/** A sharedCounters entry of a slice (partitionable devices, KEP-4815). */
+struct rf_counter_set {
+	const char *name;
+	unsigned slice; /* the slice of its pool that published it */
+	size_t n;
+	const char **names;
+	struct rf_quantity *values;
+};
+
+struct rf_pool {
+	const char *driver, *name;
+	unsigned idx;        /* index among the generation's pools */
+	unsigned first_gidx; /* its devices are gidx first_gidx .. first_gidx + n_devices - 1 */
+	int64_t generation;
+	int64_t slice_count; /* resourceSliceCount */
+	unsigned n_slices;   /* slices seen at that generation */
+	bool complete;
+	bool invalid;               /* duplicate device names */
+	const char *node;           /* the node its slices name, or NULL */
+	struct rf_device **devices; /* slice order, then device order as published */
+	size_t n_devices;
+	struct rf_counter_set *counter_sets; /* from every slice at the pool's generation */
+	size_t n_counter_sets;
+	const json_t **slice_specs; /* spec of each slice (node selection), n_slices entries */
+};
+
+/**
+ * The counter set a device's consumesCounters entry refers to: in the device's own slice with
+ * the 1.34 rules, anywhere in the pool with the 1.35 rules. NULL when there is none.
+ */
+const struct rf_counter_set *rf_pool_counter_set(const struct rf_pool *p, const char *name,
+						 unsigned slice, enum rf_dra_version ver);
+
+struct rf_node {
+	const char *name;
+	unsigned idx;       /* index among the generation's nodes (sorted by name) */
+	const json_t *json; /* NULL when only slices name this node */
+	const json_t *labels, *annotations; /* borrowed, may be NULL */
+	bool ready;
+	struct rf_pool **pools;
+	size_t n_pools;
+	struct rf_device **devices; /* pool order, then pool device order; only devices of the
+				     * pool's slices that select this node */
+	size_t n_devices;
+	unsigned n_gpus, n_nics;
+	unsigned *counted; /* gidx of its whole GPUs, then of its NICs (n_gpus + n_nics) */
+	struct rf_quantity fe_capacity; /* front-end NIC bandwidth */
+	const char *fe_source;          /* "annotation" or "default" */
+	unsigned n_rails;
+	/* the node's railfit.io/pci-topology annotation (devices.topologyAnnotation), decoded;
+	 * owned by the generation. topo_error says why it is not used (malformed) or does not help
+	 * (no PCI address matches a DRA device of the node); both NULL when the node has none. */
+	const struct rf_topo_annotation *topo;
+	const char *topo_error;
+};
+
+/** What a generation's pods and claims use of a node (see struct rf_dev_use). */
+struct rf_node_use {
+	struct rf_pod **pods; /* pods bound to this node and not terminated */
+	size_t n_pods;
+	unsigned n_gpus_free, n_nics_free;
+	struct rf_quantity fe_egress_used, fe_ingress_used;
+	/* a fingerprint of everything the node's verdicts read that changes between generations
+	 * with the same layout (its pools' device usage, its front-end usage): remembered verdicts
+	 * (alloc/memo.h) hold while it stays the same */
+	uint64_t fp;
+};
+
+/** One way to satisfy a request: an `exactly` request or one firstAvailable subrequest. */
+struct rf_request_alt {
+	const char *name; /* "req" or "req/sub" */
+	const char *class_name;
+	const struct rf_class *class; /* NULL when the class does not exist */
+	const struct rf_cel_program **selectors;
+	const char **selector_texts;
+	size_t n_selectors;
+	bool all; /* allocationMode: All */
+	int64_t count;
+	bool admin_access;
+	struct rf_toleration {
+		const char *key, *op, *value, *effect;
+	} * tolerations;
+	size_t n_tolerations;
+	size_t n_cap_requests;
+	const char **cap_request_names; /* exactly as written */
+	struct rf_quantity *cap_request_values;
+};
+
+struct rf_request {
+	const char *name;
+	bool first_available;
+	struct rf_request_alt *alts;
+	size_t n_alts;
+};
+
+struct rf_constraint {
+	const char **requests; /* empty = all requests of the claim */
+	size_t n_requests;
+	const char *match_attribute;
+	const char *distinct_attribute;
+};
+
+struct rf_alloc_result {
+	const char *request, *driver, *pool, *device;
+	bool admin_access;
+	const char *share_id;
+	const json_t *consumed; /* consumedCapacity object, borrowed */
+	struct rf_device *dev;  /* resolved, or NULL when the device is not in any slice */
+	/* of dev, so that accounting usage reads no device (claims live with one layout) */
+	unsigned gidx;
+	int rail;
+	bool nic;
+};
+
+struct rf_claim {
+	const char *ns, *name, *uid;
+	const json_t *json;
+	bool from_template; /* instantiated from a ResourceClaimTemplate for a pod */
+	struct rf_request *requests;
+	size_t n_requests;
+	struct rf_constraint *constraints;
+	size_t n_constraints;
+	const char *unsupported; /* why railfit cannot evaluate this claim, or NULL */
+	bool allocated;
+	struct rf_alloc_result *results;
+	size_t n_results;
+	const char *alloc_node;     /* node the allocation is bound to, or NULL */
+	const char **reserved_uids; /* status.reservedFor[].uid */
+	size_t n_reserved;
+	uint64_t key_hash; /* rf_claim_key_hash(ns, name) */
+	struct rf_build_marks marks;
+};
+
+struct rf_class {
+	const char *name;
+	unsigned idx; /* index among the generation's classes */
+	const json_t *json;
+	const struct rf_cel_program **selectors;
+	const char **selector_texts;
+	size_t n_selectors;
+	const char *unsupported;
+};
+
+struct rf_pod {
+	const char *ns, *name, *uid, *node_name, *phase;
+	const json_t *json;
+	const json_t *labels, *annotations;
+	const char *group; /* rail group key "ns/name" or NULL */
+	bool has_nic_bw, has_egress, has_ingress;
+	struct rf_quantity nic_bw, egress, ingress;
+	const char *bad_annotation; /* message for a malformed bandwidth annotation, or NULL */
+	const char **claim_names;   /* of its resourceClaims entries that name a claim */
+	uint64_t *claim_hashes;     /* rf_claim_key_hash(ns, claim_names[i]) */
+	size_t n_claim_names;
+	unsigned node_idx1; /* index + 1 of the node it is bound to, 0 = none or unknown */
+	struct rf_build_marks marks;
+};
+
+/** Kubernetes objects by kind (borrowed arrays of objects; kind/apiVersion may be absent). */
+struct rf_cluster_objects {
+	json_t *nodes, *pods, *slices, *claims, *classes, *templates; /* each may be NULL */
+};
+
+struct rf_cluster;
+
+/**
+ * Build a generation. cfg and cel must outlive the generation. The objects are referenced, not
+ * copied, and must never be modified afterwards.
+ * @return 0, or -ENOMEM (nothing else: bad objects become warnings).
+ */
+int rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *cfg,
+		     struct rf_cel_cache *cel, struct rf_cluster **ret);
+
+/**
+ * Build the generation that follows prev (NULL: the first). With same_layout (the caller knows
+ * that no Node, ResourceSlice, DeviceClass or template changed since prev, and cfg and cel are
+ * prev's), the new generation shares prev's nodes, pools, devices and classes, reuses the claims
+ * and pods whose objects are the very same json_t as prev's, and keeps the verdicts remembered
+ * for nodes whose usage did not change: the cost is that of the claims and pods that changed,
+ * plus a pass over the usage. Only one build from a given chain at a time (the store's
+ * publisher); readers of prev are not disturbed.
+ */
+int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_objects *objs,
+			  const struct rf_config *cfg, struct rf_cel_cache *cel, bool same_layout,
+			  struct rf_cluster **ret);
+
+struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
+/** Drop a reference; returns NULL. Accepts NULL. */
+struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);
+
+const struct rf_config *rf_cluster_config(const struct rf_cluster *c);
+enum rf_dra_version rf_cluster_dra_version(const struct rf_cluster *c);
+
+size_t rf_cluster_n_nodes(const struct rf_cluster *c);
+const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */
+const struct rf_node *rf_cluster_node(const struct rf_cluster *c, const char *name);
+const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *ns,
+					const char *name);
+uint64_t rf_claim_key_hash(const char *ns, const char *name);
+/** rf_cluster_claim() with the key's hash known. */
+const struct rf_claim *rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns,
+					       const char *name, uint64_t hash);
+const struct rf_class *rf_cluster_class(const struct rf_cluster *c, const char *name);
+const struct rf_pod *rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name);
+const struct rf_pod *rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid);
+const json_t *rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name);
+size_t rf_cluster_n_pods(const struct rf_cluster *c);
+const struct rf_pod *rf_cluster_pod_at(const struct rf_cluster *c, size_t i);
+
+/** Verdicts remembered per demand shape for this generation (alloc/memo.h); never NULL. */
+struct rf_memo *rf_cluster_memo(const struct rf_cluster *c);
+
+/** Rails the group uses on nodes other than `node`, as a bit mask (rails 0..63). */
+uint64_t rf_cluster_group_rails(const struct rf_cluster *c, const char *group, const char *node);
+
+/** The same in two steps, for many nodes and one group: the group (NULL when it holds no rails),
+ * then rails on nodes other than n (0 for a NULL group; n NULL: every node is another). */
+struct rf_group;
+const struct rf_group *rf_cluster_group(const struct rf_cluster *c, const char *group);
+uint64_t rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *g,
+				  const struct rf_node *n);
+
+/** Warnings collected while building (objects skipped and why). Borrowed strings. */
+size_t rf_cluster_n_warnings(const struct rf_cluster *c);
+const char *rf_cluster_warning(const struct rf_cluster *c, size_t i);
+
+/** Number of objects of each kind held, for railfit_cache_objects. */
+struct rf_cluster_counts {
+	size_t nodes, pods, slices, claims, classes, templates;
+};
+struct rf_cluster_counts rf_cluster_counts(const struct rf_cluster *c);
+
+/** The objects the generation was built from (for /debug/snapshot). Borrowed. */
+const struct rf_cluster_objects *rf_cluster_objects(const struct rf_cluster *c);
+
+/** Level between two devices of one node, and its source (annotation beats DRA attributes). */
+enum rf_level rf_node_level(const struct rf_node *n, const struct rf_device *a,
+			    const struct rf_device *b, enum rf_level_source *ret_src);
+
+/**
+ * Do a DeviceClass's selectors accept a device? Memoised per generation (class selectors are the
+ * same for every pod), safe from any thread. @return 1, 0, or -EINVAL for a CEL runtime error
+ * (err, may be NULL, then says which selector and why).
+ */
+int rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls,
+		     const struct rf_device *d, struct rf_cel_error *err,
+		     const char **ret_selector);
+
+/** The device as CEL selectors see it (`device.driver`, `.attributes`, `.capacity`, …). */
+struct rf_cel_device rf_device_cel_view(const struct rf_device *d);
+
+/** What a claim's allocation consumes of one capacity of a shared device (zero if nothing). */
+struct rf_quantity rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
+				     const struct rf_capacity *cap);
+
+/** Usage of a device or node of the generation's layout. */
+const struct rf_dev_use *rf_dev_use(const struct rf_cluster *c, const struct rf_device *d);
+const struct rf_node_use *rf_node_use(const struct rf_cluster *c, const struct rf_node *n);
+
+/** A device is free when nobody holds it exclusively (shares are counted separately). */
+bool rf_device_is_free(const struct rf_cluster *c, const struct rf_device *d);
+
+/** Free bandwidth of a NIC before any new placement (capacity - consumed - annotated). */
+struct rf_quantity rf_device_bw_capacity(const struct rf_device *d, const struct rf_config *cfg,
+					 const char **ret_source);
+struct rf_quantity rf_device_bw_used(const struct rf_cluster *c, const struct rf_device *d);
+
+/** Instantiate a claim for a pod's resourceClaimTemplate entry (explain of pods not yet
+ * scheduled whose claim the controller has not created yet). The claim is owned by the caller's
+ * arena-less allocation: free with rf_claim_free(). NULL on OOM or when the template is unusable
+ * (then *ret_err says why). */
+struct rf_claim *rf_claim_from_template(const struct rf_cluster *c, const char *ns,
+					const char *pod_name, const char *entry_name,
+					const json_t *tmpl, const char **ret_err);
+void rf_claim_free(struct rf_claim *claim);
+
+const char *rf_dev_kind_name(enum rf_dev_kind k);
+
+#endif

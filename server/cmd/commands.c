@@ -1,0 +1,324 @@
+/* The offline commands: explain, gen-cluster, version. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "alloc/explain.h"
+#include "alloc/gen/gen_cluster.h"
+#include "rf-build.h"
+#include "server/cmd/explain_table.h"
+#include "server/cmd/serve.h"
+#include "server/http/log.h"
+#include "server/snapshot/snapshot.h"
+#include "server/version.h"
+
+static void
+explain_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: railfit explain (--snapshot F | --demo) --pod F [--node N] [-o table|json] "
+		"[--config F]\n\n"
+		"Offline: for every node, would the pod pass, which devices the DRA allocator would "
+		"pick,\ntheir alignment, headroom and score, and why.\n\n"
+		"  --snapshot F   a cluster snapshot (kubectl get nodes,pods,resourceslices,\n"
+		"                 resourceclaims,deviceclasses -A -o json)\n"
+		"  --demo         the built-in demo cluster\n"
+		"  --pod F        the Pod (JSON), or a List holding the Pod plus its ResourceClaims\n"
+		"                 or ResourceClaimTemplates when they are not in the snapshot\n"
+		"  --node N       only this node\n"
+		"  -o FORMAT      table (default) or json\n");
+}
+
+/* Append every element of src to dst (both arrays). */
+static int
+extend(json_t **dst, json_t *src)
+{
+	if (!json_array_size(src))
+		return 0;
+	if (!*dst && !(*dst = json_array()))
+		return -ENOMEM;
+	return json_array_extend(*dst, src) < 0 ? -ENOMEM : 0;
+}
+
+int
+rf_cmd_explain(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "snapshot", required_argument, NULL, 's' },
+		{ "demo", no_argument, NULL, 'd' },
+		{ "pod", required_argument, NULL, 'p' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *snapshot = NULL, *podf = NULL, *node = NULL, *out = "table", *config = NULL;
+	bool demo = false;
+	int c, rc = 1;
+	char err[1024];
+	struct rf_config cfg = { 0 };
+	struct rf_cluster_objects objs = { 0 }, podobjs = { 0 };
+	struct rf_cel_cache *cel = NULL;
+	struct rf_cluster *gen = NULL;
+	json_t *doc = NULL, *poddoc = NULL;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			snapshot = optarg;
+			break;
+		case 'd':
+			demo = true;
+			break;
+		case 'p':
+			podf = optarg;
+			break;
+		case 'n':
+			node = optarg;
+			break;
+		case 'c':
+			config = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			explain_usage(stdout);
+			return 0;
+		default:
+			explain_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || (!snapshot && !demo) || (snapshot && demo) || !podf) {
+		fprintf(stderr, "railfit explain: %s\n",
+			optind < argc        ? "unexpected argument"
+			: !podf              ? "--pod F is required"
+			: (snapshot && demo) ? "--snapshot and --demo exclude each other"
+					     : "--snapshot F (or --demo) is required");
+		explain_usage(stderr);
+		return 2;
+	}
+	if (strcmp(out, "table") != 0 && strcmp(out, "json") != 0) {
+		fprintf(stderr, "railfit explain: -o: expected table or json, got '%s'\n", out);
+		return 2;
+	}
+	if ((rc = rf_load_config(config, &cfg)) != 0)
+		return rc;
+	rc = 2;
+	if (demo) {
+		json_t *d = rf_gen_demo();
+		int r = d ? rf_snapshot_split(d, &objs, NULL, err, sizeof(err)) : -ENOMEM;
+		json_decref(d);
+		if (r < 0) {
+			fprintf(stderr, "railfit explain: cannot build the demo cluster\n");
+			rc = 1;
+			goto out;
+		}
+	} else if (rf_snapshot_load_file(snapshot, &objs, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "railfit explain: --snapshot: %s\n", err);
+		goto out;
+	}
+	json_error_t jerr;
+	poddoc = json_load_file(podf, JSON_REJECT_DUPLICATES, &jerr);
+	if (!poddoc) {
+		fprintf(stderr, "railfit explain: --pod: cannot read '%s' as JSON: %s (line %d)\n",
+			podf, jerr.text, jerr.line);
+		goto out;
+	}
+	if (rf_snapshot_split(poddoc, &podobjs, NULL, err, sizeof(err)) < 0) {
+		fprintf(stderr, "railfit explain: --pod '%s': %s\n", podf, err);
+		goto out;
+	}
+	if (json_array_size(podobjs.pods) != 1) {
+		fprintf(stderr,
+			"railfit explain: --pod '%s': expected exactly one Pod (kind: Pod), found "
+			"%zu\n",
+			podf, json_array_size(podobjs.pods));
+		goto out;
+	}
+	rc = 1;
+	if (extend(&objs.claims, podobjs.claims) < 0 ||
+	    extend(&objs.templates, podobjs.templates) < 0 ||
+	    extend(&objs.classes, podobjs.classes) < 0)
+		goto out;
+	cel = rf_cel_cache_new();
+	if (!cel || rf_cluster_build(&objs, &cfg, cel, &gen) < 0)
+		goto out;
+	for (size_t i = 0; i < rf_cluster_n_warnings(gen); i++)
+		fprintf(stderr, "railfit explain: warning: %s\n", rf_cluster_warning(gen, i));
+	if (node && !rf_cluster_node(gen, node)) {
+		fprintf(stderr, "railfit explain: --node: node '%s' is not in the snapshot\n",
+			node);
+		rc = 2;
+		goto out;
+	}
+	doc = rf_explain_pod(gen, json_array_get(podobjs.pods, 0), node);
+	if (!doc)
+		goto out;
+	if (strcmp(out, "json") == 0) {
+		if (json_dumpf(doc, stdout, JSON_INDENT(2)) < 0)
+			goto out;
+		fputc('\n', stdout);
+	} else {
+		char *t = rf_explain_table(doc);
+		if (!t)
+			goto out;
+		fputs(t, stdout);
+		free(t);
+	}
+	rc = 0;
+out:
+	json_decref(doc);
+	json_decref(poddoc);
+	rf_cluster_unref(gen);
+	rf_cel_cache_free(cel);
+	rf_cluster_objects_release(&objs);
+	rf_cluster_objects_release(&podobjs);
+	rf_config_release(&cfg);
+	return rc;
+}
+
+static void
+gen_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION] "
+		"[--pods-per-node P]\n\n"
+		"Write a synthetic cluster snapshot (HGX-like nodes, ResourceSlices shaped like the\n"
+		"NVIDIA and dranet drivers', DeviceClasses, claims and the pods holding them) to\n"
+		"standard output.\n\n"
+		"  --nodes N         number of nodes (1..100000)\n"
+		"  --seed S          PRNG seed (default 1); the same seed gives the same output\n"
+		"  --used FRACTION   share of GPUs allocated, 0..1 (default 0.5)\n"
+		"  --pods-per-node P fleet shape: about P Running GPU pods per node on average\n"
+		"                    (0.1..8): used GPUs are paired into two-GPU claims until the\n"
+		"                    count is reached and about half the pods are Job workers\n"
+		"                    (default: one pod per used GPU, all of them Job workers)\n");
+}
+
+int
+rf_cmd_gen_cluster(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "used", required_argument, NULL, 'u' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "pods-per-node", required_argument, NULL, 'p' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rf_gen_options o = { .nodes = 0, .seed = 1, .used = 0.5 };
+	int c;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || v < 1 || v > 100000) {
+				fprintf(stderr,
+					"railfit gen-cluster: --nodes: expected a number from 1 to "
+					"100000, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.nodes = (unsigned)v;
+			break;
+		}
+		case 's': {
+			unsigned long long v = strtoull(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-') {
+				fprintf(stderr,
+					"railfit gen-cluster: --seed: expected a non-negative integer, "
+					"got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.seed = v;
+			break;
+		}
+		case 'u': {
+			double v = strtod(optarg, &end);
+			if (!*optarg || *end || !(v >= 0 && v <= 1)) {
+				fprintf(stderr,
+					"railfit gen-cluster: --used: expected a fraction from 0 to 1, "
+					"got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.used = v;
+			break;
+		}
+		case 'p': {
+			double v = strtod(optarg, &end);
+			if (!*optarg || *end || !(v >= 0.1 && v <= 8)) {
+				fprintf(stderr,
+					"railfit gen-cluster: --pods-per-node: expected a number from "
+					"0.1 to 8, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.pods_per_node = v;
+			break;
+		}
+		case 'h':
+			gen_usage(stdout);
+			return 0;
+		default:
+			gen_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc || o.nodes == 0) {
+		fprintf(stderr, "railfit gen-cluster: %s\n",
+			optind < argc ? "unexpected argument" : "--nodes N is required");
+		gen_usage(stderr);
+		return 2;
+	}
+	json_t *doc = rf_gen_cluster(&o);
+	if (!doc) {
+		fprintf(stderr, "railfit gen-cluster: out of memory\n");
+		return 1;
+	}
+	int r = json_dumpf(doc, stdout, JSON_COMPACT);
+	json_decref(doc);
+	if (r < 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0) {
+		fprintf(stderr, "railfit gen-cluster: cannot write the snapshot\n");
+		return 1;
+	}
+	return 0;
+}
+
+int
+rf_cmd_version(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-o") != 0) {
+		fprintf(stderr, "usage: railfit version [-o json]\n");
+		return 2;
+	}
+	json_t *v = rf_version_json();
+	if (!v)
+		return 1;
+	if (argc > 2 && strcmp(argv[1], "-o") == 0 && strcmp(argv[2], "json") == 0) {
+		json_dumpf(v, stdout, JSON_INDENT(2));
+		fputc('\n', stdout);
+	} else {
+		const json_t *libs = json_object_get(v, "libraries");
+		printf("railfit %s (commit %s)\n", json_string_value(json_object_get(v, "version")),
+		       json_string_value(json_object_get(v, "commit")));
+		const char *k;
+		json_t *val;
+		json_object_foreach ((json_t *)libs, k, val)
+			printf("  %-14s %s\n", k, json_string_value(val));
+	}
+	json_decref(v);
+	return 0;
+}

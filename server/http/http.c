@@ -1,0 +1,833 @@
+/* The HTTP front end on libmicrohttpd (DESIGN section 4, STYLE 3.4/3.5).
+ *
+ * Owns: the listening socket, the MHD daemon and one `struct req` per request (allocated on the
+ * first access-handler call, freed in the NOTIFY_COMPLETED callback on every path, including
+ * aborts and timeouts). Threads: MHD's internal polling threads (a pool of min(4, ncpu) by
+ * default) run the access handler, so route handlers run concurrently; this file keeps no mutable
+ * shared state of its own (the route table is read-only, metrics and logging lock internally).
+ *
+ * Request bodies are bounded by max_body_bytes: a Content-Length above it is answered 413 before
+ * any body byte is read (MHD then refuses the body and closes the connection); chunked bodies keep
+ * a running total, are discarded once over the cap (up to RF_HTTP_DISCARD_MAX more bytes, then the
+ * connection is closed) and answered 413 at their end. Buffers grow geometrically up to the cap.
+ * Stalled clients are cut off by MHD's idle timeout (request_timeout_ms rounded up to seconds);
+ * a body that keeps trickling in past the same timeout is cut off here. */
+#include "server/http/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "server/http/gojson.h"
+#include "server/http/log.h"
+#include "server/http/metrics.h"
+
+#define RF_HTTP_CONNECTION_LIMIT  1024u
+#define RF_HTTP_CONNECTION_MEMORY ((size_t)64 * 1024)
+#define RF_HTTP_DISCARD_MAX       ((size_t)1024 * 1024)
+#define RF_HTTP_INITIAL_BUFFER    ((size_t)16 * 1024)
+#define RF_HTTP_FIRST_BUFFER_MAX  ((size_t)1024 * 1024)
+#define RF_HTTP_BACKLOG           511
+
+struct rf_http_server {
+	struct MHD_Daemon *daemon;
+	int listen_fd;
+	uint16_t port;
+	const struct rf_http_route *routes;
+	size_t n_routes;
+	size_t max_body;
+	int64_t timeout_ms;
+	char *route_list; /* "GET /healthz, POST /filter, GET /debug/nodes/..." for 404 details */
+};
+
+struct req {
+	struct rf_http_server *srv;
+	struct timespec start;
+	const struct rf_http_route *route;
+	char *buf;
+	size_t len, cap;
+	size_t expected; /* Content-Length, when announced */
+	size_t discarded;
+	int pending_status; /* 404 or 405, answered once the (discarded) body has been read */
+	char allow[128];    /* for 405 */
+	bool responded;
+	bool overflow;
+	bool oom;
+};
+
+static double
+elapsed_s(const struct timespec *start)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Replies
+ */
+
+int
+rf_http_reply_json(struct rf_http_response *resp, int status, json_t *j)
+{
+	if (!j) {
+		rf_http_reply_error(resp, 500, "internal error", "out of memory");
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	char *s = rf_json_dump_go(j, &len);
+	json_decref(j);
+	if (!s) {
+		rf_http_reply_error(resp, 500, "internal error", "out of memory");
+		return -ENOMEM;
+	}
+	free(resp->body);
+	resp->status = status;
+	resp->body = s;
+	resp->body_len = len;
+	resp->content_type = NULL;
+	return 0;
+}
+
+int
+rf_http_reply_strbuf(struct rf_http_response *resp, int status, struct rf_strbuf *b)
+{
+	size_t len = b->len;
+	char *s = rf_strbuf_steal(b);
+	if (!s) {
+		rf_http_reply_error(resp, 500, "internal error", "out of memory");
+		return -ENOMEM;
+	}
+	free(resp->body);
+	resp->status = status;
+	resp->body = s;
+	resp->body_len = len;
+	resp->content_type = NULL;
+	return 0;
+}
+
+int
+rf_http_reply_error(struct rf_http_response *resp, int status, const char *error,
+		    const char *detail)
+{
+	free(resp->body);
+	resp->body = NULL;
+	resp->body_len = 0;
+	resp->content_type = NULL;
+	resp->status = status;
+	/* Details can quote request paths, which need not be UTF-8: take the bytes unchecked and
+	 * let the Go-style dumper turn invalid sequences into U+FFFD. */
+	json_t *j = json_object();
+	if (!j || json_object_set_new(j, "error", json_string_nocheck(error ? error : "")) ||
+	    json_object_set_new(j, "detail", json_string_nocheck(detail ? detail : ""))) {
+		json_decref(j);
+		resp->status = 500;
+		return -ENOMEM;
+	}
+	size_t len = 0;
+	char *s = rf_json_dump_go(j, &len);
+	json_decref(j);
+	if (!s) {
+		resp->status = 500;
+		return -ENOMEM;
+	}
+	resp->body = s;
+	resp->body_len = len;
+	return 0;
+}
+
+int
+rf_http_reply_text(struct rf_http_response *resp, int status, const char *text)
+{
+	size_t len = text ? strlen(text) : 0;
+	char *s = malloc(len + 1);
+	if (!s)
+		return rf_http_reply_error(resp, 500, "internal error", "out of memory");
+	if (len)
+		memcpy(s, text, len);
+	s[len] = '\0';
+	free(resp->body);
+	resp->status = status;
+	resp->body = s;
+	resp->body_len = len;
+	resp->content_type = "text/plain; charset=utf-8";
+	return 0;
+}
+
+int
+rf_http_status_from_errno(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return 200;
+	case EINVAL:
+		return 400;
+	case EMSGSIZE:
+		return 413;
+	case ENOENT:
+		return 404;
+	case ETIMEDOUT:
+		return 504;
+	default:
+		return 500;
+	}
+}
+
+const char *
+rf_http_query(const struct rf_http_request *req, const char *key)
+{
+	if (!req || !req->conn || !key)
+		return NULL;
+	return MHD_lookup_connection_value((struct MHD_Connection *)req->conn,
+					   MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Request handling
+ */
+
+static const char *
+verb_of(const struct rf_http_route *route)
+{
+	return route && route->metric_verb ? route->metric_verb : "other";
+}
+
+static void
+count_request(const struct req *r, int status)
+{
+	char labels[256], code[16];
+	const char *verb = verb_of(r->route);
+	snprintf(code, sizeof(code), "%d", status);
+	if (rf_metric_labels(labels, sizeof(labels), RF_METRIC_REQUESTS_TOTAL, verb, code, NULL) >=
+	    0)
+		rf_metric_add(RF_METRIC_REQUESTS_TOTAL, labels, 1);
+	if (rf_metric_labels(labels, sizeof(labels), RF_METRIC_REQUEST_DURATION_SECONDS, verb,
+			     NULL) >= 0)
+		rf_metric_observe(RF_METRIC_REQUEST_DURATION_SECONDS, labels, elapsed_s(&r->start));
+}
+
+/* Queue resp (taking its body) and destroy the MHD response at once. */
+static enum MHD_Result
+send_response(struct MHD_Connection *conn, struct req *r, const char *method, const char *url,
+	      struct rf_http_response *resp, const char *allow)
+{
+	struct MHD_Response *mr;
+	if (resp->body)
+		mr = MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body,
+									free);
+	else
+		mr = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+	if (!mr) {
+		free(resp->body);
+		resp->body = NULL;
+		rf_error("cannot create response", "method", method, "path", url);
+		return MHD_NO;
+	}
+	resp->body = NULL; /* owned by mr now */
+	const char *ctype = resp->content_type ? resp->content_type : "application/json";
+	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (allow)
+		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, allow);
+	count_request(r, resp->status);
+	enum MHD_Result ret = MHD_queue_response(conn, (unsigned int)resp->status, mr);
+	MHD_destroy_response(mr);
+	r->responded = true;
+	if (rf_log_verbosity() >= 2) {
+		char code[16], dur[32];
+		snprintf(code, sizeof(code), "%d", resp->status);
+		snprintf(dur, sizeof(dur), "%.6f", elapsed_s(&r->start));
+		rf_v(2, "http request", "method", method, "path", url, "code", code, "seconds",
+		     dur);
+	}
+	if (ret != MHD_YES)
+		rf_warn("cannot queue response", "method", method, "path", url);
+	return ret;
+}
+
+static enum MHD_Result
+send_error(struct MHD_Connection *conn, struct req *r, const char *method, const char *url,
+	   int status, const char *error, const char *detail, const char *allow)
+{
+	struct rf_http_response resp = { 0 };
+	rf_http_reply_error(&resp, status, error, detail);
+	return send_response(conn, r, method, url, &resp, allow);
+}
+
+static bool
+method_matches(const char *route_method, const char *method)
+{
+	if (!route_method)
+		return true;
+	if (strcmp(route_method, method) == 0)
+		return true;
+	/* HEAD is a GET without the body (MHD drops the body). */
+	return strcmp(method, "HEAD") == 0 && strcmp(route_method, "GET") == 0;
+}
+
+static bool
+path_matches(const struct rf_http_route *rt, const char *path)
+{
+	if (!rt->path)
+		return false;
+	if (rt->prefix)
+		return strncmp(path, rt->path, strlen(rt->path)) == 0;
+	return strcmp(path, rt->path) == 0;
+}
+
+/* Find the route for method+path. Returns NULL with *ret_known set when the path exists with other
+ * methods (405; allow lists them), or with *ret_known false (404). */
+static const struct rf_http_route *
+match_route(const struct rf_http_server *s, const char *method, const char *path, bool *ret_known,
+	    char *allow, size_t allow_len)
+{
+	bool known = false;
+	size_t pos = 0;
+	allow[0] = '\0';
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const struct rf_http_route *rt = &s->routes[i];
+		if (!path_matches(rt, path))
+			continue;
+		if (method_matches(rt->method, method))
+			return rt;
+		known = true;
+		const char *m = rt->method;
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 1) {
+				if (strcmp(rt->method, "GET") != 0)
+					break;
+				m = "HEAD";
+			}
+			/* Skip methods already listed. */
+			bool dup = false;
+			for (const char *p = allow; (p = strstr(p, m)) != NULL; p += strlen(m)) {
+				size_t ml = strlen(m);
+				if ((p == allow || p[-1] == ' ') &&
+				    (p[ml] == ',' || p[ml] == '\0')) {
+					dup = true;
+					break;
+				}
+			}
+			if (dup)
+				continue;
+			int n = snprintf(allow + pos, allow_len - pos, "%s%s", pos ? ", " : "", m);
+			if (n > 0 && (size_t)n < allow_len - pos)
+				pos += (size_t)n;
+		}
+	}
+	*ret_known = known;
+	return NULL;
+}
+
+static enum MHD_Result
+send_route_error(struct MHD_Connection *conn, struct req *r, const char *method, const char *url)
+{
+	struct rf_http_server *s = r->srv;
+	char detail[2048];
+	if (r->pending_status == 405) {
+		snprintf(detail, sizeof(detail), "%s %s: allowed methods are %s", method, url,
+			 r->allow);
+		return send_error(conn, r, method, url, 405, "method not allowed", detail,
+				  r->allow);
+	}
+	snprintf(detail, sizeof(detail), "no route for %s %s; routes are: %s", method, url,
+		 s->route_list);
+	return send_error(conn, r, method, url, 404, "not found", detail, NULL);
+}
+
+static enum MHD_Result
+first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, const char *url,
+	   const char *method)
+{
+	bool known = false;
+	unsigned long long cl_value = 0;
+	bool have_cl = false;
+	const char *cl =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl) {
+		char *end = NULL;
+		errno = 0;
+		cl_value = strtoull(cl, &end, 10);
+		have_cl = end && end != cl && *end == '\0' && errno == 0 && cl[0] != '-';
+	}
+	r->route = match_route(s, method, url, &known, r->allow, sizeof(r->allow));
+	if (!r->route) {
+		r->pending_status = known ? 405 : 404;
+		/* Answer after the body so the connection stays usable, unless the body is big:
+		 * then answer now, and MHD refuses the body and closes the connection. */
+		if (have_cl && cl_value > RF_HTTP_DISCARD_MAX)
+			return send_route_error(conn, r, method, url);
+		return MHD_YES;
+	}
+	if (have_cl) {
+		unsigned long long n = cl_value;
+		if (n > s->max_body) {
+			char detail[256];
+			snprintf(detail, sizeof(detail),
+				 "Content-Length %llu exceeds server.maxBodyBytes (%zu bytes)", n,
+				 s->max_body);
+			return send_error(conn, r, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
+					  "request body too large", detail, NULL);
+		}
+		if (n > 0) {
+			/* Buffers grow with the bytes that really arrive (a client announcing a big
+			 * body and sending nothing costs little), but never past the announced
+			 * size; a wrong Content-Length is MHD's to reject. */
+			r->expected = (size_t)n;
+			size_t first = r->expected + 1;
+			if (first > RF_HTTP_FIRST_BUFFER_MAX)
+				first = RF_HTTP_FIRST_BUFFER_MAX;
+			r->buf = malloc(first);
+			if (r->buf)
+				r->cap = first;
+		}
+	}
+	return MHD_YES;
+}
+
+/* Append body bytes, growing geometrically but never past max_body + 1 (room for the NUL). */
+static void
+append_body(struct rf_http_server *s, struct req *r, const char *data, size_t n)
+{
+	if (r->overflow || r->oom) {
+		r->discarded += n;
+		return;
+	}
+	if (n > s->max_body - r->len) {
+		r->overflow = true;
+		r->discarded += n;
+		free(r->buf);
+		r->buf = NULL;
+		r->len = r->cap = 0;
+		return;
+	}
+	size_t need = r->len + n + 1;
+	if (need > r->cap) {
+		size_t ncap = r->cap ? r->cap : RF_HTTP_INITIAL_BUFFER;
+		while (ncap < need)
+			ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+		if (ncap > s->max_body + 1)
+			ncap = s->max_body + 1;
+		if (r->expected && ncap > r->expected + 1 && need <= r->expected + 1)
+			ncap = r->expected + 1;
+		char *nb = realloc(r->buf, ncap);
+		if (!nb) {
+			r->oom = true;
+			r->discarded += n;
+			free(r->buf);
+			r->buf = NULL;
+			r->len = r->cap = 0;
+			return;
+		}
+		r->buf = nb;
+		r->cap = ncap;
+	}
+	memcpy(r->buf + r->len, data, n);
+	r->len += n;
+}
+
+static enum MHD_Result
+dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, const char *url,
+	 const char *method)
+{
+	if (r->overflow) {
+		char detail[256];
+		snprintf(detail, sizeof(detail),
+			 "the request body exceeds server.maxBodyBytes (%zu bytes)", s->max_body);
+		return send_error(conn, r, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
+				  "request body too large", detail, NULL);
+	}
+	if (r->oom)
+		return send_error(conn, r, method, url, 500, "internal error",
+				  "out of memory while reading the request body", NULL);
+	if (r->buf)
+		r->buf[r->len] = '\0';
+	const struct rf_http_route *rt = r->route;
+	struct rf_http_request hreq = {
+		.method = method,
+		.path = url,
+		.subpath = rt->prefix ? url + strlen(rt->path) : "",
+		.body = r->buf ? r->buf : "",
+		.body_len = r->len,
+		.conn = conn,
+	};
+	struct rf_http_response resp = { .status = 200 };
+	int rc = rt->fn(rt->userdata, &hreq, &resp);
+	if (rc != 0 || resp.status < 100 || resp.status > 599) {
+		free(resp.body);
+		char detail[256];
+		if (rc != 0)
+			snprintf(detail, sizeof(detail), "handler for %s %s failed: %s", method,
+				 url, rc < 0 ? strerror(-rc) : "error");
+		else
+			snprintf(detail, sizeof(detail), "handler for %s %s set status %d", method,
+				 url, resp.status);
+		rf_error("request handler failed", "method", method, "path", url, "detail", detail);
+		return send_error(conn, r, method, url, 500, "internal error", detail, NULL);
+	}
+	return send_response(conn, r, method, url, &resp, NULL);
+}
+
+static enum MHD_Result
+access_handler(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+	       const char *version, const char *upload_data, size_t *upload_data_size,
+	       void **con_cls)
+{
+	struct rf_http_server *s = cls;
+	struct req *r = *con_cls;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			return MHD_NO;
+		r->srv = s;
+		clock_gettime(CLOCK_MONOTONIC, &r->start);
+		*con_cls = r;
+		return first_call(s, conn, r, url, method);
+	}
+	if (r->responded) {
+		/* Answered early (404/405/413); MHD refuses the rest of the body. */
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0 && r->pending_status) {
+		r->discarded += *upload_data_size;
+		*upload_data_size = 0;
+		return r->discarded > RF_HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (r->pending_status)
+		return send_route_error(conn, r, method, url);
+	if (*upload_data_size > 0) {
+		if (s->timeout_ms > 0 && elapsed_s(&r->start) * 1000.0 > (double)s->timeout_ms) {
+			rf_warn("request body not received within server.requestTimeout; closing "
+				"connection",
+				"method", method, "path", url);
+			return MHD_NO;
+		}
+		append_body(s, r, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		if (r->discarded > RF_HTTP_DISCARD_MAX) {
+			rf_warn("request body far above server.maxBodyBytes; closing connection",
+				"method", method, "path", url);
+			return MHD_NO;
+		}
+		return MHD_YES;
+	}
+	return dispatch(s, conn, r, url, method);
+}
+
+static void
+request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		  enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+	if (!r)
+		return;
+	if (!r->responded && toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
+		rf_v(1, "request cut off by server.requestTimeout before it was complete");
+	free(r->buf);
+	free(r);
+	*con_cls = NULL;
+}
+
+__attribute__((format(printf, 2, 0))) static void
+mhd_logger(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r' || msg[n - 1] == ' '))
+		msg[--n] = '\0';
+	rf_warn(msg, "component", "libmicrohttpd");
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Listening
+ */
+
+/* Split "host:port", "[v6]:port" or ":port" into host (may be "") and port. */
+static int
+split_listen(const char *listen, char *host, size_t hostlen, char *port, size_t portlen)
+{
+	if (!listen || !*listen)
+		return -EINVAL;
+	const char *colon;
+	const char *h;
+	size_t hl;
+	if (listen[0] == '[') {
+		const char *close = strchr(listen, ']');
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		h = listen + 1;
+		hl = (size_t)(close - h);
+		colon = close + 1;
+		if (hl == 0)
+			return -EINVAL;
+	} else {
+		colon = strrchr(listen, ':');
+		if (!colon)
+			return -EINVAL;
+		h = listen;
+		hl = (size_t)(colon - listen);
+		if (memchr(h, ':', hl)) /* a bare IPv6 address needs brackets */
+			return -EINVAL;
+	}
+	const char *p = colon + 1;
+	size_t pl = strlen(p);
+	if (pl == 0 || pl >= portlen || hl >= hostlen)
+		return -EINVAL;
+	for (size_t i = 0; i < pl; i++)
+		if (p[i] < '0' || p[i] > '9')
+			return -EINVAL;
+	char *end;
+	unsigned long v = strtoul(p, &end, 10);
+	if (*end || v > 65535)
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = '\0';
+	memcpy(port, p, pl + 1);
+	return 0;
+}
+
+static int
+open_listener(const struct addrinfo *ai, bool dual_stack)
+{
+	int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	int one = 1, zero = 0;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual_stack ? &zero : &one, sizeof(int));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, RF_HTTP_BACKLOG) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static int
+listen_on(const char *listen, int *ret_fd, int *ret_family, char *err, size_t errlen)
+{
+	char host[256], port[16];
+	if (split_listen(listen, host, sizeof(host), port, sizeof(port)) < 0) {
+		snprintf(err, errlen,
+			 "invalid listen address \"%s\": expected host:port, [ipv6]:port or :port",
+			 listen ? listen : "");
+		return -EINVAL;
+	}
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+	};
+	struct addrinfo *res = NULL;
+	bool any = host[0] == '\0';
+	if (any)
+		hints.ai_family = AF_INET6;
+	int gai = getaddrinfo(any ? NULL : host, port, &hints, &res);
+	if (gai != 0 && any) {
+		hints.ai_family = AF_INET;
+		gai = getaddrinfo(NULL, port, &hints, &res);
+	}
+	if (gai != 0) {
+		snprintf(err, errlen, "invalid listen address \"%s\": %s", listen,
+			 gai_strerror(gai));
+		return -EINVAL;
+	}
+	int fd = -EADDRNOTAVAIL;
+	int family = AF_UNSPEC;
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		fd = open_listener(ai, any);
+		if (fd >= 0) {
+			family = ai->ai_family;
+			break;
+		}
+	}
+	freeaddrinfo(res);
+	if (fd < 0 && any) {
+		/* No IPv6 on this host: all IPv4 interfaces. */
+		struct addrinfo h4 = { .ai_family = AF_INET,
+				       .ai_socktype = SOCK_STREAM,
+				       .ai_flags = AI_PASSIVE | AI_NUMERICSERV };
+		if (getaddrinfo(NULL, port, &h4, &res) == 0) {
+			for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+				fd = open_listener(ai, false);
+				if (fd >= 0) {
+					family = ai->ai_family;
+					break;
+				}
+			}
+			freeaddrinfo(res);
+		}
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot listen on \"%s\": %s", listen, strerror(-fd));
+		return fd;
+	}
+	*ret_fd = fd;
+	*ret_family = family;
+	return 0;
+}
+
+static char *
+describe_routes(const struct rf_http_route *routes, size_t n)
+{
+	size_t cap = 1;
+	for (size_t i = 0; i < n; i++)
+		cap += (routes[i].method ? strlen(routes[i].method) : 1) +
+		       (routes[i].path ? strlen(routes[i].path) : 0) + 4;
+	char *s = malloc(cap);
+	if (!s)
+		return NULL;
+	size_t pos = 0;
+	s[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(s + pos, cap - pos, "%s%s %s%s", i ? ", " : "",
+				 routes[i].method ? routes[i].method : "*",
+				 routes[i].path ? routes[i].path : "", routes[i].prefix ? "*" : "");
+		if (w < 0 || (size_t)w >= cap - pos)
+			break;
+		pos += (size_t)w;
+	}
+	return s;
+}
+
+int
+rf_http_start(const struct rf_http_options *o, const struct rf_http_route *routes, size_t n_routes,
+	      struct rf_http_server **ret, char *err, size_t errlen)
+{
+	char dummy[8];
+	if (!err || errlen == 0) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = '\0';
+	if (!o || (!routes && n_routes > 0) || !ret) {
+		snprintf(err, errlen, "invalid arguments");
+		return -EINVAL;
+	}
+	if (o->max_body_bytes < 0) {
+		snprintf(err, errlen, "server.maxBodyBytes: expected a size >= 0");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n_routes; i++) {
+		if (!routes[i].path || !routes[i].fn) {
+			snprintf(err, errlen, "route %zu: path and handler are required", i);
+			return -EINVAL;
+		}
+	}
+	struct rf_http_server *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->listen_fd = -1;
+	s->routes = routes;
+	s->n_routes = n_routes;
+	s->max_body = (uint64_t)o->max_body_bytes > SIZE_MAX - 1 ? SIZE_MAX - 1
+								 : (size_t)o->max_body_bytes;
+	s->timeout_ms = o->request_timeout_ms;
+	s->route_list = describe_routes(routes, n_routes);
+	if (!s->route_list) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+
+	int family = AF_UNSPEC;
+	int r = listen_on(o->listen, &s->listen_fd, &family, err, errlen);
+	if (r < 0) {
+		free(s->route_list);
+		free(s);
+		return r;
+	}
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	if (getsockname(s->listen_fd, (struct sockaddr *)&ss, &sl) == 0) {
+		if (ss.ss_family == AF_INET)
+			s->port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		else if (ss.ss_family == AF_INET6)
+			s->port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	}
+
+	unsigned threads = o->threads;
+	if (threads == 0) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = ncpu < 1 ? 1 : ncpu > 4 ? 4 : (unsigned)ncpu;
+	}
+	int64_t tmo_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : 1000;
+	int64_t tmo_s64 = (tmo_ms + 999) / 1000;
+	unsigned int tmo_s = tmo_s64 < 1 ? 1u : tmo_s64 > 86400 ? 86400u : (unsigned int)tmo_s64;
+
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	if (family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+
+	if (threads > 1)
+		s->daemon = MHD_start_daemon(
+			flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_EXTERNAL_LOGGER,
+			mhd_logger, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
+			MHD_OPTION_CONNECTION_TIMEOUT, tmo_s, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned int)RF_HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+			RF_HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
+			NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_END);
+	else
+		s->daemon = MHD_start_daemon(
+			flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_EXTERNAL_LOGGER,
+			mhd_logger, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
+			MHD_OPTION_CONNECTION_TIMEOUT, tmo_s, MHD_OPTION_CONNECTION_LIMIT,
+			(unsigned int)RF_HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+			RF_HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
+			NULL, MHD_OPTION_END);
+	if (!s->daemon) {
+		snprintf(err, errlen, "cannot start the HTTP server on \"%s\" (libmicrohttpd)",
+			 o->listen);
+		close(s->listen_fd);
+		free(s->route_list);
+		free(s);
+		return -EIO;
+	}
+	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	if (di && di->port)
+		s->port = di->port;
+	*ret = s;
+	return 0;
+}
+
+uint16_t
+rf_http_port(const struct rf_http_server *s)
+{
+	return s ? s->port : 0;
+}
+
+void
+rf_http_stop(struct rf_http_server *s)
+{
+	if (!s)
+		return;
+	if (s->daemon)
+		MHD_stop_daemon(s->daemon);
+	/* MHD closes a listen socket it was given along with the daemon. */
+	free(s->route_list);
+	free(s);
+}

@@ -1,0 +1,807 @@
+/* Reflectors (see reflector.h).
+ *
+ * Threads: one per kind, each owning its rf_kube_conn (one CURL handle), its watch stream buffer
+ * and its list/watch state; they share only the thread-safe client, store and cache. A reflector
+ * blocks only in libcurl or in rf_kube_sleep(), both of which return within about a second of
+ * rf_kube_stop(). No lock of this file's own. */
+#include "server/kube/reflector.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "server/http/log.h"
+#include "server/http/metrics.h"
+
+#define PAGE_SIZE  500
+#define RV_MAX     128
+#define LOG_REPEAT 60.0 /* seconds between repeated warnings of one failing kind */
+
+/* stream failures recorded by the event callback */
+enum stream_failure { SF_NONE = 0, SF_ERROR_EVENT, SF_GARBAGE, SF_OVERSIZE, SF_STORE };
+
+struct kind_spec {
+	const char *path;
+	const char *field_selector;
+	const char *group;
+};
+
+static const struct kind_spec specs[RF_KIND_COUNT] = {
+	[RF_KIND_NODES] = { "/api/v1/nodes", NULL, "" },
+	/* kube-scheduler's pod informer: terminated pods are not its business */
+	[RF_KIND_PODS] = { "/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed", "" },
+	[RF_KIND_SLICES] = { "/apis/resource.k8s.io/v1/resourceslices", NULL, "resource.k8s.io" },
+	[RF_KIND_CLAIMS] = { "/apis/resource.k8s.io/v1/resourceclaims", NULL, "resource.k8s.io" },
+	[RF_KIND_CLASSES] = { "/apis/resource.k8s.io/v1/deviceclasses", NULL, "resource.k8s.io" },
+};
+
+struct reflector {
+	struct rf_reflectors *set;
+	enum rf_kind kind;
+	const struct kind_spec *spec;
+	const char *resource;
+	pthread_t thread;
+	bool started;
+	struct rf_kube_conn *conn;
+	struct rf_watch_stream ws;
+	uint64_t rng;
+
+	char last_rv[RV_MAX];
+	bool synced;           /* the initial list completed */
+	bool rv_unavailable;   /* relist with RV "" */
+	bool paginated_before; /* an RV "0" list came back paginated: always page */
+	struct rf_backoff backoff;
+	int retry_after; /* seconds, from the last failure; -1 = none */
+
+	/* failure reporting */
+	unsigned streak;
+	double last_warn;
+	char msg[1200];
+
+	/* the running watch */
+	size_t n_events;
+	enum stream_failure failure;
+	int err_code;
+	char err_reason[64];
+	char err_text[600];
+	double last_touch;
+	unsigned long counts[RF_WATCH_TYPE_COUNT];
+};
+
+struct rf_reflectors {
+	struct rf_kube *kube;
+	struct rf_store *store;
+	struct rf_cache *cache;
+	int64_t watch_timeout_ms;
+	long idle_ms;
+	bool detect_version;
+	struct reflector r[RF_KIND_COUNT];
+};
+
+/* ---------------------------------------------------------------------------------------------
+ * Pure helpers
+ */
+
+void
+rf_backoff_init(struct rf_backoff *b)
+{
+	*b = (struct rf_backoff){ .initial = 0.8,
+				  .cap = 30,
+				  .factor = 2,
+				  .jitter = 1.0,
+				  .reset_after = 120,
+				  .next = 0.8,
+				  .last = -1 };
+}
+
+double
+rf_backoff_step(struct rf_backoff *b, double now, double rand01)
+{
+	if (b->last >= 0 && now - b->last > b->reset_after)
+		b->next = b->initial;
+	b->last = now;
+	double d = b->next;
+	double n = d * b->factor;
+	b->next = n > b->cap ? b->cap : n;
+	if (rand01 < 0)
+		rand01 = 0;
+	if (rand01 >= 1)
+		rand01 = 0.999999;
+	return d + d * b->jitter * rand01;
+}
+
+long
+rf_watch_timeout_seconds(double min_s, double rand01)
+{
+	double t = floor(min_s * (1.0 + rand01));
+	return t < 1 ? 1 : (long)t;
+}
+
+long
+rf_watch_idle_ms(int64_t watch_timeout_ms)
+{
+	if (watch_timeout_ms < 5000)
+		return 5000;
+	if (watch_timeout_ms > 90000)
+		return 90000;
+	return (long)watch_timeout_ms;
+}
+
+int
+rf_rv_compare(const char *a, const char *b, int *ret)
+{
+	if (!a || !b || !*a || !*b)
+		return -EINVAL;
+	for (const char *p = a; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+	for (const char *p = b; *p; p++)
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+	while (*a == '0' && a[1])
+		a++;
+	while (*b == '0' && b[1])
+		b++;
+	size_t la = strlen(a), lb = strlen(b);
+	int c = la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+	*ret = c < 0 ? -1 : c > 0 ? 1 : 0;
+	return 0;
+}
+
+bool
+rf_kube_is_expired(long status, const char *reason)
+{
+	return status == 410 || (reason && (!strcmp(reason, "Expired") || !strcmp(reason, "Gone")));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Helpers of one reflector
+ */
+
+static double
+rand01(struct reflector *r)
+{
+	/* xorshift64*: jitter only, no need for more */
+	uint64_t x = r->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	r->rng = x;
+	return (double)((x * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+static void
+count_restart(struct reflector *r, const char *reason)
+{
+	char l[128];
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_WATCH_RESTARTS_TOTAL, r->resource, reason,
+			     NULL) >= 0)
+		rf_metric_add(RF_METRIC_WATCH_RESTARTS_TOTAL, l, 1);
+}
+
+static void
+flush_counts(struct reflector *r)
+{
+	char l[128];
+	for (int t = 0; t < RF_WATCH_TYPE_COUNT; t++) {
+		if (!r->counts[t])
+			continue;
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_WATCH_EVENTS_TOTAL, r->resource,
+				     rf_watch_type_name(t), NULL) >= 0)
+			rf_metric_add(RF_METRIC_WATCH_EVENTS_TOTAL, l, (double)r->counts[t]);
+		r->counts[t] = 0;
+	}
+}
+
+static void
+touch(struct reflector *r, bool force)
+{
+	double now = rf_kube_now();
+	if (force || now - r->last_touch >= 0.1) {
+		r->last_touch = now;
+		rf_cache_touch(r->set->cache, r->kind);
+	}
+}
+
+/* A failure: counted, remembered for the backoff, logged (first of a streak, then once a minute,
+ * the rest at -v 2). */
+static void failed(struct reflector *r, const char *reason, int retry_after, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void
+failed(struct reflector *r, const char *reason, int retry_after, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	count_restart(r, reason);
+	r->retry_after = retry_after;
+	r->streak++;
+	if (!r->synced) /* the other kinds need not wait for this one to show up */
+		rf_store_hold_first_build(r->set->store, 0, 0);
+	double now = rf_kube_now();
+	if (r->streak == 1 || now - r->last_warn >= LOG_REPEAT) {
+		r->last_warn = now;
+		char n[16];
+		snprintf(n, sizeof(n), "%u", r->streak);
+		rf_warn("watch of the API server failed", "resource", r->resource, "reason", reason,
+			"failures", n, "detail", r->msg);
+	} else {
+		rf_v(2, "watch of the API server failed", "resource", r->resource, "reason", reason,
+		     "detail", r->msg);
+	}
+}
+
+static void
+healthy(struct reflector *r, const char *what)
+{
+	if (r->streak) {
+		char n[16];
+		snprintf(n, sizeof(n), "%u", r->streak);
+		rf_info("watch of the API server recovered", "resource", r->resource, "after", what,
+			"failures", n);
+	}
+	r->streak = 0;
+	r->retry_after = -1;
+}
+
+static const char *
+http_reason(long status)
+{
+	if (status == 429)
+		return "http-429";
+	if (status >= 500)
+		return "http-5xx";
+	if (rf_kube_is_expired(status, NULL))
+		return "expired";
+	return "http-4xx";
+}
+
+static const char *
+transport_reason(int rc)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		return "timeout";
+	case -ECONNRESET:
+		return "closed";
+	case -ECONNREFUSED:
+	case -EHOSTUNREACH:
+		return "connect";
+	default:
+		return "error"; /* TLS, a broken response, out of memory */
+	}
+}
+
+/* Append "&key=escaped(value)" (or "?key=..." first). */
+static int
+add_param(char *buf, size_t len, const char *key, const char *value)
+{
+	char *e = curl_easy_escape(NULL, value, 0); /* the handle is unused since 7.82 */
+	if (!e)
+		return -ENOMEM;
+	size_t used = strlen(buf);
+	int n = snprintf(buf + used, len - used, "%s%s=%s", strchr(buf, '?') ? "&" : "?", key, e);
+	curl_free(e);
+	return n < 0 || (size_t)n >= len - used ? -ENAMETOOLONG : 0;
+}
+
+static bool
+too_large_rv(const struct rf_kube_response *resp)
+{
+	return resp->status == 504 && resp->body &&
+	       (strstr(resp->body, "ResourceVersionTooLarge") ||
+		strstr(resp->body, "Too large resource version"));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * List
+ */
+
+/* One paginated (page_size > 0) or full list at rv. On success *ret_items and ret_rv hold the
+ * result; returns 0, 1 when the API answered an error (resp describes it), or -errno (transport,
+ * resp->error describes it). */
+static int
+list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items, char *ret_rv,
+	  bool *ret_paginated, struct rf_kube_response *resp)
+{
+	json_t *items = json_array();
+	char path[4096], cont[2048] = "";
+	int rc = 0, pages = 0;
+	bool restarted = false, paginated = false;
+	memset(resp, 0, sizeof(*resp));
+	if (!items) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		snprintf(path, sizeof(path), "%s", r->spec->path);
+		if ((cont[0] && (rc = add_param(path, sizeof(path), "continue", cont)) < 0) ||
+		    (r->spec->field_selector && (rc = add_param(path, sizeof(path), "fieldSelector",
+								r->spec->field_selector)) < 0))
+			goto out;
+		if (page_size > 0) {
+			char lim[16];
+			snprintf(lim, sizeof(lim), "%d", page_size);
+			if ((rc = add_param(path, sizeof(path), "limit", lim)) < 0)
+				goto out;
+		}
+		if (!cont[0] && rv[0] &&
+		    (rc = add_param(path, sizeof(path), "resourceVersion", rv)) < 0)
+			goto out;
+		struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
+		rf_kube_response_release(resp);
+		rc = rf_kube_do(r->conn, &req, resp);
+		if (rc < 0)
+			goto out;
+		if (resp->status != 200) {
+			if (pages > 0 && rf_kube_is_expired(resp->status, resp->reason) &&
+			    !restarted) {
+				/* continue token expired: one full list at the original RV
+				 * (client-go's pager; never the inconsistent token the Status may
+				 * carry) */
+				restarted = true;
+				page_size = 0;
+				cont[0] = 0;
+				pages = 0;
+				json_array_clear(items);
+				continue;
+			}
+			rc = 1;
+			goto out;
+		}
+		json_error_t jerr;
+		json_t *doc = json_loadb(resp->body, resp->body_len, JSON_REJECT_DUPLICATES, &jerr);
+		json_t *its = json_object_get(doc, "items");
+		json_t *md = json_object_get(doc, "metadata");
+		const char *lrv = json_string_value(json_object_get(md, "resourceVersion"));
+		const char *c = json_string_value(json_object_get(md, "continue"));
+		if (!doc || (!json_is_array(its) && !json_is_null(its) && its) || !lrv) {
+			snprintf(resp->error, sizeof(resp->error),
+				 "GET %.300s: the answer is not a %s list (%.200s)", path,
+				 r->resource,
+				 doc ? "no items or metadata.resourceVersion" : jerr.text);
+			json_decref(doc);
+			rc = -EPROTO;
+			goto out;
+		}
+		/* slim page by page: the full objects of a 10,000-slice list never coexist */
+		for (size_t i = 0; i < json_array_size(its); i++) {
+			json_t *it = json_array_get(its, i), *slim;
+			if (!json_is_object(it))
+				continue; /* the store skips what has no name; this has none */
+			if (!(slim = rf_store_slim(r->set->store, r->kind, it)) ||
+			    json_array_append_new(items, slim) < 0) {
+				json_decref(doc);
+				rc = -ENOMEM;
+				goto out;
+			}
+		}
+		snprintf(ret_rv, RV_MAX, "%s", lrv);
+		pages++;
+		if (c && *c && page_size > 0) {
+			paginated = true;
+			if (strlen(c) >= sizeof(cont)) {
+				snprintf(resp->error, sizeof(resp->error),
+					 "continue token too long");
+				json_decref(doc);
+				rc = -EPROTO;
+				goto out;
+			}
+			snprintf(cont, sizeof(cont), "%s", c);
+			json_decref(doc);
+			continue;
+		}
+		json_decref(doc);
+		break;
+	}
+	*ret_paginated = paginated;
+	*ret_items = items;
+	items = NULL;
+	rc = 0;
+out:
+	json_decref(items);
+	return rc;
+}
+
+static void
+detect_version(struct reflector *r)
+{
+	char gv[64], err[512];
+	struct rf_reflectors *set = r->set;
+	if (!set->detect_version)
+		return;
+	if (rf_kube_server_version(r->conn, gv, sizeof(gv), err, sizeof(err)) < 0) {
+		rf_v(2, "cannot read the API server version yet", "detail", err);
+		return;
+	}
+	int v = rf_kube_minor_version(gv);
+	rf_store_set_dra_version(set->store, v != 0 && v < 135 ? RF_DRA_1_34 : RF_DRA_1_35);
+	rf_info("detected the API server version", "gitVersion", gv, "draRules",
+		v != 0 && v < 135 ? "1.34" : "1.35");
+	set->detect_version = false;
+}
+
+/* client-go's list(): returns 0, or -1 after recording the failure. */
+static int
+do_list(struct reflector *r)
+{
+	struct rf_kube_response resp;
+	json_t *items = NULL;
+	char rv[RV_MAX], list_rv[RV_MAX] = "";
+	bool paginated = false;
+	if (r->kind == RF_KIND_NODES)
+		detect_version(r);
+	/* client-go's relistResourceVersion */
+	snprintf(rv, sizeof(rv), "%s", r->rv_unavailable ? "" : !r->synced ? "0" : r->last_rv);
+	int page = (!rv[0] || !strcmp(rv, "0") || r->paginated_before) ? PAGE_SIZE : 0;
+	int rc = list_once(r, rv, page, &items, list_rv, &paginated, &resp);
+	if (rc == 1 && (rf_kube_is_expired(resp.status, resp.reason) || too_large_rv(&resp))) {
+		/* the RV is gone (or not there yet): a consistent list, at once */
+		r->rv_unavailable = true;
+		rf_v(2, "relisting without a resourceVersion", "resource", r->resource, "detail",
+		     resp.error);
+		rf_kube_response_release(&resp);
+		rc = list_once(r, "", page, &items, list_rv, &paginated, &resp);
+	}
+	if (rc != 0) {
+		if (rc == -ECANCELED) {
+			rf_kube_response_release(&resp);
+			return -1;
+		}
+		char text[1000];
+		if (rc == 1)
+			rf_kube_describe_failure(&resp, "list", r->resource, r->spec->group, text,
+						 sizeof(text));
+		else
+			snprintf(text, sizeof(text), "%s", resp.error);
+		failed(r, rc == 1 ? http_reason(resp.status) : transport_reason(rc),
+		       rc == 1 && (resp.status == 429 || resp.status >= 500) ? resp.retry_after
+									     : -1,
+		       "list %s: %s", r->resource, text);
+		rf_kube_response_release(&resp);
+		return -1;
+	}
+	rf_kube_response_release(&resp);
+	if (!strcmp(rv, "0") && paginated)
+		r->paginated_before = true;
+	int n = rf_store_replace_slim(r->set->store, r->kind, items);
+	json_decref(items);
+	malloc_trim(0); /* the pages' parse trees are gone: give their memory back */
+	if (n < 0) {
+		failed(r, "error", -1, "list %s: out of memory", r->resource);
+		return -1;
+	}
+	snprintf(r->last_rv, sizeof(r->last_rv), "%s", list_rv);
+	r->rv_unavailable = false;
+	if (!r->synced) {
+		/* synced means "in the generation readers get": wait for its publication */
+		int64_t seq = rf_store_changes(r->set->store);
+		while (!rf_store_wait_published(r->set->store, seq, 200))
+			if (rf_kube_stopping(r->set->kube))
+				return -1;
+		char cnt[24];
+		snprintf(cnt, sizeof(cnt), "%d", n);
+		rf_info("initial list done", "resource", r->resource, "objects", cnt,
+			"resourceVersion", list_rv);
+		r->synced = true;
+		rf_cache_set_synced(r->set->cache, r->kind, true);
+	}
+	touch(r, true);
+	healthy(r, "list");
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Watch
+ */
+
+static int
+on_event(void *userdata, struct rf_watch_event *ev)
+{
+	struct reflector *r = userdata;
+	r->n_events++;
+	r->counts[ev->type]++;
+	if (ev->type == RF_WATCH_ERROR) {
+		r->failure = SF_ERROR_EVENT;
+		r->err_code = ev->code;
+		snprintf(r->err_reason, sizeof(r->err_reason), "%s", ev->reason ? ev->reason : "");
+		snprintf(r->err_text, sizeof(r->err_text), "ERROR event %d %s: %s", ev->code,
+			 ev->reason ? ev->reason : "", ev->message ? ev->message : "");
+		rf_watch_event_release(ev);
+		return -ECONNABORTED;
+	}
+	const char *kind = json_string_value(json_object_get(ev->object, "kind"));
+	if (kind && strcmp(kind, rf_kind_name(r->kind)) != 0) {
+		rf_v(2, "skipped a watch event of an unexpected kind", "resource", r->resource,
+		     "kind", kind);
+		rf_watch_event_release(ev);
+		return 0;
+	}
+	if (ev->rv && strlen(ev->rv) < sizeof(r->last_rv)) {
+		int cmp = 0;
+		if (rf_log_verbosity() >= 3 && rf_rv_compare(ev->rv, r->last_rv, &cmp) == 0 &&
+		    cmp < 0)
+			rf_v(3, "resourceVersion went backwards in a watch", "resource",
+			     r->resource, "rv", ev->rv, "last", r->last_rv);
+		snprintf(r->last_rv, sizeof(r->last_rv), "%s", ev->rv);
+	}
+	if (ev->type != RF_WATCH_BOOKMARK) {
+		int c = rf_store_apply(r->set->store, r->kind, ev->type, ev->object);
+		if (c == -ENOMEM) {
+			r->failure = SF_STORE;
+			snprintf(r->err_text, sizeof(r->err_text), "out of memory");
+			rf_watch_event_release(ev);
+			return -ENOMEM;
+		}
+		if (c == -EINVAL)
+			rf_v(2, "skipped a watch event without metadata.name", "resource",
+			     r->resource, "type", rf_watch_type_name(ev->type));
+	}
+	rf_watch_event_release(ev);
+	touch(r, false);
+	return 0;
+}
+
+static int
+on_data(void *userdata, const char *data, size_t len)
+{
+	struct reflector *r = userdata;
+	char err[512];
+	int rc = rf_watch_stream_feed(&r->ws, data, len, on_event, r, err, sizeof(err));
+	if (rc < 0 && r->failure == SF_NONE) {
+		r->failure = rc == -EMSGSIZE ? SF_OVERSIZE : SF_GARBAGE;
+		snprintf(r->err_text, sizeof(r->err_text), "%s", err);
+	}
+	return rc;
+}
+
+static void
+on_tick(void *userdata)
+{
+	struct reflector *r = userdata;
+	touch(r, false); /* the watch is open and within its idle limit */
+	flush_counts(r);
+}
+
+enum watch_outcome { W_REWATCH, W_BACKOFF_REWATCH, W_RELIST, W_STOP };
+
+static enum watch_outcome
+watch_once(struct reflector *r)
+{
+	struct rf_reflectors *set = r->set;
+	char path[2048], ts[24];
+	struct rf_kube_response resp = { 0 };
+	enum watch_outcome out = W_RELIST;
+	long timeout_s =
+		rf_watch_timeout_seconds((double)set->watch_timeout_ms / 1000.0, rand01(r));
+	snprintf(ts, sizeof(ts), "%ld", timeout_s);
+	snprintf(path, sizeof(path), "%s?allowWatchBookmarks=true", r->spec->path);
+	if ((r->spec->field_selector &&
+	     add_param(path, sizeof(path), "fieldSelector", r->spec->field_selector) < 0) ||
+	    add_param(path, sizeof(path), "resourceVersion", r->last_rv) < 0 ||
+	    add_param(path, sizeof(path), "timeoutSeconds", ts) < 0 ||
+	    add_param(path, sizeof(path), "watch", "true") < 0) {
+		failed(r, "error", -1, "watch %s: cannot build the request", r->resource);
+		return W_RELIST;
+	}
+
+	rf_watch_stream_reset(&r->ws);
+	r->n_events = 0;
+	r->failure = SF_NONE;
+	r->err_code = 0;
+	r->err_reason[0] = 0;
+	r->err_text[0] = 0;
+	struct rf_kube_request req = { .path = path,
+				       .idle_ms = set->idle_ms,
+				       .on_data = on_data,
+				       .on_tick = on_tick,
+				       .userdata = r };
+	double start = rf_kube_now();
+	int rc = rf_kube_do(r->conn, &req, &resp);
+	double elapsed = rf_kube_now() - start;
+	flush_counts(r);
+	if (rc == -ECANCELED && r->failure == SF_NONE) {
+		out = W_STOP;
+		goto done;
+	}
+	bool streamed = resp.status >= 200 && resp.status < 300;
+	if (streamed) {
+		switch (r->failure) {
+		case SF_ERROR_EVENT:
+			if (rf_kube_is_expired(r->err_code, r->err_reason)) {
+				/* relist at the last RV: a list at RV=N is at least that fresh */
+				failed(r, "expired", -1, "watch %s: %s", r->resource, r->err_text);
+				out = W_RELIST;
+			} else if (r->err_code == 429) {
+				failed(r, "http-429", -1, "watch %s: %s", r->resource, r->err_text);
+				out = W_BACKOFF_REWATCH;
+			} else {
+				failed(r, "error", -1, "watch %s: %s", r->resource, r->err_text);
+				out = W_RELIST;
+			}
+			goto done;
+		case SF_GARBAGE:
+			failed(r, "garbage", -1, "watch %s: broken stream: %s", r->resource,
+			       r->err_text);
+			goto done;
+		case SF_OVERSIZE:
+			failed(r, "oversize", -1, "watch %s: %s", r->resource, r->err_text);
+			goto done;
+		case SF_STORE:
+			failed(r, "error", -1, "watch %s: %s", r->resource, r->err_text);
+			goto done;
+		case SF_NONE:
+			break;
+		}
+		/* the stream ended: cleanly, by a dropped connection or by the idle limit */
+		const char *reason;
+		if (rf_watch_stream_pending(&r->ws))
+			reason =
+				"truncated"; /* that event was not applied; the server resends it */
+		else if (rc == -ETIMEDOUT)
+			reason = "timeout";
+		else if (rc == 0 && elapsed >= (double)timeout_s - 1.0)
+			reason = "timeout";
+		else
+			reason = "closed";
+		if (elapsed < 1.0 && r->n_events == 0) {
+			/* client-go's "very short watch": something is wrong, do not spin */
+			failed(r, "short", -1,
+			       "watch %s: ended after %.3f s without any event (%s)", r->resource,
+			       elapsed, rc < 0 ? resp.error : "clean end");
+			out = W_RELIST;
+			goto done;
+		}
+		count_restart(r, reason);
+		rf_v(4, "watch ended; watching again", "resource", r->resource, "reason", reason,
+		     "resourceVersion", r->last_rv);
+		if (r->streak && (r->n_events || elapsed >= 1.0))
+			healthy(r, "watch");
+		out = W_REWATCH;
+		goto done;
+	}
+	if (rc < 0) {
+		/* no response: connection refused is retried as a watch (client-go), the rest
+		 * relists */
+		failed(r, transport_reason(rc), -1, "watch %s: %s", r->resource, resp.error);
+		out = rc == -ECONNREFUSED ? W_BACKOFF_REWATCH : W_RELIST;
+		goto done;
+	}
+	char text[1000];
+	rf_kube_describe_failure(&resp, "watch", r->resource, r->spec->group, text, sizeof(text));
+	if (resp.status == 429) {
+		failed(r, "http-429", resp.retry_after, "watch %s: %s", r->resource, text);
+		out = W_BACKOFF_REWATCH;
+	} else {
+		failed(r, http_reason(resp.status), resp.status >= 500 ? resp.retry_after : -1,
+		       "watch %s: %s", r->resource, text);
+		out = W_RELIST;
+	}
+done:
+	rf_kube_response_release(&resp);
+	return out;
+}
+
+static int
+backoff_sleep(struct reflector *r)
+{
+	double d = rf_backoff_step(&r->backoff, rf_kube_now(), rand01(r));
+	if (r->retry_after > d)
+		d = r->retry_after;
+	r->retry_after = -1;
+	return rf_kube_sleep(r->set->kube, d);
+}
+
+/* client-go's ListAndWatch: returns when a relist is due (after a failure) or when stopping. */
+static void
+list_and_watch(struct reflector *r)
+{
+	if (do_list(r) < 0)
+		return;
+	for (;;) {
+		switch (watch_once(r)) {
+		case W_REWATCH:
+			continue;
+		case W_BACKOFF_REWATCH:
+			if (backoff_sleep(r) < 0)
+				return;
+			continue;
+		case W_RELIST:
+		case W_STOP:
+			return;
+		}
+	}
+}
+
+static void *
+run(void *arg)
+{
+	struct reflector *r = arg;
+	while (!rf_kube_stopping(r->set->kube)) {
+		list_and_watch(r);
+		if (rf_kube_stopping(r->set->kube))
+			break;
+		if (backoff_sleep(r) < 0)
+			break;
+	}
+	return NULL;
+}
+
+int
+rf_reflectors_start(const struct rf_reflectors_options *o, struct rf_reflectors **ret)
+{
+	struct rf_reflectors *set = calloc(1, sizeof(*set));
+	int rc = -ENOMEM;
+	if (!set)
+		return -ENOMEM;
+	set->kube = o->kube;
+	set->store = o->store;
+	set->cache = o->cache;
+	set->watch_timeout_ms = o->watch_timeout_ms > 0 ? o->watch_timeout_ms : 300000;
+	set->idle_ms = rf_watch_idle_ms(set->watch_timeout_ms);
+	set->detect_version = o->detect_dra_version;
+
+	/* every label value from the first scrape */
+	char l[128];
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		for (int t = 0; t < RF_WATCH_TYPE_COUNT; t++)
+			if (rf_metric_labels(l, sizeof(l), RF_METRIC_WATCH_EVENTS_TOTAL,
+					     rf_kind_resource(k), rf_watch_type_name(t), NULL) >= 0)
+				rf_metric_add(RF_METRIC_WATCH_EVENTS_TOTAL, l, 0);
+
+	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		struct reflector *r = &set->r[k];
+		r->set = set;
+		r->kind = (enum rf_kind)k;
+		r->spec = &specs[k];
+		r->resource = rf_kind_resource(k);
+		r->rng = (seed + 0x9E3779B97F4A7C15ULL * (uint64_t)(k + 1)) | 1;
+		r->retry_after = -1;
+		rf_backoff_init(&r->backoff);
+		rf_watch_stream_init(&r->ws, 0);
+		if (!(r->conn = rf_kube_conn_new(set->kube)))
+			goto fail;
+	}
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		struct reflector *r = &set->r[k];
+		int e = pthread_create(&r->thread, NULL, run, r);
+		if (e) {
+			rc = -e;
+			goto fail;
+		}
+		r->started = true;
+	}
+	*ret = set;
+	return 0;
+fail:
+	rf_reflectors_stop(set);
+	return rc;
+}
+
+void
+rf_reflectors_stop(struct rf_reflectors *set)
+{
+	if (!set)
+		return;
+	rf_kube_stop(set->kube);
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		struct reflector *r = &set->r[k];
+		if (r->started)
+			pthread_join(r->thread, NULL);
+		rf_kube_conn_free(r->conn);
+		rf_watch_stream_release(&r->ws);
+	}
+	free(set);
+}

@@ -1,0 +1,748 @@
+/* The live object store and its publisher thread (see store.h).
+ *
+ * Owns: one jansson object per kind used as a hash map key -> object (references), the list of
+ * assumed /bind placements, two private copies of the configuration (1.34 and 1.35 DRA rules, so
+ * that a version detected later never changes a configuration a generation already uses), and the
+ * publisher thread. Lock: `lock` guards everything mutable here; the publisher holds it only while
+ * it copies the maps into arrays (increfs), never while building, publishing or freeing. Old maps
+ * and replaced objects are released outside the lock. No other lock is taken while it is held
+ * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
+ * scarce, the HTTP threads answering kube-scheduler go first. */
+#define _GNU_SOURCE /* gettid() for the publisher's nice value (Linux) */
+#include "server/kube/store.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/http/log.h"
+#include "server/kube/kube.h"
+#include "server/snapshot/slim.h"
+
+struct assumed {
+	char *key, *uid, *node;
+	double expires;
+	json_t *base; /* the cached pod the copy was made from */
+	json_t *copy; /* base with spec.nodeName set */
+};
+
+struct rf_store {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;      /* the publisher's */
+	pthread_cond_t published; /* rf_store_wait_published's */
+	json_t *maps[RF_KIND_COUNT];
+	int64_t seq;          /* bumped on every change */
+	int64_t built_seq;    /* the last change included in a published generation */
+	double pending_since; /* when the first change not yet published came, 0 = none */
+	bool layout_dirty;    /* a node, slice or class changed since the last build */
+	bool listed[RF_KIND_COUNT];
+	unsigned hold_mask;      /* kinds whose first list the first build waits for */
+	double hold_until;       /* ... but no longer than this */
+	struct rf_cluster *last; /* the last generation built: the next one starts from it */
+	struct rf_store_options opts;
+	bool urgent;
+	bool stop;
+	struct assumed *assumed;
+	size_t n_assumed, cap_assumed;
+	enum rf_dra_version detected; /* for kube.draVersion: auto */
+	enum rf_dra_version configured;
+	struct rf_config cfg134, cfg135;
+	struct rf_cache *cache;
+	struct rf_cel_cache *cel;
+	double min_interval;
+	double last_build_end, last_build_dur;
+	struct rf_store_stats stats;
+	pthread_t thread;
+	bool thread_started;
+	/* slimming (server/slim.h): one interner per kind, used by that kind's writers only, under
+	 * its own lock; pruned after relists and as it grows */
+	struct rf_slim_options slim;
+	struct kind_intern {
+		pthread_mutex_t lock;
+		struct rf_intern *in;
+		size_t prune_at; /* prune when it holds this many values */
+	} interns[RF_KIND_COUNT];
+};
+
+static const enum rf_slim_kind slim_kinds[RF_KIND_COUNT] = {
+	[RF_KIND_NODES] = RF_SLIM_NODE,    [RF_KIND_PODS] = RF_SLIM_POD,
+	[RF_KIND_SLICES] = RF_SLIM_SLICE,  [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
+	[RF_KIND_CLASSES] = RF_SLIM_CLASS,
+};
+
+/* The slim copy of obj (new reference, NULL on OOM). */
+static json_t *
+slim_object(struct rf_store *s, enum rf_kind kind, const json_t *obj)
+{
+	struct kind_intern *ki = &s->interns[kind];
+	pthread_mutex_lock(&ki->lock);
+	json_t *v = rf_slim_object(slim_kinds[kind], obj, &s->slim, ki->in);
+	if (ki->in && rf_intern_size(ki->in) >= ki->prune_at) {
+		rf_intern_prune(ki->in);
+		ki->prune_at = 2 * rf_intern_size(ki->in) + 4096;
+	}
+	pthread_mutex_unlock(&ki->lock);
+	return v;
+}
+
+static void
+prune_interner(struct rf_store *s, enum rf_kind kind)
+{
+	struct kind_intern *ki = &s->interns[kind];
+	pthread_mutex_lock(&ki->lock);
+	rf_intern_prune(ki->in);
+	ki->prune_at = 2 * rf_intern_size(ki->in) + 4096;
+	pthread_mutex_unlock(&ki->lock);
+}
+
+static const char *const kind_names[RF_KIND_COUNT] = { "Node", "Pod", "ResourceSlice",
+						       "ResourceClaim", "DeviceClass" };
+
+const char *
+rf_kind_name(enum rf_kind k)
+{
+	return (unsigned)k < RF_KIND_COUNT ? kind_names[k] : "?";
+}
+
+bool
+rf_kind_namespaced(enum rf_kind k)
+{
+	return k == RF_KIND_PODS || k == RF_KIND_CLAIMS;
+}
+
+bool
+rf_store_key(const json_t *obj, bool namespaced, char *buf, size_t len)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *name = json_string_value(json_object_get(md, "name"));
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	if (!name || !*name)
+		return false;
+	int n;
+	if (namespaced && ns && *ns)
+		n = snprintf(buf, len, "%s/%s", ns, name);
+	else
+		n = snprintf(buf, len, "%s", name);
+	return n > 0 && (size_t)n < len;
+}
+
+/* Objects are at most a few MiB; names at most 253 + 63 characters. */
+#define KEY_MAX 512
+
+/* The caller's object loses metadata.managedFields too (the biggest part of most objects, and
+ * never anything railfit reads), as it did before slim copies were kept. */
+static void
+strip(json_t *obj)
+{
+	json_t *md = json_object_get(obj, "metadata");
+	if (json_is_object(md))
+		json_object_del(md, "managedFields");
+}
+
+static void
+assumed_free(struct assumed *a)
+{
+	free(a->key);
+	free(a->uid);
+	free(a->node);
+	json_decref(a->base);
+	json_decref(a->copy);
+	memset(a, 0, sizeof(*a));
+}
+
+static void
+assumed_drop(struct rf_store *s, size_t i)
+{
+	assumed_free(&s->assumed[i]);
+	s->assumed[i] = s->assumed[--s->n_assumed];
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Writers
+ */
+
+static bool
+layout_kind(enum rf_kind kind)
+{
+	return kind == RF_KIND_NODES || kind == RF_KIND_SLICES || kind == RF_KIND_CLASSES;
+}
+
+/* Under the lock: a change the next build must include. */
+static void
+changed_locked(struct rf_store *s, enum rf_kind kind)
+{
+	s->seq++;
+	if (layout_kind(kind))
+		s->layout_dirty = true;
+	if (!s->pending_since) {
+		s->pending_since = rf_kube_now();
+		rf_cache_set_pending(s->cache, s->pending_since);
+	}
+	pthread_cond_signal(&s->wake);
+}
+
+/* A relist hands over new copies of mostly unchanged objects: keep the cached object where the
+ * slim copies are equal, so that generations keep reusing what they parsed of it (the model
+ * reuses claims and pods by object identity) and an unchanged node or slice list does not
+ * rebuild the layout. */
+static int replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already);
+
+json_t *
+rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
+{
+	strip(obj);
+	return slim_object(s, kind, obj);
+}
+
+int
+rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items)
+{
+	return replace(s, kind, items, false);
+}
+
+int
+rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items)
+{
+	return replace(s, kind, items, true);
+}
+
+static int
+replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
+{
+	json_t *m = json_object(), *it;
+	char key[KEY_MAX];
+	size_t i, same = 0;
+	int kept = 0;
+	if (!m)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	json_t *cur = json_incref(s->maps[kind]);
+	pthread_mutex_unlock(&s->lock);
+	json_array_foreach (items, i, it) {
+		if (!json_is_object(it) ||
+		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
+			continue;
+		json_t *slim = slim_already ? json_incref(it) : rf_store_slim(s, kind, it);
+		json_t *old = json_object_get(cur, key);
+		if (slim && old && json_equal(old, slim)) {
+			json_decref(slim);
+			slim = json_incref(old);
+			same++;
+		}
+		if (!slim || json_object_set_new(m, key, slim) < 0) {
+			json_decref(m);
+			json_decref(cur);
+			return -ENOMEM;
+		}
+	}
+	kept = (int)json_object_size(m);
+	bool unchanged = same == (size_t)kept && json_object_size(cur) == (size_t)kept;
+	pthread_mutex_lock(&s->lock);
+	unchanged = unchanged && s->listed[kind]; /* the first list is news even when empty */
+	s->listed[kind] = true;
+	pthread_cond_signal(&s->wake);
+	json_t *old = s->maps[kind];
+	s->maps[kind] = m;
+	if (!unchanged || old != cur)
+		changed_locked(s, kind);
+	pthread_mutex_unlock(&s->lock);
+	json_decref(cur);
+	json_decref(old);        /* outside the lock: may free many objects */
+	prune_interner(s, kind); /* values only the old objects used */
+	return kept;
+}
+
+int
+rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, json_t *obj)
+{
+	char key[KEY_MAX];
+	json_t *old = NULL;
+	int changed = 0;
+	if (type != RF_WATCH_ADDED && type != RF_WATCH_MODIFIED && type != RF_WATCH_DELETED)
+		return 0;
+	json_t *slim = NULL;
+	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
+		return -EINVAL;
+	if (type != RF_WATCH_DELETED) {
+		strip(obj);
+		if (!(slim = slim_object(s, kind, obj)))
+			return -ENOMEM;
+	}
+	pthread_mutex_lock(&s->lock);
+	json_t *m = s->maps[kind];
+	old = json_incref(json_object_get(m, key));
+	if (type == RF_WATCH_DELETED) {
+		changed = old ? (json_object_del(m, key) == 0) : 0;
+	} else if (old && json_equal(old, slim)) {
+		/* nothing railfit reads changed (a node's heartbeat, a pod's container status):
+		 * keep the cached object, build nothing */
+		json_decref(slim);
+	} else if (json_object_set_new(m, key, slim) < 0) {
+		pthread_mutex_unlock(&s->lock);
+		json_decref(old);
+		return -ENOMEM;
+	} else {
+		changed = 1;
+	}
+	if (changed)
+		changed_locked(s, kind);
+	pthread_mutex_unlock(&s->lock);
+	/* a claim that just got its allocation: tell the owner (prediction bookkeeping) */
+	if (kind == RF_KIND_CLAIMS && type != RF_WATCH_DELETED && changed &&
+	    s->opts.on_claim_allocated &&
+	    json_is_object(json_object_get(json_object_get(obj, "status"), "allocation")) &&
+	    !json_is_object(json_object_get(json_object_get(old, "status"), "allocation")))
+		s->opts.on_claim_allocated(obj, s->opts.userdata);
+	json_decref(old);
+	return changed;
+}
+
+int64_t
+rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
+		const char *node, int64_t assume_ttl_ms)
+{
+	char key[KEY_MAX];
+	if (snprintf(key, sizeof(key), "%s/%s", ns, name) >= (int)sizeof(key))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	int64_t seq = s->seq;
+	if (assume_ttl_ms <= 0)
+		goto out;
+	struct assumed *a = NULL;
+	for (size_t i = 0; i < s->n_assumed; i++)
+		if (!strcmp(s->assumed[i].key, key))
+			a = &s->assumed[i];
+	if (a) {
+		assumed_free(a);
+	} else {
+		if (s->n_assumed == s->cap_assumed) {
+			size_t ncap = s->cap_assumed ? s->cap_assumed * 2 : 16;
+			struct assumed *na = realloc(s->assumed, ncap * sizeof(*na));
+			if (!na) {
+				seq = -ENOMEM;
+				goto out;
+			}
+			s->assumed = na;
+			s->cap_assumed = ncap;
+		}
+		a = &s->assumed[s->n_assumed++];
+		memset(a, 0, sizeof(*a));
+	}
+	a->key = strdup(key);
+	a->uid = strdup(uid ? uid : "");
+	a->node = strdup(node);
+	a->expires = rf_kube_now() + (double)assume_ttl_ms / 1000.0;
+	if (!a->key || !a->uid || !a->node) {
+		assumed_drop(s, (size_t)(a - s->assumed));
+		seq = -ENOMEM;
+		goto out;
+	}
+	changed_locked(s, RF_KIND_PODS);
+	seq = s->seq;
+	s->urgent = true;
+out:
+	pthread_mutex_unlock(&s->lock);
+	return seq;
+}
+
+int64_t
+rf_store_changes(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	int64_t seq = s->seq;
+	pthread_mutex_unlock(&s->lock);
+	return seq;
+}
+
+bool
+rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (s->built_seq < seq && !s->stop)
+		if (pthread_cond_timedwait(&s->published, &s->lock, &ts) == ETIMEDOUT)
+			break;
+	bool ok = s->built_seq >= seq;
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+void
+rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->detected != v) {
+		s->detected = v;
+		if (s->configured == RF_DRA_AUTO) {
+			s->seq++;
+			pthread_cond_signal(&s->wake);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+rf_store_stats(struct rf_store *s, struct rf_store_stats *ret)
+{
+	pthread_mutex_lock(&s->lock);
+	*ret = s->stats;
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		ret->objects[k] = json_object_size(s->maps[k]);
+	ret->assumed = s->n_assumed;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Publisher
+ */
+
+/* A copy of pod with spec.nodeName = node; the shared children are not modified. */
+static json_t *
+bound_copy(json_t *pod, const char *node)
+{
+	json_t *copy = json_copy(pod);
+	json_t *spec = json_object_get(pod, "spec");
+	spec = json_is_object(spec) ? json_copy(spec) : json_object();
+	if (!copy || !spec || json_object_set_new(spec, "nodeName", json_string(node)) < 0 ||
+	    json_object_set_new(copy, "spec", spec) < 0) {
+		json_decref(copy);
+		return NULL;
+	}
+	return copy;
+}
+
+/* Under the lock: drop expired or settled placements; the rest become substitutes in *ret_subst
+ * (key -> bound copy), NULL when there are none. */
+static int
+resolve_assumed(struct rf_store *s, double now, json_t **ret_subst)
+{
+	json_t *subst = NULL;
+	for (size_t i = s->n_assumed; i-- > 0;) {
+		struct assumed *a = &s->assumed[i];
+		json_t *pod = json_object_get(s->maps[RF_KIND_PODS], a->key);
+		if (now >= a->expires) {
+			rf_v(2, "assumed placement expired unconfirmed", "pod", a->key, "node",
+			     a->node);
+			assumed_drop(s, i);
+			continue;
+		}
+		if (!pod)
+			continue; /* not seen yet: keep until it shows up or expires */
+		const char *uid =
+			json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+		const char *nn = json_string_value(
+			json_object_get(json_object_get(pod, "spec"), "nodeName"));
+		if ((a->uid[0] && uid && strcmp(uid, a->uid) != 0) || (nn && *nn)) {
+			/* bound according to the watch (confirmed, or superseded), or another pod
+			 */
+			rf_v(2, "assumed placement settled by the watch", "pod", a->key, "node",
+			     nn ? nn : "");
+			assumed_drop(s, i);
+			continue;
+		}
+		if (a->base != pod) {
+			json_t *copy = bound_copy(pod, a->node);
+			if (!copy)
+				goto oom;
+			json_decref(a->copy);
+			json_decref(a->base);
+			a->copy = copy;
+			a->base = json_incref(pod);
+		}
+		if (!subst && !(subst = json_object()))
+			goto oom;
+		if (json_object_set(subst, a->key, a->copy) < 0)
+			goto oom;
+	}
+	*ret_subst = subst;
+	return 0;
+oom:
+	json_decref(subst);
+	return -ENOMEM;
+}
+
+static json_t **
+slot(struct rf_cluster_objects *o, enum rf_kind k)
+{
+	switch (k) {
+	case RF_KIND_NODES:
+		return &o->nodes;
+	case RF_KIND_PODS:
+		return &o->pods;
+	case RF_KIND_SLICES:
+		return &o->slices;
+	case RF_KIND_CLAIMS:
+		return &o->claims;
+	default:
+		return &o->classes;
+	}
+}
+
+static void
+objects_release(struct rf_cluster_objects *o)
+{
+	json_decref(o->nodes);
+	json_decref(o->pods);
+	json_decref(o->slices);
+	json_decref(o->claims);
+	json_decref(o->classes);
+	json_decref(o->templates);
+	memset(o, 0, sizeof(*o));
+}
+
+/* Under the lock: arrays of the current objects. */
+static int
+snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
+{
+	struct rf_cluster_objects o = { 0 };
+	json_t *subst = NULL;
+	if (resolve_assumed(s, now, &subst) < 0)
+		return -ENOMEM;
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		json_t *arr = json_array(), *v;
+		const char *key;
+		*slot(&o, k) = arr;
+		if (!arr)
+			goto oom;
+		json_object_foreach (s->maps[k], key, v) {
+			json_t *sub =
+				k == RF_KIND_PODS && subst ? json_object_get(subst, key) : NULL;
+			if (json_array_append(arr, sub ? sub : v) < 0)
+				goto oom;
+		}
+	}
+	json_decref(subst);
+	*ret = o;
+	return 0;
+oom:
+	json_decref(subst);
+	objects_release(&o);
+	return -ENOMEM;
+}
+
+static const struct rf_config *
+build_config(const struct rf_store *s)
+{
+	enum rf_dra_version v = s->configured == RF_DRA_AUTO ? s->detected : s->configured;
+	return v == RF_DRA_1_34 ? &s->cfg134 : &s->cfg135;
+}
+
+/* Called and returns with the lock held; drops it while building. */
+static void
+build_and_publish(struct rf_store *s)
+{
+	struct rf_cluster_objects objs;
+	double t0 = rf_kube_now();
+	int64_t seq = s->seq;
+	double since = s->pending_since;
+	bool same_layout = !s->layout_dirty;
+	s->urgent = false;
+	s->layout_dirty = false;
+	int r = snapshot(s, t0, &objs);
+	const struct rf_config *cfg = build_config(s);
+	pthread_mutex_unlock(&s->lock);
+
+	/* the publisher is the only builder: s->last is read and replaced on this thread only */
+	struct rf_cluster *gen = NULL;
+	if (r == 0)
+		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
+	objects_release(&objs);
+	if (r == 0) {
+		rf_cluster_unref(s->last);
+		s->last = rf_cluster_ref(gen);
+		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
+	} else {
+		rf_errorf("cannot build a cache generation: %s", strerror(-r));
+	}
+	double t1 = rf_kube_now();
+
+	pthread_mutex_lock(&s->lock);
+	s->last_build_end = t1;
+	s->last_build_dur = t1 - t0;
+	if (r == 0) {
+		s->built_seq = seq;
+		s->stats.builds++;
+		s->stats.incremental += same_layout && s->stats.builds > 1;
+		s->stats.last_build_ms = (t1 - t0) * 1000.0;
+		if (since) {
+			s->stats.last_lag_ms = (t1 - since) * 1000.0;
+			if (s->stats.last_lag_ms > s->stats.max_lag_ms)
+				s->stats.max_lag_ms = s->stats.last_lag_ms;
+		}
+		/* changes that came while building wait for the next one */
+		s->pending_since = s->seq != seq ? t0 : 0;
+		rf_cache_set_pending(s->cache, s->pending_since);
+		pthread_cond_broadcast(&s->published);
+		if (rf_log_verbosity() >= 3) {
+			char ms[32], lag[32];
+			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
+			snprintf(lag, sizeof(lag), "%.3f", since ? (t1 - since) * 1000.0 : 0.0);
+			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
+			     same_layout ? "reused" : "rebuilt");
+		}
+	} else {
+		s->layout_dirty = true; /* the next try starts from the last good generation */
+	}
+}
+
+static void
+timed_wait(struct rf_store *s, double until)
+{
+	if (isinf(until)) {
+		pthread_cond_wait(&s->wake, &s->lock);
+		return;
+	}
+	struct timespec ts;
+	double whole = floor(until);
+	ts.tv_sec = (time_t)whole;
+	ts.tv_nsec = (long)((until - whole) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+}
+
+static void *
+publisher(void *arg)
+{
+	struct rf_store *s = arg;
+	/* under CPU contention the request threads go first: rebuilding can wait a little */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
+		rf_v(2, "cannot lower the priority of the cache publisher");
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		double now = rf_kube_now(), wake_at = INFINITY;
+		bool expired = false;
+		for (size_t i = 0; i < s->n_assumed; i++) {
+			if (s->assumed[i].expires <= now)
+				expired = true;
+			else if (s->assumed[i].expires < wake_at)
+				wake_at = s->assumed[i].expires;
+		}
+		if (expired)
+			s->seq++; /* the next build drops them */
+		bool held = false;
+		for (int k = 0; k < RF_KIND_COUNT; k++)
+			held |= (s->hold_mask & (1u << k)) && !s->listed[k];
+		if (held && now < s->hold_until) {
+			/* a generation of half the kinds is work thrown away, and it competes
+			 * for the CPU with the lists themselves */
+			if (s->hold_until < wake_at)
+				wake_at = s->hold_until;
+		} else if (s->seq != s->built_seq) {
+			/* at most a third of a core for rebuilding, however big the cluster */
+			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
+									     : s->min_interval;
+			double ready_at = s->urgent ? now : s->last_build_end + gap;
+			if (now >= ready_at) {
+				build_and_publish(s);
+				continue;
+			}
+			if (ready_at < wake_at)
+				wake_at = ready_at;
+		}
+		timed_wait(s, wake_at);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int
+rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
+{
+	struct rf_store *s = calloc(1, sizeof(*s));
+	int r = -ENOMEM;
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_cond_init(&s->published, &ca);
+	pthread_condattr_destroy(&ca);
+	s->opts = *o;
+	s->cache = o->cache;
+	s->cel = o->cel;
+	s->min_interval = (o->min_interval_ms > 0 ? (double)o->min_interval_ms : 50.0) / 1000.0;
+	s->configured = o->cfg->kube.dra_version;
+	s->detected = RF_DRA_1_35;
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		pthread_mutex_init(&s->interns[k].lock, NULL);
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		if (!(s->interns[k].in = rf_intern_new()))
+			goto fail;
+		s->interns[k].prune_at = 4096;
+	}
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		if (!(s->maps[k] = json_object()))
+			goto fail;
+	if (rf_config_copy(o->cfg, &s->cfg134) < 0 || rf_config_copy(o->cfg, &s->cfg135) < 0)
+		goto fail;
+	s->cfg134.kube.dra_version = RF_DRA_1_34;
+	s->cfg135.kube.dra_version = RF_DRA_1_35;
+	/* every pod label is kept here: a label railfit does not read today costs little */
+	s->slim.topology_annotation = s->cfg135.devices.topology_annotation;
+	if ((r = -pthread_create(&s->thread, NULL, publisher, s)) < 0)
+		goto fail;
+	s->thread_started = true;
+	*ret = s;
+	return 0;
+fail:
+	rf_store_free(s);
+	return r;
+}
+
+void
+rf_store_free(struct rf_store *s)
+{
+	if (!s)
+		return;
+	if (s->thread_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_broadcast(&s->wake);
+		pthread_cond_broadcast(&s->published);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->thread, NULL);
+		rf_cache_publish(s->cache, NULL); /* generations use cfg134/cfg135 */
+	}
+	rf_cluster_unref(s->last);
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		json_decref(s->maps[k]);
+	for (size_t i = 0; i < s->n_assumed; i++)
+		assumed_free(&s->assumed[i]);
+	free(s->assumed);
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		rf_intern_free(s->interns[k].in);
+		pthread_mutex_destroy(&s->interns[k].lock);
+	}
+	rf_config_release(&s->cfg134);
+	rf_config_release(&s->cfg135);
+	pthread_cond_destroy(&s->wake);
+	pthread_cond_destroy(&s->published);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+void
+rf_store_hold_first_build(struct rf_store *s, unsigned kinds, long max_ms)
+{
+	pthread_mutex_lock(&s->lock);
+	s->hold_mask = kinds;
+	s->hold_until = rf_kube_now() + (double)max_ms / 1000.0;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+}

@@ -1,0 +1,126 @@
+/* The live object store behind the cache (DESIGN section 2): per watched kind, a map from
+ * "namespace/name" (or "name") to the object as the API server last sent it, plus the placements
+ * railfit recorded at /bind that the watch has not confirmed yet. A publisher thread turns the
+ * current objects into a new immutable generation with rf_cluster_build() and rf_cache_publish()es
+ * it, so HTTP readers never see half an applied event or half a relist.
+ *
+ * Incremental: a generation starts from the previous one (rf_cluster_build_next): unless a Node,
+ * ResourceSlice or DeviceClass changed, it shares its layout and re-parses only the claims and
+ * pods whose objects changed. An update that changes nothing railfit reads (equal slim copies)
+ * is not a change at all, and a relist keeps the objects that did not change.
+ *
+ * Coalescing: after a change the publisher rebuilds at once when it has been idle, otherwise no
+ * sooner than min_interval (or twice the last build's duration, if longer: rebuilding never takes
+ * more than a third of a core) after the previous build, so bursts of events cost one rebuild per
+ * interval. An urgent change (a /bind placement) skips the wait.
+ *
+ * The store keeps slim copies of the objects handed to it (server/slim.h: only the fields railfit
+ * reads, repeated values shared), so no pod env, volume or secret ever reaches the cache or
+ * /debug/snapshot. Those copies are never modified: generations share them with the maps
+ * (jansson's refcounts are atomic, the trees are read-only).
+ *
+ * Threads: writers (one reflector per kind, the bind handler) call the apply/replace/assume
+ * functions from any thread; one mutex guards the maps and is held only for map updates and for
+ * taking a snapshot of the maps (never while building, publishing or freeing a generation). */
+#ifndef RF_SERVER_STORE_H
+#define RF_SERVER_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "alloc/cel/cel.h"
+#include "config/config.h"
+#include "server/kube/cache.h"
+#include "server/kube/watch_stream.h"
+
+struct rf_store_options {
+	struct rf_cache *cache;      /* where generations are published; outlives the store */
+	const struct rf_config *cfg; /* copied (twice: for 1.34 and 1.35 rules) */
+	struct rf_cel_cache *cel;    /* outlives the store */
+	long min_interval_ms;        /* 0 = 50 ms */
+	/* called on the writer's thread when a claim gets its allocation (a watch event), with
+	 * the claim as the API server sent it; may be NULL */
+	void (*on_claim_allocated)(const json_t *claim, void *userdata);
+	void *userdata;
+};
+
+struct rf_store;
+
+/** Create the store and start its publisher thread. @return 0, -ENOMEM or -errno of the thread. */
+int rf_store_new(const struct rf_store_options *o, struct rf_store **ret);
+
+/**
+ * Stop the publisher, publish an empty cache (NULL) and free everything. Call after the HTTP
+ * servers are stopped: generations reference the store's configuration copies. Accepts NULL.
+ */
+void rf_store_free(struct rf_store *s);
+
+/**
+ * Replace all objects of a kind at once (a relist): keys missing from items are deleted.
+ * items is borrowed (slim copies of its elements are kept; their managedFields are removed).
+ * @return the number of objects kept (items without metadata.name are skipped), or -ENOMEM.
+ */
+int rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items);
+
+/** The same with items already made by rf_store_slim() (a list slimmed page by page, so that
+ * the full objects of a large list are never all in memory at once). */
+int rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items);
+
+/** The slim copy the store would keep of obj (new reference; NULL on OOM). Strips obj's
+ * managedFields. Any thread. */
+json_t *rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj);
+
+/** Build no generation until each kind in `kinds` (bits 1 << enum rf_kind) has had its first
+ * rf_store_replace(), or max_ms have passed: the start-up lists then cost one build. kinds 0
+ * lifts the hold (a list failed: what the others brought should be seen at once). */
+void rf_store_hold_first_build(struct rf_store *s, unsigned kinds, long max_ms);
+
+/**
+ * Apply one watch event: ADDED/MODIFIED add or update (also for an unknown key), DELETED removes
+ * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed (a slim copy is
+ * kept; its managedFields are removed).
+ * @return 1 when the store changed, 0 when not, -EINVAL (no metadata.name) or -ENOMEM.
+ */
+int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, json_t *obj);
+
+/**
+ * Record that railfit bound pod ns/name (uid may be "") to node: until the watch shows the pod
+ * bound (or assume_ttl_ms passes, or the pod disappears) generations see a copy of the cached pod
+ * with spec.nodeName set. assume_ttl_ms 0 records nothing. Asks for an immediate rebuild.
+ * @return a change number for rf_store_wait_published(), or -ENOMEM.
+ */
+int64_t rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
+			const char *node, int64_t assume_ttl_ms);
+
+/** The number of the latest change, for rf_store_wait_published(). */
+int64_t rf_store_changes(struct rf_store *s);
+
+/** Wait until a generation including change `seq` is published (or timeout). @return true if so. */
+bool rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms);
+
+/** The DRA rules for builds when kube.draVersion is auto (default 1.35 until known). */
+void rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v);
+
+struct rf_store_stats {
+	uint64_t builds;      /* generations published */
+	uint64_t incremental; /* of which reused the previous generation's layout */
+	double last_build_ms; /* duration of the last snapshot + build */
+	double last_lag_ms;   /* from the first change it includes to its publication */
+	double max_lag_ms;
+	size_t objects[RF_KIND_COUNT];
+	size_t assumed; /* placements not yet confirmed */
+};
+void rf_store_stats(struct rf_store *s, struct rf_store_stats *ret);
+
+/** The map key of an object: "ns/name" or "name" into buf; false when it has no name. */
+bool rf_store_key(const json_t *obj, bool namespaced, char *buf, size_t len);
+
+/** Whether objects of the kind live in namespaces (pods, resourceclaims). */
+bool rf_kind_namespaced(enum rf_kind k);
+
+/** The object kind: "Node", "Pod", "ResourceSlice", "ResourceClaim", "DeviceClass". */
+const char *rf_kind_name(enum rf_kind k);
+
+#endif

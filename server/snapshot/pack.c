@@ -1,0 +1,202 @@
+/* LZ77 codec (see pack.h). A frame is "RFZ1", the decoded length and the length of the tokens
+ * (8 bytes each, little endian), then the tokens: a byte b < 0x80 is a literal run of b + 1 bytes
+ * that follow; b >= 0x80 is a match of (b & 0x3f) + 4 bytes at a distance given by the next 2 bytes
+ * (b & 0x40 clear) or 3 bytes (set), little endian. */
+#include "server/snapshot/pack.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/grow.h"
+
+#define MAGIC     "RFZ1"
+#define HEADER    20
+#define MIN_MATCH 4
+#define MAX_MATCH (0x3f + MIN_MATCH)
+#define MAX_DIST  ((1u << 24) - 1)
+#define HASH_BITS 16
+
+struct out {
+	char *p;
+	size_t len, cap;
+};
+
+static int
+reserve(struct out *o, size_t more)
+{
+	return rf_grow(&o->p, &o->cap, o->len + more, 1);
+}
+
+static int
+literals(struct out *o, const char *s, size_t n)
+{
+	while (n) {
+		size_t k = n > 128 ? 128 : n;
+		if (reserve(o, k + 1) < 0)
+			return -ENOMEM;
+		o->p[o->len++] = (char)(k - 1);
+		memcpy(o->p + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static void
+put64(char *p, uint64_t v)
+{
+	for (int b = 0; b < 8; b++)
+		p[b] = (char)(v >> (8 * b));
+}
+
+static uint64_t
+get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int b = 0; b < 8; b++)
+		v |= (uint64_t)p[b] << (8 * b);
+	return v;
+}
+
+static uint32_t
+hash4(const unsigned char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return (v * 2654435761u) >> (32 - HASH_BITS);
+}
+
+int
+rf_pack(const char *src, size_t n, char **ret, size_t *ret_len)
+{
+	struct out o = { 0 };
+	const unsigned char *s = (const unsigned char *)src;
+	uint32_t *last = calloc((size_t)1 << HASH_BITS, sizeof(*last)); /* position + 1 */
+	size_t i = 0, lit = 0;
+	if (!last || reserve(&o, HEADER + n / 4 + 16) < 0)
+		goto oom;
+	memcpy(o.p, MAGIC, 4);
+	put64(o.p + 4, n);
+	o.len = HEADER;
+	while (n >= MIN_MATCH && i + MIN_MATCH <= n) {
+		uint32_t h = hash4(s + i);
+		size_t cand = last[h];
+		last[h] = (uint32_t)(i + 1 < UINT32_MAX ? i + 1 : 0);
+		size_t len = 0;
+		if (cand && i - (cand - 1) <= MAX_DIST &&
+		    memcmp(s + cand - 1, s + i, MIN_MATCH) == 0) {
+			size_t c = cand - 1;
+			len = MIN_MATCH;
+			while (i + len < n && len < MAX_MATCH && s[c + len] == s[i + len])
+				len++;
+		}
+		if (!len) {
+			i++;
+			continue;
+		}
+		if (literals(&o, src + lit, i - lit) < 0 || reserve(&o, 4) < 0)
+			goto oom;
+		size_t dist = i - (cand - 1);
+		int wide = dist > 0xffff;
+		o.p[o.len++] = (char)(0x80 | (wide ? 0x40 : 0) | (len - MIN_MATCH));
+		o.p[o.len++] = (char)(dist & 0xff);
+		o.p[o.len++] = (char)((dist >> 8) & 0xff);
+		if (wide)
+			o.p[o.len++] = (char)((dist >> 16) & 0xff);
+		/* remember the positions inside the match too, cheaply: every 4th */
+		for (size_t k = i + 1; k + MIN_MATCH <= n && k < i + len; k += 4)
+			last[hash4(s + k)] = (uint32_t)(k + 1);
+		i += len;
+		lit = i;
+	}
+	if (literals(&o, src + lit, n - lit) < 0)
+		goto oom;
+	put64(o.p + 12, o.len - HEADER);
+	free(last);
+	*ret = o.p;
+	*ret_len = o.len;
+	return 0;
+oom:
+	free(last);
+	free(o.p);
+	return -ENOMEM;
+}
+
+int
+rf_is_packed(const char *src, size_t n)
+{
+	return n >= HEADER && memcmp(src, MAGIC, 4) == 0;
+}
+
+/* Decode the tokens of one frame into out[0..total). @return 0 or -EINVAL. */
+static int
+unpack_frame(const unsigned char *s, size_t n, char *out, size_t total)
+{
+	size_t o = 0, i = 0;
+	while (i < n) {
+		unsigned b = s[i++];
+		if (b < 0x80) {
+			size_t k = b + 1;
+			if (i + k > n || o + k > total)
+				return -EINVAL;
+			memcpy(out + o, s + i, k);
+			i += k;
+			o += k;
+			continue;
+		}
+		size_t len = (b & 0x3f) + MIN_MATCH, dist;
+		int wide = (b & 0x40) != 0;
+		if (i + 2 + (size_t)wide > n)
+			return -EINVAL;
+		dist = s[i] | (size_t)s[i + 1] << 8 | (wide ? (size_t)s[i + 2] << 16 : 0);
+		i += 2 + (size_t)wide;
+		if (dist == 0 || dist > o || o + len > total)
+			return -EINVAL;
+		for (size_t k = 0; k < len; k++) /* may overlap: byte by byte */
+			out[o + k] = out[o - dist + k];
+		o += len;
+	}
+	return o == total ? 0 : -EINVAL;
+}
+
+int
+rf_unpack(const char *src, size_t n, char **ret, size_t *ret_len)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	uint64_t total = 0;
+	size_t at;
+	if (!rf_is_packed(src, n))
+		return -EINVAL;
+	/* the frames, back to back */
+	for (at = 0; at < n;) {
+		if (!rf_is_packed(src + at, n - at))
+			return -EINVAL;
+		uint64_t dec = get64(s + at + 4), enc = get64(s + at + 12);
+		if (dec > ((uint64_t)1 << 40) || enc > n - at - HEADER)
+			return -EINVAL;
+		total += dec;
+		at += HEADER + (size_t)enc;
+	}
+	if (total > ((uint64_t)1 << 40))
+		return -EINVAL;
+	char *out = malloc((size_t)total + 1);
+	size_t o = 0;
+	if (!out)
+		return -ENOMEM;
+	for (at = 0; at < n;) {
+		size_t dec = (size_t)get64(s + at + 4), enc = (size_t)get64(s + at + 12);
+		if (unpack_frame(s + at + HEADER, enc, out + o, dec) < 0) {
+			free(out);
+			return -EINVAL;
+		}
+		o += dec;
+		at += HEADER + enc;
+	}
+	out[o] = 0;
+	*ret = out;
+	*ret_len = o;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* Cluster snapshots: reading them (snapshot_load.h), packing a generation's objects, and the cache
+ * dumped back as a kubectl-style List for /debug/snapshot. */
+#ifndef RF_SERVER_SNAPSHOT_H
+#define RF_SERVER_SNAPSHOT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "alloc/model/model.h"
+#include "server/snapshot/snapshot_load.h"
+
+/*
+ * Packing, for a generation that will never be rebuilt from its objects (a snapshot, the demo):
+ * the model keeps no pointer into ResourceSlices, nor into ResourceClaims without
+ * consumedCapacity, once it is built, and only rf_snapshot_dump() reads them again. Those objects
+ * are replaced by packed blobs (their compact JSON, compressed with server/pack.h) in the arrays
+ * the generation holds; rf_snapshot_dump() unpacks them.
+ *
+ * rf_snapshot_pack_prepare() only reads objs: it may run on another thread while the generation
+ * is built from the same objects. rf_snapshot_pack_commit() changes the arrays: call it after the
+ * build and before the generation is published.
+ */
+struct rf_snapshot_packed;
+
+/** @return 0 or -ENOMEM. */
+int rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs,
+			     struct rf_snapshot_packed **ret);
+/**
+ * Swap the packed blobs in; frees p (accepts NULL). @return the objects replaced, as a new array
+ * reference for the caller to drop when convenient (freeing them takes a while: a helper thread
+ * can do it while the server starts); NULL on OOM, then nothing was swapped.
+ */
+json_t *rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p);
+
+/** The generation's objects as a kubectl-style List. New reference. */
+json_t *rf_snapshot_dump(const struct rf_cluster *c);
+
+#endif
