@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/grow.h"
 #include "server/http/metrics.h"
 
 #define MAX_CLAIMS 64
@@ -72,14 +73,8 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 	}
 	if (!n)
 		return;
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 64;
-		struct node_pred *np = realloc(b->nodes, ncap * sizeof(*np));
-		if (!np)
-			return;
-		b->nodes = np;
-		b->cap = ncap;
-	}
+	if (rf_grow(&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)) < 0)
+		return;
 	b->nodes[b->n++] = (struct node_pred){ .node = rf_fingerprint(node, NULL, NULL),
 					       .devices = devices,
 					       .level = level_applies ? (int)level : -1 };

@@ -13,6 +13,7 @@
 
 #include "alloc/alloc-private.h"
 #include "alloc/model/model-private.h"
+#include "config/grow.h"
 
 static int
 node_cmp(const void *a, const void *b)
@@ -257,14 +258,8 @@ rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
 			size_t nd = devices_on_node(pool, c->nodes[ni], NULL);
 			if (!nd)
 				continue;
-			if (n_pairs == cap_pairs) {
-				size_t ncap = cap_pairs ? cap_pairs * 2 : 1024;
-				struct pair *np = realloc(pairs, ncap * sizeof(*np));
-				if (!np)
-					goto out;
-				pairs = np;
-				cap_pairs = ncap;
-			}
+			if (rf_grow(&pairs, &cap_pairs, n_pairs + 1, sizeof(*pairs)) < 0)
+				goto out;
 			pairs[n_pairs++] = (struct pair){ (unsigned)ni, (unsigned)p, (unsigned)nd };
 		}
 	}

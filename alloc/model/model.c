@@ -17,6 +17,7 @@
 #include "alloc/alloc-private.h"
 #include "alloc/memo.h"
 #include "alloc/model/model-private.h"
+#include "config/grow.h"
 
 /* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
  * a time; each costs ~80 bytes per node, plus the failure messages of the nodes that fail */
@@ -649,16 +650,11 @@ rf_cluster_selector(const struct rf_cluster *c, const char *expr, const struct r
 		return r;
 	struct rf_layout *mc = c->layout; /* the extra list is the one mutable part */
 	pthread_mutex_lock(&mc->extra_lock);
-	if (mc->n_extra == mc->cap_extra) {
-		size_t ncap = mc->cap_extra ? mc->cap_extra * 2 : 16;
-		struct rf_cel_program **np = realloc(mc->extra_programs, ncap * sizeof(*np));
-		if (!np) {
-			pthread_mutex_unlock(&mc->extra_lock);
-			rf_cel_program_free(p);
-			return -ENOMEM;
-		}
-		mc->extra_programs = np;
-		mc->cap_extra = ncap;
+	if (rf_grow(&mc->extra_programs, &mc->cap_extra, mc->n_extra + 1,
+		    sizeof(*mc->extra_programs)) < 0) {
+		pthread_mutex_unlock(&mc->extra_lock);
+		rf_cel_program_free(p);
+		return -ENOMEM;
 	}
 	mc->extra_programs[mc->n_extra++] = p;
 	pthread_mutex_unlock(&mc->extra_lock);

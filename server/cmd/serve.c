@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "alloc/gen/gen_cluster.h"
+#include "config/grow.h"
 #include "rf-build.h"
 #include "server/app.h"
 #include "server/http/log.h"
@@ -38,17 +39,11 @@ rf_read_file(const char *path, size_t max, char **ret, size_t *ret_len, char *er
 		return -e;
 	}
 	for (;;) {
-		if (len + 4096 + 1 > cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, ncap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				snprintf(err, errlen, "cannot read '%s': out of memory", path);
-				return -ENOMEM;
-			}
-			buf = nb;
-			cap = ncap;
+		if (rf_grow(&buf, &cap, len + 4096 + 1, 1) < 0) {
+			free(buf);
+			fclose(f);
+			snprintf(err, errlen, "cannot read '%s': out of memory", path);
+			return -ENOMEM;
 		}
 		size_t n = fread(buf + len, 1, cap - len - 1, f);
 		len += n;

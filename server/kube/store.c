@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/grow.h"
 #include "server/http/log.h"
 #include "server/kube/kube.h"
 #include "server/snapshot/slim.h"
@@ -321,15 +322,10 @@ rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char
 	if (a) {
 		assumed_free(a);
 	} else {
-		if (s->n_assumed == s->cap_assumed) {
-			size_t ncap = s->cap_assumed ? s->cap_assumed * 2 : 16;
-			struct assumed *na = realloc(s->assumed, ncap * sizeof(*na));
-			if (!na) {
-				seq = -ENOMEM;
-				goto out;
-			}
-			s->assumed = na;
-			s->cap_assumed = ncap;
+		if (rf_grow(&s->assumed, &s->cap_assumed, s->n_assumed + 1, sizeof(*s->assumed)) <
+		    0) {
+			seq = -ENOMEM;
+			goto out;
 		}
 		a = &s->assumed[s->n_assumed++];
 		memset(a, 0, sizeof(*a));
