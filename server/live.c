@@ -55,9 +55,6 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 		snprintf(err, errlen, "cannot start the cache publisher: %s", strerror(-r));
 		goto fail;
 	}
-	/* one build for the start-up lists, not one per kind (a kind that cannot be listed
-	 * delays the first generation by at most 30 s; readiness waits for it anyway) */
-	rf_store_hold_first_build(l->store, (1u << RF_KIND_COUNT) - 1, 30000);
 
 	bool detect = o->cfg->kube.dra_version == RF_DRA_AUTO;
 	if (detect) {

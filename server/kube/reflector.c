@@ -227,8 +227,6 @@ failed(struct reflector *r, const char *reason, int retry_after, const char *fmt
 	count_restart(r, reason);
 	r->retry_after = retry_after;
 	r->streak++;
-	if (!r->synced) /* the other kinds need not wait for this one to show up */
-		rf_store_hold_first_build(r->set->store, 0, 0);
 	double now = rf_kube_now();
 	if (r->streak == 1 || now - r->last_warn >= LOG_REPEAT) {
 		r->last_warn = now;

@@ -43,8 +43,6 @@ struct rf_store {
 	double pending_since; /* when the first change not yet published came, 0 = none */
 	bool layout_dirty;    /* a node, slice or class changed since the last build */
 	bool listed[RF_KIND_COUNT];
-	unsigned hold_mask;      /* kinds whose first list the first build waits for */
-	double hold_until;       /* ... but no longer than this */
 	struct rf_cluster *last; /* the last generation built: the next one starts from it */
 	struct rf_store_options opts;
 	bool urgent;
@@ -629,15 +627,7 @@ publisher(void *arg)
 		}
 		if (expired)
 			s->seq++; /* the next build drops them */
-		bool held = false;
-		for (int k = 0; k < RF_KIND_COUNT; k++)
-			held |= (s->hold_mask & (1u << k)) && !s->listed[k];
-		if (held && now < s->hold_until) {
-			/* a generation of half the kinds is work thrown away, and it competes
-			 * for the CPU with the lists themselves */
-			if (s->hold_until < wake_at)
-				wake_at = s->hold_until;
-		} else if (s->seq != s->built_seq) {
+		if (s->seq != s->built_seq) {
 			/* at most a third of a core for rebuilding, however big the cluster */
 			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
 									     : s->min_interval;
@@ -731,14 +721,4 @@ rf_store_free(struct rf_store *s)
 	pthread_cond_destroy(&s->published);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
-}
-
-void
-rf_store_hold_first_build(struct rf_store *s, unsigned kinds, long max_ms)
-{
-	pthread_mutex_lock(&s->lock);
-	s->hold_mask = kinds;
-	s->hold_until = rf_kube_now() + (double)max_ms / 1000.0;
-	pthread_cond_signal(&s->wake);
-	pthread_mutex_unlock(&s->lock);
 }

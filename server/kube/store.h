@@ -72,11 +72,6 @@ int rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items);
  * managedFields. Any thread. */
 json_t *rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj);
 
-/** Build no generation until each kind in `kinds` (bits 1 << enum rf_kind) has had its first
- * rf_store_replace(), or max_ms have passed: the start-up lists then cost one build. kinds 0
- * lifts the hold (a list failed: what the others brought should be seen at once). */
-void rf_store_hold_first_build(struct rf_store *s, unsigned kinds, long max_ms);
-
 /**
  * Apply one watch event: ADDED/MODIFIED add or update (also for an unknown key), DELETED removes
  * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed (a slim copy is
