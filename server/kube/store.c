@@ -245,7 +245,6 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 	pthread_mutex_lock(&s->lock);
 	unchanged = unchanged && s->listed[kind]; /* the first list is news even when empty */
 	s->listed[kind] = true;
-	pthread_cond_signal(&s->wake);
 	json_t *old = s->maps[kind];
 	s->maps[kind] = m;
 	if (!unchanged || old != cur)
