@@ -106,8 +106,10 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 	const char *g = rf_jstr(ann, "railfit.io/group");
 	for (size_t l = 0; !g && l < cfg->groups.labels.n; l++)
 		g = rf_jstr(labels, cfg->groups.labels.v[l]);
-	if (g && g[0])
+	if (g && g[0]) {
 		snprintf(d->group, sizeof(d->group), "%s/%s", ns, g);
+		d->rail_group = rf_cluster_group(c, d->group); /* once, not per node */
+	}
 
 	const json_t *entries = rf_jpath(pod, "spec.resourceClaims");
 	size_t n = json_array_size(entries);

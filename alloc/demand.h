@@ -37,6 +37,7 @@ struct rf_demand {
 	struct rf_quantity nic_bw, egress, ingress;
 	char bad_annotation[256]; /* malformed bandwidth annotation: reported, not counted */
 	char group[320];          /* "ns/group" or "" */
+	const struct rf_group *rail_group; /* group resolved in the generation (NULL: no rails) */
 };
 
 /**

@@ -537,9 +537,7 @@ static void
 part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
 	const struct rf_demand *d = p->d;
-	e->group_rails =
-		d->group[0] ? rf_group_rails_elsewhere(p->c, rf_cluster_group(p->c, d->group), p->n)
-			    : 0;
+	e->group_rails = d->group[0] ? rf_group_rails_elsewhere(p->c, d->rail_group, p->n) : 0;
 	if (!e->group_rails)
 		return;
 	size_t rails = 0, same = 0;

@@ -467,7 +467,7 @@ rf_judge_begin(const struct rf_cluster *c, const struct rf_demand *d, struct rf_
 	*ret = (struct rf_judge_ctx){ .cluster = c, .demand = d };
 	if (d->kind != RF_DEMAND_KNOWN)
 		return 0; /* nothing per node worth remembering */
-	ret->group = d->group[0] ? rf_cluster_group(c, d->group) : NULL;
+	ret->group = d->rail_group;
 	int r = rf_demand_shape(d, &ret->shape_text, &ret->ident_text);
 	if (r == -E2BIG)
 		return 0;

@@ -128,9 +128,10 @@ node_from_selector(const json_t *sel)
 
 /* One claim parsed into the reuse table's arena (strings through st). NULL with *ret_skip when
  * the object is not a claim railfit can name. */
-static struct rf_claim *
-parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t i, bool *ret_skip)
+static void *
+parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, size_t i, bool *ret_skip)
 {
+	struct rf_strtab *st = strtab;
 	struct rf_arena *a = c->reuse->arena;
 	int oom = 0;
 #define K(s) rf_strtab_get(st, (s), &oom)
@@ -205,9 +206,32 @@ parse_claim(struct rf_cluster *c, struct rf_strtab *st, const json_t *cj, size_t
 	return oom ? NULL : cl;
 }
 
-/* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
- * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. A
- * claim whose object the previous generation already parsed is that generation's claim. */
+typedef void *parse_fn(struct rf_cluster *c, void *arg, const json_t *obj, size_t i,
+		       bool *ret_skip);
+
+/* The claim or pod of obj: the one parsed for an earlier generation (its warnings repeated), or
+ * parsed now and remembered. *ret is NULL for an object railfit cannot name. -ENOMEM only. */
+static int
+reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *parse, void *arg,
+	       void **ret)
+{
+	struct reuse_slot *slot = rf_reuse_find(c->reuse, obj);
+	if (!slot)
+		return -ENOMEM;
+	if (slot->obj) {
+		rf_reuse_warn(c, slot);
+		*ret = slot->val;
+		return 0;
+	}
+	size_t first = c->n_warnings;
+	bool skip;
+	void *v = parse(c, arg, obj, i, &skip);
+	if ((!v && !skip) || rf_reuse_fill(c->reuse, slot, obj, v, c, first) < 0)
+		return -ENOMEM;
+	*ret = v;
+	return 0;
+}
+
 /* Objects of one kind for this build: parsed anew or reused, marked as seen, and collected in
  * `fresh` when the previous generation did not hold them. */
 struct collect {
@@ -234,6 +258,8 @@ collect(struct collect *k, struct rf_build_marks *m, void *v)
 		k->fresh[k->n_fresh++] = v;
 }
 
+/* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
+ * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. */
 int
 rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 {
@@ -248,22 +274,10 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 	for (size_t i = 0; k.prev && i < k.prev->n_claims; i++)
 		k.prev->claims[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
-		const json_t *cj = json_array_get(claims, i);
-		struct reuse_slot *slot = rf_reuse_find(c->reuse, cj);
-		if (!slot)
+		void *v;
+		if (reuse_or_parse(c, json_array_get(claims, i), i, parse_claim, st, &v) < 0)
 			goto out;
-		if (slot->obj) {
-			rf_reuse_warn(c, slot);
-		} else {
-			size_t first = c->n_warnings;
-			bool skip;
-			struct rf_claim *cl = parse_claim(c, st, cj, i, &skip);
-			if (!cl && !skip)
-				goto out;
-			if (rf_reuse_fill(c->reuse, slot, cj, cl, c, first) < 0)
-				goto out;
-		}
-		struct rf_claim *cl = slot->val;
+		struct rf_claim *cl = v;
 		if (cl)
 			collect(&k, &cl->marks, cl);
 	}
@@ -367,9 +381,10 @@ parse_bw_annotation(struct rf_arena *a, struct rf_pod *p, const char *key, bool 
 
 /* One pod, in the reuse table's arena; its strings point into its object, which the table holds.
  * NULL with *ret_skip when it has no name. */
-static struct rf_pod *
-parse_pod(struct rf_cluster *c, const json_t *pj, size_t i, bool *ret_skip)
+static void *
+parse_pod(struct rf_cluster *c, void *unused, const json_t *pj, size_t i, bool *ret_skip)
 {
+	(void)unused;
 	struct rf_arena *a = c->reuse->arena;
 	*ret_skip = false;
 	const char *name = json_string_value(rf_jpath(pj, "metadata.name"));
@@ -433,22 +448,10 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 	for (size_t i = 0; k.prev && i < k.prev->n_pods; i++)
 		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
-		const json_t *pj = json_array_get(pods, i);
-		struct reuse_slot *slot = rf_reuse_find(c->reuse, pj);
-		if (!slot)
+		void *v;
+		if (reuse_or_parse(c, json_array_get(pods, i), i, parse_pod, NULL, &v) < 0)
 			goto out;
-		if (slot->obj) {
-			rf_reuse_warn(c, slot);
-		} else {
-			size_t first = c->n_warnings;
-			bool skip;
-			struct rf_pod *p = parse_pod(c, pj, i, &skip);
-			if (!p && !skip)
-				goto out;
-			if (rf_reuse_fill(c->reuse, slot, pj, p, c, first) < 0)
-				goto out;
-		}
-		struct rf_pod *p = slot->val;
+		struct rf_pod *p = v;
 		if (p)
 			collect(&k, &p->marks, p);
 	}

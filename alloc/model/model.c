@@ -215,8 +215,6 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
 	if ((r = reuse ? share_layout(c, prev) : build_layout(c)) < 0)
 		goto fail;
-	if (!c->arena && !(c->arena = rf_arena_new()))
-		goto fail;
 	if (reuse && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
 		 * while its usage fingerprint is the same (claim addresses are part of it, and

@@ -570,11 +570,6 @@ build_and_publish(struct rf_store *s)
 		s->stats.builds++;
 		s->stats.incremental += same_layout && s->stats.builds > 1;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
-		if (since) {
-			s->stats.last_lag_ms = (t1 - since) * 1000.0;
-			if (s->stats.last_lag_ms > s->stats.max_lag_ms)
-				s->stats.max_lag_ms = s->stats.last_lag_ms;
-		}
 		/* changes that came while building wait for the next one */
 		s->pending_since = s->seq != seq ? t0 : 0;
 		rf_cache_set_pending(s->cache, s->pending_since);

@@ -102,8 +102,6 @@ struct rf_store_stats {
 	uint64_t builds;      /* generations published */
 	uint64_t incremental; /* of which reused the previous generation's layout */
 	double last_build_ms; /* duration of the last snapshot + build */
-	double last_lag_ms;   /* from the first change it includes to its publication */
-	double max_lag_ms;
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */
 };
