@@ -13,6 +13,7 @@
 
 #include "alloc/alloc-private.h"
 #include "alloc/model/model-private.h"
+#include "alloc/model/slice.h"
 #include "config/grow.h"
 
 static int
@@ -173,14 +174,12 @@ node_selector_matches(const struct rf_node *n, const json_t *sel)
 static bool
 slice_on_node(const struct rf_pool *p, unsigned slice, const struct rf_node *n)
 {
-	const json_t *spec = p->slice_specs ? p->slice_specs[slice] : NULL;
-	const char *nn = rf_jstr(spec, "nodeName");
-	if (nn)
-		return strcmp(nn, n->name) == 0;
-	if (rf_jbool(spec, "allNodes", false))
+	const struct rf_slice *s = p->slices[slice];
+	if (s->node)
+		return strcmp(s->node, n->name) == 0;
+	if (s->all_nodes)
 		return true;
-	const json_t *sel = json_object_get(spec, "nodeSelector");
-	return json_is_object(sel) && node_selector_matches(n, sel);
+	return s->node_selector && node_selector_matches(n, s->node_selector);
 }
 
 /* Devices of the pool on this node: those of the slices that select it. */
@@ -224,7 +223,7 @@ node_index(const struct rf_cluster *c, const char *name)
  * with allNodes or a nodeSelector are tried against every node: the cost is one binary search
  * per node-local slice, not nodes x pools. Each node keeps its pools in pool order. */
 int
-rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
+rf_model_attach_pools(struct rf_cluster *c)
 {
 	struct pair {
 		unsigned node, pool, n_dev;
@@ -233,23 +232,20 @@ rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
 	/* the last pool (index + 1) each node was paired with, to pair a node with a pool once */
 	size_t *seen = calloc(c->n_nodes + 1, sizeof(*seen));
 	int r = -ENOMEM;
-	(void)slices;
 	if (!seen)
 		return -ENOMEM;
 	for (size_t p = 0; p < c->n_pools; p++) {
 		const struct rf_pool *pool = c->pools[p];
 		bool global = false;
 		for (unsigned s = 0; s < pool->n_slices && !global; s++) {
-			const json_t *spec = pool->slice_specs ? pool->slice_specs[s] : NULL;
-			if (!rf_jstr(spec, "nodeName"))
+			if (!pool->slices[s]->node)
 				global = true; /* allNodes or a nodeSelector (or no node at all) */
 		}
 		size_t n_cand = global ? c->n_nodes : pool->n_slices;
 		for (size_t k = 0; k < n_cand; k++) {
 			ptrdiff_t ni = (ptrdiff_t)k;
 			if (!global) {
-				const char *nn = rf_jstr(pool->slice_specs[k], "nodeName");
-				if ((ni = node_index(c, nn)) < 0)
+				if ((ni = node_index(c, pool->slices[k]->node)) < 0)
 					continue;
 			}
 			if (seen[ni] == p + 1)
@@ -286,10 +282,6 @@ rf_model_attach_pools(struct rf_cluster *c, const json_t *slices)
 		n->pools[n->n_pools++] = pool;
 		n->n_devices += devices_on_node(pool, n, n->devices + n->n_devices);
 	}
-	/* the slices' specs were needed for this step only: the model keeps no pointer into the
-	 * ResourceSlices (the server may drop or pack them once the generation is built) */
-	for (size_t p = 0; p < c->n_pools; p++)
-		c->pools[p]->slice_specs = NULL;
 	r = 0;
 out:
 	free(pairs);

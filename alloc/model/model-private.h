@@ -33,8 +33,10 @@ struct group_index { /* struct rf_group of model.h */
 struct rf_layout {
 	atomic_int refs;
 	struct rf_arena *arena;
-	json_t *nodes, *classes, *templates; /* objects it points into (slices: none) */
-	struct rf_node **node_list;          /* to free the decoded annotations */
+	json_t *nodes, *classes, *templates; /* objects it points into */
+	struct rf_slice **slices;            /* the ResourceSlices its pools were made of */
+	size_t n_slices;
+	struct rf_node **node_list; /* to free the decoded annotations */
 	size_t n_nodes;
 	atomic_uchar *class_memo;
 	size_t n_warnings; /* the first n of the building generation's warnings are the layout's */
@@ -136,13 +138,13 @@ bool rf_model_strv_has(const struct rf_strv *v, const char *s);
 bool rf_model_is_partition(const struct rf_device *d);
 
 /* model-devices.c: slices to pools and devices, highest generation, completeness, counters */
-int rf_model_build_pools(struct rf_cluster *c, const json_t *slices);
+int rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_t n);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
-int rf_model_attach_pools(struct rf_cluster *c, const json_t *slices);
+int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
 int rf_model_node_frontend(struct rf_cluster *c);

@@ -17,6 +17,7 @@
 #include "alloc/alloc-private.h"
 #include "alloc/memo.h"
 #include "alloc/model/model-private.h"
+#include "alloc/model/slice.h"
 #include "config/grow.h"
 
 /* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
@@ -88,6 +89,9 @@ layout_unref(struct rf_layout *l)
 		return;
 	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
 		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
+	for (size_t i = 0; i < l->n_slices; i++)
+		rf_slice_unref(l->slices[i]);
+	free(l->slices);
 	json_decref(l->nodes);
 	json_decref(l->classes);
 	json_decref(l->templates);
@@ -100,10 +104,28 @@ layout_unref(struct rf_layout *l)
 	free(l);
 }
 
+/* The layout's ResourceSlices: the caller's parsed ones, or c's objects parsed here. */
+static int
+hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_cluster_objects *objs)
+{
+	size_t n = objs->slices_parsed ? objs->n_slice_recs : json_array_size(c->objs.slices);
+	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (objs->slices_parsed)
+			l->slices[i] = rf_slice_ref(objs->slice_recs[i]);
+		else if (rf_slice_parse(json_array_get(c->objs.slices, i), c->cfg, &l->slices[i]) <
+			 0)
+			return -ENOMEM;
+		l->n_slices = i + 1;
+	}
+	return 0;
+}
+
 /* Nodes, pools, devices, classes and what derives from them alone, into a new layout (its arena
  * is c->arena while this runs). */
 static int
-build_layout(struct rf_cluster *c)
+build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
 	struct rf_layout *l = calloc(1, sizeof(*l));
 	int r;
@@ -120,9 +142,10 @@ build_layout(struct rf_cluster *c)
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
 	if (!c->warnings)
 		return -ENOMEM;
-	if ((r = rf_model_build_pools(c, c->objs.slices)) < 0 ||
+	if ((r = hold_slices(l, c, objs)) < 0 ||
+	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0 ||
 	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
-	    (r = rf_model_attach_pools(c, c->objs.slices)) < 0 ||
+	    (r = rf_model_attach_pools(c)) < 0 ||
 	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
 	    (r = rf_model_build_templates(c)) < 0)
 		return r;
@@ -207,13 +230,14 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->counts = (struct rf_cluster_counts){
 		.nodes = json_array_size(c->objs.nodes),
 		.pods = json_array_size(c->objs.pods),
-		.slices = json_array_size(c->objs.slices),
+		.slices =
+			objs->slices_parsed ? objs->n_slice_recs : json_array_size(c->objs.slices),
 		.claims = json_array_size(c->objs.claims),
 		.classes = json_array_size(c->objs.classes),
 		.templates = json_array_size(c->objs.templates),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
-	if ((r = reuse ? share_layout(c, prev) : build_layout(c)) < 0)
+	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0)
 		goto fail;
 	if (reuse && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold

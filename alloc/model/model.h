@@ -27,6 +27,7 @@ enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC };
 struct rf_claim;
 struct rf_pool;
 struct rf_pod;
+struct rf_slice;
 
 /* Claims and pods are shared by successive generations; the one thread that builds them marks
  * which build saw them and which previous generation held them. Nobody else reads these. */
@@ -108,7 +109,8 @@ struct rf_pool {
 	size_t n_devices;
 	struct rf_counter_set *counter_sets; /* from every slice at the pool's generation */
 	size_t n_counter_sets;
-	const json_t **slice_specs; /* spec of each slice (node selection), n_slices entries */
+	struct rf_slice **slices; /* its slices at its generation (n_slices; the layout holds
+				   * them): which nodes each serves */
 };
 
 /**
@@ -246,6 +248,12 @@ struct rf_pod {
 /** Kubernetes objects by kind (borrowed arrays of objects; kind/apiVersion may be absent). */
 struct rf_cluster_objects {
 	json_t *nodes, *pods, *slices, *claims, *classes, *templates; /* each may be NULL */
+	/* ResourceSlices parsed already (alloc/model/slice.h; borrowed, the generation takes its
+	 * own references): when set, the model uses these and never reads `slices`, which then
+	 * holds whatever the server keeps to dump them (/debug/snapshot) */
+	struct rf_slice *const *slice_recs;
+	size_t n_slice_recs;
+	bool slices_parsed;
 };
 
 struct rf_cluster;

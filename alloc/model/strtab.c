@@ -22,11 +22,18 @@ struct rf_strtab {
 struct rf_strtab *
 rf_strtab_new(struct rf_arena *a)
 {
+	return rf_strtab_new_sized(a, 4096);
+}
+
+struct rf_strtab *
+rf_strtab_new_sized(struct rf_arena *a, size_t cap)
+{
 	struct rf_strtab *t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->arena = a;
-	t->cap = 4096;
+	for (t->cap = 16; t->cap < cap; t->cap *= 2)
+		;
 	if (!(t->slots = calloc(t->cap, sizeof(*t->slots)))) {
 		free(t);
 		return NULL;

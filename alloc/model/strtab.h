@@ -13,6 +13,8 @@ struct rf_strtab;
 
 /** A table copying into arena a (which must outlive every string returned). NULL on OOM. */
 struct rf_strtab *rf_strtab_new(struct rf_arena *a);
+/** The same, starting with room for about cap / 2 strings (it grows as needed). */
+struct rf_strtab *rf_strtab_new_sized(struct rf_arena *a, size_t cap);
 void rf_strtab_free(struct rf_strtab *t);
 
 /** The arena copy of s (NULL for NULL, and on OOM: check *ret_oom when it matters). */

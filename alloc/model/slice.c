@@ -1,0 +1,490 @@
+/* Parsing one ResourceSlice into the model's form (see slice.h): attributes normalised to
+ * domain/id and sorted, capacities with their request policies, taints, counters, and the
+ * locality facts derived from them. Runs on whichever thread receives the slice. */
+#include "alloc/model/slice.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc-private.h"
+#include "alloc/model/model-private.h"
+#include "alloc/model/strtab.h"
+
+/* Strings are copied into the record's arena, each distinct one once. */
+struct strs {
+	struct rf_strtab *t;
+	int oom;
+};
+
+static const char *
+K(struct strs *st, const char *s)
+{
+	return rf_strtab_get(st->t, s, &st->oom);
+}
+
+/* warnings are formatted into the record, at most as many per list as a generation keeps */
+#define SLICE_WARNINGS_MAX MAX_WARNINGS
+
+struct slice_parse {
+	struct rf_slice *s;
+	int oom;
+};
+
+static void __attribute__((format(printf, 4, 5)))
+add_warning(struct slice_parse *sp, const char ***list, size_t *n, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	if (*n >= SLICE_WARNINGS_MAX)
+		return;
+	if (!*list &&
+	    !(*list = rf_arena_calloc(sp->s->arena, SLICE_WARNINGS_MAX, sizeof(char *)))) {
+		sp->oom = 1;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!((*list)[*n] = rf_arena_strdup(sp->s->arena, buf)))
+		sp->oom = 1;
+	else
+		(*n)++;
+}
+
+#define device_warn(sp, ...)                                                                       \
+	add_warning(sp, &(sp)->s->device_warnings, &(sp)->s->n_device_warnings, __VA_ARGS__)
+#define counter_warn(sp, ...)                                                                      \
+	add_warning(sp, &(sp)->s->counter_warnings, &(sp)->s->n_counter_warnings, __VA_ARGS__)
+
+/* ---- attributes and capacities ---- */
+
+static int
+attr_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rf_attr *)a)->name, ((const struct rf_attr *)b)->name);
+}
+
+static int
+cap_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rf_capacity *)a)->name, ((const struct rf_capacity *)b)->name);
+}
+
+static const char *
+qualify(struct strs *st, const char *driver, const char *name)
+{
+	if (strchr(name, '/'))
+		return K(st, name);
+	char buf[512];
+	if (snprintf(buf, sizeof(buf), "%s/%s", driver, name) < (int)sizeof(buf))
+		return K(st, buf);
+	char *full = NULL;
+	size_t n = strlen(driver) + strlen(name) + 2;
+	if (!(full = malloc(n)))
+		return st->oom = 1, NULL;
+	snprintf(full, n, "%s/%s", driver, name);
+	const char *r = K(st, full);
+	free(full);
+	return r;
+}
+
+static int
+parse_attrs(struct slice_parse *sp, struct strs *st, struct rf_device *d, const char *driver,
+	    const json_t *attrs)
+{
+	size_t n = json_object_size(attrs);
+	if (!json_is_object(attrs) || n == 0)
+		return 0;
+	d->attrs = rf_arena_calloc(sp->s->arena, n, sizeof(*d->attrs));
+	if (!d->attrs)
+		return -ENOMEM;
+	const char *key;
+	json_t *val;
+	json_object_foreach ((json_t *)attrs, key, val) {
+		struct rf_attr *at = &d->attrs[d->n_attrs];
+		at->name = qualify(st, driver, key);
+		if (!at->name)
+			return -ENOMEM;
+		json_t *v;
+		if ((v = json_object_get(val, "int")) && json_is_integer(v)) {
+			at->kind = RF_ATTR_INT;
+			at->i = json_integer_value(v);
+		} else if ((v = json_object_get(val, "bool")) && json_is_boolean(v)) {
+			at->kind = RF_ATTR_BOOL;
+			at->b = json_is_true(v);
+		} else if ((v = json_object_get(val, "string")) && json_is_string(v)) {
+			at->kind = RF_ATTR_STRING;
+			if (!(at->s = K(st, json_string_value(v))))
+				return -ENOMEM;
+		} else if ((v = json_object_get(val, "version")) && json_is_string(v)) {
+			at->kind = RF_ATTR_VERSION;
+			if (!(at->s = K(st, json_string_value(v))))
+				return -ENOMEM;
+		} else {
+			at->kind = RF_ATTR_OTHER; /* a newer value kind: tolerated, never matches */
+		}
+		d->n_attrs++;
+	}
+	qsort(d->attrs, d->n_attrs, sizeof(*d->attrs), attr_cmp);
+	return 0;
+}
+
+static int
+parse_quantity_list(struct rf_arena *a, const json_t *arr, const struct rf_quantity **ret,
+		    size_t *ret_n)
+{
+	size_t n = json_array_size(arr);
+	struct rf_quantity *qs = rf_arena_calloc(a, n ? n : 1, sizeof(*qs));
+	if (!qs)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(arr, i));
+		if (s && rf_quantity_parse(s, &qs[k]) == 0)
+			k++;
+	}
+	*ret = qs;
+	*ret_n = k;
+	return 0;
+}
+
+static int
+parse_caps(struct slice_parse *sp, struct strs *st, struct rf_device *d, const char *driver,
+	   const json_t *caps)
+{
+	size_t n = json_object_size(caps);
+	if (!json_is_object(caps) || n == 0)
+		return 0;
+	d->caps = rf_arena_calloc(sp->s->arena, n, sizeof(*d->caps));
+	if (!d->caps)
+		return -ENOMEM;
+	const char *key;
+	json_t *val;
+	json_object_foreach ((json_t *)caps, key, val) {
+		struct rf_capacity *cap = &d->caps[d->n_caps];
+		const char *qs = rf_jstr(val, "value");
+		if (!qs || rf_quantity_parse(qs, &cap->value) < 0) {
+			device_warn(sp,
+				    "device %s/%s/%s: capacity %s: expected a quantity in value",
+				    driver, sp->s->pool, d->name, key);
+			continue;
+		}
+		cap->raw_name = K(st, key);
+		cap->name = qualify(st, driver, key);
+		if (!cap->name || !cap->raw_name)
+			return -ENOMEM;
+		const json_t *pol = json_object_get(val, "requestPolicy");
+		if (json_is_object(pol)) {
+			cap->has_policy = true;
+			const char *def = rf_jstr(pol, "default");
+			if (def && rf_quantity_parse(def, &cap->def) == 0)
+				cap->has_default = true;
+			const json_t *vv = json_object_get(pol, "validValues");
+			if (json_is_array(vv) &&
+			    parse_quantity_list(sp->s->arena, vv, &cap->valid_values,
+						&cap->n_valid_values) < 0)
+				return -ENOMEM;
+			const json_t *vr = json_object_get(pol, "validRange");
+			const char *s;
+			if (json_is_object(vr) && (s = rf_jstr(vr, "min")) &&
+			    rf_quantity_parse(s, &cap->range_min) == 0) {
+				cap->has_range = true;
+				if ((s = rf_jstr(vr, "max")) &&
+				    rf_quantity_parse(s, &cap->range_max) == 0)
+					cap->has_range_max = true;
+				if ((s = rf_jstr(vr, "step")) &&
+				    rf_quantity_parse(s, &cap->range_step) == 0)
+					cap->has_range_step = true;
+			}
+		}
+		d->n_caps++;
+	}
+	qsort(d->caps, d->n_caps, sizeof(*d->caps), cap_cmp);
+	return 0;
+}
+
+static int
+parse_taints_counters(struct slice_parse *sp, struct strs *st, struct rf_device *d,
+		      const json_t *dj)
+{
+	const json_t *taints = json_object_get(dj, "taints");
+	size_t n = json_array_size(taints);
+	if (n) {
+		d->taints = rf_arena_calloc(sp->s->arena, n, sizeof(*d->taints));
+		if (!d->taints)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			const json_t *t = json_array_get(taints, i);
+			const char *key = rf_jstr(t, "key"), *effect = rf_jstr(t, "effect");
+			if (!key || !effect)
+				continue;
+			d->taints[d->n_taints].key = K(st, key);
+			d->taints[d->n_taints].value = K(st, rf_jstr(t, "value"));
+			d->taints[d->n_taints].effect = K(st, effect);
+			if (st->oom)
+				return -ENOMEM;
+			d->n_taints++;
+		}
+	}
+	const json_t *cc = json_object_get(dj, "consumesCounters");
+	n = json_array_size(cc);
+	if (n) {
+		d->counters = rf_arena_calloc(sp->s->arena, n, sizeof(*d->counters));
+		if (!d->counters)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			const json_t *e = json_array_get(cc, i);
+			const char *set = rf_jstr(e, "counterSet");
+			const json_t *ctrs = json_object_get(e, "counters");
+			if (!set || !json_is_object(ctrs))
+				continue;
+			struct rf_counter_consumption *cons = &d->counters[d->n_counters];
+			size_t m = json_object_size(ctrs);
+			if (!(cons->counter_set = K(st, set)))
+				return -ENOMEM;
+			cons->names = rf_arena_calloc(sp->s->arena, m ? m : 1, sizeof(char *));
+			cons->values =
+				rf_arena_calloc(sp->s->arena, m ? m : 1, sizeof(*cons->values));
+			if (!cons->names || !cons->values)
+				return -ENOMEM;
+			const char *k;
+			json_t *v;
+			json_object_foreach ((json_t *)ctrs, k, v) {
+				const char *qs = rf_jstr(v, "value");
+				if (!qs || rf_quantity_parse(qs, &cons->values[cons->n]) < 0)
+					continue;
+				if (!(cons->names[cons->n++] = K(st, k)))
+					return -ENOMEM;
+			}
+			d->n_counters++;
+		}
+	}
+	d->has_binding_conditions = json_array_size(json_object_get(dj, "bindingConditions")) > 0;
+	return 0;
+}
+
+/* Locality facts a device's attributes give (DESIGN section 5, source 2). */
+static void
+derive_locality(struct rf_device *d, const struct rf_config *cfg)
+{
+	const struct rf_attr *a;
+
+	d->loc.numa = -1;
+	d->rdma = -1;
+	d->rail = -1;
+	a = rf_attr_find(d->attrs, d->n_attrs, "resource.kubernetes.io/pcieRoot");
+	if (a && a->kind == RF_ATTR_STRING && a->s[0])
+		d->loc.pcie_root = a->s;
+	static const char *const numa_attrs[] = { "resource.kubernetes.io/numaNode",
+						  "dra.net/numaNode" };
+	for (size_t i = 0; i < 2 && d->loc.numa < 0; i++) {
+		a = rf_attr_find(d->attrs, d->n_attrs, numa_attrs[i]);
+		if (a && a->kind == RF_ATTR_INT && a->i >= 0 && a->i < 4096) {
+			d->loc.numa = (int)a->i;
+			d->numa_source = numa_attrs[i];
+		}
+	}
+	static const char *const pci_attrs[] = { "resource.kubernetes.io/pciBusID",
+						 "gpu.nvidia.com/pcieBusID", "dra.net/pciAddress" };
+	for (size_t i = 0; i < 3 && !d->pci[0]; i++) {
+		a = rf_attr_find(d->attrs, d->n_attrs, pci_attrs[i]);
+		if (a && a->kind == RF_ATTR_STRING && rf_pci_normalize(a->s, d->pci) < 0)
+			d->pci[0] = 0;
+	}
+	if (!d->pci[0] && strncmp(d->name, "pci-", 4) == 0 && rf_pci_normalize(d->name, d->pci) < 0)
+		d->pci[0] = 0;
+	a = rf_attr_find(d->attrs, d->n_attrs, "dra.net/rdma");
+	if (a && a->kind == RF_ATTR_BOOL)
+		d->rdma = a->b;
+	if (d->kind == RF_DEV_NIC) {
+		for (size_t i = 0; i < d->n_caps && !d->bandwidth; i++) {
+			const char *id = strrchr(d->caps[i].name, '/');
+			id = id ? id + 1 : d->caps[i].name;
+			if (rf_model_strv_has(&cfg->devices.bandwidth_capacities,
+					      d->caps[i].raw_name) ||
+			    rf_model_strv_has(&cfg->devices.bandwidth_capacities,
+					      d->caps[i].name) ||
+			    rf_model_strv_has(&cfg->devices.bandwidth_capacities, id))
+				d->bandwidth = &d->caps[i];
+		}
+	}
+}
+
+/* ---- the slice ---- */
+
+/* spec.sharedCounters */
+static int
+parse_counter_sets(struct slice_parse *sp, struct strs *st, const json_t *sets)
+{
+	struct rf_slice *s = sp->s;
+	size_t n = json_array_size(sets);
+	if (!n)
+		return 0;
+	s->counter_sets = rf_arena_calloc(s->arena, n, sizeof(*s->counter_sets));
+	if (!s->counter_sets)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *sj = json_array_get(sets, i);
+		const char *name = rf_jstr(sj, "name");
+		const json_t *ctrs = json_object_get(sj, "counters");
+		if (!name || !json_is_object(ctrs)) {
+			counter_warn(sp,
+				     "pool %s/%s: a sharedCounters entry lacks name or counters; "
+				     "ignored",
+				     s->driver, s->pool);
+			continue;
+		}
+		struct rf_counter_set *cs = &s->counter_sets[s->n_counter_sets++];
+		size_t m = json_object_size(ctrs);
+		if (!(cs->name = K(st, name)))
+			return -ENOMEM;
+		cs->names = rf_arena_calloc(s->arena, m ? m : 1, sizeof(char *));
+		cs->values = rf_arena_calloc(s->arena, m ? m : 1, sizeof(*cs->values));
+		if (!cs->names || !cs->values)
+			return -ENOMEM;
+		const char *k;
+		json_t *v;
+		json_object_foreach ((json_t *)ctrs, k, v) {
+			const char *qs = rf_jstr(v, "value");
+			if (!qs || rf_quantity_parse(qs, &cs->values[cs->n]) < 0) {
+				counter_warn(sp,
+					     "pool %s/%s: counter %s/%s is not a quantity; ignored",
+					     s->driver, s->pool, name, k);
+				continue;
+			}
+			if (!(cs->names[cs->n++] = K(st, k)))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int
+parse_devices(struct slice_parse *sp, struct strs *st, const struct rf_config *cfg,
+	      const json_t *devs)
+{
+	struct rf_slice *s = sp->s;
+	size_t n = json_array_size(devs);
+	enum rf_dev_kind kind = RF_DEV_OTHER;
+	if (rf_model_strv_has(&cfg->devices.gpu_drivers, s->driver))
+		kind = RF_DEV_GPU;
+	else if (rf_model_strv_has(&cfg->devices.nic_drivers, s->driver))
+		kind = RF_DEV_NIC;
+	if (!n)
+		return 0;
+	if (!(s->devices = rf_arena_calloc(s->arena, n, sizeof(*s->devices))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *dj = json_array_get(devs, i);
+		const char *dname = rf_jstr(dj, "name");
+		if (!dname) {
+			device_warn(sp, "pool %s/%s: device without a name; skipped", s->driver,
+				    s->pool);
+			continue;
+		}
+		struct rf_device *d = &s->devices[s->n_devices];
+		if (!(d->name = K(st, dname)))
+			return -ENOMEM;
+		d->kind = kind;
+		d->allow_multiple = rf_jbool(dj, "allowMultipleAllocations", false);
+		if (parse_attrs(sp, st, d, s->driver, json_object_get(dj, "attributes")) < 0 ||
+		    parse_caps(sp, st, d, s->driver, json_object_get(dj, "capacity")) < 0 ||
+		    parse_taints_counters(sp, st, d, dj) < 0)
+			return -ENOMEM;
+		derive_locality(d, cfg);
+		d->partition = rf_model_is_partition(d);
+		s->n_devices++;
+	}
+	return 0;
+}
+
+/* Why the model skips the slice (the checks of the allocator's pool building): sets s->skip.
+ * @return 0, or -ENOMEM. */
+static int
+check_usable(struct rf_slice *s, const json_t *spec)
+{
+	if (!s->driver || !s->pool || s->generation < 0 || s->count < 1)
+		s->skip = rf_arena_printf(s->arena,
+					  "resourceslice %s: expected spec.driver, spec.pool.name, "
+					  "spec.pool.generation >= 0 and resourceSliceCount >= 1; "
+					  "skipped",
+					  s->name);
+	else if (rf_jbool(spec, "perDeviceNodeSelection", false))
+		s->skip = rf_arena_printf(
+			s->arena,
+			"resourceslice %s: perDeviceNodeSelection is not supported; skipped",
+			s->name);
+	else if (!s->node && !s->all_nodes && !s->node_selector &&
+		 !json_object_get(spec, "sharedCounters"))
+		s->skip = rf_arena_printf(
+			s->arena,
+			"resourceslice %s: no nodeName, allNodes or nodeSelector; skipped",
+			s->name);
+	else
+		return 0;
+	return s->skip ? 0 : -ENOMEM;
+}
+
+int
+rf_slice_parse(const json_t *slice, const struct rf_config *cfg, struct rf_slice **ret)
+{
+	struct rf_slice *s = calloc(1, sizeof(*s));
+	struct slice_parse sp = { s, 0 };
+	struct strs st = { NULL, 0 };
+	int r = -ENOMEM;
+	if (!s)
+		return -ENOMEM;
+	atomic_init(&s->refs, 1);
+	if (!(s->arena = rf_arena_new()) || !(st.t = rf_strtab_new_sized(s->arena, 256)))
+		goto fail;
+	const json_t *spec = json_object_get(slice, "spec");
+	const json_t *pool = json_object_get(spec, "pool");
+	const char *name = json_string_value(rf_jpath(slice, "metadata.name"));
+	const json_t *sel = json_object_get(spec, "nodeSelector");
+	s->name = K(&st, name ? name : "?");
+	s->driver = K(&st, rf_jstr(spec, "driver"));
+	s->pool = K(&st, rf_jstr(pool, "name"));
+	s->generation = rf_jint(pool, "generation", -1);
+	s->count = rf_jint(pool, "resourceSliceCount", -1);
+	s->node = K(&st, rf_jstr(spec, "nodeName"));
+	s->all_nodes = rf_jbool(spec, "allNodes", false);
+	s->node_selector = json_is_object(sel) ? json_incref((json_t *)sel) : NULL;
+	if (st.oom)
+		goto fail;
+	if (check_usable(s, spec) < 0)
+		goto fail;
+	if (!s->skip &&
+	    (parse_counter_sets(&sp, &st, json_object_get(spec, "sharedCounters")) < 0 ||
+	     parse_devices(&sp, &st, cfg, json_object_get(spec, "devices")) < 0))
+		goto fail;
+	if (st.oom || sp.oom)
+		goto fail;
+	rf_strtab_free(st.t);
+	*ret = s;
+	return 0;
+fail:
+	rf_strtab_free(st.t);
+	rf_slice_unref(s);
+	return r;
+}
+
+struct rf_slice *
+rf_slice_ref(struct rf_slice *s)
+{
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	return s;
+}
+
+void
+rf_slice_unref(struct rf_slice *s)
+{
+	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
+		return;
+	json_decref(s->node_selector);
+	rf_arena_free(s->arena);
+	free(s);
+}

@@ -1,0 +1,56 @@
+/* One ResourceSlice as the model uses it: parsed once, when it arrives, into devices with
+ * normalised attributes, capacities, taints, counters and locality facts, and shared by every
+ * layout built while the slice stays the same. The live store keeps these instead of the slices'
+ * JSON trees (a 10,000-slice fleet is most of a cluster's objects), so a changed slice costs its
+ * own parse, not a re-parse of every slice.
+ *
+ * Immutable once parsed; reference counted (atomically): any thread may hold one. Pure logic. */
+#ifndef RF_ALLOC_SLICE_H
+#define RF_ALLOC_SLICE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "alloc/model/model.h"
+#include "config/config.h"
+
+struct rf_slice {
+	atomic_int refs;
+	struct rf_arena *arena;           /* everything below */
+	const char *name;                 /* metadata.name ("?" when missing) */
+	const char *driver, *pool, *node; /* spec.driver, spec.pool.name, spec.nodeName */
+	int64_t generation, count;        /* spec.pool.generation, resourceSliceCount */
+	bool all_nodes;
+	json_t *node_selector; /* spec.nodeSelector (a reference), or NULL */
+	/* why the model skips it (a warning naming the slice), NULL when usable */
+	const char *skip;
+	/* sharedCounters; slice is 0 here (the pool sets its own index when it copies them) */
+	struct rf_counter_set *counter_sets;
+	size_t n_counter_sets;
+	/* devices, as published; pool, slice, idx and gidx are the layout's to set on its copy */
+	struct rf_device *devices;
+	size_t n_devices;
+	/* warnings about parts of it, emitted by every layout that uses it: about its counters,
+	 * then about its devices (in device order) */
+	const char **counter_warnings, **device_warnings;
+	size_t n_counter_warnings, n_device_warnings;
+};
+
+/**
+ * Parse one ResourceSlice (as the API server sends it, or slim). Device kinds and bandwidth
+ * capacities follow cfg->devices; a slice is parsed again only when it changes, so that section
+ * must stay the same for the process (it does: configuration is read once). Bad content becomes
+ * `skip` or warnings, never a failure.
+ * @return 0, or -ENOMEM.
+ */
+int rf_slice_parse(const json_t *slice, const struct rf_config *cfg, struct rf_slice **ret);
+
+struct rf_slice *rf_slice_ref(struct rf_slice *s);
+/** Drop a reference. Accepts NULL. */
+void rf_slice_unref(struct rf_slice *s);
+
+#endif
