@@ -24,6 +24,7 @@
 #include "config/grow.h"
 #include "server/http/log.h"
 #include "server/kube/kube.h"
+#include "server/kube/slice_table.h"
 #include "server/snapshot/slim.h"
 
 struct assumed {
@@ -35,9 +36,14 @@ struct assumed {
 
 struct rf_store {
 	pthread_mutex_t lock;
-	pthread_cond_t wake;      /* the publisher's */
-	pthread_cond_t published; /* rf_store_wait_published's */
-	json_t *maps[RF_KIND_COUNT];
+	pthread_cond_t wake;         /* the publisher's */
+	pthread_cond_t published;    /* rf_store_wait_published's */
+	json_t *maps[RF_KIND_COUNT]; /* but ResourceSlices: */
+	struct rf_slice_table slices;
+	/* entries rf_store_slim() made for a list of slices in progress, found again by their
+	 * blob in rf_store_replace_slim() (the references held keep the addresses unique) */
+	struct rf_slice_entry *staged;
+	size_t n_staged, cap_staged;
 	int64_t seq;          /* bumped on every change */
 	int64_t built_seq;    /* the last change included in a published generation */
 	double pending_since; /* when the first change not yet published came, 0 = none */
@@ -192,11 +198,38 @@ changed_locked(struct rf_store *s, enum rf_kind kind)
  * rebuild the layout. */
 static int replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already);
 
+/* The parsed and packed entry of a ResourceSlice (see slice_table.h). */
+static int
+slice_entry(struct rf_store *s, const char *key, json_t *obj, struct rf_slice_entry *ret)
+{
+	json_t *slim = slim_object(s, RF_KIND_SLICES, obj);
+	int r = slim ? rf_slice_entry_make(key, slim, &s->cfg135, ret) : -ENOMEM;
+	json_decref(slim);
+	return r;
+}
+
 json_t *
 rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
 {
+	char key[KEY_MAX];
 	strip(obj);
-	return slim_object(s, kind, obj);
+	if (kind != RF_KIND_SLICES || !rf_store_key(obj, false, key, sizeof(key)))
+		return slim_object(s, kind, obj);
+	struct rf_slice_entry e;
+	if (slice_entry(s, key, obj, &e) < 0)
+		return NULL;
+	json_t *blob = json_incref(e.blob);
+	pthread_mutex_lock(&s->lock);
+	int r = rf_grow(&s->staged, &s->cap_staged, s->n_staged + 1, sizeof(*s->staged));
+	if (r == 0)
+		s->staged[s->n_staged++] = e;
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0) {
+		rf_slice_entry_release(&e);
+		json_decref(blob);
+		return NULL;
+	}
+	return blob;
 }
 
 int
@@ -212,8 +245,85 @@ rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items)
 }
 
 static int
+staged_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)((const struct rf_slice_entry *)a)->blob;
+	uintptr_t y = (uintptr_t)((const struct rf_slice_entry *)b)->blob;
+	return (x > y) - (x < y);
+}
+
+/* replace() for ResourceSlices: items are blobs from rf_store_slim() (slim_already) or objects. */
+static int
+replace_slices(struct rf_store *s, json_t *items, bool slim_already)
+{
+	size_t n = json_array_size(items), k = 0, same = 0, n_staged;
+	struct rf_slice_entry *v = calloc(n ? n : 1, sizeof(*v)), *staged;
+	struct rf_slice_table t = { 0 }, old;
+	char key[KEY_MAX];
+	int r = -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	staged = s->staged;
+	n_staged = s->n_staged;
+	s->staged = NULL;
+	s->n_staged = s->cap_staged = 0;
+	pthread_mutex_unlock(&s->lock);
+	if (!v)
+		goto out;
+	qsort(staged, n_staged, sizeof(*staged), staged_cmp);
+	for (size_t i = 0; i < n; i++) {
+		json_t *it = json_array_get(items, i);
+		if (json_is_string(it)) {
+			struct rf_slice_entry probe = { .blob = it }, *e;
+			e = bsearch(&probe, staged, n_staged, sizeof(*staged), staged_cmp);
+			if (e && e->rec) {
+				v[k++] = *e;
+				memset(e, 0, sizeof(*e)); /* keeps its blob's place in the order */
+				e->blob = it;
+			}
+			continue;
+		}
+		if (!json_is_object(it) || !rf_store_key(it, false, key, sizeof(key)))
+			continue;
+		if (!slim_already)
+			strip(it);
+		if (slice_entry(s, key, it, &v[k]) < 0)
+			goto out;
+		k++;
+	}
+	r = rf_slice_table_from(v, k, &t);
+	k = 0; /* taken, or released */
+	if (r < 0)
+		goto out;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct rf_slice_entry *o = rf_slice_table_find(&s->slices, t.v[i].key);
+		same += o && rf_slice_entry_same(o, &t.v[i]);
+	}
+	bool unchanged = same == t.n && s->slices.n == t.n && s->listed[RF_KIND_SLICES];
+	s->listed[RF_KIND_SLICES] = true;
+	old = s->slices;
+	s->slices = t;
+	r = (int)t.n;
+	if (!unchanged)
+		changed_locked(s, RF_KIND_SLICES);
+	pthread_mutex_unlock(&s->lock);
+	rf_slice_table_release(&old); /* outside the lock: may free many */
+out:
+	for (size_t i = 0; i < k; i++)
+		rf_slice_entry_release(&v[i]);
+	free(v);
+	for (size_t i = 0; i < n_staged; i++)
+		if (staged[i].rec) /* made for a list that did not end here */
+			rf_slice_entry_release(&staged[i]);
+	free(staged);
+	return r;
+}
+
+static int
 replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 {
+	if (kind == RF_KIND_SLICES)
+		return replace_slices(s, items, slim_already);
 	json_t *m = json_object(), *it;
 	char key[KEY_MAX];
 	size_t i, same = 0;
@@ -256,6 +366,33 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 	return kept;
 }
 
+/* rf_store_apply() for a ResourceSlice named key. */
+static int
+apply_slice(struct rf_store *s, enum rf_watch_type type, json_t *obj, const char *key)
+{
+	struct rf_slice_entry e = { 0 }, old = { 0 };
+	int changed = 0;
+	if (type != RF_WATCH_DELETED && slice_entry(s, key, obj, &e) < 0)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	const struct rf_slice_entry *cur = rf_slice_table_find(&s->slices, key);
+	if (type == RF_WATCH_DELETED) {
+		changed = rf_slice_table_take(&s->slices, key, &old);
+	} else if (cur && rf_slice_entry_same(cur, &e)) {
+		/* nothing railfit reads changed */
+	} else if (rf_slice_table_put(&s->slices, &e, &old) < 0) {
+		changed = -ENOMEM;
+	} else {
+		changed = 1;
+	}
+	if (changed > 0)
+		changed_locked(s, RF_KIND_SLICES);
+	pthread_mutex_unlock(&s->lock);
+	rf_slice_entry_release(&old);
+	rf_slice_entry_release(&e);
+	return changed;
+}
+
 int
 rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, json_t *obj)
 {
@@ -267,8 +404,11 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	json_t *slim = NULL;
 	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
 		return -EINVAL;
-	if (type != RF_WATCH_DELETED) {
+	if (type != RF_WATCH_DELETED)
 		strip(obj);
+	if (kind == RF_KIND_SLICES)
+		return apply_slice(s, type, obj, key);
+	if (type != RF_WATCH_DELETED) {
 		if (!(slim = slim_object(s, kind, obj)))
 			return -ENOMEM;
 	}
@@ -393,7 +533,7 @@ rf_store_stats(struct rf_store *s, struct rf_store_stats *ret)
 	pthread_mutex_lock(&s->lock);
 	*ret = s->stats;
 	for (int k = 0; k < RF_KIND_COUNT; k++)
-		ret->objects[k] = json_object_size(s->maps[k]);
+		ret->objects[k] = k == RF_KIND_SLICES ? s->slices.n : json_object_size(s->maps[k]);
 	ret->assumed = s->n_assumed;
 	pthread_mutex_unlock(&s->lock);
 }
@@ -487,6 +627,10 @@ slot(struct rf_cluster_objects *o, enum rf_kind k)
 static void
 objects_release(struct rf_cluster_objects *o)
 {
+	struct rf_slice **recs = (struct rf_slice **)o->slice_recs;
+	for (size_t i = 0; i < o->n_slice_recs; i++)
+		rf_slice_unref(recs[i]);
+	free(recs);
 	json_decref(o->nodes);
 	json_decref(o->pods);
 	json_decref(o->slices);
@@ -494,6 +638,24 @@ objects_release(struct rf_cluster_objects *o)
 	json_decref(o->classes);
 	json_decref(o->templates);
 	memset(o, 0, sizeof(*o));
+}
+
+/* Under the lock: the slices' records for the model, their blobs for /debug/snapshot. */
+static int
+slices_snapshot(struct rf_store *s, struct rf_cluster_objects *o)
+{
+	struct rf_slice **recs = calloc(s->slices.n ? s->slices.n : 1, sizeof(*recs));
+	if (!recs)
+		return -ENOMEM;
+	o->slice_recs = recs;
+	o->slices_parsed = true;
+	for (size_t i = 0; i < s->slices.n; i++) {
+		if (json_array_append(o->slices, s->slices.v[i].blob) < 0)
+			return -ENOMEM;
+		recs[i] = rf_slice_ref(s->slices.v[i].rec);
+		o->n_slice_recs = i + 1;
+	}
+	return 0;
 }
 
 /* Under the lock: arrays of the current objects. */
@@ -509,6 +671,8 @@ snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
 		const char *key;
 		*slot(&o, k) = arr;
 		if (!arr)
+			goto oom;
+		if (k == RF_KIND_SLICES && slices_snapshot(s, &o) < 0)
 			goto oom;
 		json_object_foreach (s->maps[k], key, v) {
 			json_t *sub =
@@ -662,6 +826,8 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		if (k == RF_KIND_SLICES)
+			continue; /* their slim copies live only until they are parsed and packed */
 		if (!(s->interns[k].in = rf_intern_new()))
 			goto fail;
 		s->interns[k].prune_at = 4096;
@@ -702,6 +868,10 @@ rf_store_free(struct rf_store *s)
 	rf_cluster_unref(s->last);
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		json_decref(s->maps[k]);
+	rf_slice_table_release(&s->slices);
+	for (size_t i = 0; i < s->n_staged; i++)
+		rf_slice_entry_release(&s->staged[i]);
+	free(s->staged);
 	for (size_t i = 0; i < s->n_assumed; i++)
 		assumed_free(&s->assumed[i]);
 	free(s->assumed);

@@ -159,6 +159,23 @@ oom:
 	return -ENOMEM;
 }
 
+json_t *
+rf_snapshot_pack_object(const json_t *obj)
+{
+	struct rf_strbuf t = { 0 };
+	char *frame = NULL;
+	size_t frame_len;
+	json_t *blob = NULL;
+	rf_strbuf_putc(&t, '[');
+	put_json(&t, obj);
+	rf_strbuf_putc(&t, ']');
+	if (!t.oom && rf_pack(t.s, t.len, &frame, &frame_len) == 0)
+		blob = json_stringn_nocheck(frame, frame_len);
+	free(frame);
+	rf_strbuf_release(&t);
+	return blob;
+}
+
 static void
 packed_release(struct packed_array *a)
 {

@@ -33,6 +33,14 @@ int rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs,
  */
 json_t *rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p);
 
+/**
+ * One object as a packed blob of its own (what the live store keeps of a ResourceSlice once it is
+ * parsed): rf_snapshot_dump() expands it where it finds it in the generation's arrays, and two
+ * blobs are json_equal() exactly when the objects' compact texts are equal.
+ * @return a new reference, or NULL on OOM.
+ */
+json_t *rf_snapshot_pack_object(const json_t *obj);
+
 /** The generation's objects as a kubectl-style List. New reference. */
 json_t *rf_snapshot_dump(const struct rf_cluster *c);
 
