@@ -19,6 +19,7 @@
 
 #include <curl/curl.h>
 
+#include "server/http/jscan.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 
@@ -306,6 +307,64 @@ too_large_rv(const struct rf_kube_response *resp)
  * List
  */
 
+/* A list page's items parsed one at a time, each slimmed at once, into page; *ret_md gets the
+ * list's metadata. The tree of a whole list never exists: an API server serving a list from its
+ * cache ignores limit, and 12,000 pods in one tree are gigabytes. @return 0; 1 when the text is
+ * not a list this scanner takes (the caller parses it whole, for jansson's exact error); or
+ * -ENOMEM. */
+static int
+page_items(struct reflector *r, const char *body, size_t len, json_t *page, json_t **ret_md)
+{
+	struct rf_jscan sc;
+	struct rf_jscan_span key, span;
+	json_t *md = NULL;
+	int rc = 1;
+	rf_jscan_init(&sc, body, len);
+	rf_jscan_ws(&sc);
+	size_t frame = rf_jscan_peek(&sc) == '{' ? rf_jscan_object_open(&sc) : 0;
+	while (frame && rf_jscan_object_next(&sc, frame, &key)) {
+		bool items = key.len == 5 && memcmp(key.s, "items", 5) == 0;
+		bool meta = key.len == 8 && memcmp(key.s, "metadata", 8) == 0;
+		if (items && rf_jscan_peek(&sc) == '[') {
+			size_t count = 0;
+			rf_jscan_array_open(&sc);
+			while (rf_jscan_array_next(&sc, &count)) {
+				if (rf_jscan_value(&sc, &span) != RF_JSCAN_OBJECT)
+					goto out; /* the store skips it; the whole parse says why */
+				json_t *it =
+					json_loadb(span.s, span.len, JSON_REJECT_DUPLICATES, NULL);
+				json_t *slim =
+					it ? rf_store_slim(r->set->store, r->kind, it) : NULL;
+				json_decref(it);
+				if (!it)
+					goto out;
+				if (!slim || json_array_append_new(page, slim) < 0) {
+					rc = -ENOMEM;
+					goto out;
+				}
+			}
+		} else if (items && rf_jscan_peek(&sc) != 'n') {
+			goto out; /* not an array: the whole parse reports it */
+		} else if (meta) {
+			if (md || rf_jscan_value(&sc, &span) != RF_JSCAN_OBJECT ||
+			    !(md = json_loadb(span.s, span.len, JSON_REJECT_DUPLICATES, NULL)))
+				goto out;
+		} else if (rf_jscan_value(&sc, NULL) == RF_JSCAN_ERROR) {
+			goto out;
+		}
+	}
+	rf_jscan_ws(&sc);
+	if (!frame || sc.err || sc.pos != len || !md)
+		goto out;
+	*ret_md = md;
+	md = NULL;
+	rc = 0;
+out:
+	json_decref(md);
+	rf_jscan_release(&sc);
+	return rc;
+}
+
 /* One paginated (page_size > 0) or full list at rv. On success *ret_items and ret_rv hold the
  * result; returns 0, 1 when the API answered an error (resp describes it), or -errno (transport,
  * resp->error describes it). */
@@ -358,8 +417,25 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 			rc = 1;
 			goto out;
 		}
-		json_error_t jerr;
-		json_t *doc = json_loadb(resp->body, resp->body_len, JSON_REJECT_DUPLICATES, &jerr);
+		json_error_t jerr = { 0 };
+		json_t *doc = NULL, *page = json_array(), *pmd = NULL;
+		int pr = page ? page_items(r, resp->body, resp->body_len, page, &pmd) : -ENOMEM;
+		if (pr == 0) {
+			/* the metadata alone stands for the document below */
+			if (!(doc = json_object()))
+				json_decref(pmd);
+			if (!doc || json_object_set_new(doc, "metadata", pmd) < 0 ||
+			    json_array_extend(items, page) < 0)
+				pr = -ENOMEM;
+		}
+		json_decref(page);
+		if (pr < 0) {
+			json_decref(doc);
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (pr > 0) /* one tree, for jansson's exact error */
+			doc = json_loadb(resp->body, resp->body_len, JSON_REJECT_DUPLICATES, &jerr);
 		json_t *its = json_object_get(doc, "items");
 		json_t *md = json_object_get(doc, "metadata");
 		const char *lrv = json_string_value(json_object_get(md, "resourceVersion"));
