@@ -287,17 +287,15 @@ path_matches(const struct rf_http_route *rt, const char *path)
 	return strcmp(path, rt->path) == 0;
 }
 
-/* Find the route for method+path. Returns NULL with *ret_known set when the path exists with other
- * methods (405; allow lists them), or with *ret_known false (404). */
-static const struct rf_http_route *
-match_route(const struct rf_http_server *s, const char *method, const char *path, bool *ret_known,
-	    char *allow, size_t allow_len)
+const struct rf_http_route *
+rf_http_route_find(const struct rf_http_route *routes, size_t n_routes, const char *method,
+		   const char *path, bool *ret_known, char *allow, size_t allow_len)
 {
 	bool known = false;
 	size_t pos = 0;
 	allow[0] = '\0';
-	for (size_t i = 0; i < s->n_routes; i++) {
-		const struct rf_http_route *rt = &s->routes[i];
+	for (size_t i = 0; i < n_routes; i++) {
+		const struct rf_http_route *rt = &routes[i];
 		if (!path_matches(rt, path))
 			continue;
 		if (method_matches(rt->method, method))
@@ -362,7 +360,8 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 		cl_value = strtoull(cl, &end, 10);
 		have_cl = end && end != cl && *end == '\0' && errno == 0 && cl[0] != '-';
 	}
-	r->route = match_route(s, method, url, &known, r->allow, sizeof(r->allow));
+	r->route = rf_http_route_find(s->routes, s->n_routes, method, url, &known, r->allow,
+				      sizeof(r->allow));
 	if (!r->route) {
 		r->pending_status = known ? 405 : 404;
 		/* Answer after the body so the connection stays usable, unless the body is big:
