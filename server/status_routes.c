@@ -1,12 +1,14 @@
 /* The status routes of a running server: liveness (/healthz), readiness (/readyz), /version and
  * /metrics (with the cache gauges refreshed at scrape time). */
+#include "server/status_routes.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "server/app.h"
+#include "server/app_state.h"
 #include "server/http/metrics.h"
 #include "server/version.h"
 

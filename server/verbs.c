@@ -1,6 +1,8 @@
 /* The extender verbs (reference/extender-protocol.md section 3): decode with the wire codec, take
  * one cache generation for the whole request, resolve the pod's demand once, evaluate every node,
  * answer in kube-scheduler's exact shape. Runs on MHD pool threads; never blocks on I/O. */
+#include "server/verbs.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,7 +14,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
-#include "server/app.h"
+#include "server/app_state.h"
 #include "server/http/extender.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"

@@ -7,7 +7,7 @@
 #include <curl/curl.h>
 #include <jansson.h>
 
-#include "server/cmd/serve.h"
+#include "server/cmd/commands.h"
 #include "server/http/log.h"
 
 static void

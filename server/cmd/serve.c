@@ -1,8 +1,6 @@
 /* `railfit serve`: load the configuration and the cluster (a snapshot or the built-in demo), start
  * the HTTP server with the extender verbs and the operations/debug routes, and wait for SIGTERM or
  * SIGINT. Signals are blocked before any thread starts so only main() receives them (STYLE 3.5). */
-#include "server/cmd/serve.h"
-
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -18,80 +16,17 @@
 #include <jansson.h>
 
 #include "alloc/gen/gen_cluster.h"
-#include "config/grow.h"
 #include "rf-build.h"
-#include "server/app.h"
+#include "server/app_state.h"
+#include "server/cmd/commands.h"
+#include "server/debug_routes.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 #include "server/kube/bind.h"
 #include "server/live.h"
 #include "server/snapshot/snapshot.h"
-
-int
-rf_read_file(const char *path, size_t max, char **ret, size_t *ret_len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
-		return -e;
-	}
-	for (;;) {
-		if (rf_grow(&buf, &cap, len + 4096 + 1, 1) < 0) {
-			free(buf);
-			fclose(f);
-			snprintf(err, errlen, "cannot read '%s': out of memory", path);
-			return -ENOMEM;
-		}
-		size_t n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-		if (len > max) {
-			free(buf);
-			fclose(f);
-			snprintf(err, errlen, "'%s' is larger than %zu bytes", path, max);
-			return -EMSGSIZE;
-		}
-		if (n == 0)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		snprintf(err, errlen, "cannot read '%s'", path);
-		return -EIO;
-	}
-	buf[len] = 0;
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
-int
-rf_load_config(const char *path, struct rf_config *cfg)
-{
-	char err[512];
-	char *buf;
-	size_t len;
-	rf_config_init(cfg);
-	if (!path)
-		return 0;
-	if (rf_read_file(path, 1 << 20, &buf, &len, err, sizeof(err)) < 0) {
-		fprintf(stderr, "railfit: --config: %s\n", err);
-		rf_config_release(cfg);
-		return 2;
-	}
-	int r = rf_config_parse_yaml(buf, len, cfg, err, sizeof(err));
-	free(buf);
-	if (r < 0) {
-		fprintf(stderr, "railfit: --config '%s': %s\n", path, err);
-		rf_config_release(cfg);
-		return r == -ENOMEM ? 1 : 2;
-	}
-	return 0;
-}
+#include "server/status_routes.h"
+#include "server/verbs.h"
 
 static void
 serve_usage(FILE *f)

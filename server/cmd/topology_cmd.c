@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "rf-build.h"
-#include "server/cmd/serve.h"
+#include "server/cmd/commands.h"
 #include "server/kube/kube.h"
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/grow.h"
 #include "config/strbuf.h"
 #include "config/utf8.h"
 #include "server/http/gojson.h"
@@ -402,18 +403,13 @@ struct fast_args {
 	size_t n_nodes, cap_nodes;
 };
 
-static bool
-grow(void **v, size_t *cap, size_t n, size_t size)
+/* Room for item n of the array at *v (capacity *cap): at least 256 items, then doubling. The
+ * check stays here, inline, so that an item that fits costs no call on the decoding path;
+ * rf_grow() does the growing. */
+static inline bool
+room_for(void *v, size_t *cap, size_t n, size_t size)
 {
-	if (n < *cap)
-		return true;
-	size_t ncap = *cap ? *cap * 2 : 256;
-	void *nv = realloc(*v, ncap * size);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = ncap;
-	return true;
+	return n < *cap || rf_grow(v, cap, n < 256 ? 256 : n + 1, size) == 0;
 }
 
 /* NodeNames: [string, ...]; anything else is left to the reference decoder. */
@@ -438,7 +434,7 @@ scan_names(struct rf_jscan *s, struct fast_args *fa)
 	if (!rf_jscan_array_open(s))
 		return false;
 	while (rf_jscan_array_next(s, &count)) {
-		if (!grow((void **)&fa->names, &fa->cap_names, fa->n_names, sizeof(*fa->names))) {
+		if (!room_for(&fa->names, &fa->cap_names, fa->n_names, sizeof(*fa->names))) {
 			s->err = -ENOMEM;
 			return false;
 		}
@@ -519,8 +515,8 @@ scan_node_list(struct rf_jscan *s, struct fast_args *fa, struct field *items)
 		if (!rf_jscan_array_open(s))
 			return false;
 		while (rf_jscan_array_next(s, &count)) {
-			if (!grow((void **)&fa->nodes, &fa->cap_nodes, fa->n_nodes,
-				  sizeof(*fa->nodes))) {
+			if (!room_for(&fa->nodes, &fa->cap_nodes, fa->n_nodes,
+				      sizeof(*fa->nodes))) {
 				s->err = -ENOMEM;
 				return false;
 			}

@@ -9,7 +9,8 @@
  * Request bodies are bounded by max_body_bytes: a Content-Length above it is answered 413 before
  * any body byte is read (MHD then refuses the body and closes the connection); chunked bodies keep
  * a running total, are discarded once over the cap (up to RF_HTTP_DISCARD_MAX more bytes, then the
- * connection is closed) and answered 413 at their end. Buffers grow geometrically up to the cap.
+ * connection is closed) and answered 413 at their end. A body is an rf_strbuf bounded by the cap
+ * (and by Content-Length, when announced), so it grows geometrically and never past either.
  * Stalled clients are cut off by MHD's idle timeout (request_timeout_ms rounded up to seconds);
  * a body that keeps trickling in past the same timeout is cut off here. */
 #include "server/http/http.h"
@@ -56,9 +57,7 @@ struct req {
 	struct rf_http_server *srv;
 	struct timespec start;
 	const struct rf_http_route *route;
-	char *buf;
-	size_t len, cap;
-	size_t expected; /* Content-Length, when announced */
+	struct rf_strbuf body; /* .max: max_body, or Content-Length when announced */
 	size_t discarded;
 	int pending_status; /* 404 or 405, answered once the (discarded) body has been read */
 	char allow[128];    /* for 405 */
@@ -288,17 +287,15 @@ path_matches(const struct rf_http_route *rt, const char *path)
 	return strcmp(path, rt->path) == 0;
 }
 
-/* Find the route for method+path. Returns NULL with *ret_known set when the path exists with other
- * methods (405; allow lists them), or with *ret_known false (404). */
-static const struct rf_http_route *
-match_route(const struct rf_http_server *s, const char *method, const char *path, bool *ret_known,
-	    char *allow, size_t allow_len)
+const struct rf_http_route *
+rf_http_route_find(const struct rf_http_route *routes, size_t n_routes, const char *method,
+		   const char *path, bool *ret_known, char *allow, size_t allow_len)
 {
 	bool known = false;
 	size_t pos = 0;
 	allow[0] = '\0';
-	for (size_t i = 0; i < s->n_routes; i++) {
-		const struct rf_http_route *rt = &s->routes[i];
+	for (size_t i = 0; i < n_routes; i++) {
+		const struct rf_http_route *rt = &routes[i];
 		if (!path_matches(rt, path))
 			continue;
 		if (method_matches(rt->method, method))
@@ -363,7 +360,8 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 		cl_value = strtoull(cl, &end, 10);
 		have_cl = end && end != cl && *end == '\0' && errno == 0 && cl[0] != '-';
 	}
-	r->route = match_route(s, method, url, &known, r->allow, sizeof(r->allow));
+	r->route = rf_http_route_find(s->routes, s->n_routes, method, url, &known, r->allow,
+				      sizeof(r->allow));
 	if (!r->route) {
 		r->pending_status = known ? 405 : 404;
 		/* Answer after the body so the connection stays usable, unless the body is big:
@@ -385,20 +383,22 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 		if (n > 0) {
 			/* Buffers grow with the bytes that really arrive (a client announcing a big
 			 * body and sending nothing costs little), but never past the announced
-			 * size; a wrong Content-Length is MHD's to reject. */
-			r->expected = (size_t)n;
-			size_t first = r->expected + 1;
+			 * size; a wrong Content-Length is MHD's to reject. A first buffer that
+			 * cannot be had is tried again with the first bytes. */
+			size_t first = (size_t)n + 1;
 			if (first > RF_HTTP_FIRST_BUFFER_MAX)
 				first = RF_HTTP_FIRST_BUFFER_MAX;
-			r->buf = malloc(first);
-			if (r->buf)
-				r->cap = first;
+			r->body.max = (size_t)n;
+			rf_strbuf_reserve(&r->body, first - 1);
+			if (r->body.oom)
+				r->body = (struct rf_strbuf){ .max = (size_t)n };
 		}
 	}
 	return MHD_YES;
 }
 
-/* Append body bytes, growing geometrically but never past max_body + 1 (room for the NUL). */
+/* Append body bytes: the buffer starts at RF_HTTP_INITIAL_BUFFER (or at the size first_call()
+ * gave it) and doubles, never past its max + 1 (room for the NUL). */
 static void
 append_body(struct rf_http_server *s, struct req *r, const char *data, size_t n)
 {
@@ -406,37 +406,24 @@ append_body(struct rf_http_server *s, struct req *r, const char *data, size_t n)
 		r->discarded += n;
 		return;
 	}
-	if (n > s->max_body - r->len) {
+	if (n > s->max_body - r->body.len) {
 		r->overflow = true;
 		r->discarded += n;
-		free(r->buf);
-		r->buf = NULL;
-		r->len = r->cap = 0;
+		rf_strbuf_release(&r->body);
 		return;
 	}
-	size_t need = r->len + n + 1;
-	if (need > r->cap) {
-		size_t ncap = r->cap ? r->cap : RF_HTTP_INITIAL_BUFFER;
-		while (ncap < need)
-			ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
-		if (ncap > s->max_body + 1)
-			ncap = s->max_body + 1;
-		if (r->expected && ncap > r->expected + 1 && need <= r->expected + 1)
-			ncap = r->expected + 1;
-		char *nb = realloc(r->buf, ncap);
-		if (!nb) {
-			r->oom = true;
-			r->discarded += n;
-			free(r->buf);
-			r->buf = NULL;
-			r->len = r->cap = 0;
-			return;
-		}
-		r->buf = nb;
-		r->cap = ncap;
+	if (!r->body.cap) {
+		if (!r->body.max)
+			r->body.max = s->max_body;
+		size_t first = RF_HTTP_INITIAL_BUFFER - 1;
+		rf_strbuf_reserve(&r->body, first < r->body.max ? first : r->body.max);
 	}
-	memcpy(r->buf + r->len, data, n);
-	r->len += n;
+	rf_strbuf_putn(&r->body, data, n);
+	if (r->body.oom) {
+		r->oom = true;
+		r->discarded += n;
+		rf_strbuf_release(&r->body);
+	}
 }
 
 static enum MHD_Result
@@ -453,15 +440,13 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 	if (r->oom)
 		return send_error(conn, r, method, url, 500, "internal error",
 				  "out of memory while reading the request body", NULL);
-	if (r->buf)
-		r->buf[r->len] = '\0';
 	const struct rf_http_route *rt = r->route;
 	struct rf_http_request hreq = {
 		.method = method,
 		.path = url,
 		.subpath = rt->prefix ? url + strlen(rt->path) : "",
-		.body = r->buf ? r->buf : "",
-		.body_len = r->len,
+		.body = r->body.len ? r->body.s : "",
+		.body_len = r->body.len,
 		.conn = conn,
 	};
 	struct rf_http_response resp = { .status = 200 };
@@ -537,7 +522,7 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (!r->responded && toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
 		rf_v(1, "request cut off by server.requestTimeout before it was complete");
-	free(r->buf);
+	rf_strbuf_release(&r->body);
 	free(r);
 	*con_cls = NULL;
 }
@@ -689,27 +674,16 @@ listen_on(const char *listen, int *ret_fd, int *ret_family, char *err, size_t er
 	return 0;
 }
 
+/* "GET /healthz, POST /filter, GET /debug/nodes/..." (malloc'd), or NULL on OOM. */
 static char *
 describe_routes(const struct rf_http_route *routes, size_t n)
 {
-	size_t cap = 1;
+	struct rf_strbuf b = { 0 };
 	for (size_t i = 0; i < n; i++)
-		cap += (routes[i].method ? strlen(routes[i].method) : 1) +
-		       (routes[i].path ? strlen(routes[i].path) : 0) + 4;
-	char *s = malloc(cap);
-	if (!s)
-		return NULL;
-	size_t pos = 0;
-	s[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		int w = snprintf(s + pos, cap - pos, "%s%s %s%s", i ? ", " : "",
+		rf_strbuf_printf(&b, "%s%s %s%s", i ? ", " : "",
 				 routes[i].method ? routes[i].method : "*",
 				 routes[i].path ? routes[i].path : "", routes[i].prefix ? "*" : "");
-		if (w < 0 || (size_t)w >= cap - pos)
-			break;
-		pos += (size_t)w;
-	}
-	return s;
+	return rf_strbuf_steal(&b);
 }
 
 int

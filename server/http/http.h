@@ -63,6 +63,17 @@ struct rf_http_server;
 int rf_http_start(const struct rf_http_options *o, const struct rf_http_route *routes,
 		  size_t n_routes, struct rf_http_server **ret, char *err, size_t errlen);
 
+/**
+ * The route the server dispatches method and path to: the first in table order whose path is
+ * equal (or, for a prefix route, a prefix of path) and whose method is equal, NULL (any), or GET
+ * when method is HEAD. Without one, NULL with *ret_known telling a path served for other methods
+ * (405; allow then lists them once each, GET routes adding HEAD: "GET, HEAD, DELETE", cut to
+ * allow_len) from an unknown one (404). The server calls it with the path without the query.
+ */
+const struct rf_http_route *rf_http_route_find(const struct rf_http_route *routes, size_t n_routes,
+					       const char *method, const char *path,
+					       bool *ret_known, char *allow, size_t allow_len);
+
 /** The bound port (useful with port 0). */
 uint16_t rf_http_port(const struct rf_http_server *s);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/grow.h"
 #include "config/utf8.h"
 #include "server/http/gojson.h"
 
@@ -389,12 +390,10 @@ static bool
 push_key(struct rf_jscan *s, struct rf_jscan_span key)
 {
 	if (s->n_keys == s->cap_keys) {
-		size_t ncap = s->cap_keys ? s->cap_keys * 2 : 64;
-		struct rf_jscan_span *nk = realloc(s->keys, ncap * sizeof(*nk));
-		if (!nk)
+		/* At least 64 keys, then doubling; only a full array pays the call. */
+		size_t need = s->n_keys < 64 ? 64 : s->n_keys + 1;
+		if (rf_grow(&s->keys, &s->cap_keys, need, sizeof(*s->keys)) < 0)
 			return fail(s, -ENOMEM);
-		s->keys = nk;
-		s->cap_keys = ncap;
 	}
 	s->keys[s->n_keys++] = key;
 	return true;

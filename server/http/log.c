@@ -205,6 +205,10 @@ rf_log_fmt(enum rf_log_level lvl, int v, const char *file, int line, const char 
 {
 	if (lvl == RF_LOG_INFO && !enabled(v))
 		return;
+	/* Not an rf_strbuf on purpose: this is no growing buffer but one measured vsnprintf and one
+	 * exact allocation, and its failure modes differ from the strbuf's. A message longer than
+	 * the line is cut at RF_LOG_LINE_MAX (a capped strbuf would drop it whole), and on OOM the
+	 * first 511 bytes already on the stack are kept (a strbuf would be left empty). */
 	char stack[512];
 	char *msg = stack;
 	va_list ap;

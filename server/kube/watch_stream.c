@@ -109,31 +109,36 @@ rf_watch_stream_init(struct rf_watch_stream *s, size_t max_event)
 void
 rf_watch_stream_release(struct rf_watch_stream *s)
 {
-	free(s->buf);
-	s->buf = NULL;
-	s->len = s->cap = 0;
+	rf_strbuf_release(&s->line);
+}
+
+/* Forget the incomplete line, keeping its memory. */
+static void
+clear_line(struct rf_watch_stream *s)
+{
+	s->line.len = 0;
+	if (s->line.s)
+		s->line.s[0] = '\0';
 }
 
 void
 rf_watch_stream_reset(struct rf_watch_stream *s)
 {
-	s->len = 0;
+	clear_line(s);
 	s->events = 0;
 	s->failed = false;
-	/* give back a buffer a huge event left behind */
-	if (s->cap > 1024 * 1024) {
-		free(s->buf);
-		s->buf = NULL;
-		s->cap = 0;
-	}
+	/* give back a buffer a huge event left behind, or one that failed to grow */
+	if (s->line.cap > 1024 * 1024 || s->line.oom)
+		rf_strbuf_release(&s->line);
 }
 
 size_t
 rf_watch_stream_pending(const struct rf_watch_stream *s)
 {
-	for (size_t i = 0; i < s->len; i++)
-		if (s->buf[i] != ' ' && s->buf[i] != '\t' && s->buf[i] != '\r' && s->buf[i] != '\n')
-			return s->len;
+	const char *p = s->line.s;
+	for (size_t i = 0; i < s->line.len; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\n')
+			return s->line.len;
 	return 0;
 }
 
@@ -160,24 +165,17 @@ dispatch(struct rf_watch_stream *s, const char *line, size_t n, rf_watch_event_c
 	return cb(ud, &ev);
 }
 
+/* Append to the incomplete line: the buffer starts at 16 KiB and doubles, never past max + 1.
+ * The caller has checked that the line stays within max. */
 static int
 append(struct rf_watch_stream *s, const char *data, size_t len)
 {
-	if (s->len + len > s->cap) {
-		size_t ncap = s->cap ? s->cap : 16384;
-		while (ncap < s->len + len)
-			ncap *= 2;
-		if (ncap > s->max + 1)
-			ncap = s->max + 1;
-		char *nb = realloc(s->buf, ncap);
-		if (!nb)
-			return -ENOMEM;
-		s->buf = nb;
-		s->cap = ncap;
+	if (!s->line.cap) {
+		s->line.max = s->max;
+		rf_strbuf_reserve(&s->line, 16383 < s->max ? 16383 : s->max);
 	}
-	memcpy(s->buf + s->len, data, len);
-	s->len += len;
-	return 0;
+	rf_strbuf_putn(&s->line, data, len);
+	return s->line.oom ? -ENOMEM : 0;
 }
 
 int
@@ -192,20 +190,20 @@ rf_watch_stream_feed(struct rf_watch_stream *s, const char *data, size_t len, rf
 	while (len > 0) {
 		const char *nl = memchr(data, '\n', len);
 		size_t take = nl ? (size_t)(nl - data) : len;
-		if (s->len == 0 && nl) {
+		if (s->line.len == 0 && nl) {
 			/* a whole line inside this chunk: decode it in place, no copy */
 			if (take > s->max)
 				goto too_big;
 			if ((r = dispatch(s, data, take, cb, userdata, err, errlen)) < 0)
 				goto failed;
 		} else {
-			if (s->len + take > s->max)
+			if (s->line.len + take > s->max)
 				goto too_big;
 			if ((r = append(s, data, take)) < 0)
 				goto failed;
 			if (nl) {
-				r = dispatch(s, s->buf, s->len, cb, userdata, err, errlen);
-				s->len = 0;
+				r = dispatch(s, s->line.s, s->line.len, cb, userdata, err, errlen);
+				clear_line(s);
 				if (r < 0)
 					goto failed;
 			}
@@ -221,6 +219,6 @@ too_big:
 	r = -EMSGSIZE;
 failed:
 	s->failed = true;
-	s->len = 0;
+	clear_line(s);
 	return r;
 }

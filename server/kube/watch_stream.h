@@ -16,6 +16,8 @@
 
 #include <jansson.h>
 
+#include "config/strbuf.h"
+
 /** Default bound of one event (bytes). etcd objects are at most ~1.5 MiB; JSON adds little. */
 #define RF_WATCH_MAX_EVENT ((size_t)16 * 1024 * 1024)
 
@@ -58,11 +60,10 @@ int rf_watch_event_decode(const char *line, size_t len, struct rf_watch_event *r
 typedef int rf_watch_event_cb(void *userdata, struct rf_watch_event *ev);
 
 struct rf_watch_stream {
-	char *buf;
-	size_t len, cap;
-	size_t max;    /* longest accepted event line */
-	size_t events; /* events decoded since the last reset */
-	bool failed;   /* a previous feed failed: the stream must be reset */
+	struct rf_strbuf line; /* the incomplete line, bounded by max */
+	size_t max;            /* longest accepted event line */
+	size_t events;         /* events decoded since the last reset */
+	bool failed;           /* a previous feed failed: the stream must be reset */
 };
 
 /** Initialise with a line limit (0 = RF_WATCH_MAX_EVENT). Allocates nothing yet. */

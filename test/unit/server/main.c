@@ -13,7 +13,9 @@ Suite *gen_cluster_suite(void);
 Suite *kube_suite(void);
 Suite *slim_suite(void);
 Suite *snapshot_load_suite(void);
+Suite *bind_suite(void);
+Suite *routes_suite(void);
 
 RF_CHECK_MAIN(extender_suite(), extender_fast_suite(), metrics_suite(), metric_table_suite(),
 	      escape_suite(), http_suite(), parallel_suite(), gen_cluster_suite(), kube_suite(),
-	      slim_suite(), snapshot_load_suite())
+	      slim_suite(), snapshot_load_suite(), bind_suite(), routes_suite())

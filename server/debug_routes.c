@@ -1,5 +1,7 @@
 /* Debugging routes (DESIGN section 4): nodes, one node in depth, the snapshot, the effective
  * configuration and explain. Each takes one cache generation for the whole request. */
+#include "server/debug_routes.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +10,8 @@
 #include "alloc/evaluate.h"
 #include "alloc/explain.h"
 #include "config/strbuf.h"
-#include "server/app.h"
-#include "server/cmd/explain_table.h"
+#include "server/app_state.h"
+#include "server/explain_table.h"
 #include "server/snapshot/snapshot.h"
 
 static struct rf_cluster *

@@ -1,7 +1,8 @@
-/* The commands of the railfit binary (DESIGN section 3). Each returns the process exit code:
- * 0 ok, 1 runtime failure, 2 usage or configuration error. */
-#ifndef RF_SERVER_SERVE_H
-#define RF_SERVER_SERVE_H
+/* The commands of the railfit binary (DESIGN section 3) and the helpers they share. Each command
+ * returns the process exit code: 0 ok, 1 runtime failure, 2 usage or configuration error.
+ * rf_cmd_serve is in serve.c, rf_cmd_topology in topology_cmd.c, the rest in commands.c. */
+#ifndef RF_SERVER_CMD_COMMANDS_H
+#define RF_SERVER_CMD_COMMANDS_H
 
 #include <stddef.h>
 

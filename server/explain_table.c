@@ -1,6 +1,6 @@
 /* The explain document (alloc/explain.h) as a table for people: `railfit explain -o table` and
  * /debug/explain?format=table. */
-#include "server/cmd/explain_table.h"
+#include "server/explain_table.h"
 
 #include <stdio.h>
 #include <string.h>
