@@ -409,10 +409,8 @@ part_alignment(const struct pipeline *p, const struct rf_assignment *a, struct r
 static bool
 victim_holds(const struct rf_cluster *c, const struct rf_pod *p, const struct rf_device *dev)
 {
-	const json_t *entries = rf_jpath(p->json, "spec.resourceClaims");
-	for (size_t e = 0; e < json_array_size(entries); e++) {
-		const char *cn = rf_pod_claim_name(p->json, json_array_get(entries, e));
-		const struct rf_claim *cl = cn ? rf_cluster_claim(c, p->ns, cn) : NULL;
+	for (size_t e = 0; e < p->n_claim_names; e++) {
+		const struct rf_claim *cl = rf_cluster_claim(c, p->ns, p->claim_names[e]);
 		for (size_t r = 0; cl && r < cl->n_results; r++)
 			if (cl->results[r].dev == dev && !cl->results[r].admin_access)
 				return true;
@@ -982,10 +980,8 @@ rf_release_from_victims(const struct rf_cluster *c, const struct rf_pod *const *
 	for (size_t i = 0; i < n; i++) {
 		const struct rf_pod *v = victims[i];
 		r.pods[r.n_pods++] = v;
-		const json_t *entries = rf_jpath(v->json, "spec.resourceClaims");
-		for (size_t e = 0; e < json_array_size(entries); e++) {
-			const char *cn = rf_pod_claim_name(v->json, json_array_get(entries, e));
-			const struct rf_claim *cl = cn ? rf_cluster_claim(c, v->ns, cn) : NULL;
+		for (size_t e = 0; e < v->n_claim_names; e++) {
+			const struct rf_claim *cl = rf_cluster_claim(c, v->ns, v->claim_names[e]);
 			if (!cl || !cl->allocated || rf_release_has_claim(&r, cl))
 				continue;
 			bool only_victims = cl->n_reserved > 0;

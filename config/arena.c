@@ -66,6 +66,35 @@ rf_arena_new(void)
 	return a;
 }
 
+struct rf_arena *
+rf_arena_new_sized(size_t n)
+{
+	struct rf_arena *a = rf_arena_new();
+	if (!a || n == 0 || n > SIZE_MAX / 2)
+		return a;
+	struct rf_arena_chunk *c = malloc(sizeof(*c) + n);
+	if (!c) {
+		free(a);
+		return NULL;
+	}
+	c->next = NULL;
+	c->used = 0;
+	c->cap = n;
+	c->borrowed = false;
+	a->head = c;
+	a->total = sizeof(*c) + n;
+	return a;
+}
+
+size_t
+rf_arena_used(const struct rf_arena *a)
+{
+	size_t n = 0;
+	for (const struct rf_arena_chunk *c = a->head; c; c = c->next)
+		n += c->used;
+	return n;
+}
+
 void
 rf_arena_free(struct rf_arena *a)
 {

@@ -27,6 +27,11 @@ void rf_arena_release(struct rf_arena *a);
 
 /** A heap-allocated empty arena (NULL on OOM), and its destructor (accepts NULL). */
 struct rf_arena *rf_arena_new(void);
+/** The same with a first chunk of room for n bytes of allocations (rounded as they are): to
+ * fill with a sequence whose rf_arena_used() is known, without a byte of slack. */
+struct rf_arena *rf_arena_new_sized(size_t n);
+/** Bytes handed out so far (each allocation rounded up to 16). */
+size_t rf_arena_used(const struct rf_arena *a);
 void rf_arena_free(struct rf_arena *a);
 
 /** 16-byte aligned, uninitialised; NULL on OOM or past the limit. */

@@ -76,6 +76,28 @@ START_TEST(test_arena_zeroed_aligned_and_limited)
 }
 END_TEST
 
+START_TEST(test_arena_sized_holds_a_known_sequence_exactly)
+{
+	/* the sequence a first arena measured fits a sized one in its single chunk */
+	struct rf_arena *a = rf_arena_new();
+	for (int i = 0; i < 500; i++)
+		ck_assert_ptr_nonnull(rf_arena_alloc(a, (size_t)i % 70 + 1));
+	size_t used = rf_arena_used(a);
+	ck_assert_uint_eq(used % 16, 0);
+	ck_assert_uint_ge(used, 500 * 16);
+	struct rf_arena *b = rf_arena_new_sized(used);
+	size_t before = b->total;
+	for (int i = 0; i < 500; i++)
+		ck_assert_ptr_nonnull(rf_arena_alloc(b, (size_t)i % 70 + 1));
+	ck_assert_uint_eq(rf_arena_used(b), used);
+	ck_assert_uint_eq(b->total, before);         /* no second chunk */
+	ck_assert_ptr_nonnull(rf_arena_alloc(b, 1)); /* and it still grows past it */
+	ck_assert_uint_gt(b->total, before);
+	rf_arena_free(a);
+	rf_arena_free(b);
+}
+END_TEST
+
 Suite *
 grow_suite(void)
 {
@@ -84,6 +106,7 @@ grow_suite(void)
 	tcase_add_test(tc, test_grow_doubles_and_keeps_contents);
 	tcase_add_test(tc, test_grow_overflow_leaves_the_array);
 	tcase_add_test(tc, test_arena_zeroed_aligned_and_limited);
+	tcase_add_test(tc, test_arena_sized_holds_a_known_sequence_exactly);
 	suite_add_tcase(s, tc);
 	return s;
 }
