@@ -20,10 +20,12 @@ enum rf_attr_kind {
 
 struct rf_attr {
 	const char *name; /* "domain/id", borrowed from the owning device */
+	union {           /* by kind: a fleet's devices hold millions of these */
+		int64_t i;
+		bool b;
+		const char *s; /* string or version text */
+	};
 	enum rf_attr_kind kind;
-	int64_t i;
-	bool b;
-	const char *s; /* string or version text */
 };
 
 struct rf_capacity {

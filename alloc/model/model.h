@@ -61,7 +61,6 @@ struct rf_device {
 	bool has_binding_conditions;
 	struct rf_counter_consumption *counters;
 	size_t n_counters;
-	const json_t *json; /* the device object in its slice */
 
 	/* derived */
 	struct rf_locality loc;              /* pcie_root, numa */
