@@ -246,9 +246,8 @@ rf_watch_classify(const struct rf_watch_end *e)
 		v.next = RF_NEXT_REWATCH;
 		v.failure = false;
 		v.detail = RF_DETAIL_NONE;
-		if (e->pending)
-			v.reason =
-				"truncated"; /* that event was not applied; the server resends it */
+		if (e->pending) /* that event was not applied; the server resends it */
+			v.reason = "truncated";
 		else if (e->rc == -ETIMEDOUT)
 			v.reason = "timeout";
 		else if (e->rc == 0 && e->elapsed >= (double)e->timeout_s - 1.0)
