@@ -157,15 +157,16 @@ struct rf_watch_verdict {
 };
 
 /**
- * Classify the end of a watch (reflector.h lists the cases): stopping → STOP; a 2xx stream that
- * the callback stopped → by the failure (ERROR 410/Expired/Gone: relist "expired", ERROR 429:
- * back off and re-watch "http-429", other ERROR events: relist "error"; garbage, oversize, store:
- * relist); a 2xx stream that ended under 1 s without any event → relist "short"; any other end of
- * a 2xx stream → re-watch at once, "truncated" when an incomplete event was left, "timeout" at the
- * idle limit or a clean end within 1 s of timeout_s, else "closed"; no response → "connect"
- * (refused: back off and re-watch) or timeout/closed/error (relist); an error status → 429: back
- * off and re-watch honouring Retry-After, else relist ("expired" for 410, http-4xx, http-5xx
- * honouring Retry-After).
+ * Classify the end of a watch, in this order (reflector.h lists the cases): rc -ECANCELED without
+ * a stream failure → STOP; a 2xx status with a stream failure → by the failure (ERROR
+ * 410/Expired/Gone: relist "expired", ERROR 429: back off and re-watch "http-429", other ERROR
+ * events: relist "error"; garbage, oversize, store: relist); a 2xx stream that ended under 1 s
+ * without any event → relist "short"; any other end of a 2xx stream → re-watch at once,
+ * "truncated" when an incomplete event was left, "timeout" at the idle limit or a clean end
+ * within 1 s of timeout_s, else "closed"; rc < 0 otherwise (no complete response, whatever the
+ * status) → "connect" (refused: back off and re-watch) or timeout/closed/error (relist); an error
+ * status → 429: back off and re-watch honouring Retry-After, else relist ("expired" for 410,
+ * http-4xx, http-5xx honouring Retry-After).
  */
 struct rf_watch_verdict rf_watch_classify(const struct rf_watch_end *e);
 
