@@ -3,12 +3,15 @@
  * Threads: one per kind, each owning its rf_kube_conn (one CURL handle), its watch stream buffer
  * and its list/watch state; they share only the thread-safe client, store and cache. A reflector
  * blocks only in libcurl or in rf_kube_sleep(), both of which return within about a second of
- * rf_kube_stop(). No lock of this file's own. */
+ * rf_kube_stop(). No lock of this file's own.
+ *
+ * The decisions (which RV to list at, the watch request, what to do with an event and with the
+ * end of a watch) are the pure functions of reflector_policy.c; this file does the requests, the
+ * logging and the counting around them. */
 #include "server/kube/reflector.h"
 
 #include <errno.h>
 #include <malloc.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,18 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
 #include "server/http/jscan.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 
-#define PAGE_SIZE  500
 #define RV_MAX     128
 #define LOG_REPEAT 60.0 /* seconds between repeated warnings of one failing kind */
-
-/* stream failures recorded by the event callback */
-enum stream_failure { SF_NONE = 0, SF_ERROR_EVENT, SF_GARBAGE, SF_OVERSIZE, SF_STORE };
 
 struct kind_spec {
 	const char *path;
@@ -70,7 +67,7 @@ struct reflector {
 
 	/* the running watch */
 	size_t n_events;
-	enum stream_failure failure;
+	enum rf_stream_failure failure; /* recorded by the event callback */
 	int err_code;
 	char err_reason[64];
 	char err_text[600];
@@ -87,82 +84,6 @@ struct rf_reflectors {
 	bool detect_version;
 	struct reflector r[RF_KIND_COUNT];
 };
-
-/* ---------------------------------------------------------------------------------------------
- * Pure helpers
- */
-
-void
-rf_backoff_init(struct rf_backoff *b)
-{
-	*b = (struct rf_backoff){ .initial = 0.8,
-				  .cap = 30,
-				  .factor = 2,
-				  .jitter = 1.0,
-				  .reset_after = 120,
-				  .next = 0.8,
-				  .last = -1 };
-}
-
-double
-rf_backoff_step(struct rf_backoff *b, double now, double rand01)
-{
-	if (b->last >= 0 && now - b->last > b->reset_after)
-		b->next = b->initial;
-	b->last = now;
-	double d = b->next;
-	double n = d * b->factor;
-	b->next = n > b->cap ? b->cap : n;
-	if (rand01 < 0)
-		rand01 = 0;
-	if (rand01 >= 1)
-		rand01 = 0.999999;
-	return d + d * b->jitter * rand01;
-}
-
-long
-rf_watch_timeout_seconds(double min_s, double rand01)
-{
-	double t = floor(min_s * (1.0 + rand01));
-	return t < 1 ? 1 : (long)t;
-}
-
-long
-rf_watch_idle_ms(int64_t watch_timeout_ms)
-{
-	if (watch_timeout_ms < 5000)
-		return 5000;
-	if (watch_timeout_ms > 90000)
-		return 90000;
-	return (long)watch_timeout_ms;
-}
-
-int
-rf_rv_compare(const char *a, const char *b, int *ret)
-{
-	if (!a || !b || !*a || !*b)
-		return -EINVAL;
-	for (const char *p = a; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-	for (const char *p = b; *p; p++)
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-	while (*a == '0' && a[1])
-		a++;
-	while (*b == '0' && b[1])
-		b++;
-	size_t la = strlen(a), lb = strlen(b);
-	int c = la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
-	*ret = c < 0 ? -1 : c > 0 ? 1 : 0;
-	return 0;
-}
-
-bool
-rf_kube_is_expired(long status, const char *reason)
-{
-	return status == 410 || (reason && (!strcmp(reason, "Expired") || !strcmp(reason, "Gone")));
-}
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers of one reflector
@@ -254,55 +175,6 @@ healthy(struct reflector *r, const char *what)
 	r->retry_after = -1;
 }
 
-static const char *
-http_reason(long status)
-{
-	if (status == 429)
-		return "http-429";
-	if (status >= 500)
-		return "http-5xx";
-	if (rf_kube_is_expired(status, NULL))
-		return "expired";
-	return "http-4xx";
-}
-
-static const char *
-transport_reason(int rc)
-{
-	switch (rc) {
-	case -ETIMEDOUT:
-		return "timeout";
-	case -ECONNRESET:
-		return "closed";
-	case -ECONNREFUSED:
-	case -EHOSTUNREACH:
-		return "connect";
-	default:
-		return "error"; /* TLS, a broken response, out of memory */
-	}
-}
-
-/* Append "&key=escaped(value)" (or "?key=..." first). */
-static int
-add_param(char *buf, size_t len, const char *key, const char *value)
-{
-	char *e = curl_easy_escape(NULL, value, 0); /* the handle is unused since 7.82 */
-	if (!e)
-		return -ENOMEM;
-	size_t used = strlen(buf);
-	int n = snprintf(buf + used, len - used, "%s%s=%s", strchr(buf, '?') ? "&" : "?", key, e);
-	curl_free(e);
-	return n < 0 || (size_t)n >= len - used ? -ENAMETOOLONG : 0;
-}
-
-static bool
-too_large_rv(const struct rf_kube_response *resp)
-{
-	return resp->status == 504 && resp->body &&
-	       (strstr(resp->body, "ResourceVersionTooLarge") ||
-		strstr(resp->body, "Too large resource version"));
-}
-
 /* ---------------------------------------------------------------------------------------------
  * List
  */
@@ -383,18 +255,20 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 	}
 	for (;;) {
 		snprintf(path, sizeof(path), "%s", r->spec->path);
-		if ((cont[0] && (rc = add_param(path, sizeof(path), "continue", cont)) < 0) ||
-		    (r->spec->field_selector && (rc = add_param(path, sizeof(path), "fieldSelector",
-								r->spec->field_selector)) < 0))
+		if ((cont[0] &&
+		     (rc = rf_path_add_param(path, sizeof(path), "continue", cont)) < 0) ||
+		    (r->spec->field_selector &&
+		     (rc = rf_path_add_param(path, sizeof(path), "fieldSelector",
+					     r->spec->field_selector)) < 0))
 			goto out;
 		if (page_size > 0) {
 			char lim[16];
 			snprintf(lim, sizeof(lim), "%d", page_size);
-			if ((rc = add_param(path, sizeof(path), "limit", lim)) < 0)
+			if ((rc = rf_path_add_param(path, sizeof(path), "limit", lim)) < 0)
 				goto out;
 		}
 		if (!cont[0] && rv[0] &&
-		    (rc = add_param(path, sizeof(path), "resourceVersion", rv)) < 0)
+		    (rc = rf_path_add_param(path, sizeof(path), "resourceVersion", rv)) < 0)
 			goto out;
 		struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
 		rf_kube_response_release(resp);
@@ -517,10 +391,11 @@ do_list(struct reflector *r)
 	if (r->kind == RF_KIND_NODES)
 		detect_version(r);
 	/* client-go's relistResourceVersion */
-	snprintf(rv, sizeof(rv), "%s", r->rv_unavailable ? "" : !r->synced ? "0" : r->last_rv);
-	int page = (!rv[0] || !strcmp(rv, "0") || r->paginated_before) ? PAGE_SIZE : 0;
+	snprintf(rv, sizeof(rv), "%s", rf_list_rv(r->rv_unavailable, r->synced, r->last_rv));
+	int page = rf_list_page_size(rv, r->paginated_before);
 	int rc = list_once(r, rv, page, &items, list_rv, &paginated, &resp);
-	if (rc == 1 && (rf_kube_is_expired(resp.status, resp.reason) || too_large_rv(&resp))) {
+	if (rc == 1 && rf_list_retry_without_rv(resp.status, resp.reason,
+						rf_list_rv_too_large(resp.status, resp.body))) {
 		/* the RV is gone (or not there yet): a consistent list, at once */
 		r->rv_unavailable = true;
 		rf_v(2, "relisting without a resourceVersion", "resource", r->resource, "detail",
@@ -539,10 +414,10 @@ do_list(struct reflector *r)
 						 sizeof(text));
 		else
 			snprintf(text, sizeof(text), "%s", resp.error);
-		failed(r, rc == 1 ? http_reason(resp.status) : transport_reason(rc),
-		       rc == 1 && (resp.status == 429 || resp.status >= 500) ? resp.retry_after
-									     : -1,
-		       "list %s: %s", r->resource, text);
+		int retry_after;
+		const char *reason =
+			rf_list_failure(rc, resp.status, resp.retry_after, &retry_after);
+		failed(r, reason, retry_after, "list %s: %s", r->resource, text);
 		rf_kube_response_release(&resp);
 		return -1;
 	}
@@ -584,10 +459,13 @@ static int
 on_event(void *userdata, struct rf_watch_event *ev)
 {
 	struct reflector *r = userdata;
+	const char *rv;
 	r->n_events++;
 	r->counts[ev->type]++;
-	if (ev->type == RF_WATCH_ERROR) {
-		r->failure = SF_ERROR_EVENT;
+	enum rf_event_action a =
+		rf_watch_event_action(ev, rf_kind_name(r->kind), sizeof(r->last_rv), &rv);
+	if (a == RF_EVENT_ABORT) {
+		r->failure = RF_SF_ERROR_EVENT;
 		r->err_code = ev->code;
 		snprintf(r->err_reason, sizeof(r->err_reason), "%s", ev->reason ? ev->reason : "");
 		snprintf(r->err_text, sizeof(r->err_text), "ERROR event %d %s: %s", ev->code,
@@ -595,25 +473,23 @@ on_event(void *userdata, struct rf_watch_event *ev)
 		rf_watch_event_release(ev);
 		return -ECONNABORTED;
 	}
-	const char *kind = json_string_value(json_object_get(ev->object, "kind"));
-	if (kind && strcmp(kind, rf_kind_name(r->kind)) != 0) {
+	if (a == RF_EVENT_SKIP) {
 		rf_v(2, "skipped a watch event of an unexpected kind", "resource", r->resource,
-		     "kind", kind);
+		     "kind", json_string_value(json_object_get(ev->object, "kind")));
 		rf_watch_event_release(ev);
 		return 0;
 	}
-	if (ev->rv && strlen(ev->rv) < sizeof(r->last_rv)) {
+	if (rv) {
 		int cmp = 0;
-		if (rf_log_verbosity() >= 3 && rf_rv_compare(ev->rv, r->last_rv, &cmp) == 0 &&
-		    cmp < 0)
+		if (rf_log_verbosity() >= 3 && rf_rv_compare(rv, r->last_rv, &cmp) == 0 && cmp < 0)
 			rf_v(3, "resourceVersion went backwards in a watch", "resource",
-			     r->resource, "rv", ev->rv, "last", r->last_rv);
-		snprintf(r->last_rv, sizeof(r->last_rv), "%s", ev->rv);
+			     r->resource, "rv", rv, "last", r->last_rv);
+		snprintf(r->last_rv, sizeof(r->last_rv), "%s", rv);
 	}
-	if (ev->type != RF_WATCH_BOOKMARK) {
+	if (a == RF_EVENT_APPLY) {
 		int c = rf_store_apply(r->set->store, r->kind, ev->type, ev->object);
 		if (c == -ENOMEM) {
-			r->failure = SF_STORE;
+			r->failure = RF_SF_STORE;
 			snprintf(r->err_text, sizeof(r->err_text), "out of memory");
 			rf_watch_event_release(ev);
 			return -ENOMEM;
@@ -633,8 +509,8 @@ on_data(void *userdata, const char *data, size_t len)
 	struct reflector *r = userdata;
 	char err[512];
 	int rc = rf_watch_stream_feed(&r->ws, data, len, on_event, r, err, sizeof(err));
-	if (rc < 0 && r->failure == SF_NONE) {
-		r->failure = rc == -EMSGSIZE ? SF_OVERSIZE : SF_GARBAGE;
+	if (rc < 0 && r->failure == RF_SF_NONE) {
+		r->failure = rc == -EMSGSIZE ? RF_SF_OVERSIZE : RF_SF_GARBAGE;
 		snprintf(r->err_text, sizeof(r->err_text), "%s", err);
 	}
 	return rc;
@@ -648,31 +524,24 @@ on_tick(void *userdata)
 	flush_counts(r);
 }
 
-enum watch_outcome { W_REWATCH, W_BACKOFF_REWATCH, W_RELIST, W_STOP };
-
-static enum watch_outcome
+/* One watch request; its end classified by rf_watch_classify(), here only logged and counted. */
+static enum rf_watch_next
 watch_once(struct reflector *r)
 {
 	struct rf_reflectors *set = r->set;
-	char path[2048], ts[24];
+	char path[2048], text[1000];
 	struct rf_kube_response resp = { 0 };
-	enum watch_outcome out = W_RELIST;
 	long timeout_s =
 		rf_watch_timeout_seconds((double)set->watch_timeout_ms / 1000.0, rand01(r));
-	snprintf(ts, sizeof(ts), "%ld", timeout_s);
-	snprintf(path, sizeof(path), "%s?allowWatchBookmarks=true", r->spec->path);
-	if ((r->spec->field_selector &&
-	     add_param(path, sizeof(path), "fieldSelector", r->spec->field_selector) < 0) ||
-	    add_param(path, sizeof(path), "resourceVersion", r->last_rv) < 0 ||
-	    add_param(path, sizeof(path), "timeoutSeconds", ts) < 0 ||
-	    add_param(path, sizeof(path), "watch", "true") < 0) {
+	if (rf_watch_path(path, sizeof(path), r->spec->path, r->spec->field_selector, r->last_rv,
+			  timeout_s) < 0) {
 		failed(r, "error", -1, "watch %s: cannot build the request", r->resource);
-		return W_RELIST;
+		return RF_NEXT_RELIST;
 	}
 
 	rf_watch_stream_reset(&r->ws);
 	r->n_events = 0;
-	r->failure = SF_NONE;
+	r->failure = RF_SF_NONE;
 	r->err_code = 0;
 	r->err_reason[0] = 0;
 	r->err_text[0] = 0;
@@ -685,86 +554,50 @@ watch_once(struct reflector *r)
 	int rc = rf_kube_do(r->conn, &req, &resp);
 	double elapsed = rf_kube_now() - start;
 	flush_counts(r);
-	if (rc == -ECANCELED && r->failure == SF_NONE) {
-		out = W_STOP;
-		goto done;
+	struct rf_watch_end end = { .rc = rc,
+				    .status = resp.status,
+				    .retry_after = resp.retry_after,
+				    .failure = r->failure,
+				    .err_code = r->err_code,
+				    .err_reason = r->err_reason,
+				    .pending = rf_watch_stream_pending(&r->ws) > 0,
+				    .elapsed = elapsed,
+				    .timeout_s = timeout_s,
+				    .n_events = r->n_events };
+	struct rf_watch_verdict v = rf_watch_classify(&end);
+	switch (v.detail) {
+	case RF_DETAIL_NONE:
+		break;
+	case RF_DETAIL_STREAM:
+		failed(r, v.reason, v.retry_after, "watch %s: %s", r->resource, r->err_text);
+		break;
+	case RF_DETAIL_BROKEN:
+		failed(r, v.reason, v.retry_after, "watch %s: broken stream: %s", r->resource,
+		       r->err_text);
+		break;
+	case RF_DETAIL_SHORT:
+		failed(r, v.reason, v.retry_after,
+		       "watch %s: ended after %.3f s without any event (%s)", r->resource, elapsed,
+		       rc < 0 ? resp.error : "clean end");
+		break;
+	case RF_DETAIL_TRANSPORT:
+		failed(r, v.reason, v.retry_after, "watch %s: %s", r->resource, resp.error);
+		break;
+	case RF_DETAIL_HTTP:
+		rf_kube_describe_failure(&resp, "watch", r->resource, r->spec->group, text,
+					 sizeof(text));
+		failed(r, v.reason, v.retry_after, "watch %s: %s", r->resource, text);
+		break;
 	}
-	bool streamed = resp.status >= 200 && resp.status < 300;
-	if (streamed) {
-		switch (r->failure) {
-		case SF_ERROR_EVENT:
-			if (rf_kube_is_expired(r->err_code, r->err_reason)) {
-				/* relist at the last RV: a list at RV=N is at least that fresh */
-				failed(r, "expired", -1, "watch %s: %s", r->resource, r->err_text);
-				out = W_RELIST;
-			} else if (r->err_code == 429) {
-				failed(r, "http-429", -1, "watch %s: %s", r->resource, r->err_text);
-				out = W_BACKOFF_REWATCH;
-			} else {
-				failed(r, "error", -1, "watch %s: %s", r->resource, r->err_text);
-				out = W_RELIST;
-			}
-			goto done;
-		case SF_GARBAGE:
-			failed(r, "garbage", -1, "watch %s: broken stream: %s", r->resource,
-			       r->err_text);
-			goto done;
-		case SF_OVERSIZE:
-			failed(r, "oversize", -1, "watch %s: %s", r->resource, r->err_text);
-			goto done;
-		case SF_STORE:
-			failed(r, "error", -1, "watch %s: %s", r->resource, r->err_text);
-			goto done;
-		case SF_NONE:
-			break;
-		}
-		/* the stream ended: cleanly, by a dropped connection or by the idle limit */
-		const char *reason;
-		if (rf_watch_stream_pending(&r->ws))
-			reason =
-				"truncated"; /* that event was not applied; the server resends it */
-		else if (rc == -ETIMEDOUT)
-			reason = "timeout";
-		else if (rc == 0 && elapsed >= (double)timeout_s - 1.0)
-			reason = "timeout";
-		else
-			reason = "closed";
-		if (elapsed < 1.0 && r->n_events == 0) {
-			/* client-go's "very short watch": something is wrong, do not spin */
-			failed(r, "short", -1,
-			       "watch %s: ended after %.3f s without any event (%s)", r->resource,
-			       elapsed, rc < 0 ? resp.error : "clean end");
-			out = W_RELIST;
-			goto done;
-		}
-		count_restart(r, reason);
-		rf_v(4, "watch ended; watching again", "resource", r->resource, "reason", reason,
+	if (v.next == RF_NEXT_REWATCH) {
+		count_restart(r, v.reason);
+		rf_v(4, "watch ended; watching again", "resource", r->resource, "reason", v.reason,
 		     "resourceVersion", r->last_rv);
-		if (r->streak && (r->n_events || elapsed >= 1.0))
+		if (r->streak && v.healthy)
 			healthy(r, "watch");
-		out = W_REWATCH;
-		goto done;
 	}
-	if (rc < 0) {
-		/* no response: connection refused is retried as a watch (client-go), the rest
-		 * relists */
-		failed(r, transport_reason(rc), -1, "watch %s: %s", r->resource, resp.error);
-		out = rc == -ECONNREFUSED ? W_BACKOFF_REWATCH : W_RELIST;
-		goto done;
-	}
-	char text[1000];
-	rf_kube_describe_failure(&resp, "watch", r->resource, r->spec->group, text, sizeof(text));
-	if (resp.status == 429) {
-		failed(r, "http-429", resp.retry_after, "watch %s: %s", r->resource, text);
-		out = W_BACKOFF_REWATCH;
-	} else {
-		failed(r, http_reason(resp.status), resp.status >= 500 ? resp.retry_after : -1,
-		       "watch %s: %s", r->resource, text);
-		out = W_RELIST;
-	}
-done:
 	rf_kube_response_release(&resp);
-	return out;
+	return v.next;
 }
 
 static int
@@ -785,14 +618,14 @@ list_and_watch(struct reflector *r)
 		return;
 	for (;;) {
 		switch (watch_once(r)) {
-		case W_REWATCH:
+		case RF_NEXT_REWATCH:
 			continue;
-		case W_BACKOFF_REWATCH:
+		case RF_NEXT_BACKOFF_REWATCH:
 			if (backoff_sleep(r) < 0)
 				return;
 			continue;
-		case W_RELIST:
-		case W_STOP:
+		case RF_NEXT_RELIST:
+		case RF_NEXT_STOP:
 			return;
 		}
 	}

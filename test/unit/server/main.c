@@ -1,5 +1,6 @@
 /* Unit tests of server/: extender codec, metrics, escaping, HTTP front end and logging, the
- * fork-join pool, synthetic clusters, the Kubernetes client pieces, slim objects and snapshots. */
+ * fork-join pool, synthetic clusters, the Kubernetes client pieces and the reflector's decisions,
+ * slim objects and snapshots. */
 #include "test/unit/check_main.h"
 
 Suite *extender_suite(void);
@@ -15,7 +16,8 @@ Suite *slim_suite(void);
 Suite *snapshot_load_suite(void);
 Suite *bind_suite(void);
 Suite *routes_suite(void);
+Suite *reflector_suite(void);
 
 RF_CHECK_MAIN(extender_suite(), extender_fast_suite(), metrics_suite(), metric_table_suite(),
 	      escape_suite(), http_suite(), parallel_suite(), gen_cluster_suite(), kube_suite(),
-	      slim_suite(), snapshot_load_suite(), bind_suite(), routes_suite())
+	      slim_suite(), snapshot_load_suite(), bind_suite(), routes_suite(), reflector_suite())
