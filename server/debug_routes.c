@@ -360,7 +360,11 @@ rf_route_debug_explain(void *userdata, const struct rf_http_request *req,
 			r = rf_http_reply_error(resp, 404, "pod not found", d);
 			goto out;
 		}
-		pod = json_incref((json_t *)p->json);
+		/* the cache keeps it packed: the object again, for explain */
+		if (!(pod = rf_snapshot_expand(p->json, NULL))) {
+			r = -ENOMEM;
+			goto out;
+		}
 	}
 	doc = rf_explain_pod(gen, pod, rf_http_query(req, "node"));
 	if (!doc) {

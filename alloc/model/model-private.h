@@ -59,6 +59,7 @@ struct rf_reuse {
 	struct reuse_slot {
 		const json_t *obj; /* NULL = empty */
 		void *val;         /* struct rf_claim * or struct rf_pod *; NULL = skipped */
+		json_t *keep;      /* the object expanded from obj that val points into, or NULL */
 		const char **warnings;
 		unsigned n_warnings;
 	} * slots;
@@ -77,7 +78,9 @@ struct rf_cluster {
 		*prev; /* while building: the generation this one follows, or NULL */
 	const struct rf_config *cfg;
 	struct rf_cel_cache *cel;
-	struct rf_cluster_objects objs; /* references held */
+	struct rf_cluster_objects objs;                     /* references held */
+	json_t *(*expand)(const json_t *v, void *userdata); /* objs.expand */
+	void *expand_userdata;
 	struct rf_cluster_counts counts;
 
 	struct rf_node **nodes;
@@ -165,9 +168,10 @@ struct rf_reuse *rf_reuse_ref(struct rf_reuse *r);
 void rf_reuse_unref(struct rf_reuse *r);
 /** The slot of obj: found (slot->obj == obj) or the empty slot to fill with rf_reuse_fill(). */
 struct reuse_slot *rf_reuse_find(struct rf_reuse *r, const json_t *obj);
-/** Take a reference to obj in the empty slot; warnings[first..] of c are the object's. */
+/** Take a reference to obj in the empty slot, and keep's (the slot owns it: NULL, or what val
+ * points into when obj is not the object itself); warnings[first..] of c are the object's. */
 int rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, void *val,
-		  struct rf_cluster *c, size_t first_warning);
+		  json_t *keep, struct rf_cluster *c, size_t first_warning);
 /** Re-emit a reused object's warnings into c. */
 void rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot);
 /**

@@ -45,6 +45,8 @@ rf_reuse_unref(struct rf_reuse *r)
 	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
 	rf_reuse_seal(r);
+	for (size_t i = 0; i <= r->mask; i++)
+		json_decref(r->slots[i].keep);
 	free(r->slots);
 	rf_arena_free(r->arena);
 	free(r);
@@ -101,21 +103,26 @@ rf_reuse_find(struct rf_reuse *r, const json_t *obj)
 
 int
 rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, void *val,
-	      struct rf_cluster *c, size_t first_warning)
+	      json_t *keep, struct rf_cluster *c, size_t first_warning)
 {
 	size_t n = c->n_warnings > first_warning ? c->n_warnings - first_warning : 0;
 	if (n) {
 		slot->warnings = rf_arena_calloc(r->arena, n, sizeof(char *));
-		if (!slot->warnings)
+		if (!slot->warnings) {
+			json_decref(keep);
 			return -ENOMEM;
+		}
 		for (size_t i = 0; i < n; i++)
 			if (!(slot->warnings[i] =
-				      rf_arena_strdup(r->arena, c->warnings[first_warning + i])))
+				      rf_arena_strdup(r->arena, c->warnings[first_warning + i]))) {
+				json_decref(keep);
 				return -ENOMEM;
+			}
 	}
 	slot->n_warnings = (unsigned)n;
 	slot->obj = json_incref((json_t *)obj);
 	slot->val = val;
+	slot->keep = keep;
 	r->used++;
 	return 0;
 }

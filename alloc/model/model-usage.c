@@ -129,8 +129,10 @@ node_from_selector(const json_t *sel)
 /* One claim parsed into the reuse table's arena (strings through st). NULL with *ret_skip when
  * the object is not a claim railfit can name. */
 static void *
-parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, size_t i, bool *ret_skip)
+parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, const json_t *elem, size_t i,
+	    bool *ret_skip, bool *ret_keep)
 {
+	(void)elem;
 	struct rf_strtab *st = strtab;
 	struct rf_arena *a = c->reuse->arena;
 	int oom = 0;
@@ -138,6 +140,7 @@ parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, size_t i, bool
 	const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
 	const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
 	*ret_skip = false;
+	*ret_keep = false;
 	if (!name || !ns) {
 		rf_cluster_warn(c, "resourceclaim #%zu: no metadata.name/namespace; skipped", i);
 		*ret_skip = true;
@@ -181,6 +184,7 @@ parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, size_t i, bool
 			ar->admin_access = rf_jbool(rj, "adminAccess", false);
 			ar->share_id = K(rf_jstr(rj, "shareID"));
 			ar->consumed = json_object_get(rj, "consumedCapacity");
+			*ret_keep |= ar->consumed != NULL; /* points into the object */
 			ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
 			if (ar->dev) {
 				ar->gidx = ar->dev->gidx;
@@ -206,11 +210,14 @@ parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, size_t i, bool
 	return oom ? NULL : cl;
 }
 
-typedef void *parse_fn(struct rf_cluster *c, void *arg, const json_t *obj, size_t i,
-		       bool *ret_skip);
+/* obj: the object; elem: what the generation's array holds for it (obj, or what stands for it,
+ * held by the reuse table while the parse lives) */
+typedef void *parse_fn(struct rf_cluster *c, void *arg, const json_t *obj, const json_t *elem,
+		       size_t i, bool *ret_skip, bool *ret_keep);
 
 /* The claim or pod of obj: the one parsed for an earlier generation (its warnings repeated), or
- * parsed now and remembered. *ret is NULL for an object railfit cannot name. -ENOMEM only. */
+ * parsed now and remembered. obj may stand for the object (rf_cluster_objects.expand). *ret is
+ * NULL for an object railfit cannot name. -ENOMEM only. */
 static int
 reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *parse, void *arg,
 	       void **ret)
@@ -224,10 +231,22 @@ reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *pars
 		return 0;
 	}
 	size_t first = c->n_warnings;
-	bool skip;
-	void *v = parse(c, arg, obj, i, &skip);
-	if ((!v && !skip) || rf_reuse_fill(c->reuse, slot, obj, v, c, first) < 0)
+	bool skip = true, keep = false;
+	void *v = NULL;
+	json_t *o = json_is_object(obj) ? json_incref((json_t *)obj)
+		    : c->expand         ? c->expand(obj, c->expand_userdata)
+					: NULL;
+	if (o)
+		v = parse(c, arg, o, obj, i, &skip, &keep);
+	else
+		rf_cluster_warn(c, "object #%zu: not an object; skipped", i);
+	if ((!v && !skip) ||
+	    rf_reuse_fill(c->reuse, slot, obj, v, keep && o != obj ? json_incref(o) : NULL, c,
+			  first) < 0) {
+		json_decref(o);
 		return -ENOMEM;
+	}
+	json_decref(o);
 	*ret = v;
 	return 0;
 }
@@ -359,10 +378,10 @@ rf_model_account_usage(struct rf_cluster *c)
 }
 
 static int
-parse_bw_annotation(struct rf_arena *a, struct rf_pod *p, const char *key, bool *has,
-		    struct rf_quantity *q)
+parse_bw_annotation(struct rf_arena *a, struct rf_pod *p, const json_t *annotations,
+		    const char *key, bool *has, struct rf_quantity *q)
 {
-	const char *v = rf_jstr(p->annotations, key);
+	const char *v = rf_jstr(annotations, key);
 	if (!v)
 		return 0;
 	struct rf_quantity tmp;
@@ -379,14 +398,18 @@ parse_bw_annotation(struct rf_arena *a, struct rf_pod *p, const char *key, bool 
 	return 0;
 }
 
-/* One pod, in the reuse table's arena; its strings point into its object, which the table holds.
+/* One pod, in the reuse table's arena, strings through st (nothing points into the object).
  * NULL with *ret_skip when it has no name. */
 static void *
-parse_pod(struct rf_cluster *c, void *unused, const json_t *pj, size_t i, bool *ret_skip)
+parse_pod(struct rf_cluster *c, void *strtab, const json_t *pj, const json_t *elem, size_t i,
+	  bool *ret_skip, bool *ret_keep)
 {
-	(void)unused;
+	struct rf_strtab *st = strtab;
 	struct rf_arena *a = c->reuse->arena;
+	int oom = 0;
+#define K(s) rf_strtab_get(st, (s), &oom)
 	*ret_skip = false;
+	*ret_keep = false;
 	const char *name = json_string_value(rf_jpath(pj, "metadata.name"));
 	if (!name) {
 		rf_cluster_warn(c, "pod #%zu: no metadata.name; skipped", i);
@@ -396,25 +419,29 @@ parse_pod(struct rf_cluster *c, void *unused, const json_t *pj, size_t i, bool *
 	struct rf_pod *p = rf_arena_alloc(a, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->name = name;
-	p->ns = json_string_value(rf_jpath(pj, "metadata.namespace"));
+	p->name = rf_arena_strdup(a, name);
+	p->ns = K(json_string_value(rf_jpath(pj, "metadata.namespace")));
 	if (!p->ns)
 		p->ns = "default";
-	p->uid = json_string_value(rf_jpath(pj, "metadata.uid"));
-	p->node_name = json_string_value(rf_jpath(pj, "spec.nodeName"));
-	p->phase = json_string_value(rf_jpath(pj, "status.phase"));
-	p->json = pj;
-	p->labels = rf_jpath(pj, "metadata.labels");
-	p->annotations = rf_jpath(pj, "metadata.annotations");
-	if (parse_bw_annotation(a, p, "railfit.io/nic-bandwidth", &p->has_nic_bw, &p->nic_bw) < 0 ||
-	    parse_bw_annotation(a, p, "kubernetes.io/egress-bandwidth", &p->has_egress,
-				&p->egress) < 0 ||
-	    parse_bw_annotation(a, p, "kubernetes.io/ingress-bandwidth", &p->has_ingress,
-				&p->ingress) < 0)
+	const char *uid = json_string_value(rf_jpath(pj, "metadata.uid"));
+	p->uid = uid ? rf_arena_strdup(a, uid) : NULL;
+	p->node_name = K(json_string_value(rf_jpath(pj, "spec.nodeName")));
+	p->phase = K(json_string_value(rf_jpath(pj, "status.phase")));
+	p->json = elem;
+	if (oom || !p->name || (uid && !p->uid))
 		return NULL;
-	const char *g = rf_jstr(p->annotations, "railfit.io/group");
+	const json_t *labels = rf_jpath(pj, "metadata.labels");
+	const json_t *annotations = rf_jpath(pj, "metadata.annotations");
+	if (parse_bw_annotation(a, p, annotations, "railfit.io/nic-bandwidth", &p->has_nic_bw,
+				&p->nic_bw) < 0 ||
+	    parse_bw_annotation(a, p, annotations, "kubernetes.io/egress-bandwidth", &p->has_egress,
+				&p->egress) < 0 ||
+	    parse_bw_annotation(a, p, annotations, "kubernetes.io/ingress-bandwidth",
+				&p->has_ingress, &p->ingress) < 0)
+		return NULL;
+	const char *g = rf_jstr(annotations, "railfit.io/group");
 	for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
-		g = rf_jstr(p->labels, c->cfg->groups.labels.v[l]);
+		g = rf_jstr(labels, c->cfg->groups.labels.v[l]);
 	if (g && g[0] && !(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
 		return NULL;
 	/* what accounting its usage needs, resolved once (pods live with one layout) */
@@ -428,10 +455,12 @@ parse_pod(struct rf_cluster *c, void *unused, const json_t *pj, size_t i, bool *
 		if (!cn)
 			continue;
 		p->claim_hashes[p->n_claim_names] = rf_claim_key_hash(p->ns, cn);
-		p->claim_names[p->n_claim_names++] = cn;
+		if (!(p->claim_names[p->n_claim_names++] = K(cn)))
+			return NULL;
 	}
 	const struct rf_node *n = p->node_name ? rf_cluster_node(c, p->node_name) : NULL;
 	p->node_idx1 = n ? n->idx + 1 : 0;
+#undef K
 	return p;
 }
 
@@ -439,17 +468,18 @@ int
 rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 {
 	size_t n = json_array_size(pods), n_uid = 0;
+	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
 	struct collect k;
 	int r = -ENOMEM;
 	collect_init(c, &k);
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
-	if (!k.fresh)
+	if (!k.fresh || !st)
 		goto out;
 	for (size_t i = 0; k.prev && i < k.prev->n_pods; i++)
 		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		void *v;
-		if (reuse_or_parse(c, json_array_get(pods, i), i, parse_pod, NULL, &v) < 0)
+		if (reuse_or_parse(c, json_array_get(pods, i), i, parse_pod, st, &v) < 0)
 			goto out;
 		struct rf_pod *p = v;
 		if (p)
@@ -475,6 +505,7 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 	c->reuse->live = c->n_claims + c->n_pods;
 out:
 	free(k.fresh);
+	rf_strtab_free(st);
 	return r;
 }
 

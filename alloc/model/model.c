@@ -225,6 +225,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	atomic_init(&c->refs, 1);
 	c->cfg = cfg;
 	c->cel = cel;
+	c->expand = objs->expand;
+	c->expand_userdata = objs->expand_userdata;
 	if (hold_objects(c, objs) < 0)
 		goto fail;
 	c->counts = (struct rf_cluster_counts){

@@ -231,8 +231,9 @@ struct rf_class {
 
 struct rf_pod {
 	const char *ns, *name, *uid, *node_name, *phase;
+	/* the element it was parsed from (the object, or what stands for it: see
+	 * rf_cluster_objects.expand); the strings above are the model's own */
 	const json_t *json;
-	const json_t *labels, *annotations;
 	const char *group; /* rail group key "ns/name" or NULL */
 	bool has_nic_bw, has_egress, has_ingress;
 	struct rf_quantity nic_bw, egress, ingress;
@@ -253,6 +254,12 @@ struct rf_cluster_objects {
 	struct rf_slice *const *slice_recs;
 	size_t n_slice_recs;
 	bool slices_parsed;
+	/* elements of pods and claims that are not objects (what the server keeps instead of
+	 * them, e.g. packed) are handed to expand, which returns the object (a new reference; NULL
+	 * when it cannot) for the model to parse; the model keeps no pointer into it but where it
+	 * must (consumedCapacity), and then holds it. NULL: such elements are skipped. */
+	json_t *(*expand)(const json_t *v, void *userdata);
+	void *expand_userdata;
 };
 
 struct rf_cluster;

@@ -26,6 +26,7 @@
 #include "server/kube/kube.h"
 #include "server/kube/slice_table.h"
 #include "server/snapshot/slim.h"
+#include "server/snapshot/snapshot.h"
 
 struct assumed {
 	char *key, *uid, *node;
@@ -80,6 +81,26 @@ static const enum rf_slim_kind slim_kinds[RF_KIND_COUNT] = {
 	[RF_KIND_SLICES] = RF_SLIM_SLICE,  [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
 	[RF_KIND_CLASSES] = RF_SLIM_CLASS,
 };
+
+/* Pods and claims are kept packed (server/snapshot/snapshot.h): the model parses them when they
+ * change (rf_cluster_objects.expand) and keeps what it needs in its own form; the trees of 24,000
+ * objects were a third of the process. */
+static bool
+packed_kind(enum rf_kind kind)
+{
+	return kind == RF_KIND_PODS || kind == RF_KIND_CLAIMS;
+}
+
+/* What the store keeps of a slim object: the object, or packed (takes slim; NULL on OOM). */
+static json_t *
+kept_form(enum rf_kind kind, json_t *slim)
+{
+	if (!slim || !packed_kind(kind))
+		return slim;
+	json_t *blob = rf_snapshot_pack_object(slim);
+	json_decref(slim);
+	return blob;
+}
 
 /* The slim copy of obj (new reference, NULL on OOM). */
 static json_t *
@@ -337,7 +358,8 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 		if (!json_is_object(it) ||
 		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
 			continue;
-		json_t *slim = slim_already ? json_incref(it) : rf_store_slim(s, kind, it);
+		json_t *slim = kept_form(kind, slim_already ? json_incref(it)
+							    : rf_store_slim(s, kind, it));
 		json_t *old = json_object_get(cur, key);
 		if (slim && old && json_equal(old, slim)) {
 			json_decref(slim);
@@ -409,7 +431,7 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	if (kind == RF_KIND_SLICES)
 		return apply_slice(s, type, obj, key);
 	if (type != RF_WATCH_DELETED) {
-		if (!(slim = slim_object(s, kind, obj)))
+		if (!(slim = kept_form(kind, slim_object(s, kind, obj))))
 			return -ENOMEM;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -434,9 +456,12 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	/* a claim that just got its allocation: tell the owner (prediction bookkeeping) */
 	if (kind == RF_KIND_CLAIMS && type != RF_WATCH_DELETED && changed &&
 	    s->opts.on_claim_allocated &&
-	    json_is_object(json_object_get(json_object_get(obj, "status"), "allocation")) &&
-	    !json_is_object(json_object_get(json_object_get(old, "status"), "allocation")))
-		s->opts.on_claim_allocated(obj, s->opts.userdata);
+	    json_is_object(json_object_get(json_object_get(obj, "status"), "allocation"))) {
+		json_t *was = old ? rf_snapshot_expand(old, NULL) : NULL;
+		if (!json_is_object(json_object_get(json_object_get(was, "status"), "allocation")))
+			s->opts.on_claim_allocated(obj, s->opts.userdata);
+		json_decref(was);
+	}
 	json_decref(old);
 	return changed;
 }
@@ -574,26 +599,33 @@ resolve_assumed(struct rf_store *s, double now, json_t **ret_subst)
 		}
 		if (!pod)
 			continue; /* not seen yet: keep until it shows up or expires */
+		json_t *obj = rf_snapshot_expand(pod, NULL);
+		if (!obj)
+			goto oom;
 		const char *uid =
-			json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+			json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
 		const char *nn = json_string_value(
-			json_object_get(json_object_get(pod, "spec"), "nodeName"));
+			json_object_get(json_object_get(obj, "spec"), "nodeName"));
 		if ((a->uid[0] && uid && strcmp(uid, a->uid) != 0) || (nn && *nn)) {
 			/* bound according to the watch (confirmed, or superseded), or another pod
 			 */
 			rf_v(2, "assumed placement settled by the watch", "pod", a->key, "node",
 			     nn ? nn : "");
 			assumed_drop(s, i);
+			json_decref(obj);
 			continue;
 		}
 		if (a->base != pod) {
-			json_t *copy = bound_copy(pod, a->node);
+			json_t *copy = kept_form(RF_KIND_PODS, bound_copy(obj, a->node));
+			json_decref(obj);
 			if (!copy)
 				goto oom;
 			json_decref(a->copy);
 			json_decref(a->base);
 			a->copy = copy;
 			a->base = json_incref(pod);
+		} else {
+			json_decref(obj);
 		}
 		if (!subst && !(subst = json_object()))
 			goto oom;
@@ -682,6 +714,7 @@ snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
 		}
 	}
 	json_decref(subst);
+	o.expand = rf_snapshot_expand;
 	*ret = o;
 	return 0;
 oom:
@@ -826,7 +859,7 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
-		if (k == RF_KIND_SLICES)
+		if (k == RF_KIND_SLICES || packed_kind(k))
 			continue; /* their slim copies live only until they are parsed and packed */
 		if (!(s->interns[k].in = rf_intern_new()))
 			goto fail;

@@ -159,6 +159,12 @@ oom:
 	return -ENOMEM;
 }
 
+static bool
+is_blob(const json_t *v)
+{
+	return json_is_string(v) && rf_is_packed(json_string_value(v), json_string_length(v));
+}
+
 json_t *
 rf_snapshot_pack_object(const json_t *obj)
 {
@@ -174,6 +180,29 @@ rf_snapshot_pack_object(const json_t *obj)
 	free(frame);
 	rf_strbuf_release(&t);
 	return blob;
+}
+
+json_t *
+rf_snapshot_expand(const json_t *v, void *unused)
+{
+	(void)unused;
+	if (json_is_object(v))
+		return json_incref((json_t *)v);
+	if (!is_blob(v))
+		return NULL;
+	char *text;
+	size_t len;
+	if (rf_unpack(json_string_value(v), json_string_length(v), &text, &len) < 0)
+		return NULL;
+	json_t *arr = json_loadb(text, len, 0, NULL);
+	free(text);
+	json_t *o = json_incref(json_array_get(arr, 0));
+	json_decref(arr);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 static void
@@ -226,12 +255,6 @@ rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_pack
 	packed_release(&p->claims);
 	free(p);
 	return graveyard;
-}
-
-static bool
-is_blob(const json_t *v)
-{
-	return json_is_string(v) && rf_is_packed(json_string_value(v), json_string_length(v));
 }
 
 /* The objects of arr with packed blobs expanded (new reference; NULL on OOM or a damaged blob). */

@@ -41,6 +41,13 @@ json_t *rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snaps
  */
 json_t *rf_snapshot_pack_object(const json_t *obj);
 
+/**
+ * The object a blob of rf_snapshot_pack_object() holds, or v itself when it is an object (a new
+ * reference either way); NULL on OOM or when v is neither. The shape of
+ * rf_cluster_objects.expand (userdata unused).
+ */
+json_t *rf_snapshot_expand(const json_t *v, void *unused);
+
 /** The generation's objects as a kubectl-style List. New reference. */
 json_t *rf_snapshot_dump(const struct rf_cluster *c);
 

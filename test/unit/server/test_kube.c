@@ -29,6 +29,7 @@
 #include "server/kube/reflector.h"
 #include "server/kube/store.h"
 #include "server/kube/watch_stream.h"
+#include "server/snapshot/snapshot.h"
 
 /* "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n" */
 #define PEM_TEXT "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -784,7 +785,10 @@ START_TEST(test_store_assumed_placements)
 	rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_MODIFIED, p1);
 	g = settled(&f);
 	ck_assert_str_eq(rf_cluster_pod(g, "a", "p1")->node_name, "n7");
-	ck_assert_ptr_nonnull(json_object_get(rf_cluster_pod(g, "a", "p1")->labels, "x"));
+	json_t *seen = rf_snapshot_expand(rf_cluster_pod(g, "a", "p1")->json, NULL);
+	ck_assert_ptr_nonnull(
+		json_object_get(json_object_get(json_object_get(seen, "metadata"), "labels"), "x"));
+	json_decref(seen);
 	rf_cluster_unref(g);
 	json_decref(p1);
 
