@@ -12,6 +12,7 @@
 #include "server/kube/store.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ struct rf_store {
 	struct rf_cel_cache *cel;
 	double min_interval;
 	double last_build_end, last_build_dur;
+	double last_trim; /* when freed heap was last given back to the system */
 	struct rf_store_stats stats;
 	pthread_t thread;
 	bool thread_started;
@@ -730,6 +732,8 @@ build_config(const struct rf_store *s)
 	return v == RF_DRA_1_34 ? &s->cfg134 : &s->cfg135;
 }
 
+#define TRIM_INTERVAL 30.0 /* seconds */
+
 /* Called and returns with the lock held; drops it while building. */
 static void
 build_and_publish(struct rf_store *s)
@@ -754,6 +758,13 @@ build_and_publish(struct rf_store *s)
 		rf_cluster_unref(s->last);
 		s->last = rf_cluster_ref(gen);
 		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
+		/* a replaced layout (or a while of replaced generations) leaves tens of megabytes
+		 * of freed heap that glibc keeps; give it back, as the reflectors do after lists */
+		double now = rf_kube_now();
+		if (!same_layout || now - s->last_trim > TRIM_INTERVAL) {
+			malloc_trim(0);
+			s->last_trim = now;
+		}
 	} else {
 		rf_errorf("cannot build a cache generation: %s", strerror(-r));
 	}
