@@ -236,7 +236,14 @@ rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
 {
 	char key[KEY_MAX];
 	strip(obj);
-	if (kind != RF_KIND_SLICES || !rf_store_key(obj, false, key, sizeof(key)))
+	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
+		return slim_object(s, kind, obj); /* skipped by replace() */
+	if (packed_kind(kind)) {
+		/* packed now, so a list's slim trees never all exist; replace() finds the key */
+		json_t *blob = kept_form(kind, slim_object(s, kind, obj));
+		return blob ? json_pack("{s:s,s:o}", "key", key, "packed", blob) : NULL;
+	}
+	if (kind != RF_KIND_SLICES)
 		return slim_object(s, kind, obj);
 	struct rf_slice_entry e;
 	if (slice_entry(s, key, obj, &e) < 0)
@@ -357,11 +364,24 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 	json_t *cur = json_incref(s->maps[kind]);
 	pthread_mutex_unlock(&s->lock);
 	json_array_foreach (items, i, it) {
-		if (!json_is_object(it) ||
-		    !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key)))
+		json_t *slim;
+		if (slim_already && packed_kind(kind)) { /* from rf_store_slim() */
+			const char *k = json_string_value(json_object_get(it, "key"));
+			slim = json_incref(json_object_get(it, "packed"));
+			if (!k || !slim ||
+			    snprintf(key, sizeof(key), "%s", k) >= (int)sizeof(key)) {
+				json_decref(slim);
+				continue;
+			}
+		} else if (!json_is_object(it) ||
+			   !rf_store_key(it, rf_kind_namespaced(kind), key, sizeof(key))) {
 			continue;
-		json_t *slim = kept_form(kind, slim_already ? json_incref(it)
-							    : rf_store_slim(s, kind, it));
+		} else if (slim_already) {
+			slim = json_incref(it);
+		} else {
+			strip(it);
+			slim = kept_form(kind, slim_object(s, kind, it));
+		}
 		json_t *old = json_object_get(cur, key);
 		if (slim && old && json_equal(old, slim)) {
 			json_decref(slim);

@@ -17,7 +17,10 @@
  * The store keeps slim copies of the objects handed to it (server/slim.h: only the fields railfit
  * reads, repeated values shared), so no pod env, volume or secret ever reaches the cache or
  * /debug/snapshot. Those copies are never modified: generations share them with the maps
- * (jansson's refcounts are atomic, the trees are read-only).
+ * (jansson's refcounts are atomic, the trees are read-only). At fleet size the trees would be
+ * most of the process, so the bulk kinds are not kept as trees: Pods and ResourceClaims are kept
+ * packed (server/snapshot/snapshot.h: the model expands one when it changes and keeps its own
+ * form), ResourceSlices parsed and packed (slice_table.h).
  *
  * Threads: writers (one reflector per kind, the bind handler) call the apply/replace/assume
  * functions from any thread; one mutex guards the maps and is held only for map updates and for
@@ -68,8 +71,10 @@ int rf_store_replace(struct rf_store *s, enum rf_kind kind, json_t *items);
  * the full objects of a large list are never all in memory at once). */
 int rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items);
 
-/** The slim copy the store would keep of obj (new reference; NULL on OOM). Strips obj's
- * managedFields. Any thread. */
+/** What the store keeps of obj, to hand to rf_store_replace_slim() (new reference; NULL on OOM):
+ * its slim copy, or for the kinds the store keeps packed or parsed (Pods, ResourceClaims,
+ * ResourceSlices) a stand-in only rf_store_replace_slim() reads. Strips obj's managedFields. Any
+ * thread. */
 json_t *rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj);
 
 /**
