@@ -196,18 +196,17 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 	c->devices = rf_arena_calloc(c->arena, ndev_total ? ndev_total : 1, sizeof(*c->devices));
 	if (!c->devices)
 		goto out;
-	for (size_t i = 0; i < c->n_pools; i++)
-		for (size_t d = 0; d < c->pools[i]->n_devices; d++)
-			c->devices[c->n_devices++] = c->pools[i]->devices[d];
-	qsort(c->devices, c->n_devices, sizeof(*c->devices), dev_cmp);
+	/* sorted by driver, pool, name: the pools are in driver, pool order already, so each
+	 * pool's devices sorted by name make one run of indexes (no sort of every device) */
+	for (size_t i = 0; i < c->n_pools; i++) {
+		struct rf_pool *p = c->pools[i];
+		p->first_gidx = (unsigned)c->n_devices;
+		memcpy(c->devices + c->n_devices, p->devices, p->n_devices * sizeof(*p->devices));
+		qsort(c->devices + c->n_devices, p->n_devices, sizeof(*c->devices), dev_cmp);
+		c->n_devices += p->n_devices;
+	}
 	for (size_t i = 0; i < c->n_devices; i++)
 		c->devices[i]->gidx = (unsigned)i;
-	/* sorted by driver, pool, name: a pool's devices are one run of indexes */
-	for (size_t i = 0; i < c->n_devices; i++) {
-		struct rf_pool *p = c->devices[i]->pool;
-		if (i == 0 || c->devices[i - 1]->pool != p)
-			p->first_gidx = (unsigned)i;
-	}
 	r = 0;
 out:
 	free(refs);
