@@ -118,6 +118,9 @@ struct rf_cluster {
 	struct rf_node_use *node_use; /* by node idx */
 
 	struct rf_memo *memo; /* verdicts per demand shape (shared along a chain of generations) */
+	/* while building on a new layout: the previous generation's table, whose claims and pods
+	 * are relinked (model-relink.c) rather than parsed again; NULL otherwise */
+	const struct rf_reuse *relink_from;
 	/* node name -> node: open addressing over slots holding the index + 1 (0 = empty), the
 	 * hash's high bits, and the name's offset in one contiguous text, so that a lookup touches
 	 * no node struct and no scattered string (it runs for every node of every request) */
@@ -172,6 +175,8 @@ struct reuse_slot *rf_reuse_find(struct rf_reuse *r, const json_t *obj);
  * points into when obj is not the object itself); warnings[first..] of c are the object's. */
 int rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, void *val,
 		  json_t *keep, struct rf_cluster *c, size_t first_warning);
+/** The slot of obj in r, or NULL: a lookup that changes nothing. */
+const struct reuse_slot *rf_reuse_lookup(const struct rf_reuse *r, const json_t *obj);
 /** Re-emit a reused object's warnings into c. */
 void rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot);
 /**
@@ -182,6 +187,11 @@ void rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot);
 int rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **fresh,
 		   size_t n_fresh, size_t marks_off, unsigned long mark,
 		   int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n);
+
+/* model-relink.c: a claim or pod parsed for another layout, as this layout's (in c->reuse's
+ * arena, strings through the strtab); NULL on OOM or when it must be parsed afresh */
+void *rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old);
+void *rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */
 bool rf_reuse_stale(const struct rf_reuse *r);

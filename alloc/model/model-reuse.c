@@ -101,6 +101,15 @@ rf_reuse_find(struct rf_reuse *r, const json_t *obj)
 	return &r->slots[i];
 }
 
+const struct reuse_slot *
+rf_reuse_lookup(const struct rf_reuse *r, const json_t *obj)
+{
+	size_t i = slot_of(obj, r->mask);
+	while (r->slots[i].obj && r->slots[i].obj != obj)
+		i = (i + 1) & r->mask;
+	return r->slots[i].obj ? &r->slots[i] : NULL;
+}
+
 int
 rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, void *val,
 	      json_t *keep, struct rf_cluster *c, size_t first_warning)

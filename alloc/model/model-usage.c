@@ -215,12 +215,15 @@ parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, const json_t *
 typedef void *parse_fn(struct rf_cluster *c, void *arg, const json_t *obj, const json_t *elem,
 		       size_t i, bool *ret_skip, bool *ret_keep);
 
-/* The claim or pod of obj: the one parsed for an earlier generation (its warnings repeated), or
- * parsed now and remembered. obj may stand for the object (rf_cluster_objects.expand). *ret is
- * NULL for an object railfit cannot name. -ENOMEM only. */
+typedef void *relink_fn(struct rf_cluster *c, void *arg, const void *old);
+
+/* The claim or pod of obj: the one parsed for an earlier generation (its warnings repeated), one
+ * parsed for the previous layout and relinked to this one, or parsed now and remembered. obj
+ * may stand for the object (rf_cluster_objects.expand). *ret is NULL for an object railfit cannot
+ * name. -ENOMEM only. */
 static int
-reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *parse, void *arg,
-	       void **ret)
+reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *parse,
+	       relink_fn *relink, void *arg, void **ret)
 {
 	struct reuse_slot *slot = rf_reuse_find(c->reuse, obj);
 	if (!slot)
@@ -231,6 +234,15 @@ reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *pars
 		return 0;
 	}
 	size_t first = c->n_warnings;
+	const struct reuse_slot *old = c->relink_from ? rf_reuse_lookup(c->relink_from, obj) : NULL;
+	void *rv = old && old->val ? relink(c, arg, old->val) : NULL;
+	if (rv) {
+		rf_reuse_warn(c, old);
+		if (rf_reuse_fill(c->reuse, slot, obj, rv, json_incref(old->keep), c, first) < 0)
+			return -ENOMEM;
+		*ret = rv;
+		return 0;
+	}
 	bool skip = true, keep = false;
 	void *v = NULL;
 	json_t *o = json_is_object(obj) ? json_incref((json_t *)obj)
@@ -294,7 +306,8 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 		k.prev->claims[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		void *v;
-		if (reuse_or_parse(c, json_array_get(claims, i), i, parse_claim, st, &v) < 0)
+		if (reuse_or_parse(c, json_array_get(claims, i), i, parse_claim,
+				   rf_model_relink_claim, st, &v) < 0)
 			goto out;
 		struct rf_claim *cl = v;
 		if (cl)
@@ -479,7 +492,8 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		void *v;
-		if (reuse_or_parse(c, json_array_get(pods, i), i, parse_pod, st, &v) < 0)
+		if (reuse_or_parse(c, json_array_get(pods, i), i, parse_pod, rf_model_relink_pod,
+				   st, &v) < 0)
 			goto out;
 		struct rf_pod *p = v;
 		if (p)

@@ -256,6 +256,10 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		if (!(c->reuse = rf_reuse_new()) ||
 		    !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
 			goto fail;
+		/* a new layout (or a table compacted): what the previous generation parsed is
+		 * relinked, not parsed again */
+		if (prev && prev->cfg == cfg && prev->cel == cel && !prev->reuse->sealed)
+			c->relink_from = prev->reuse;
 	}
 	if (!reuse) {
 		/* the layout's arena served its steps; usage gets the generation's own */
@@ -270,6 +274,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->prev = reuse ? prev : NULL;
 	r = build_usage(c);
 	c->prev = NULL;
+	c->relink_from = NULL;
 	if (r < 0)
 		goto fail;
 	*ret = c;

@@ -314,13 +314,38 @@ START_TEST(test_next_generation_keeps_untouched_verdicts)
 	for (size_t i = 0; i < j->j.n_picks; i++)
 		ck_assert(j->picks[i].fp == incremental.picks[i].fp);
 
-	/* a node or slice change: the layout is built anew */
+	/* a node or slice change: the layout is built anew, the claims and pods parsed for the
+	 * old one are relinked to it (copies pointing at the new devices), not parsed again */
 	struct rf_cluster *g3 = NULL;
 	ck_assert_int_eq(rf_cluster_build_next(g2, &f.objs, &f.cfg, f.cel, false, &g3), 0);
 	ck_assert(rf_cluster_node(g3, "a") != a);
 	ck_assert(rf_cluster_memo(g3) != rf_cluster_memo(g2));
-	rf_cluster_unref(g3);
+	const struct rf_claim *old = rf_cluster_claim(g2, "ml", "a-used");
+	const struct rf_claim *rel = rf_cluster_claim(g3, "ml", "a-used");
+	ck_assert_ptr_nonnull(rel);
+	ck_assert(rel != old);
+	ck_assert_str_eq(rel->uid ? rel->uid : "", old->uid ? old->uid : "");
+	ck_assert_uint_eq(rel->n_results, 4);
+	for (size_t r = 0; r < rel->n_results; r++) {
+		ck_assert_ptr_nonnull(rel->results[r].dev);
+		ck_assert(rel->results[r].dev != old->results[r].dev);
+		ck_assert_str_eq(rel->results[r].dev->name, old->results[r].dev->name);
+		ck_assert_str_eq(rel->results[r].dev->pool->node, "a");
+	}
+	const struct rf_node *a3 = rf_cluster_node(g3, "a");
+	ck_assert_uint_eq(rf_node_use(g3, a3)->n_gpus_free, 4);
+	/* what was relinked must not point into what goes now */
 	rf_cluster_unref(g2);
+	rf_cluster_unref(g1);
+	g1 = g2 = NULL;
+	f.c = g3;
+	judge(&f, p, "a", true, j, &hit);
+	ck_assert(!hit);
+	ck_assert_int_eq(j->j.verdict, incremental.j.verdict);
+	ck_assert_int_eq(j->j.score, incremental.j.score);
+	ck_assert_str_eq(j->msg, incremental.msg);
+	f.c = full;
+	rf_cluster_unref(g3);
 	rf_cluster_unref(g1);
 	json_decref(p);
 	free(j);
