@@ -5,6 +5,8 @@
 #include <check.h>
 
 #include "alloc/model/model.h"
+#include "alloc/model/slice.h"
+#include "config/arena.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *model_suite(void);
@@ -217,6 +219,68 @@ START_TEST(test_model_pool_slices_select_their_nodes)
 }
 END_TEST
 
+/* One ResourceSlice parsed alone (alloc/model/slice.c): what the model skips and why, the
+ * warnings each layout repeats, attribute values by kind, in one block of exactly its size. */
+START_TEST(test_slice_parse_record)
+{
+	struct rf_config cfg;
+	rf_config_init(&cfg);
+	json_error_t err;
+	json_t *ok = json_loads(
+		"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		"\"pool\":{\"name\":\"n1\",\"generation\":2,\"resourceSliceCount\":1},"
+		"\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\",\"attributes\":{"
+		"\"index\":{\"int\":3},\"type\":{\"string\":\"gpu\"},\"mig\":{\"bool\":false},"
+		"\"driverVersion\":{\"version\":\"580.1.2\"}},\"capacity\":{\"memory\":{"
+		"\"value\":\"80Gi\"},\"bad\":{\"value\":\"lots\"}}},{\"attributes\":{}}]}}",
+		0, &err);
+	json_t *skip = json_loads("{\"metadata\":{\"name\":\"t\"},\"spec\":{\"driver\":\"d\","
+				  "\"pool\":{\"name\":\"p\",\"generation\":1,"
+				  "\"resourceSliceCount\":1}}}",
+				  0, &err);
+	ck_assert_ptr_nonnull(ok);
+	ck_assert_ptr_nonnull(skip);
+	struct rf_slice *a = NULL, *b = NULL;
+	ck_assert_int_eq(rf_slice_parse(ok, &cfg, &a), 0);
+	ck_assert_ptr_null(a->skip);
+	ck_assert_int_eq(a->generation, 2);
+	ck_assert_uint_eq(a->n_devices, 1); /* the nameless one is skipped, with a warning */
+	ck_assert_uint_eq(a->n_device_warnings, 2);
+	ck_assert_str_eq(
+		a->device_warnings[0],
+		"device gpu.nvidia.com/n1/gpu-0: capacity bad: expected a quantity in value");
+	ck_assert_str_eq(a->device_warnings[1],
+			 "pool gpu.nvidia.com/n1: device without a name; skipped");
+	const struct rf_device *d = &a->devices[0];
+	ck_assert_int_eq(d->kind, RF_DEV_GPU);
+	ck_assert_uint_eq(d->n_attrs, 4); /* sorted, qualified with the driver's domain */
+	ck_assert_str_eq(d->attrs[0].name, "gpu.nvidia.com/driverVersion");
+	ck_assert_int_eq(d->attrs[0].kind, RF_ATTR_VERSION);
+	ck_assert_str_eq(d->attrs[0].s, "580.1.2");
+	ck_assert_int_eq(d->attrs[1].kind, RF_ATTR_INT);
+	ck_assert_int_eq(d->attrs[1].i, 3);
+	ck_assert_int_eq(d->attrs[2].kind, RF_ATTR_BOOL);
+	ck_assert(!d->attrs[2].b);
+	ck_assert_str_eq(d->attrs[3].s, "gpu");
+	ck_assert_uint_eq(d->n_caps, 1);
+	/* one block: the second parse fills exactly what the first one measured (what the
+	 * arena took from malloc beyond what it handed out is one chunk header) */
+	ck_assert_uint_lt(a->arena->total - rf_arena_used(a->arena), 64);
+	ck_assert_int_eq(rf_slice_parse(ok, &cfg, &b), 0);
+	ck_assert_uint_eq(rf_arena_used(a->arena), rf_arena_used(b->arena));
+	rf_slice_unref(b);
+	ck_assert_int_eq(rf_slice_parse(skip, &cfg, &b), 0);
+	ck_assert_str_eq(b->skip,
+			 "resourceslice t: no nodeName, allNodes or nodeSelector; skipped");
+	ck_assert_uint_eq(b->n_devices, 0);
+	rf_slice_unref(b);
+	rf_slice_unref(a);
+	json_decref(ok);
+	json_decref(skip);
+	rf_config_release(&cfg);
+}
+END_TEST
+
 Suite *
 model_suite(void)
 {
@@ -227,6 +291,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_consumed_capacity_is_exact);
 	tcase_add_test(tc, test_model_pool_generations_and_completeness);
 	tcase_add_test(tc, test_model_pool_slices_select_their_nodes);
+	tcase_add_test(tc, test_slice_parse_record);
 	suite_add_tcase(s, tc);
 	return s;
 }
