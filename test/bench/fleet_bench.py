@@ -43,7 +43,9 @@ Table columns (one row per size and case; the size columns only on its first row
   size      nodes in the cluster
   pods, slices, claims   Running pods, ResourceSlices and ResourceClaims in the snapshot
   start s   seconds from exec to the first /readyz 200
-  RSS MB    VmRSS once ready; peak MB: VmHWM after the size's last case
+  RSS MB    VmRSS once ready; end MB: VmRSS after the size's last case (what it holds once
+            the snapshot's parse trees, freed on a helper thread at start, are gone and the
+            cases filled its remembered verdicts); peak MB: VmHWM after the size's last case
   unjudged  railfit_unjudged_nodes_total after the size's cases (nodes passed or scored 0
             because a request's time budget ran out; must be 0)
   case, req nodes        the case and how many nodes one request carries
@@ -481,10 +483,11 @@ def print_table(results, peer_on, a):
           "wrk -t2 -cC -d%ds --latency, loopback, %d CPUs%s" % (
               a.pods_per_node or "default", a.seconds, os.cpu_count() or 0,
               "; peer = test/bench/peer (Go)" if peer_on else ""))
-    left_fmt = "%6s %6s %6s %6s %7s %7s %7s %8s"
-    blank = " " * len(left_fmt % (("",) * 8))
+    left_fmt = "%6s %6s %6s %6s %7s %7s %7s %7s %8s"
+    blank = " " * len(left_fmt % (("",) * 9))
     hdr = ((left_fmt + " | %-9s %5s %5s %8s %8s %8s %8s %6s") %
-           ("size", "pods", "slices", "claims", "start s", "RSS MB", "peak MB", "unjudged",
+           ("size", "pods", "slices", "claims", "start s", "RSS MB", "end MB", "peak MB",
+            "unjudged",
             "case", "nodes", "pass", "req/s", "p50 ms", "p99 ms", "us/node", "non2xx"))
     if peer_on:
         hdr += " | %7s %7s %5s %8s %8s %8s %7s" % ("start s", "RSS MB", "pass", "req/s",
@@ -498,14 +501,15 @@ def print_table(results, peer_on, a):
         if not res["rows"]:
             print((left_fmt + " | %s") % (
                 c.n_nodes, c.n_pods, c.n_slices, c.n_claims, fmt(res.get("start"), "%.1f"),
-                "-", "-", "-", res.get("error", "no cases")))
+                "-", "-", "-", "-", res.get("error", "no cases")))
             continue
         for cid, r in res["rows"].items():
             pr = res.get("peer_rows", {}).get(cid) or {}
             if first:
                 left = left_fmt % (
                     c.n_nodes, c.n_pods, c.n_slices, c.n_claims, fmt(res["start"], "%.1f"),
-                    fmt(res["rss"], "%.0f"), fmt(res["hwm"], "%.0f"), fmt(res["unjudged"], "%.0f"))
+                    fmt(res["rss"], "%.0f"), fmt(res.get("rss_end"), "%.0f"),
+                    fmt(res["hwm"], "%.0f"), fmt(res["unjudged"], "%.0f"))
             else:
                 left = blank
             us = r["p50"] * 1000.0 / r["req_nodes"] if r["req_nodes"] else float("nan")
@@ -574,7 +578,7 @@ def sweep(a, tmp):
             res["rss"], _ = srv.mem()
             log("size %d: railfit ready in %.1f s, RSS %.0f MB" % (n, res["start"], res["rss"]))
             res["rows"] = run_cases(srv, cluster, cases, a.seconds, sdir, "railfit %d" % n)
-            _, res["hwm"] = srv.mem()
+            res["rss_end"], res["hwm"] = srv.mem()
             res["unjudged"] = metric(srv.url, "railfit_unjudged_nodes_total")
             if srv.proc.poll() is not None:
                 raise RuntimeError("railfit exited during the run:\n" + srv.stderr_tail())
