@@ -161,18 +161,26 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 			for (size_t w = 0; w < own[s]->n_counter_warnings; w++)
 				rf_cluster_warn(c, "%s", own[s]->counter_warnings[w]);
 		p->devices = rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*p->devices));
-		struct rf_device *copies =
-			rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*copies));
-		if (!p->devices || !copies)
+		if (!p->devices)
 			goto out;
 		for (unsigned s = 0; s < p->n_slices; s++) {
+			/* a slice only this layout holds (parsed for it: a snapshot) lends its
+			 * devices themselves; a shared one (the live store's) a copy of each */
+			bool lend = atomic_load(&own[s]->refs) == 1;
+			struct rf_device *copies =
+				lend ? own[s]->devices
+				     : rf_arena_calloc(c->arena, own[s]->n_devices + 1,
+						       sizeof(*copies));
+			if (!copies && own[s]->n_devices)
+				goto out;
 			for (size_t w = 0; w < own[s]->n_device_warnings; w++)
 				rf_cluster_warn(c, "%s", own[s]->device_warnings[w]);
 			for (size_t di = 0; di < own[s]->n_devices; di++) {
 				/* the slice's device, with what this layout says about it: its
 				 * attributes and capacities stay the slice's */
-				struct rf_device *d = &copies[p->n_devices];
-				*d = own[s]->devices[di];
+				struct rf_device *d = &copies[di];
+				if (!lend)
+					*d = own[s]->devices[di];
 				d->pool = p;
 				d->slice = s;
 				d->idx = (unsigned)p->n_devices;
