@@ -60,8 +60,9 @@ Table columns (one row per size and case; the size columns only on its first row
 (test/fakeapi) serving the same N-node snapshot plus --churn-objects churn pods and claims. It
 reuses test/bench/watch_bench.py's driver: a closed-loop client measures filter latency (the
 pending Job worker, every node name) for --seconds without churn, then while pods and claims are
-updated at --churn-rate events/s. railfit exposes no generation-lag metric, so the lag is
-measured from outside: once a second a new pending pod is created in the fake and
+updated at --churn-rate events/s. The lag is measured from railfit's -v 3 'published a cache
+generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the same as a gauge)
+and from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
 window and the generation build.
