@@ -108,11 +108,11 @@ layout_unref(struct rf_layout *l)
 static int
 hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
-	size_t n = objs->slices_parsed ? objs->n_slice_recs : json_array_size(c->objs.slices);
+	size_t n = objs->slice_recs ? objs->n_slice_recs : json_array_size(c->objs.slices);
 	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		if (objs->slices_parsed)
+		if (objs->slice_recs)
 			l->slices[i] = rf_slice_ref(objs->slice_recs[i]);
 		else if (rf_slice_parse(json_array_get(c->objs.slices, i), c->cfg, &l->slices[i]) <
 			 0)
@@ -232,8 +232,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->counts = (struct rf_cluster_counts){
 		.nodes = json_array_size(c->objs.nodes),
 		.pods = json_array_size(c->objs.pods),
-		.slices =
-			objs->slices_parsed ? objs->n_slice_recs : json_array_size(c->objs.slices),
+		.slices = objs->slice_recs ? objs->n_slice_recs : json_array_size(c->objs.slices),
 		.claims = json_array_size(c->objs.claims),
 		.classes = json_array_size(c->objs.classes),
 		.templates = json_array_size(c->objs.templates),

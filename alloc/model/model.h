@@ -249,11 +249,10 @@ struct rf_pod {
 struct rf_cluster_objects {
 	json_t *nodes, *pods, *slices, *claims, *classes, *templates; /* each may be NULL */
 	/* ResourceSlices parsed already (alloc/model/slice.h; borrowed, the generation takes its
-	 * own references): when set, the model uses these and never reads `slices`, which then
-	 * holds whatever the server keeps to dump them (/debug/snapshot) */
+	 * own references): when not NULL (also for none), the model uses these and never reads
+	 * `slices`, which then holds whatever the server keeps to dump them (/debug/snapshot) */
 	struct rf_slice *const *slice_recs;
 	size_t n_slice_recs;
-	bool slices_parsed;
 	/* elements of pods and claims that are not objects (what the server keeps instead of
 	 * them, e.g. packed) are handed to expand, which returns the object (a new reference; NULL
 	 * when it cannot) for the model to parse; the model keeps no pointer into it but where it

@@ -702,7 +702,6 @@ slices_snapshot(struct rf_store *s, struct rf_cluster_objects *o)
 	if (!recs)
 		return -ENOMEM;
 	o->slice_recs = recs;
-	o->slices_parsed = true;
 	for (size_t i = 0; i < s->slices.n; i++) {
 		if (json_array_append(o->slices, s->slices.v[i].blob) < 0)
 			return -ENOMEM;
