@@ -12,6 +12,7 @@
 #define MAX_WARNINGS 256
 
 struct group_rails {
+	uint64_t hash; /* rf_group_hash(group): sorting compares no strings but on a tie */
 	const char *group;
 	unsigned node_idx;
 	uint64_t rails;
@@ -21,6 +22,7 @@ struct group_rails {
  * and the rails it uses on two or more nodes, so that "rails on nodes other than N" costs two
  * binary searches instead of a scan of every pod. */
 struct group_index { /* struct rf_group of model.h */
+	uint64_t hash;
 	const char *group;
 	size_t first, n;
 	uint64_t any, multi;
@@ -99,9 +101,10 @@ struct rf_cluster {
 	size_t n_pods_by_uid;
 	const json_t **templates;
 	size_t n_templates;
-	struct group_rails *group_rails; /* sorted by group, then node index */
+	struct group_rails *group_rails; /* sorted by group hash, group, then node index */
 	size_t n_group_rails;
-	struct group_index *groups; /* sorted by group */
+	struct group_index *groups; /* sorted by group hash, then group */
+	bool claim_dups; /* two claims share a namespace and name (see rf_model_index_claims) */
 	size_t n_groups;
 
 	const char **warnings;

@@ -489,6 +489,12 @@ rf_claim_key_hash(const char *ns, const char *name)
 	return rf_fingerprint(ns ? ns : "", name, NULL);
 }
 
+uint64_t
+rf_group_hash(const char *group)
+{
+	return rf_fingerprint(group, NULL, NULL);
+}
+
 const struct rf_claim *
 rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns, const char *name, uint64_t hash)
 {
@@ -533,6 +539,7 @@ rf_model_index_claims(struct rf_cluster *c)
 						   cl->name) == 0;
 		if (!dup)
 			slots[i] = (struct claim_slot){ cl->key_hash, cl };
+		c->claim_dups |= dup;
 	}
 	c->claim_mask = cap - 1;
 	c->claim_slots = slots;
@@ -583,16 +590,26 @@ rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name
 	return NULL;
 }
 
+struct group_key {
+	uint64_t hash;
+	const char *group;
+};
+
 static int
 group_key_cmp(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct group_index *)elem)->group);
+	const struct group_key *k = key;
+	const struct group_index *g = elem;
+	if (k->hash != g->hash)
+		return k->hash < g->hash ? -1 : 1;
+	return strcmp(k->group, g->group);
 }
 
 const struct rf_group *
 rf_cluster_group(const struct rf_cluster *c, const char *group)
 {
-	return bsearch(group, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
+	struct group_key k = { rf_group_hash(group), group };
+	return bsearch(&k, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
 }
 
 uint64_t
