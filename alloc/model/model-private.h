@@ -133,6 +133,10 @@ struct rf_cluster {
 	size_t node_mask;
 	char *node_names;
 
+	/* Ready of each node by index when a generation shares a layout built from other Node
+	 * objects (only their status changed, see rf_cluster_build_next); NULL: the nodes' own */
+	bool *node_ready;
+
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error; the
 	 * layout's */
 	atomic_uchar *class_memo;
@@ -153,6 +157,8 @@ struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *d
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
+/** The Node's Ready condition (true when it has no conditions at all). */
+bool rf_model_node_ready(const json_t *node);
 int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);

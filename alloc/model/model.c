@@ -196,6 +196,40 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	return 0;
 }
 
+/* A generation sharing its layout sees the Node objects it was given, not the layout's: the
+ * server rebuilds no layout when only a Node's status changed (a Ready condition flipping on
+ * hundreds of nodes during an outage must not rebuild the whole cluster hundreds of times), so
+ * Ready is read from the current objects here. Nothing else of the status is read. */
+static int
+refresh_ready(struct rf_cluster *c)
+{
+	const json_t *cur = c->objs.nodes, *was = c->layout->nodes;
+	size_t n = json_array_size(cur);
+	bool same = n == json_array_size(was);
+	for (size_t i = 0; same && i < n; i++)
+		same = json_array_get(cur, i) == json_array_get(was, i);
+	if (same)
+		return 0;
+	if (!(c->node_ready = rf_arena_alloc(c->arena, (c->n_nodes + 1) * sizeof(bool))))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		c->node_ready[i] = c->nodes[i]->ready;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *nj = json_array_get(cur, i);
+		const char *name = json_string_value(rf_jpath(nj, "metadata.name"));
+		const struct rf_node *nd = name ? rf_cluster_node(c, name) : NULL;
+		if (nd && nd->json)
+			c->node_ready[nd->idx] = rf_model_node_ready(nj);
+	}
+	return 0;
+}
+
+bool
+rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n)
+{
+	return c->node_ready ? c->node_ready[n->idx] : n->ready;
+}
+
 /* Claims, pods and what they use: the part of a generation that changes with every event. */
 static int
 build_usage(struct rf_cluster *c)
@@ -238,7 +272,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		.templates = json_array_size(c->objs.templates),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
-	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0)
+	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0 ||
+	    (reuse && (r = refresh_ready(c)) < 0))
 		goto fail;
 	if (reuse && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold

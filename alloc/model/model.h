@@ -124,7 +124,7 @@ struct rf_node {
 	unsigned idx;       /* index among the generation's nodes (sorted by name) */
 	const json_t *json; /* NULL when only slices name this node */
 	const json_t *labels, *annotations; /* borrowed, may be NULL */
-	bool ready;
+	bool ready;                         /* as of the layout: read rf_cluster_node_ready() */
 	struct rf_pool **pools;
 	size_t n_pools;
 	struct rf_device **devices; /* pool order, then pool device order; only devices of the
@@ -299,6 +299,8 @@ enum rf_dra_version rf_cluster_dra_version(const struct rf_cluster *c);
 size_t rf_cluster_n_nodes(const struct rf_cluster *c);
 const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */
 const struct rf_node *rf_cluster_node(const struct rf_cluster *c, const char *name);
+/** Whether the node's Ready condition is True in this generation (n->ready may be older). */
+bool rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n);
 const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *ns,
 					const char *name);
 uint64_t rf_claim_key_hash(const char *ns, const char *name);
