@@ -271,6 +271,11 @@ search_error(const struct rf_search_result *res, struct rf_node_eval *e)
 	case RF_SEARCH_POOL_ERROR:
 		reason(e, "allocator error: %s; railfit passes the node", res->error);
 		break;
+	case RF_SEARCH_SCHEDULER_CRASH:
+		/* kube-scheduler never places the pod: railfit predicts no placement either */
+		fail(e, RF_VERDICT_FAIL,
+		     "warning: %s; fix: upgrade to 1.36.2 or drop allocationMode All", res->error);
+		break;
 	case RF_SEARCH_BUDGET:
 	case RF_SEARCH_TOO_MANY:
 		reason(e, "railfit's bounded search gave up (%s); the node is not judged",

@@ -305,13 +305,41 @@ rf_route_debug_snapshot(void *userdata, const struct rf_http_request *req,
 	return r;
 }
 
+/* The DRA rules the current generation predicts with, and where they came from. */
+static json_t *
+dra_rules_json(const struct rf_cluster *gen)
+{
+	const struct rf_config *cfg = rf_cluster_config(gen);
+	char v[RF_DRA_VERSION_LEN];
+	const char *from = cfg->kube.dra_version != RF_DRA_AUTO ? "configured"
+			   : cfg->kube.dra_server_version[0]    ? "server"
+								: "default (no server version)";
+	json_t *o = json_pack(
+		"{s:s, s:s}", "version",
+		rf_dra_version_format(rf_cluster_dra_version(gen), rf_cluster_dra_patch(gen), v),
+		"from", from);
+	if (o && cfg->kube.dra_server_version[0])
+		json_object_set_new(o, "serverVersion", json_string(cfg->kube.dra_server_version));
+	if (o && cfg->kube.dra_server_newer)
+		json_object_set_new(o, "warning",
+				    json_string("the API server is newer than the newest DRA "
+						"allocator railfit knows: predicting with the "
+						"newest rules"));
+	return o;
+}
+
 int
 rf_route_debug_config(void *userdata, const struct rf_http_request *req,
 		      struct rf_http_response *resp)
 {
 	struct rf_app *app = userdata;
 	(void)req;
-	return rf_http_reply_json(resp, 200, rf_config_to_json(&app->cfg));
+	json_t *o = rf_config_to_json(&app->cfg);
+	struct rf_cluster *gen = rf_cache_get(app->cache);
+	if (o && gen)
+		json_object_set_new(o, "draRules", dra_rules_json(gen));
+	rf_cluster_unref(gen);
+	return rf_http_reply_json(resp, 200, o);
 }
 
 int

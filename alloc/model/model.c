@@ -373,8 +373,17 @@ rf_cluster_config(const struct rf_cluster *c)
 enum rf_dra_version
 rf_cluster_dra_version(const struct rf_cluster *c)
 {
-	/* a snapshot carries no server version: 1.35 rules (DESIGN section 8) */
-	return c->cfg->kube.dra_version == RF_DRA_1_34 ? RF_DRA_1_34 : RF_DRA_1_35;
+	/* a snapshot carries no server version: the newest rules railfit knows (DESIGN section 8);
+	 * the live store hands its builds the version the server reported */
+	enum rf_dra_version v = c->cfg->kube.dra_version;
+	return v == RF_DRA_AUTO ? RF_DRA_NEWEST : v;
+}
+
+int
+rf_cluster_dra_patch(const struct rf_cluster *c)
+{
+	return c->cfg->kube.dra_version == RF_DRA_AUTO ? RF_DRA_PATCH_NEWEST
+						       : c->cfg->kube.dra_patch;
 }
 
 struct rf_cel_cache *

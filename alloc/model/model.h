@@ -289,7 +289,10 @@ struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
 struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);
 
 const struct rf_config *rf_cluster_config(const struct rf_cluster *c);
+/** The DRA rules of the generation: kube.draVersion, the newest known version for auto (a
+ * snapshot), and its patch level (RF_DRA_PATCH_NEWEST: the newest patch railfit knows). */
 enum rf_dra_version rf_cluster_dra_version(const struct rf_cluster *c);
+int rf_cluster_dra_patch(const struct rf_cluster *c);
 
 size_t rf_cluster_n_nodes(const struct rf_cluster *c);
 const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */

@@ -14,6 +14,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,11 +374,36 @@ detect_version(struct reflector *r)
 		rf_v(2, "cannot read the API server version yet", "detail", err);
 		return;
 	}
-	int v = rf_kube_minor_version(gv);
-	rf_store_set_dra_version(set->store, v != 0 && v < 135 ? RF_DRA_1_34 : RF_DRA_1_35);
-	rf_info("detected the API server version", "gitVersion", gv, "draRules",
-		v != 0 && v < 135 ? "1.34" : "1.35");
+	rf_reflectors_use_server_version(set->store, gv);
 	set->detect_version = false;
+}
+
+int
+rf_reflectors_use_server_version(struct rf_store *store, const char *git_version)
+{
+	static atomic_bool warned;
+	enum rf_dra_version v;
+	int patch, r;
+	bool newer;
+	char rules[RF_DRA_VERSION_LEN];
+	if (rf_dra_version_from_git(git_version, &v, &patch, &newer) < 0) {
+		rf_warn("the API server's gitVersion is not v<major>.<minor>.<patch>; keeping the DRA "
+			"rules railfit uses now",
+			"gitVersion", git_version);
+		return -EINVAL;
+	}
+	rf_dra_version_format(v, patch, rules);
+	if ((r = rf_store_set_dra_version(store, git_version, v, patch, newer)) < 0)
+		rf_warn("cannot switch the DRA rules", "gitVersion", git_version, "error",
+			strerror(-r));
+	else if (newer && !atomic_exchange(&warned, true))
+		rf_warn("the API server is newer than the newest DRA allocator railfit knows; "
+			"predicting with the newest rules",
+			"gitVersion", git_version, "draRules", rules);
+	else
+		rf_info("detected the API server version", "gitVersion", git_version, "draRules",
+			rules);
+	return r;
 }
 
 /* client-go's list(): returns 0, or -1 after recording the failure. */

@@ -63,6 +63,9 @@ fixture_init(struct fixture *f)
 {
 	memset(f, 0, sizeof(*f));
 	rf_config_init(&f->cfg);
+	/* the cases written for the 1.35 allocator (a snapshot's default is now the newest);
+	 * the 1.36/1.37 cases set their version */
+	f->cfg.kube.dra_version = RF_DRA_1_35;
 	f->cel = rf_cel_cache_new();
 	f->objs.nodes = json_array();
 	f->objs.pods = json_array();
