@@ -648,7 +648,7 @@ describe_request(const struct rf_request_rejects *rj, bool first, char *buf, siz
 	const struct rf_request_alt *alt = rj->alt;
 	size_t match = 0, nfree, shown = 0, noff = 0;
 	size_t skipped = rj->by[RF_REJECT_POOL], tainted = rj->by[RF_REJECT_TAINT];
-	char names[160] = "", extra[96] = "", cnt[24];
+	char names[160] = "", extra[320] = "", cnt[24];
 	const char *count_txt = "all";
 
 	for (int k = 0; k < RF_REJECT_COUNT; k++)
@@ -662,10 +662,19 @@ describe_request(const struct rf_request_rejects *rj, bool first, char *buf, siz
 		snprintf(cnt, sizeof(cnt), "%lld", (long long)alt->count);
 		count_txt = cnt;
 	}
-	if (skipped || tainted)
-		snprintf(extra, sizeof(extra),
-			 " (%zu more in pools the allocator skips, %zu with an untolerated taint)",
-			 skipped, tainted);
+	if (skipped || tainted) {
+		size_t eo = (size_t)snprintf(
+			extra, sizeof(extra),
+			" (%zu more in pools the allocator skips, %zu with an untolerated taint)",
+			skipped, tainted);
+		/* which taint, and where it comes from: the slice or a DeviceTaintRule */
+		if (rj->taint && eo < sizeof(extra))
+			snprintf(extra + eo, sizeof(extra) - eo, " [%s: %s%s%s:%s from %s%s]",
+				 rj->tainted->name, rj->taint->key, rj->taint->value ? "=" : "",
+				 rj->taint->value ? rj->taint->value : "", rj->taint->effect,
+				 rj->taint->rule ? "DeviceTaintRule " : "its slice",
+				 rj->taint->rule ? rj->taint->rule : "");
+	}
 	return (size_t)snprintf(
 		buf, len, "%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
 		first ? ":" : ";", alt->name, count_txt, alt->class_name, match, nfree,

@@ -572,17 +572,24 @@ tolerated(const struct rf_request_alt *alt, const struct rf_taint *t)
 	return false;
 }
 
-static bool
-taints_ok(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+/* The first taint of d that keeps alt from it, or NULL. */
+static const struct rf_taint *
+blocking_taint(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
 {
 	for (size_t i = 0; i < d->n_taints; i++) {
 		const struct rf_taint *t = &d->taints[i];
 		bool counts = s->ver == RF_DRA_1_34 || strcmp(t->effect, "NoSchedule") == 0 ||
 			      strcmp(t->effect, "NoExecute") == 0;
 		if (counts && !tolerated(alt, t))
-			return false;
+			return t;
 	}
-	return true;
+	return NULL;
+}
+
+static bool
+taints_ok(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	return blocking_taint(s, alt, d) == NULL;
 }
 
 /* Does constraint co cover request (alt) name? "req" covers "req/sub" (dra-allocator.md 4). */
@@ -1382,6 +1389,10 @@ rf_predict_rejects(const struct rf_search_request *req, struct rf_request_reject
 				struct scan_item it = { .dev = n->devices[i], .ni = (unsigned)i };
 				enum rf_reject why = reject_reason(&s, cl, alt, aid, &it);
 				rj->by[why]++;
+				if (why == RF_REJECT_TAINT && !rj->tainted) {
+					rj->tainted = it.dev;
+					rj->taint = blocking_taint(&s, alt, it.dev);
+				}
 				if (why != RF_REJECT_NONE && why < RF_REJECT_CAPACITY)
 					continue;
 				if (rj->n_named < RF_REJECT_NAMED)

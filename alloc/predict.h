@@ -119,6 +119,9 @@ struct rf_request_rejects {
 	/* the first devices (node order) not rejected for selector, use, pool or taint */
 	const struct rf_device *named[RF_REJECT_NAMED];
 	size_t n_named;
+	/* the first device rejected for a taint, and that taint (NULL when none) */
+	const struct rf_device *tainted;
+	const struct rf_taint *taint;
 };
 
 /** Number of requests of the search's claims: the size rf_predict_rejects() fills. */

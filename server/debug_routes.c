@@ -191,6 +191,22 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 					    json_string(rf_quantity_format(used, b)));
 		}
 		json_object_set_new(dj, "attributes", attrs_json(d));
+		if (d->n_taints) {
+			/* source: "slice", or the DeviceTaintRule that put it there */
+			json_t *ta = json_array();
+			for (size_t t = 0; ta && t < d->n_taints; t++) {
+				const struct rf_taint *tt = &d->taints[t];
+				json_t *tj = json_pack("{s:s, s:s, s:s}", "key", tt->key, "effect",
+						       tt->effect, "source",
+						       tt->rule ? "DeviceTaintRule" : "slice");
+				if (tj && tt->value)
+					json_object_set_new(tj, "value", json_string(tt->value));
+				if (tj && tt->rule)
+					json_object_set_new(tj, "rule", json_string(tt->rule));
+				json_array_append_new(ta, tj);
+			}
+			json_object_set_new(dj, "taints", ta);
+		}
 		json_array_append_new(devs, dj);
 	}
 	/* GPU x NIC locality, like nvidia-smi topo -m, with the source of each level */

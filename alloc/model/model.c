@@ -70,10 +70,10 @@ rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char
 static int
 hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
-	json_t **dst[] = { &c->objs.nodes,  &c->objs.pods,    &c->objs.slices,
-			   &c->objs.claims, &c->objs.classes, &c->objs.templates };
-	json_t *src[] = { objs->nodes,  objs->pods,    objs->slices,
-			  objs->claims, objs->classes, objs->templates };
+	json_t **dst[] = { &c->objs.nodes,  &c->objs.pods,	&c->objs.slices,     &c->objs.claims,
+			   &c->objs.classes, &c->objs.templates, &c->objs.taint_rules };
+	json_t *src[] = { objs->nodes,	 objs->pods,	  objs->slices,	     objs->claims,
+			  objs->classes, objs->templates, objs->taint_rules };
 	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
 		*dst[i] = json_is_array(src[i]) ? json_incref(src[i]) : json_array();
 		if (!*dst[i])
@@ -144,6 +144,7 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		return -ENOMEM;
 	if ((r = hold_slices(l, c, objs)) < 0 ||
 	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0 ||
+	    (r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0 ||
 	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
 	    (r = rf_model_attach_pools(c)) < 0 ||
 	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
@@ -236,6 +237,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		.claims = json_array_size(c->objs.claims),
 		.classes = json_array_size(c->objs.classes),
 		.templates = json_array_size(c->objs.templates),
+		.taint_rules = json_array_size(c->objs.taint_rules),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
 	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0)
@@ -312,6 +314,7 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.claims);
 	json_decref(c->objs.classes);
 	json_decref(c->objs.templates);
+	json_decref(c->objs.taint_rules);
 	rf_memo_unref(c->memo);
 	rf_reuse_unref(c->reuse);
 	if (!c->layout || c->arena != c->layout->arena)

@@ -37,6 +37,7 @@ struct rf_build_marks {
 
 struct rf_taint {
 	const char *key, *value, *effect;
+	const char *rule; /* the DeviceTaintRule that put it there; NULL = the slice's own */
 };
 
 struct rf_counter_consumption {
@@ -248,6 +249,7 @@ struct rf_pod {
 /** Kubernetes objects by kind (borrowed arrays of objects; kind/apiVersion may be absent). */
 struct rf_cluster_objects {
 	json_t *nodes, *pods, *slices, *claims, *classes, *templates; /* each may be NULL */
+	json_t *taint_rules; /* DeviceTaintRules (resource.k8s.io/v1), may be NULL */
 	/* ResourceSlices parsed already (alloc/model/slice.h; borrowed, the generation takes its
 	 * own references): when not NULL (also for none), the model uses these and never reads
 	 * `slices`, which then holds whatever the server keeps to dump them (/debug/snapshot) */
@@ -329,7 +331,7 @@ const char *rf_cluster_warning(const struct rf_cluster *c, size_t i);
 
 /** Number of objects of each kind held, for railfit_cache_objects. */
 struct rf_cluster_counts {
-	size_t nodes, pods, slices, claims, classes, templates;
+	size_t nodes, pods, slices, claims, classes, templates, taint_rules;
 };
 struct rf_cluster_counts rf_cluster_counts(const struct rf_cluster *c);
 

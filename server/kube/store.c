@@ -86,7 +86,7 @@ struct rf_store {
 static const enum rf_slim_kind slim_kinds[RF_KIND_COUNT] = {
 	[RF_KIND_NODES] = RF_SLIM_NODE,    [RF_KIND_PODS] = RF_SLIM_POD,
 	[RF_KIND_SLICES] = RF_SLIM_SLICE,  [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
-	[RF_KIND_CLASSES] = RF_SLIM_CLASS,
+	[RF_KIND_CLASSES] = RF_SLIM_CLASS, [RF_KIND_TAINT_RULES] = RF_SLIM_TAINT_RULE,
 };
 
 /* Pods and claims are kept packed (server/snapshot/snapshot.h): the model parses them when they
@@ -134,8 +134,9 @@ prune_interner(struct rf_store *s, enum rf_kind kind)
 	pthread_mutex_unlock(&ki->lock);
 }
 
-static const char *const kind_names[RF_KIND_COUNT] = { "Node", "Pod", "ResourceSlice",
-						       "ResourceClaim", "DeviceClass" };
+static const char *const kind_names[RF_KIND_COUNT] = {
+	"Node", "Pod", "ResourceSlice", "ResourceClaim", "DeviceClass", "DeviceTaintRule"
+};
 
 const char *
 rf_kind_name(enum rf_kind k)
@@ -203,7 +204,8 @@ assumed_drop(struct rf_store *s, size_t i)
 static bool
 layout_kind(enum rf_kind kind)
 {
-	return kind == RF_KIND_NODES || kind == RF_KIND_SLICES || kind == RF_KIND_CLASSES;
+	return kind == RF_KIND_NODES || kind == RF_KIND_SLICES || kind == RF_KIND_CLASSES ||
+	       kind == RF_KIND_TAINT_RULES; /* rules change devices' taints */
 }
 
 /* Under the lock: a change the next build must include. */
@@ -702,6 +704,8 @@ slot(struct rf_cluster_objects *o, enum rf_kind k)
 		return &o->slices;
 	case RF_KIND_CLAIMS:
 		return &o->claims;
+	case RF_KIND_TAINT_RULES:
+		return &o->taint_rules;
 	default:
 		return &o->classes;
 	}
@@ -720,6 +724,7 @@ objects_release(struct rf_cluster_objects *o)
 	json_decref(o->claims);
 	json_decref(o->classes);
 	json_decref(o->templates);
+	json_decref(o->taint_rules);
 	memset(o, 0, sizeof(*o));
 }
 

@@ -466,9 +466,21 @@ static const struct field f_template[] = {
 	END,
 };
 
+/* devicetaintrule */
+static const struct field f_rule_spec[] = { { "deviceSelector", KEEP, NULL },
+					    { "taint", KEEP, NULL },
+					    END };
+static const struct field f_taint_rule[] = {
+	{ "apiVersion", API, NULL },
+	{ "metadata", SUB, f_name_only },
+	{ "spec", SUB, f_rule_spec },
+	END,
+};
+
 static const struct field *const kinds[RF_SLIM_COUNT] = {
 	[RF_SLIM_NODE] = f_node,   [RF_SLIM_POD] = f_pod,     [RF_SLIM_SLICE] = f_slice,
 	[RF_SLIM_CLAIM] = f_claim, [RF_SLIM_CLASS] = f_class, [RF_SLIM_TEMPLATE] = f_template,
+	[RF_SLIM_TAINT_RULE] = f_taint_rule,
 };
 
 int
@@ -476,7 +488,7 @@ rf_slim_kind_of(const char *kind)
 {
 	static const char *const names[RF_SLIM_COUNT] = {
 		"Node",          "Pod",         "ResourceSlice",
-		"ResourceClaim", "DeviceClass", "ResourceClaimTemplate",
+		"ResourceClaim", "DeviceClass", "ResourceClaimTemplate", "DeviceTaintRule",
 	};
 	for (int i = 0; kind && i < RF_SLIM_COUNT; i++)
 		if (strcmp(kind, names[i]) == 0)
@@ -524,6 +536,7 @@ static const char *const api_versions[RF_SLIM_COUNT] = {
 	[RF_SLIM_CLAIM] = "resource.k8s.io/v1",
 	[RF_SLIM_CLASS] = "resource.k8s.io/v1",
 	[RF_SLIM_TEMPLATE] = "resource.k8s.io/v1",
+	[RF_SLIM_TAINT_RULE] = "resource.k8s.io/v1",
 };
 
 static int pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *sub,

@@ -472,6 +472,59 @@ START_TEST(test_136_explain_scheduler_crash)
 }
 END_TEST
 
+START_TEST(test_137_device_taint_rules)
+{
+	/* DeviceTaintRules add their taint to the devices their selector names (driver, pool,
+	 * device; absent = any), as kube-scheduler's slice tracker does (D alpha.2
+	 * resourceslice/tracker applyPatches); a NoSchedule taint keeps untolerating requests
+	 * off the device, None does nothing, a rule the model cannot read is a warning */
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1, "[" DEV("d0") "," DEV("d1") "," DEV("d2") "]", "");
+	fixture_add_json(&f, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"drain-d0\"},"
+			     "\"spec\":{\"deviceSelector\":{\"driver\":\"a.example\",\"pool\":"
+			     "\"n1\",\"device\":\"d0\"},\"taint\":{\"key\":\"maint\",\"value\":"
+			     "\"fw\",\"effect\":\"NoSchedule\"}}}");
+	fixture_add_json(&f, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"other\"},"
+			     "\"spec\":{\"deviceSelector\":{\"driver\":\"b.example\"},\"taint\":{"
+			     "\"key\":\"x\",\"effect\":\"NoExecute\"}}}");
+	fixture_add_json(&f, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"soft\"},"
+			     "\"spec\":{\"taint\":{\"key\":\"note\",\"effect\":\"None\"}}}");
+	fixture_add_json(&f, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"broken\"},"
+			     "\"spec\":{\"taint\":{\"effect\":\"NoSchedule\"}}}");
+	add_request_claim(&f, "one", "a", 1, NULL);
+	add_request_claim(&f, "three", "a", 3, NULL);
+	fixture_add_claim(&f, "ml", "tol",
+			  "{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+			  "\"deviceClassName\":\"a\",\"tolerations\":[{\"key\":\"maint\","
+			  "\"operator\":\"Exists\"}]}}]}}",
+			  NULL, NULL);
+	expect_one(run(&f, RF_DRA_1_37, -1, "one"), "d1");
+	expect_one(run(&f, RF_DRA_1_37, -1, "tol"), "d0");
+	expect_status(run(&f, RF_DRA_1_37, -1, "three"), RF_SEARCH_INFEASIBLE);
+	/* the device carries its slice's taints and the rules', each with its source */
+	const struct rf_node *n = rf_cluster_node(f.c, "n1");
+	ck_assert_uint_eq(n->devices[0]->n_taints, 2);
+	ck_assert_str_eq(n->devices[0]->taints[0].rule, "drain-d0");
+	ck_assert_str_eq(n->devices[0]->taints[1].rule, "soft");
+	ck_assert_uint_eq(n->devices[1]->n_taints, 1);
+	bool warned = false;
+	for (size_t i = 0; i < rf_cluster_n_warnings(f.c); i++)
+		warned = warned || strstr(rf_cluster_warning(f.c, i), "devicetaintrule broken");
+	ck_assert(warned);
+	/* the failure message names the taint and the rule */
+	evaluate(&f, "three", e);
+	ck_assert_int_ne(e->verdict, RF_VERDICT_PASS);
+	ck_assert_msg(strstr(e->reasons[0], "[d0: maint=fw:NoSchedule from DeviceTaintRule "
+					    "drain-d0]"),
+		      "%s", e->reasons[0]);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 predict136_suite(void)
 {
@@ -490,6 +543,7 @@ predict136_suite(void)
 	tcase_add_test(tc, test_136_all_mode_per_subrequest);
 	tcase_add_test(tc, test_136_explain_deterministic);
 	tcase_add_test(tc, test_136_explain_scheduler_crash);
+	tcase_add_test(tc, test_137_device_taint_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }
