@@ -327,9 +327,10 @@ dra_rules_json(const struct rf_cluster *gen)
 {
 	const struct rf_config *cfg = rf_cluster_config(gen);
 	char v[RF_DRA_VERSION_LEN];
-	const char *from = cfg->kube.dra_version != RF_DRA_AUTO ? "configured"
-			   : cfg->kube.dra_server_version[0]    ? "server"
-								: "default (no server version)";
+	/* the store's builds carry the server's version in a copy naming the rules it chose */
+	const char *from = cfg->kube.dra_server_version[0]        ? "server"
+			   : cfg->kube.dra_version != RF_DRA_AUTO ? "configured"
+								  : "default (no server version)";
 	json_t *o = json_pack(
 		"{s:s, s:s}", "version",
 		rf_dra_version_format(rf_cluster_dra_version(gen), rf_cluster_dra_patch(gen), v),

@@ -38,7 +38,9 @@ rf_route_readyz(void *userdata, const struct rf_http_request *req, struct rf_htt
 	const char *k;
 	json_t *v;
 	json_object_foreach (detail, k, v) {
-		if (!json_is_true(json_object_get(v, "synced")) ||
+		/* a kind the server does not serve ("served": false) is not waited for */
+		if ((!json_is_true(json_object_get(v, "synced")) &&
+		     !json_is_false(json_object_get(v, "served"))) ||
 		    json_is_true(json_object_get(v, "stale")))
 			json_array_append_new(not_synced, json_string(k));
 	}
