@@ -551,6 +551,18 @@ rf_model_index_claims(struct rf_cluster *c)
 	return 0;
 }
 
+size_t
+rf_cluster_n_classes(const struct rf_cluster *c)
+{
+	return c->n_classes;
+}
+
+const struct rf_class *
+rf_cluster_class_at(const struct rf_cluster *c, size_t i)
+{
+	return i < c->n_classes ? c->classes[i] : NULL;
+}
+
 const struct rf_class *
 rf_cluster_class(const struct rf_cluster *c, const char *name)
 {

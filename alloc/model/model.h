@@ -306,6 +306,8 @@ uint64_t rf_claim_key_hash(const char *ns, const char *name);
 const struct rf_claim *rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns,
 					       const char *name, uint64_t hash);
 const struct rf_class *rf_cluster_class(const struct rf_cluster *c, const char *name);
+size_t rf_cluster_n_classes(const struct rf_cluster *c);
+const struct rf_class *rf_cluster_class_at(const struct rf_cluster *c, size_t i); /* by name */
 const struct rf_pod *rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name);
 const struct rf_pod *rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid);
 const json_t *rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name);

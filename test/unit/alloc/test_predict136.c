@@ -525,6 +525,160 @@ START_TEST(test_137_device_taint_rules)
 }
 END_TEST
 
+/* ---- extended resources backed by DRA (1.36+) ---- */
+
+static json_t *
+ext_pod(const char *name, const char *containers, const char *claims)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\",\"uid\":\"u-%s\"},"
+		 "\"spec\":{%s\"resourceClaims\":[%s]}}",
+		 name, name, containers, claims ? claims : "");
+	json_t *p = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+static void
+ext_eval(struct fixture *f, enum rf_dra_version v, const json_t *pod, const char *node,
+	 struct rf_demand *d, struct rf_node_eval *e)
+{
+	f->cfg.kube.dra_version = v;
+	f->cfg.kube.dra_patch = -1;
+	fixture_build(f);
+	ck_assert_int_eq(rf_demand_resolve(f->c, pod, d), 0);
+	if (d->kind == RF_DEMAND_KNOWN)
+		ck_assert_int_eq(rf_evaluate_node(f->c, d, node, true, e), 0);
+}
+
+static void
+expect_picks(const struct rf_node_eval *e, const char *want)
+{
+	char buf[512];
+	size_t off = 0;
+	buf[0] = 0;
+	ck_assert_msg(e->has_predicted, "no prediction: %s", e->reasons[0]);
+	for (size_t k = 0; k < e->predicted.n && off < sizeof(buf); k++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%s:%s", k ? " " : "",
+					e->predicted.picks[k].request,
+					e->predicted.picks[k].dev->name);
+	ck_assert_str_eq(buf, want);
+}
+
+START_TEST(test_136_extended_resource_pod)
+{
+	/* limits nvidia.com/gpu: 2 and the class gpu.nvidia.com naming it: from 1.36 a claim
+	 * "<pod>-extended-resources" with request container-0-request-1 (memory sorts first),
+	 * predicted like any claim; up to 1.35 (gate off) the pod is not railfit's business */
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_demand d;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	json_t *pod = ext_pod("p",
+			      "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+			      "\"nvidia.com/gpu\":\"2\",\"memory\":\"1Gi\"}}}],",
+			      NULL);
+	ext_eval(&f, RF_DRA_1_35, pod, "n1", &d, e);
+	ck_assert_int_eq(d.kind, RF_DEMAND_NONE);
+	rf_demand_release(&d);
+	ext_eval(&f, RF_DRA_1_36, pod, "n1", &d, e);
+	ck_assert_int_eq(d.kind, RF_DEMAND_KNOWN);
+	ck_assert_uint_eq(d.n_claims, 1);
+	ck_assert_str_eq(d.claims[0]->name, "p-extended-resources");
+	ck_assert_str_eq(d.ext_names[0], "nvidia.com/gpu");
+	expect_picks(e, "container-0-request-1:gpu-0 container-0-request-1:gpu-1");
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	rf_demand_release(&d);
+	/* the implicit name of a class works too; zero and non-integer requests ask nothing */
+	json_t *implicit = ext_pod(
+		"q",
+		"\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{"
+		"\"deviceclass.resource.kubernetes.io/gpu.nvidia.com\":\"1\"}}}],"
+		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":"
+		"\"0\",\"example.com/foo\":\"1\"}}}],",
+		NULL);
+	ext_eval(&f, RF_DRA_1_37, implicit, "n1", &d, e);
+	ck_assert_uint_eq(d.n_claims, 1);
+	expect_picks(e, "container-0-request-0:gpu-0");
+	rf_demand_release(&d);
+	json_decref(implicit);
+	json_decref(pod);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_136_extended_resource_after_claims_and_device_plugin)
+{
+	/* the synthetic claim comes after the pod's own claims (in the same search: the NIC
+	 * claim's pick is made first); on a node whose allocatable has nvidia.com/gpu (a device
+	 * plugin) the scheduler leaves the GPUs to the plugin and asks DRA only for the NIC */
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_demand d;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	fixture_add_hgx(&f, "n2");
+	for (size_t i = 0; i < json_array_size(f.objs.nodes); i++) {
+		json_t *n = json_array_get(f.objs.nodes, i);
+		if (strcmp(json_string_value(
+				   json_object_get(json_object_get(n, "metadata"), "name")),
+			   "n2") == 0)
+			json_object_set_new(json_object_get(n, "status"), "allocatable",
+					    json_pack("{s:s}", "nvidia.com/gpu", "8"));
+	}
+	fixture_add_claim(&f, "ml", "nic",
+			  "{\"devices\":{\"requests\":[{\"name\":\"nic\",\"exactly\":{"
+			  "\"deviceClassName\":\"rdma-nic\"}}]}}",
+			  NULL, NULL);
+	json_t *pod = ext_pod("p",
+			      "\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{"
+			      "\"nvidia.com/gpu\":\"1\"}}},{\"name\":\"b\",\"resources\":{"
+			      "\"requests\":{\"nvidia.com/gpu\":\"1\"}}}],",
+			      "{\"name\":\"n\",\"resourceClaimName\":\"nic\"}");
+	ext_eval(&f, RF_DRA_1_36, pod, "n1", &d, e);
+	ck_assert_uint_eq(d.n_claims, 2);
+	ck_assert_str_eq(d.claims[0]->name, "nic");
+	expect_picks(e, "nic:pci-0000-18-00-0 container-0-request-0:gpu-0 "
+			"container-1-request-0:gpu-1");
+	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "n2", true, e), 0);
+	expect_picks(e, "nic:pci-0000-18-00-0");
+	rf_demand_release(&d);
+	json_decref(pod);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
+START_TEST(test_136_extended_resource_newest_class_wins)
+{
+	/* two classes name nvidia.com/gpu: the newer one serves it (extended.DeviceClassMapping);
+	 * here it selects NICs, so the pod gets a NIC */
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_demand d;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	fixture_add_json(&f, "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"zz-newer\","
+			     "\"creationTimestamp\":\"2030-01-01T00:00:00Z\"},\"spec\":{"
+			     "\"selectors\":[{\"cel\":{\"expression\":\"device.driver == "
+			     "'dra.net'\"}}],\"extendedResourceName\":\"nvidia.com/gpu\"}}");
+	json_t *pod = ext_pod("p",
+			      "\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{"
+			      "\"nvidia.com/gpu\":\"1\"}}}],",
+			      NULL);
+	ext_eval(&f, RF_DRA_1_37, pod, "n1", &d, e);
+	ck_assert_str_eq(d.claims[0]->requests[0].alts[0].class_name, "zz-newer");
+	ck_assert_int_eq(e->predicted.picks[0].dev->kind, RF_DEV_NIC);
+	rf_demand_release(&d);
+	json_decref(pod);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 predict136_suite(void)
 {
@@ -544,6 +698,9 @@ predict136_suite(void)
 	tcase_add_test(tc, test_136_explain_deterministic);
 	tcase_add_test(tc, test_136_explain_scheduler_crash);
 	tcase_add_test(tc, test_137_device_taint_rules);
+	tcase_add_test(tc, test_136_extended_resource_pod);
+	tcase_add_test(tc, test_136_extended_resource_after_claims_and_device_plugin);
+	tcase_add_test(tc, test_136_extended_resource_newest_class_wins);
 	suite_add_tcase(s, tc);
 	return s;
 }
