@@ -156,6 +156,36 @@ class DraVersions(unittest.TestCase):
                          lambda: (lambda e: e if e["verdict"] != "pass" else None)(explain(self, rf)))
         self.assertIn("from DeviceTaintRule drain-all", " ".join(entry["reasons"]), entry)
 
+    def test_137_extended_resource_pod(self):
+        """A pod asking nvidia.com/gpu: 2 in its limits, with the class gpu.nvidia.com naming
+        that resource: kube-scheduler's synthetic claim, predicted and scored like any claim
+        (filter and prioritize judge it, explain shows the claim and its two GPUs); a rule
+        draining gpu-0 moves it to gpu-1 and gpu-2."""
+        ext = {"kind": "Pod", "apiVersion": "v1",
+               "metadata": {"name": "ext", "namespace": "ml", "uid": "pod-ext"},
+               "spec": {"schedulerName": "railfit",
+                        "containers": [{"name": "main", "image": "x", "resources": {
+                            "limits": {"nvidia.com/gpu": "2", "cpu": "4"}}}]},
+               "status": {"phase": "Pending"}}
+        api, rf = self.run_rf("v1.37.0", [ext, RULE])
+        wait_ready(self, rf)
+        status, ex = http_get(rf, "/debug/explain/ml/ext?node=" + NODE)
+        self.assertEqual(status, 200, ex)
+        self.assertEqual(ex["demand"], "known", ex)
+        self.assertEqual(ex["claims"], ["ml/ext-extended-resources"], ex)
+        entry = [e for e in ex["nodes"] if e["node"] == NODE][0]
+        self.assertEqual([(p["request"], p["device"]) for p in entry["predicted"]],
+                         [("container-0-request-1", "gpu-1"), ("container-0-request-1", "gpu-2")],
+                         entry)
+        self.assertTrue(entry["deterministic"], entry)
+        client = rf.client(node_cache_capable=True)
+        res = client.filter(ext, [NODE])
+        self.assertEqual(res.nodes, [NODE], res)
+        scores = dict(client.prioritize(ext, [NODE]))
+        self.assertIn(NODE, scores)
+        status, metrics = http_get(rf, "/metrics")
+        self.assertIn('railfit_pods_total{demand="known"}', metrics)
+
     def test_138_gets_newest_rules_with_a_warning(self):
         """A server newer than the newest rules railfit knows: those rules, a warning logged
         once and shown in /debug/config."""
