@@ -29,6 +29,16 @@ bool rf_pod_claim_not_needed(const json_t *pod, const json_t *entry);
 
 struct rf_cel_cache *rf_cluster_cel(const struct rf_cluster *c);
 
+struct rf_demand;
+
+/**
+ * The extended resources a pod asks for that DRA serves (1.36+): the synthetic claim and its
+ * per-node variants into d (alloc/demand_ext.c). @return 0, 1 (err says why the demand cannot be
+ * evaluated), or -ENOMEM.
+ */
+int rf_demand_add_extended(const struct rf_cluster *c, const json_t *pod, struct rf_demand *d,
+			   char *err, size_t errlen);
+
 /**
  * A compiled selector for expr: from the process-wide cache, or, when that cache is full, compiled
  * for this generation alone. Same returns as rf_cel_compile(). Thread-safe.

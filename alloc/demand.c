@@ -113,9 +113,22 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 
 	const json_t *entries = rf_jpath(pod, "spec.resourceClaims");
 	size_t n = json_array_size(entries);
-	if (n == 0 && !d->has_egress && !d->has_ingress && !d->has_nic_bw)
-		return 0; /* not railfit's business: RF_DEMAND_NONE */
-	d->kind = RF_DEMAND_KNOWN;
+	bool ext_done = false;
+	int xr;
+	if (n == 0 && !d->has_egress && !d->has_ingress && !d->has_nic_bw) {
+		/* no claims: railfit's business only through extended resources backed by DRA */
+		if ((xr = rf_demand_add_extended(c, pod, d, buf, sizeof(buf))) < 0) {
+			rf_demand_release(d);
+			return xr;
+		}
+		if (xr == 0 && !d->n_claims && !d->n_pinned)
+			return 0; /* not railfit's business: RF_DEMAND_NONE */
+		d->kind = RF_DEMAND_KNOWN;
+		if (xr == 1)
+			set_unknown(d, "%s", buf);
+		ext_done = true;
+	}
+	d->kind = d->kind == RF_DEMAND_UNKNOWN ? d->kind : RF_DEMAND_KNOWN;
 
 	const char *ma = rf_jstr(ann, "railfit.io/min-alignment");
 	if (ma) {
@@ -193,6 +206,15 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 			break;
 		}
 		d->claims[d->n_claims++] = cl;
+	}
+	/* the extended-resource claim comes after the pod's own claims */
+	if (!ext_done && d->kind == RF_DEMAND_KNOWN) {
+		if ((xr = rf_demand_add_extended(c, pod, d, buf, sizeof(buf))) < 0) {
+			rf_demand_release(d);
+			return xr;
+		}
+		if (xr == 1)
+			set_unknown(d, "%s", buf);
 	}
 	if (d->kind == RF_DEMAND_KNOWN && !d->n_claims && !d->n_pinned && !d->has_egress &&
 	    !d->has_ingress && !d->has_nic_bw)

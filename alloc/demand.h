@@ -11,7 +11,8 @@
 
 #include "alloc/model/model.h"
 
-#define RF_MAX_POD_CLAIMS 16
+#define RF_MAX_POD_CLAIMS    16
+#define RF_MAX_EXT_RESOURCES 4 /* distinct DRA-backed extended resources per pod */
 
 enum rf_demand_kind { RF_DEMAND_NONE = 0, RF_DEMAND_KNOWN, RF_DEMAND_UNKNOWN };
 
@@ -28,8 +29,16 @@ struct rf_demand {
 	size_t n_claims;
 	const struct rf_claim *pinned[RF_MAX_POD_CLAIMS];
 	size_t n_pinned;
-	struct rf_claim *owned[RF_MAX_POD_CLAIMS]; /* instantiated from templates */
+	struct rf_claim *owned[RF_MAX_POD_CLAIMS + (1 << RF_MAX_EXT_RESOURCES)]; /* instantiated */
 	size_t n_owned;
+	/* extended resources backed by DRA (DRAExtendedResource, on from 1.36): kube-scheduler's
+	 * synthetic claim "<pod>-extended-resources" is claims[n_claims - 1]; a node that
+	 * provides some of the resources through a device plugin (allocatable > 0) gets the
+	 * variant without their requests (ext_variants[mask of the resources DRA serves there],
+	 * NULL for 0: no claim there). n_ext == 0: the pod has none. */
+	size_t n_ext;
+	char ext_names[RF_MAX_EXT_RESOURCES][256];
+	const struct rf_claim *ext_variants[1 << RF_MAX_EXT_RESOURCES];
 	/* annotations */
 	enum rf_level min_alignment;
 	bool min_alignment_from_pod;
@@ -46,6 +55,14 @@ struct rf_demand {
  * demand that cannot be evaluated comes back as RF_DEMAND_UNKNOWN with a reason.
  */
 int rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_demand *ret);
+
+/** The claim the pod asks for instead of claims[i] on node n (the extended-resource claim's
+ * variant there), or NULL when it asks nothing of it there. */
+const struct rf_claim *rf_demand_node_claim(const struct rf_demand *d, size_t i,
+					    const struct rf_node *n);
+
+/** The index in claims[] of claim cl (a variant counts as the extended-resource claim), or -1. */
+int rf_demand_claim_index(const struct rf_demand *d, const struct rf_claim *cl);
 
 /** Free what a demand owns (template-instantiated claims). */
 void rf_demand_release(struct rf_demand *d);

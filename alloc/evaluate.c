@@ -128,6 +128,8 @@ struct pipeline {
 	const struct rf_release *rel;
 	struct rf_eval_work *work;
 	struct rf_search_request sr;
+	/* the claims the pod asks for on this node (the extended-resource claim's variant) */
+	const struct rf_claim *claims[RF_MAX_POD_CLAIMS];
 	struct rf_assignment pinned; /* devices of the pod's allocated claims */
 	enum rf_level worst_level;   /* worst level over every outcome of the scan orders */
 	struct rf_node_eval *e;
@@ -168,10 +170,16 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	p.work = work;
 	p.worst_level = RF_LEVEL_PIX;
 	p.e = e;
+	size_t n_claims = 0;
+	for (size_t i = 0; i < d->n_claims; i++) {
+		const struct rf_claim *cl = rf_demand_node_claim(d, i, e->node);
+		if (cl)
+			p.claims[n_claims++] = cl;
+	}
 	p.sr = (struct rf_search_request){ .cluster = c,
 					   .node = e->node,
-					   .claims = d->claims,
-					   .n_claims = d->n_claims,
+					   .claims = p.claims,
+					   .n_claims = n_claims,
 					   .pinned = &p.pinned,
 					   .release = rel };
 	int r = predict(&p);
@@ -271,6 +279,11 @@ search_error(const struct rf_search_result *res, struct rf_node_eval *e)
 	case RF_SEARCH_POOL_ERROR:
 		reason(e, "allocator error: %s; railfit passes the node", res->error);
 		break;
+	case RF_SEARCH_SCHEDULER_CRASH:
+		/* kube-scheduler never places the pod: railfit predicts no placement either */
+		fail(e, RF_VERDICT_FAIL,
+		     "warning: %s; fix: upgrade to 1.36.2 or drop allocationMode All", res->error);
+		break;
 	case RF_SEARCH_BUDGET:
 	case RF_SEARCH_TOO_MANY:
 		reason(e, "railfit's bounded search gave up (%s); the node is not judged",
@@ -320,7 +333,7 @@ predict(struct pipeline *p)
 	int r = 0;
 
 	pinned_assignment(d, &p->pinned);
-	if (d->n_claims == 0) {
+	if (p->sr.n_claims == 0) {
 		e->status = RF_SEARCH_FOUND;
 		e->has_predicted = true;
 		rf_assignment_copy(&e->predicted, &p->pinned);
@@ -643,7 +656,7 @@ describe_request(const struct rf_request_rejects *rj, bool first, char *buf, siz
 	const struct rf_request_alt *alt = rj->alt;
 	size_t match = 0, nfree, shown = 0, noff = 0;
 	size_t skipped = rj->by[RF_REJECT_POOL], tainted = rj->by[RF_REJECT_TAINT];
-	char names[160] = "", extra[96] = "", cnt[24];
+	char names[160] = "", extra[320] = "", cnt[24];
 	const char *count_txt = "all";
 
 	for (int k = 0; k < RF_REJECT_COUNT; k++)
@@ -657,10 +670,19 @@ describe_request(const struct rf_request_rejects *rj, bool first, char *buf, siz
 		snprintf(cnt, sizeof(cnt), "%lld", (long long)alt->count);
 		count_txt = cnt;
 	}
-	if (skipped || tainted)
-		snprintf(extra, sizeof(extra),
-			 " (%zu more in pools the allocator skips, %zu with an untolerated taint)",
-			 skipped, tainted);
+	if (skipped || tainted) {
+		size_t eo = (size_t)snprintf(
+			extra, sizeof(extra),
+			" (%zu more in pools the allocator skips, %zu with an untolerated taint)",
+			skipped, tainted);
+		/* which taint, and where it comes from: the slice or a DeviceTaintRule */
+		if (rj->taint && eo < sizeof(extra))
+			snprintf(extra + eo, sizeof(extra) - eo, " [%s: %s%s%s:%s from %s%s]",
+				 rj->tainted->name, rj->taint->key, rj->taint->value ? "=" : "",
+				 rj->taint->value ? rj->taint->value : "", rj->taint->effect,
+				 rj->taint->rule ? "DeviceTaintRule " : "its slice",
+				 rj->taint->rule ? rj->taint->rule : "");
+	}
 	return (size_t)snprintf(
 		buf, len, "%s request %s needs %s of class %s, %zu match, %zu free%s%s%s%s",
 		first ? ":" : ";", alt->name, count_txt, alt->class_name, match, nfree,
@@ -673,15 +695,14 @@ static int
 describe_infeasible(const struct pipeline *p, char *buf, size_t len)
 {
 	const struct rf_node *n = p->n;
-	const struct rf_demand *d = p->d;
 	struct rf_request_rejects *rj = calloc(rf_search_n_requests(&p->sr) + 1, sizeof(*rj));
 	size_t k = 0;
 	int r = -ENOMEM;
 	if (!rj || (r = rf_predict_rejects(&p->sr, rj)) < 0)
 		goto out;
 	size_t off = (size_t)snprintf(buf, len, "claims cannot be allocated on this node:");
-	for (size_t ci = 0; ci < d->n_claims && off < len; ci++) {
-		const struct rf_claim *cl = d->claims[ci];
+	for (size_t ci = 0; ci < p->sr.n_claims && off < len; ci++) {
+		const struct rf_claim *cl = p->sr.claims[ci];
 		off += (size_t)snprintf(buf + off, len - off, " claim %s/%s", cl->ns, cl->name);
 		for (size_t ri = 0; ri < cl->n_requests && off < len; ri++)
 			off += describe_request(&rj[k + ri], ri == 0, buf + off, len - off);
@@ -920,7 +941,7 @@ judge_alignment(struct pipeline *p)
 		     "min-alignment %s cannot be checked: the alignment of %s is unknown (no "
 		     "pcieRoot/NUMA attributes in the ResourceSlices and no usable %s annotation)",
 		     rf_level_name(d->min_alignment), picked, p->cfg->devices.topology_annotation);
-	if ((e->explain || below_min) && e->predicted.n && d->n_claims) {
+	if ((e->explain || below_min) && e->predicted.n && p->sr.n_claims) {
 		int r = best_achievable(p);
 		if (r < 0)
 			return r;

@@ -240,11 +240,10 @@ rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 		return;
 	for (size_t i = 0; i < e->predicted.n; i++) {
 		const struct rf_pick *pk = &e->predicted.picks[i];
-		unsigned ci = 0;
-		while (ci < d->n_claims && d->claims[ci] != pk->claim)
-			ci++;
-		if (ci == d->n_claims)
+		int idx = rf_demand_claim_index(d, pk->claim);
+		if (idx < 0)
 			continue; /* a pinned claim's device: not a prediction */
+		unsigned ci = (unsigned)idx;
 		picks[ret->n_picks++] = (struct rf_memo_pick){
 			.claim = ci,
 			.pinned = pk->pinned,
@@ -437,6 +436,10 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 		put_claim_spec(&shape, d->pinned[i]);
 		put_pinned(&shape, d->pinned[i]);
 	}
+	/* which extended resources the last claim serves decides its variant on a node */
+	put(&shape, "E%zu|", d->n_ext);
+	for (size_t i = 0; i < d->n_ext; i++)
+		put_str(&shape, d->ext_names[i]);
 	/* messages also name the pod's claims, and report a malformed annotation */
 	for (size_t i = 0; i < d->n_claims; i++) {
 		put_str(&ident, d->claims[i]->ns);

@@ -32,6 +32,7 @@ struct scan_item {
 struct search {
 	const struct rf_search_request *req;
 	enum rf_dra_version ver;
+	int patch; /* RF_DRA_PATCH_NEWEST or the patch level (1.36.0-1.36.1 differ from 1.36.2) */
 	struct scan_item *scan;
 	size_t n_scan;
 	bool binding;        /* the node has devices with bindingConditions */
@@ -53,6 +54,10 @@ struct search {
 	 * and counter; and devices whose counters the allocator reserved although it then rejected
 	 * them for a taint or a constraint (it does not roll that back: I-LEAK, v0.34.9/v0.35.6) */
 	struct rf_quantity ***counter_used; /* [node pool][set][counter], NULL when no counters */
+	/* 1.36 caches the available counters by pool *name*: the node pool whose counter sets
+	 * stand for every pool of that name, fixed by the first device checked (SIZE_MAX: none
+	 * yet), per node pool */
+	size_t *counter_owner;
 	size_t n_leaked;
 	enum rf_search_status fatal;
 	char *err;
@@ -79,8 +84,56 @@ rf_search_status_name(enum rf_search_status s)
 		return "budget";
 	case RF_SEARCH_TOO_MANY:
 		return "too-many-devices";
+	case RF_SEARCH_SCHEDULER_CRASH:
+		return "scheduler-crash";
 	}
 	return "?";
+}
+
+/* ---- the rules that differ by version (reference/dra-allocator-1.36.md section 5) ---- */
+
+/* 1.36+: pools sorted by driver and name, slices by name: one scan order, and slot k+1 of a
+ * request scans after slot k (combinations, not permutations) */
+static bool
+rules_sorted(const struct search *s)
+{
+	return s->ver >= RF_DRA_1_36;
+}
+
+/* 1.36.0-1.36.1: an allocationMode All device consuming counters crashes kube-scheduler */
+static bool
+rules_all_counters_panic(const struct search *s)
+{
+	return s->ver == RF_DRA_1_36 && s->patch >= 0 && s->patch < 2;
+}
+
+/* from 1.36.2: devices allocated as shared (shareID) consume their counters too */
+static bool
+rules_shared_counters(const struct search *s)
+{
+	return s->ver > RF_DRA_1_36 || (s->ver == RF_DRA_1_36 && !rules_all_counters_panic(s));
+}
+
+/* up to 1.36: a candidate rejected after its counters were reserved keeps them (I-LEAK) */
+static bool
+rules_counter_leak(const struct search *s)
+{
+	return s->ver <= RF_DRA_1_36;
+}
+
+/* 1.36: available and consumed counters keyed by pool name (two drivers' pools of one name
+ * share them) */
+static bool
+rules_counters_by_pool_name(const struct search *s)
+{
+	return s->ver == RF_DRA_1_36;
+}
+
+/* up to 1.36: distinctAttribute keeps one value per request (the latest device's) */
+static bool
+rules_distinct_per_request(const struct search *s)
+{
+	return s->ver <= RF_DRA_1_36;
 }
 
 static size_t
@@ -272,9 +325,9 @@ counter_taken(const struct search *s, const struct rf_pool *pool, const struct r
 }
 
 /* Step 4 of the checks (dra-allocator.md section 7): every counter the device consumes must stay
- * >= 0 after what allocated devices and this search already consume. */
+ * >= 0 after what allocated devices and this search already consume (up to 1.35). */
 static bool
-counters_fit(const struct search *s, const struct rf_device *d)
+counters_fit_135(const struct search *s, const struct rf_device *d)
 {
 	if (!d->n_counters)
 		return true;
@@ -305,6 +358,123 @@ counters_fit(const struct search *s, const struct rf_device *d)
 	return true;
 }
 
+/* 1.36+: a device allowing multiple allocations whose capacity is already in use (allocated as
+ * shared, or picked by this search before index `upto`) skips the counter check: its counters
+ * were counted when it was first taken. */
+static bool
+counters_skipped(const struct search *s, const struct rf_device *d, size_t upto)
+{
+	if (!d->allow_multiple)
+		return false;
+	if (rf_dev_use(s->req->cluster, d)->n_shares > 0 && !s->req->ignore_usage)
+		return true;
+	for (size_t i = 0; i < upto && i < s->cur.n; i++)
+		if (s->cur.picks[i].dev == d && !s->cur.picks[i].pinned)
+			return true;
+	return false;
+}
+
+/* 1.36+: do two pools' devices count against the same counters? The same pool (1.37), any pool
+ * of the same name (1.36 keys its counter caches by pool name). */
+static bool
+counter_pools_share(const struct search *s, const struct rf_pool *a, const struct rf_pool *b)
+{
+	return a == b || (rules_counters_by_pool_name(s) && strcmp(a->name, b->name) == 0);
+}
+
+/* 1.36+: what this search has reserved of counter (set, name) in the pools sharing pool's
+ * counters: its picks, the reservations leaked on rejected candidates, and cand (NULL: none). */
+static struct rf_quantity
+counter_consumed(const struct search *s, const struct rf_pool *pool, const char *set,
+		 const char *name, const struct rf_device *cand)
+{
+	struct rf_quantity sum = { 0 };
+	size_t n = s->cur.n + s->n_leaked + (cand != NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_device *d = i < s->cur.n                 ? s->cur.picks[i].dev
+					    : i < s->cur.n + s->n_leaked ? s->leaked[i - s->cur.n]
+									 : cand;
+		if (i < s->cur.n && (s->cur.picks[i].pinned || counters_skipped(s, d, i)))
+			continue; /* allocated already (counter_used), or counted at its first pick
+				   */
+		if (!counter_pools_share(s, d->pool, pool))
+			continue;
+		for (size_t c = 0; c < d->n_counters; c++) {
+			const struct rf_counter_consumption *cons = &d->counters[c];
+			if (strcmp(cons->counter_set, set) != 0)
+				continue;
+			for (size_t k = 0; k < cons->n; k++)
+				if (strcmp(cons->names[k], name) == 0)
+					sum = rf_quantity_add(sum, cons->values[k]);
+		}
+	}
+	return sum;
+}
+
+/* The node pool whose counter sets are the available counters for node pool pi. */
+static size_t
+counter_owner(const struct search *s, size_t pi)
+{
+	return s->counter_owner && s->counter_owner[pi] != SIZE_MAX ? s->counter_owner[pi] : pi;
+}
+
+/* Step 4 from 1.36 (dra-allocator-1.36.md 3.2, D362 checkAvailableCounters): with the device's
+ * consumption added, no counter of *any* counter set of the pool may be below what is consumed
+ * (an already overdrawn set blocks every counter-consuming device of the pool). */
+static bool
+counters_fit_136(const struct search *s, const struct rf_device *d)
+{
+	const struct rf_node *n = s->req->node;
+	const struct rf_pool *pool = d->pool;
+	size_t pi = node_pool_index(s, pool);
+	if (counters_skipped(s, d, s->cur.n))
+		return true;
+	if (pi == SIZE_MAX)
+		return false;
+	for (size_t c = 0; c < d->n_counters; c++)
+		if (!rf_pool_counter_set(pool, d->counters[c].counter_set, d->slice, s->ver))
+			return false; /* a counter set the device names is not published */
+	size_t oi = counter_owner(s, pi);
+	const struct rf_pool *op = n->pools[oi];
+	for (size_t si = 0; si < op->n_counter_sets; si++) {
+		const struct rf_counter_set *cs = &op->counter_sets[si];
+		for (size_t ci = 0; ci < cs->n; ci++) {
+			struct rf_quantity avail = cs->values[ci];
+			if (s->counter_used && s->counter_used[oi])
+				avail = rf_quantity_sub(avail, s->counter_used[oi][si][ci]);
+			struct rf_quantity used =
+				counter_consumed(s, op, cs->name, cs->names[ci], d);
+			if (rf_quantity_cmp(avail, used) < 0)
+				return false;
+		}
+	}
+	return true;
+}
+
+static bool
+counters_fit(const struct search *s, const struct rf_device *d)
+{
+	if (!d->n_counters)
+		return true;
+	return s->ver >= RF_DRA_1_36 ? counters_fit_136(s, d) : counters_fit_135(s, d);
+}
+
+/* The allocator's own counter check (not railfit's pruning): 1.36 fixes here which pool's
+ * counters stand for a pool name, the first time a device of that name reaches the check. */
+static bool
+counters_check(struct search *s, const struct rf_device *d)
+{
+	if (d->n_counters && s->counter_owner) {
+		size_t pi = node_pool_index(s, d->pool);
+		const struct rf_node *n = s->req->node;
+		if (pi != SIZE_MAX && s->counter_owner[pi] == SIZE_MAX)
+			for (size_t p = 0; p < n->n_pools; p++)
+				if (strcmp(n->pools[p]->name, d->pool->name) == 0)
+					s->counter_owner[p] = pi;
+	}
+	return counters_fit(s, d);
+}
+
 /* Consumption of the node's allocated devices, once per search. */
 static int
 counters_init(struct search *s)
@@ -318,6 +488,12 @@ counters_init(struct search *s)
 	s->counter_used = calloc(n->n_pools, sizeof(*s->counter_used));
 	if (!s->counter_used)
 		return -ENOMEM;
+	if (rules_counters_by_pool_name(s)) {
+		if (!(s->counter_owner = malloc(n->n_pools * sizeof(*s->counter_owner))))
+			return -ENOMEM;
+		for (size_t p = 0; p < n->n_pools; p++)
+			s->counter_owner[p] = SIZE_MAX;
+	}
 	for (size_t p = 0; p < n->n_pools; p++) {
 		const struct rf_pool *pool = n->pools[p];
 		if (!pool->n_counter_sets)
@@ -333,8 +509,12 @@ counters_init(struct search *s)
 		}
 		for (size_t d = 0; d < pool->n_devices; d++) {
 			const struct rf_device *dev = pool->devices[d];
-			if (!rf_dev_use(s->req->cluster, dev)->holder || device_released(s, dev))
-				continue; /* only exclusively allocated devices consume counters */
+			const struct rf_dev_use *u = rf_dev_use(s->req->cluster, dev);
+			/* exclusively allocated devices consume counters; from 1.36.2 also devices
+			 * allocated as shared (D362 IsDeviceAllocated) */
+			bool allocated = u->holder || (rules_shared_counters(s) && u->n_shares > 0);
+			if (!allocated || device_released(s, dev))
+				continue;
 			for (size_t c = 0; c < dev->n_counters; c++) {
 				const struct rf_counter_consumption *cons = &dev->counters[c];
 				const struct rf_counter_set *cs = rf_pool_counter_set(
@@ -359,6 +539,8 @@ static void
 counters_release(struct search *s)
 {
 	const struct rf_node *n = s->req->node;
+	free(s->counter_owner);
+	s->counter_owner = NULL;
 	if (!s->counter_used)
 		return;
 	for (size_t p = 0; p < n->n_pools; p++) {
@@ -390,17 +572,24 @@ tolerated(const struct rf_request_alt *alt, const struct rf_taint *t)
 	return false;
 }
 
-static bool
-taints_ok(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+/* The first taint of d that keeps alt from it, or NULL. */
+static const struct rf_taint *
+blocking_taint(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
 {
 	for (size_t i = 0; i < d->n_taints; i++) {
 		const struct rf_taint *t = &d->taints[i];
 		bool counts = s->ver == RF_DRA_1_34 || strcmp(t->effect, "NoSchedule") == 0 ||
 			      strcmp(t->effect, "NoExecute") == 0;
 		if (counts && !tolerated(alt, t))
-			return false;
+			return t;
 	}
-	return true;
+	return NULL;
+}
+
+static bool
+taints_ok(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	return blocking_taint(s, alt, d) == NULL;
 }
 
 /* Does constraint co cover request (alt) name? "req" covers "req/sub" (dra-allocator.md 4). */
@@ -468,17 +657,21 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 				return false;
 			if (s->ver == RF_DRA_1_34)
 				continue; /* v0.34 compared pointers: it never rejects on value */
-			/* v0.35 keeps one value per request name: the latest device of each */
+			/* v0.35-v0.36 keep one value per request name: the latest device of each;
+			 * 1.37 compares every device (#140600) */
 			for (size_t p = s->cur.n; p-- > 0;) {
 				const struct rf_pick *pk = &s->cur.picks[p];
 				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
 					continue;
 				bool latest = true;
+				if (!rules_distinct_per_request(s))
+					goto compare;
 				for (size_t q = p + 1; q < s->cur.n && latest; q++)
 					latest = s->cur.picks[q].claim != cl ||
 						 strcmp(s->cur.picks[q].request, pk->request) != 0;
 				if (!latest)
 					continue;
+compare:;
 				const struct rf_attr *o = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
 				if (o && attr_equal(o, mine))
@@ -604,8 +797,23 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 		if (m != M_YES)
 			continue;
 		s->steps++;
-		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev) ||
-		    !counters_fit(s, it->dev) || !taints_ok(s, alt, it->dev))
+		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev))
+			goto fail;
+		if (it->dev->n_counters && rules_all_counters_panic(s) &&
+		    !counters_skipped(s, it->dev, s->cur.n)) {
+			/* v0.36.0-v0.36.1: All-mode candidates lack their pool (#138885) */
+			if (s->err && !s->err[0])
+				snprintf(
+					s->err, s->errlen,
+					"claim %s/%s request %s (allocationMode All): device %s/%s/%s "
+					"consumes counters, which crashes kube-scheduler %s "
+					"(kubernetes#138885, fixed in 1.36.2)",
+					cl->ns, cl->name, alt->name, it->dev->pool->driver,
+					it->dev->pool->name, it->dev->name,
+					s->patch == 0 ? "1.36.0" : "1.36.1");
+			return fatal(s, RF_SEARCH_SCHEDULER_CRASH);
+		}
+		if (!counters_check(s, it->dev) || !taints_ok(s, alt, it->dev))
 			goto fail;
 		if (!constraints_ok(s, cl, alt->name, it->dev)) {
 			if (s->err && !s->err[0])
@@ -688,7 +896,8 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 	size_t aid = alt_id(s, ci, ri, ai);
 	if (k == 0 && !enough_candidates(s, cl, alt, aid))
 		return 0; /* cannot succeed in any order: skip the factorial rescans */
-	for (size_t i = s->best ? from : 0; i < s->n_scan; i++) {
+	/* best mode enumerates combinations; so does the 1.36 allocator (slot k+1 after slot k) */
+	for (size_t i = s->best || rules_sorted(s) ? from : 0; i < s->n_scan; i++) {
 		const struct scan_item *it = &s->scan[i];
 		int pool_fatal;
 		if (++s->steps > s->budget)
@@ -712,11 +921,15 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 				continue;
 			return fatal(s, RF_SEARCH_CEL_ERROR);
 		}
-		if (m != M_YES || !capacity_fits(s, alt, it->dev) || !counters_fit(s, it->dev))
+		if (m != M_YES || !capacity_fits(s, alt, it->dev) ||
+		    (s->best ? !counters_fit(s, it->dev) : !counters_check(s, it->dev)))
 			continue;
 		if (!taints_ok(s, alt, it->dev) || !constraints_ok(s, cl, alt->name, it->dev)) {
-			/* the released allocators keep this candidate's counters reserved */
-			if (!s->best && it->dev->n_counters && s->n_leaked < RF_MAX_LEAKED)
+			/* the released allocators up to 1.36 keep this candidate's counters
+			 * reserved */
+			if (!s->best && it->dev->n_counters && rules_counter_leak(s) &&
+			    !(s->ver >= RF_DRA_1_36 && counters_skipped(s, it->dev, s->cur.n)) &&
+			    s->n_leaked < RF_MAX_LEAKED)
 				s->leaked[s->n_leaked++] = it->dev;
 			continue;
 		}
@@ -776,8 +989,11 @@ node_has_binding(const struct rf_node *n)
 	return false;
 }
 
+/* The scan list in order o. Pools holding binding-condition devices go last; up to 1.35 (the
+ * experimental allocator) also such slices within their pool (demote_slices), not from 1.36. */
 static size_t
-build_scan(const struct rf_node *n, bool binding, const struct order *o, struct scan_item *scan)
+build_scan(const struct rf_node *n, bool binding, bool demote_slices, const struct order *o,
+	   struct scan_item *scan)
 {
 	size_t k = 0;
 	for (int pass = 0; pass < (binding ? 2 : 1); pass++) {
@@ -789,10 +1005,10 @@ build_scan(const struct rf_node *n, bool binding, const struct order *o, struct 
 			for (int spass = 0; spass < 2; spass++) {
 				for (unsigned si = 0; si < pool->n_slices; si++) {
 					unsigned sl = o->slice_perm[p][si];
-					if (pass == 1 &&
+					if (pass == 1 && demote_slices &&
 					    has_binding(n, pool, (int)sl) != (spass == 1))
 						continue;
-					if (pass == 0 && spass == 1)
+					if ((pass == 0 || !demote_slices) && spass == 1)
 						continue;
 					/* the node's devices of this pool and slice, in published
 					 * order */
@@ -851,6 +1067,7 @@ search_init(struct search *s, const struct rf_search_request *req)
 	s->cur.n = 0;
 	s->req = req;
 	s->ver = rf_cluster_dra_version(req->cluster);
+	s->patch = rf_cluster_dra_patch(req->cluster);
 	s->binding = node_has_binding(n);
 	s->n_devs = n->n_devices;
 	size_t n_req = 0;
@@ -924,7 +1141,7 @@ relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 	}
 	ident.pool_perm = pp;
 	ident.slice_perm = sp;
-	s->n_scan = build_scan(n, s->binding, &ident, s->scan);
+	s->n_scan = build_scan(n, s->binding, true, &ident, s->scan);
 	s->scan_identity = true;
 	for (size_t c = 0; c < s->req->n_claims; c++) {
 		const struct rf_claim *cl = s->req->claims[c];
@@ -1021,7 +1238,10 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
 			o.slice_perm[p][q] = q;
 	}
-	relevant_units(&s, pool_rel, slice_rel);
+	/* up to 1.35 pool and slice order is random: the orders that can matter; from 1.36 the
+	 * model's order (pools by driver and name, slices by name) is the allocator's, once */
+	if (!rules_sorted(&s))
+		relevant_units(&s, pool_rel, slice_rel);
 
 	/* the permutable units: relevant pools (by position), then each pool's relevant slices */
 	size_t n_rel = 0;
@@ -1044,7 +1264,7 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 			}
 			/* the first order is the identity, which relevant_units() laid out */
 			if (!s.scan_identity)
-				s.n_scan = build_scan(n, s.binding, &o, s.scan);
+				s.n_scan = build_scan(n, s.binding, !rules_sorted(&s), &o, s.scan);
 			s.scan_identity = false;
 			s.cur.n = s.n_pinned;
 			s.n_leaked = 0; /* one Allocate call per scan order */
@@ -1169,6 +1389,10 @@ rf_predict_rejects(const struct rf_search_request *req, struct rf_request_reject
 				struct scan_item it = { .dev = n->devices[i], .ni = (unsigned)i };
 				enum rf_reject why = reject_reason(&s, cl, alt, aid, &it);
 				rj->by[why]++;
+				if (why == RF_REJECT_TAINT && !rj->tainted) {
+					rj->tainted = it.dev;
+					rj->taint = blocking_taint(&s, alt, it.dev);
+				}
 				if (why != RF_REJECT_NONE && why < RF_REJECT_CAPACITY)
 					continue;
 				if (rj->n_named < RF_REJECT_NAMED)
@@ -1210,7 +1434,7 @@ rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *sco
 		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
 			o.slice_perm[p][q] = q;
 	}
-	s.n_scan = build_scan(n, s.binding, &o, s.scan);
+	s.n_scan = build_scan(n, s.binding, !rules_sorted(&s), &o, s.scan);
 	s.cur.n = s.n_pinned;
 	int dr = req->n_claims ? dfs_request(&s, 0, 0) : leaf(&s);
 	*ret_found = s.found;

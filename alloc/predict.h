@@ -49,6 +49,9 @@ enum rf_search_status {
 	RF_SEARCH_POOL_ERROR, /* 1.34: the scan reached an invalid pool, or All hit a bad pool */
 	RF_SEARCH_BUDGET,     /* the bounded search gave up */
 	RF_SEARCH_TOO_MANY,   /* more devices than RF_MAX_PICKS */
+	/* kube-scheduler itself crashes on this pod (1.36.0-1.36.1: allocationMode All with a
+	 * counter-consuming device): no placement */
+	RF_SEARCH_SCHEDULER_CRASH,
 };
 
 const char *rf_search_status_name(enum rf_search_status s);
@@ -116,6 +119,9 @@ struct rf_request_rejects {
 	/* the first devices (node order) not rejected for selector, use, pool or taint */
 	const struct rf_device *named[RF_REJECT_NAMED];
 	size_t n_named;
+	/* the first device rejected for a taint, and that taint (NULL when none) */
+	const struct rf_device *tainted;
+	const struct rf_taint *taint;
 };
 
 /** Number of requests of the search's claims: the size rf_predict_rejects() fills. */

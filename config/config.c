@@ -35,6 +35,7 @@ enum opt_type {
 	OPT_DURATION, /* int64_t milliseconds, > 0 unless F_ZERO_OK */
 	OPT_ENUM,     /* an enum stored as int, names[] in enum order */
 	OPT_STRV,     /* struct rf_strv of non-empty strings */
+	OPT_DRA,      /* kube.draVersion alone: the enum at offset, and kube.dra_patch */
 };
 
 #define F_SECRET   (1u << 0) /* rf_config_to_json() shows "<redacted>" when set */
@@ -78,7 +79,6 @@ static bool valid_dns_subdomain(const char *s);
 static bool valid_dra_qualified_name(const char *s);
 static bool valid_k8s_qualified_name(const char *s);
 
-static const char *const dra_version_names[] = { "auto", "1.34", "1.35", NULL };
 static const char *const min_alignment_names[] = { "PIX", "PXB", "PHB", "NODE", "SYS", NULL };
 static const char *const when_stale_names[] = { "pass", "fail", NULL };
 static const char *const when_not_ready_names[] = { "error-for-railfit-pods", "pass", "error",
@@ -127,8 +127,7 @@ static const struct option options[] = {
 	{ "kube.assumeTTL", OPT_DURATION, FIELD(kube.assume_ttl_ms, int64_t), .def = "30s",
 	  .flags = F_ZERO_OK },
 	{ "kube.watchTimeout", OPT_DURATION, FIELD(kube.watch_timeout_ms, int64_t), .def = "5m" },
-	{ "kube.draVersion", OPT_ENUM, FIELD(kube.dra_version, enum rf_dra_version), .def = "auto",
-	  .names = dra_version_names },
+	{ "kube.draVersion", OPT_DRA, FIELD(kube.dra_version, enum rf_dra_version), .def = "auto" },
 
 	{ "devices.gpuDrivers", OPT_STRV, FIELD(devices.gpu_drivers, struct rf_strv),
 	  .def_list = gpu_drivers_def, .valid = valid_dns_subdomain,
@@ -473,6 +472,11 @@ describe_expected(const struct option *o, char *out, size_t len)
 	case OPT_STRV:
 		snprintf(out, len, "a list of strings");
 		return;
+	case OPT_DRA:
+		snprintf(out, len,
+			 "auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as "
+			 "1.36.2");
+		return;
 	}
 }
 
@@ -577,6 +581,15 @@ set_scalar(struct rf_config *c, const struct option *o, const char *s, size_t le
 		break;
 	case OPT_STRV:
 		break;
+	case OPT_DRA: {
+		enum rf_dra_version v;
+		int patch;
+		if (!ok || rf_dra_version_parse(s, &v, &patch) < 0)
+			break;
+		*(enum rf_dra_version *)f = v;
+		c->kube.dra_patch = patch;
+		return 0;
+	}
 	}
 	describe_expected(o, exp, sizeof(exp));
 	excerpt(got, sizeof(got), s, len);
@@ -1121,6 +1134,11 @@ option_json(const struct rf_config *c, const struct option *o)
 			}
 		}
 		return a;
+	}
+	case OPT_DRA: {
+		char v[RF_DRA_VERSION_LEN];
+		return json_string(rf_dra_version_format(*(const enum rf_dra_version *)f,
+							 c->kube.dra_patch, v));
 	}
 	}
 	return NULL;

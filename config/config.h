@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "config/dra_version.h"
 #include "config/level.h"
 #include "config/quantity.h"
 
@@ -29,8 +30,6 @@ enum rf_when_not_ready {
 };
 
 enum rf_bandwidth_policy { RF_BW_SPREAD, RF_BW_BINPACK };
-
-enum rf_dra_version { RF_DRA_AUTO, RF_DRA_1_34, RF_DRA_1_35 };
 
 struct rf_config {
 	struct {
@@ -53,6 +52,11 @@ struct rf_config {
 		int64_t assume_ttl_ms;           /* 30s */
 		int64_t watch_timeout_ms;        /* 5m */
 		enum rf_dra_version dra_version; /* auto */
+		int dra_patch; /* RF_DRA_PATCH_NEWEST, or the patch level of "1.36.2" */
+		/* not keys: what kube.draVersion auto found (the live store fills them in the
+		 * configuration its generations use; /debug/config shows them) */
+		char dra_server_version[64]; /* the server's gitVersion, "" = not known */
+		bool dra_server_newer;       /* newer than the newest rules railfit knows */
 	} kube;
 	struct {
 		struct rf_strv gpu_drivers;               /* [gpu.nvidia.com] */

@@ -191,6 +191,22 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 					    json_string(rf_quantity_format(used, b)));
 		}
 		json_object_set_new(dj, "attributes", attrs_json(d));
+		if (d->n_taints) {
+			/* source: "slice", or the DeviceTaintRule that put it there */
+			json_t *ta = json_array();
+			for (size_t t = 0; ta && t < d->n_taints; t++) {
+				const struct rf_taint *tt = &d->taints[t];
+				json_t *tj = json_pack("{s:s, s:s, s:s}", "key", tt->key, "effect",
+						       tt->effect, "source",
+						       tt->rule ? "DeviceTaintRule" : "slice");
+				if (tj && tt->value)
+					json_object_set_new(tj, "value", json_string(tt->value));
+				if (tj && tt->rule)
+					json_object_set_new(tj, "rule", json_string(tt->rule));
+				json_array_append_new(ta, tj);
+			}
+			json_object_set_new(dj, "taints", ta);
+		}
 		json_array_append_new(devs, dj);
 	}
 	/* GPU x NIC locality, like nvidia-smi topo -m, with the source of each level */
@@ -305,13 +321,42 @@ rf_route_debug_snapshot(void *userdata, const struct rf_http_request *req,
 	return r;
 }
 
+/* The DRA rules the current generation predicts with, and where they came from. */
+static json_t *
+dra_rules_json(const struct rf_cluster *gen)
+{
+	const struct rf_config *cfg = rf_cluster_config(gen);
+	char v[RF_DRA_VERSION_LEN];
+	/* the store's builds carry the server's version in a copy naming the rules it chose */
+	const char *from = cfg->kube.dra_server_version[0]        ? "server"
+			   : cfg->kube.dra_version != RF_DRA_AUTO ? "configured"
+								  : "default (no server version)";
+	json_t *o = json_pack(
+		"{s:s, s:s}", "version",
+		rf_dra_version_format(rf_cluster_dra_version(gen), rf_cluster_dra_patch(gen), v),
+		"from", from);
+	if (o && cfg->kube.dra_server_version[0])
+		json_object_set_new(o, "serverVersion", json_string(cfg->kube.dra_server_version));
+	if (o && cfg->kube.dra_server_newer)
+		json_object_set_new(o, "warning",
+				    json_string("the API server is newer than the newest DRA "
+						"allocator railfit knows: predicting with the "
+						"newest rules"));
+	return o;
+}
+
 int
 rf_route_debug_config(void *userdata, const struct rf_http_request *req,
 		      struct rf_http_response *resp)
 {
 	struct rf_app *app = userdata;
 	(void)req;
-	return rf_http_reply_json(resp, 200, rf_config_to_json(&app->cfg));
+	json_t *o = rf_config_to_json(&app->cfg);
+	struct rf_cluster *gen = rf_cache_get(app->cache);
+	if (o && gen)
+		json_object_set_new(o, "draRules", dra_rules_json(gen));
+	rf_cluster_unref(gen);
+	return rf_http_reply_json(resp, 200, o);
 }
 
 int

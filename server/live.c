@@ -61,15 +61,11 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 		struct rf_kube_conn *c = rf_kube_conn_new(l->kube);
 		char gv[64], verr[800];
 		if (c && rf_kube_server_version(c, gv, sizeof(gv), verr, sizeof(verr)) == 0) {
-			int v = rf_kube_minor_version(gv);
-			bool old = v != 0 && v < 135;
-			rf_store_set_dra_version(l->store, old ? RF_DRA_1_34 : RF_DRA_1_35);
-			rf_info("detected the API server version", "gitVersion", gv, "draRules",
-				old ? "1.34" : "1.35");
+			rf_reflectors_use_server_version(l->store, gv);
 			detect = false;
 		} else {
-			rf_warn("cannot read the API server version; using the DRA rules of 1.35 until "
-				"it answers",
+			rf_warn("cannot read the API server version; using the newest DRA rules railfit "
+				"knows until it answers",
 				"detail", c ? verr : "out of memory");
 		}
 		rf_kube_conn_free(c);

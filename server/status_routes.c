@@ -38,7 +38,9 @@ rf_route_readyz(void *userdata, const struct rf_http_request *req, struct rf_htt
 	const char *k;
 	json_t *v;
 	json_object_foreach (detail, k, v) {
-		if (!json_is_true(json_object_get(v, "synced")) ||
+		/* a kind the server does not serve ("served": false) is not waited for */
+		if ((!json_is_true(json_object_get(v, "synced")) &&
+		     !json_is_false(json_object_get(v, "served"))) ||
 		    json_is_true(json_object_get(v, "stale")))
 			json_array_append_new(not_synced, json_string(k));
 	}
@@ -65,8 +67,8 @@ cache_gauges(struct rf_app *app)
 	struct rf_cluster_counts cnt = { 0 };
 	if (gen)
 		cnt = rf_cluster_counts(gen);
-	const size_t counts[RF_KIND_COUNT] = { cnt.nodes, cnt.pods, cnt.slices, cnt.claims,
-					       cnt.classes };
+	const size_t counts[RF_KIND_COUNT] = { cnt.nodes,  cnt.pods,	  cnt.slices,
+					       cnt.claims, cnt.classes, cnt.taint_rules };
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		rf_metric_labels(labels, sizeof(labels), RF_METRIC_CACHE_OBJECTS,
 				 rf_kind_resource(k), NULL);

@@ -22,13 +22,28 @@ struct import {
 	bool numa_known;
 };
 
+/* The NUMA node of an I/O object: from the nodeset of its first non-I/O ancestor, whatever that
+ * is (NUMA-local Package, a Package of several NUMA nodes as with Cluster-on-Die, a Group),
+ * as hwloc's own locality rule. The ancestor's first NUMA node stands for it: two such
+ * ancestors are either the same or disjoint. A device hwloc could only attach to the
+ * whole machine (of several NUMA nodes) has no known locality. */
 static int
 numa_of(const struct import *im, hwloc_obj_t obj)
 {
 	hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(im->topo, obj);
-	if (!im->numa_known || !anc || !anc->nodeset || hwloc_bitmap_weight(anc->nodeset) != 1)
+	hwloc_obj_t root = hwloc_get_root_obj(im->topo);
+	/* the complete nodeset: a process confined to some NUMA nodes (a cgroup cpuset, or an XML
+	 * exported from one) sees an empty nodeset on the other packages, whose devices are still
+	 * where they are */
+	hwloc_const_nodeset_t ns = anc && anc->complete_nodeset ? anc->complete_nodeset
+				   : anc                        ? anc->nodeset
+								: NULL;
+	hwloc_const_nodeset_t all = root->complete_nodeset ? root->complete_nodeset : root->nodeset;
+	if (!im->numa_known || !ns || hwloc_bitmap_iszero(ns))
 		return -1;
-	return hwloc_bitmap_first(anc->nodeset);
+	if (hwloc_bitmap_weight(ns) > 1 && all && hwloc_bitmap_isincluded(all, ns))
+		return -1;
+	return hwloc_bitmap_first(ns);
 }
 
 static void

@@ -152,6 +152,10 @@ bool rf_model_is_partition(const struct rf_device *d);
 
 /* model-devices.c: slices to pools and devices, highest generation, completeness, counters */
 int rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_t n);
+
+/** Add the taints of DeviceTaintRules (an array, may be NULL) to the devices they select; a rule
+ * that cannot be understood becomes a warning. @return 0 or -ENOMEM. */
+int rf_model_apply_taint_rules(struct rf_cluster *c, const json_t *rules);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
 

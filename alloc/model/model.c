@@ -70,10 +70,10 @@ rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char
 static int
 hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
-	json_t **dst[] = { &c->objs.nodes,  &c->objs.pods,    &c->objs.slices,
-			   &c->objs.claims, &c->objs.classes, &c->objs.templates };
-	json_t *src[] = { objs->nodes,  objs->pods,    objs->slices,
-			  objs->claims, objs->classes, objs->templates };
+	json_t **dst[] = { &c->objs.nodes,  &c->objs.pods,	&c->objs.slices,     &c->objs.claims,
+			   &c->objs.classes, &c->objs.templates, &c->objs.taint_rules };
+	json_t *src[] = { objs->nodes,	 objs->pods,	  objs->slices,	     objs->claims,
+			  objs->classes, objs->templates, objs->taint_rules };
 	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
 		*dst[i] = json_is_array(src[i]) ? json_incref(src[i]) : json_array();
 		if (!*dst[i])
@@ -144,6 +144,7 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		return -ENOMEM;
 	if ((r = hold_slices(l, c, objs)) < 0 ||
 	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0 ||
+	    (r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0 ||
 	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
 	    (r = rf_model_attach_pools(c)) < 0 ||
 	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
@@ -270,6 +271,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		.claims = json_array_size(c->objs.claims),
 		.classes = json_array_size(c->objs.classes),
 		.templates = json_array_size(c->objs.templates),
+		.taint_rules = json_array_size(c->objs.taint_rules),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
 	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0 ||
@@ -347,6 +349,7 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.claims);
 	json_decref(c->objs.classes);
 	json_decref(c->objs.templates);
+	json_decref(c->objs.taint_rules);
 	rf_memo_unref(c->memo);
 	rf_reuse_unref(c->reuse);
 	if (!c->layout || c->arena != c->layout->arena)
@@ -408,8 +411,17 @@ rf_cluster_config(const struct rf_cluster *c)
 enum rf_dra_version
 rf_cluster_dra_version(const struct rf_cluster *c)
 {
-	/* a snapshot carries no server version: 1.35 rules (DESIGN section 8) */
-	return c->cfg->kube.dra_version == RF_DRA_1_34 ? RF_DRA_1_34 : RF_DRA_1_35;
+	/* a snapshot carries no server version: the newest rules railfit knows (DESIGN section 8);
+	 * the live store hands its builds the version the server reported */
+	enum rf_dra_version v = c->cfg->kube.dra_version;
+	return v == RF_DRA_AUTO ? RF_DRA_NEWEST : v;
+}
+
+int
+rf_cluster_dra_patch(const struct rf_cluster *c)
+{
+	return c->cfg->kube.dra_version == RF_DRA_AUTO ? RF_DRA_PATCH_NEWEST
+						       : c->cfg->kube.dra_patch;
 }
 
 struct rf_cel_cache *
@@ -579,6 +591,18 @@ rf_model_index_claims(struct rf_cluster *c)
 	c->claim_mask = cap - 1;
 	c->claim_slots = slots;
 	return 0;
+}
+
+size_t
+rf_cluster_n_classes(const struct rf_cluster *c)
+{
+	return c->n_classes;
+}
+
+const struct rf_class *
+rf_cluster_class_at(const struct rf_cluster *c, size_t i)
+{
+	return i < c->n_classes ? c->classes[i] : NULL;
 }
 
 const struct rf_class *

@@ -37,6 +37,7 @@ struct rf_build_marks {
 
 struct rf_taint {
 	const char *key, *value, *effect;
+	const char *rule; /* the DeviceTaintRule that put it there; NULL = the slice's own */
 };
 
 struct rf_counter_consumption {
@@ -253,6 +254,7 @@ struct rf_pod {
 /** Kubernetes objects by kind (borrowed arrays of objects; kind/apiVersion may be absent). */
 struct rf_cluster_objects {
 	json_t *nodes, *pods, *slices, *claims, *classes, *templates; /* each may be NULL */
+	json_t *taint_rules; /* DeviceTaintRules (resource.k8s.io/v1), may be NULL */
 	/* ResourceSlices parsed already (alloc/model/slice.h; borrowed, the generation takes its
 	 * own references): when not NULL (also for none), the model uses these and never reads
 	 * `slices`, which then holds whatever the server keeps to dump them (/debug/snapshot) */
@@ -294,7 +296,10 @@ struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
 struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);
 
 const struct rf_config *rf_cluster_config(const struct rf_cluster *c);
+/** The DRA rules of the generation: kube.draVersion, the newest known version for auto (a
+ * snapshot), and its patch level (RF_DRA_PATCH_NEWEST: the newest patch railfit knows). */
 enum rf_dra_version rf_cluster_dra_version(const struct rf_cluster *c);
+int rf_cluster_dra_patch(const struct rf_cluster *c);
 
 size_t rf_cluster_n_nodes(const struct rf_cluster *c);
 const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */
@@ -310,6 +315,8 @@ uint64_t rf_group_hash(const char *group);
 const struct rf_claim *rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns,
 					       const char *name, uint64_t hash);
 const struct rf_class *rf_cluster_class(const struct rf_cluster *c, const char *name);
+size_t rf_cluster_n_classes(const struct rf_cluster *c);
+const struct rf_class *rf_cluster_class_at(const struct rf_cluster *c, size_t i); /* by name */
 const struct rf_pod *rf_cluster_pod(const struct rf_cluster *c, const char *ns, const char *name);
 const struct rf_pod *rf_cluster_pod_by_uid(const struct rf_cluster *c, const char *uid);
 const json_t *rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name);
@@ -335,7 +342,7 @@ const char *rf_cluster_warning(const struct rf_cluster *c, size_t i);
 
 /** Number of objects of each kind held, for railfit_cache_objects. */
 struct rf_cluster_counts {
-	size_t nodes, pods, slices, claims, classes, templates;
+	size_t nodes, pods, slices, claims, classes, templates, taint_rules;
 };
 struct rf_cluster_counts rf_cluster_counts(const struct rf_cluster *c);
 

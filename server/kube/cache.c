@@ -9,6 +9,7 @@
 
 struct kind_state {
 	bool synced;
+	bool absent; /* not served by the API server: not watched */
 	double last_ok; /* CLOCK_MONOTONIC seconds */
 };
 
@@ -33,7 +34,7 @@ const char *
 rf_kind_resource(enum rf_kind k)
 {
 	static const char *const names[] = { "nodes", "pods", "resourceslices", "resourceclaims",
-					     "deviceclasses" };
+					     "deviceclasses", "devicetaintrules" };
 	return k < RF_KIND_COUNT ? names[k] : "?";
 }
 
@@ -91,6 +92,15 @@ rf_cache_set_synced(struct rf_cache *c, enum rf_kind k, bool synced)
 }
 
 void
+rf_cache_set_absent(struct rf_cache *c, enum rf_kind k, bool absent)
+{
+	pthread_mutex_lock(&c->lock);
+	c->kinds[k].absent = absent;
+	c->kinds[k].last_ok = now_s();
+	pthread_mutex_unlock(&c->lock);
+}
+
+void
 rf_cache_touch(struct rf_cache *c, enum rf_kind k)
 {
 	pthread_mutex_lock(&c->lock);
@@ -120,12 +130,14 @@ rf_cache_ready(struct rf_cache *c, long long stale_after_ms, json_t **ret_detail
 	pthread_mutex_lock(&c->lock);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		const struct kind_state *ks = &c->kinds[k];
-		bool stale = !c->is_static && ks->synced &&
+		bool stale = !c->is_static && ks->synced && !ks->absent &&
 			     (t - ks->last_ok) * 1000.0 > (double)stale_after_ms;
-		if (!ks->synced || stale)
+		if ((!ks->synced && !ks->absent) || stale)
 			ready = false;
 		if (detail) {
 			json_t *o = json_object();
+			if (ks->absent && !ks->synced)
+				json_object_set_new(o, "served", json_false());
 			json_object_set_new(o, "synced", json_boolean(ks->synced));
 			json_object_set_new(o, "stale", json_boolean(stale));
 			json_object_set_new(o, "secondsSinceContact",
@@ -146,7 +158,9 @@ double
 rf_cache_staleness(struct rf_cache *c, enum rf_kind k)
 {
 	pthread_mutex_lock(&c->lock);
-	double v = c->is_static ? 0 : now_s() - c->kinds[k].last_ok;
+	double v = c->is_static || (c->kinds[k].absent && !c->kinds[k].synced)
+			   ? 0
+			   : now_s() - c->kinds[k].last_ok;
 	pthread_mutex_unlock(&c->lock);
 	return v;
 }

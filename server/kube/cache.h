@@ -17,6 +17,7 @@ enum rf_kind {
 	RF_KIND_SLICES,
 	RF_KIND_CLAIMS,
 	RF_KIND_CLASSES,
+	RF_KIND_TAINT_RULES, /* DeviceTaintRules: optional, a server may not serve them */
 	RF_KIND_COUNT
 };
 
@@ -36,6 +37,9 @@ struct rf_cluster *rf_cache_get(struct rf_cache *c);
 /** Mark a kind synced (initial list done) and record the time of its last good contact. */
 void rf_cache_set_synced(struct rf_cache *c, enum rf_kind k, bool synced);
 void rf_cache_touch(struct rf_cache *c, enum rf_kind k);
+/** An optional kind the API server does not serve (404): not watched, and readiness does not
+ * wait for it (until it is synced after all). */
+void rf_cache_set_absent(struct rf_cache *c, enum rf_kind k, bool absent);
 /** Mark the whole cache static (a snapshot): always synced, never stale. */
 void rf_cache_set_static(struct rf_cache *c, const char *source);
 

@@ -14,6 +14,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,16 @@
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 
-#define RV_MAX     128
-#define LOG_REPEAT 60.0 /* seconds between repeated warnings of one failing kind */
+#define RV_MAX         128
+#define LOG_REPEAT     60.0  /* seconds between repeated warnings of one failing kind */
+#define ABSENT_RECHECK 300.0 /* seconds between lists of an optional kind the server lacks */
+#define LIST_ABSENT    (-2)  /* do_list(): an optional kind the server does not serve */
 
 struct kind_spec {
 	const char *path;
 	const char *field_selector;
 	const char *group;
+	bool optional; /* a 404 means the server does not serve the kind: not watched */
 };
 
 static const struct kind_spec specs[RF_KIND_COUNT] = {
@@ -40,6 +44,9 @@ static const struct kind_spec specs[RF_KIND_COUNT] = {
 	[RF_KIND_SLICES] = { "/apis/resource.k8s.io/v1/resourceslices", NULL, "resource.k8s.io" },
 	[RF_KIND_CLAIMS] = { "/apis/resource.k8s.io/v1/resourceclaims", NULL, "resource.k8s.io" },
 	[RF_KIND_CLASSES] = { "/apis/resource.k8s.io/v1/deviceclasses", NULL, "resource.k8s.io" },
+	/* GA in 1.37; a 1.36 server serves no v1 DeviceTaintRules (its gate is off) */
+	[RF_KIND_TAINT_RULES] = { "/apis/resource.k8s.io/v1/devicetaintrules", NULL,
+				  "resource.k8s.io", true },
 };
 
 struct reflector {
@@ -55,6 +62,7 @@ struct reflector {
 
 	char last_rv[RV_MAX];
 	bool synced;           /* the initial list completed */
+	bool absent;           /* an optional kind the server answered 404 for */
 	bool rv_unavailable;   /* relist with RV "" */
 	bool paginated_before; /* an RV "0" list came back paginated: always page */
 	struct rf_backoff backoff;
@@ -373,11 +381,36 @@ detect_version(struct reflector *r)
 		rf_v(2, "cannot read the API server version yet", "detail", err);
 		return;
 	}
-	int v = rf_kube_minor_version(gv);
-	rf_store_set_dra_version(set->store, v != 0 && v < 135 ? RF_DRA_1_34 : RF_DRA_1_35);
-	rf_info("detected the API server version", "gitVersion", gv, "draRules",
-		v != 0 && v < 135 ? "1.34" : "1.35");
+	rf_reflectors_use_server_version(set->store, gv);
 	set->detect_version = false;
+}
+
+int
+rf_reflectors_use_server_version(struct rf_store *store, const char *git_version)
+{
+	static atomic_bool warned;
+	enum rf_dra_version v;
+	int patch, r;
+	bool newer;
+	char rules[RF_DRA_VERSION_LEN];
+	if (rf_dra_version_from_git(git_version, &v, &patch, &newer) < 0) {
+		rf_warn("the API server's gitVersion is not v<major>.<minor>.<patch>; keeping the DRA "
+			"rules railfit uses now",
+			"gitVersion", git_version);
+		return -EINVAL;
+	}
+	rf_dra_version_format(v, patch, rules);
+	if ((r = rf_store_set_dra_version(store, git_version, v, patch, newer)) < 0)
+		rf_warn("cannot switch the DRA rules", "gitVersion", git_version, "error",
+			strerror(-r));
+	else if (newer && !atomic_exchange(&warned, true))
+		rf_warn("the API server is newer than the newest DRA allocator railfit knows; "
+			"predicting with the newest rules",
+			"gitVersion", git_version, "draRules", rules);
+	else
+		rf_info("detected the API server version", "gitVersion", git_version, "draRules",
+			rules);
+	return r;
 }
 
 /* client-go's list(): returns 0, or -1 after recording the failure. */
@@ -402,6 +435,28 @@ do_list(struct reflector *r)
 		     resp.error);
 		rf_kube_response_release(&resp);
 		rc = list_once(r, "", page, &items, list_rv, &paginated, &resp);
+	}
+	if (rc == 1 && resp.status == 404 && r->spec->optional) {
+		/* e.g. v1 DeviceTaintRules on a 1.36 server: nothing to watch, nothing to wait for;
+		 * forget what an earlier list found, look again later */
+		rf_kube_response_release(&resp);
+		json_t *none = json_array();
+		int n = none ? rf_store_replace_slim(r->set->store, r->kind, none) : -ENOMEM;
+		json_decref(none);
+		if (n < 0) {
+			failed(r, "error", -1, "list %s: out of memory", r->resource);
+			return -1;
+		}
+		if (!r->absent)
+			rf_info("the API server does not serve this kind; not watching it",
+				"resource", r->resource, "path", r->spec->path);
+		r->absent = true;
+		r->synced = false;
+		rf_cache_set_synced(r->set->cache, r->kind, false);
+		rf_cache_set_absent(r->set->cache, r->kind, true);
+		if (r->streak)
+			healthy(r, "list");
+		return LIST_ABSENT;
 	}
 	if (rc != 0) {
 		if (rc == -ECANCELED) {
@@ -445,6 +500,10 @@ do_list(struct reflector *r)
 			"resourceVersion", list_rv);
 		r->synced = true;
 		rf_cache_set_synced(r->set->cache, r->kind, true);
+		if (r->absent) {
+			r->absent = false;
+			rf_cache_set_absent(r->set->cache, r->kind, false);
+		}
 	}
 	touch(r, true);
 	healthy(r, "list");
@@ -610,23 +669,25 @@ backoff_sleep(struct reflector *r)
 	return rf_kube_sleep(r->set->kube, d);
 }
 
-/* client-go's ListAndWatch: returns when a relist is due (after a failure) or when stopping. */
-static void
+/* client-go's ListAndWatch: returns when a relist is due (after a failure), when stopping, or
+ * (LIST_ABSENT) when the server does not serve an optional kind. */
+static int
 list_and_watch(struct reflector *r)
 {
-	if (do_list(r) < 0)
-		return;
+	int lr = do_list(r);
+	if (lr < 0)
+		return lr;
 	for (;;) {
 		switch (watch_once(r)) {
 		case RF_NEXT_REWATCH:
 			continue;
 		case RF_NEXT_BACKOFF_REWATCH:
 			if (backoff_sleep(r) < 0)
-				return;
+				return -1;
 			continue;
 		case RF_NEXT_RELIST:
 		case RF_NEXT_STOP:
-			return;
+			return 0;
 		}
 	}
 }
@@ -636,9 +697,14 @@ run(void *arg)
 {
 	struct reflector *r = arg;
 	while (!rf_kube_stopping(r->set->kube)) {
-		list_and_watch(r);
+		int lr = list_and_watch(r);
 		if (rf_kube_stopping(r->set->kube))
 			break;
+		if (lr == LIST_ABSENT) {
+			if (rf_kube_sleep(r->set->kube, ABSENT_RECHECK) < 0)
+				break;
+			continue;
+		}
 		if (backoff_sleep(r) < 0)
 			break;
 	}

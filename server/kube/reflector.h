@@ -44,4 +44,11 @@ int rf_reflectors_start(const struct rf_reflectors_options *o, struct rf_reflect
 /** Stop (rf_kube_stop on the shared client) and join every thread, then free. Accepts NULL. */
 void rf_reflectors_stop(struct rf_reflectors *r);
 
+/**
+ * kube.draVersion auto: the DRA rules for the server's gitVersion (rf_dra_version_from_git())
+ * into the store's builds, logged; a server newer than the newest rules railfit knows gets them
+ * with a warning, once per process. @return 0, or -EINVAL (not a version: the rules stay).
+ */
+int rf_reflectors_use_server_version(struct rf_store *store, const char *git_version);
+
 #endif

@@ -36,6 +36,8 @@ struct assumed {
 	json_t *copy; /* base with spec.nodeName set */
 };
 
+#define STORE_MAX_RULES 8 /* configurations for the DRA versions a server reports */
+
 struct rf_store {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;         /* the publisher's */
@@ -57,9 +59,12 @@ struct rf_store {
 	bool stop;
 	struct assumed *assumed;
 	size_t n_assumed, cap_assumed;
-	enum rf_dra_version detected; /* for kube.draVersion: auto */
-	enum rf_dra_version configured;
-	struct rf_config cfg134, cfg135;
+	/* the configuration of the builds: cfgs[0] is the file's (with auto, the newest rules until
+	 * the server's version is known); each other DRA version the server reported gets its
+	 * copy, kept until the store is freed since generations point to it */
+	struct rf_config cfgs[STORE_MAX_RULES];
+	size_t n_cfgs;
+	size_t cur_cfg;
 	struct rf_cache *cache;
 	struct rf_cel_cache *cel;
 	double min_interval;
@@ -81,7 +86,7 @@ struct rf_store {
 static const enum rf_slim_kind slim_kinds[RF_KIND_COUNT] = {
 	[RF_KIND_NODES] = RF_SLIM_NODE,    [RF_KIND_PODS] = RF_SLIM_POD,
 	[RF_KIND_SLICES] = RF_SLIM_SLICE,  [RF_KIND_CLAIMS] = RF_SLIM_CLAIM,
-	[RF_KIND_CLASSES] = RF_SLIM_CLASS,
+	[RF_KIND_CLASSES] = RF_SLIM_CLASS, [RF_KIND_TAINT_RULES] = RF_SLIM_TAINT_RULE,
 };
 
 /* Pods and claims are kept packed (server/snapshot/snapshot.h): the model parses them when they
@@ -129,8 +134,9 @@ prune_interner(struct rf_store *s, enum rf_kind kind)
 	pthread_mutex_unlock(&ki->lock);
 }
 
-static const char *const kind_names[RF_KIND_COUNT] = { "Node", "Pod", "ResourceSlice",
-						       "ResourceClaim", "DeviceClass" };
+static const char *const kind_names[RF_KIND_COUNT] = {
+	"Node", "Pod", "ResourceSlice", "ResourceClaim", "DeviceClass", "DeviceTaintRule"
+};
 
 const char *
 rf_kind_name(enum rf_kind k)
@@ -198,7 +204,8 @@ assumed_drop(struct rf_store *s, size_t i)
 static bool
 layout_kind(enum rf_kind kind)
 {
-	return kind == RF_KIND_NODES || kind == RF_KIND_SLICES || kind == RF_KIND_CLASSES;
+	return kind == RF_KIND_NODES || kind == RF_KIND_SLICES || kind == RF_KIND_CLASSES ||
+	       kind == RF_KIND_TAINT_RULES; /* rules change devices' taints */
 }
 
 /* Whether two slim copies of a Node differ in their status only (its Ready condition): the
@@ -245,7 +252,7 @@ static int
 slice_entry(struct rf_store *s, const char *key, json_t *obj, struct rf_slice_entry *ret)
 {
 	json_t *slim = slim_object(s, RF_KIND_SLICES, obj);
-	int r = slim ? rf_slice_entry_make(key, slim, &s->cfg135, ret) : -ENOMEM;
+	int r = slim ? rf_slice_entry_make(key, slim, &s->cfgs[0], ret) : -ENOMEM;
 	json_decref(slim);
 	return r;
 }
@@ -584,18 +591,42 @@ rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms)
 	return ok;
 }
 
-void
-rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v)
+int
+rf_store_set_dra_version(struct rf_store *s, const char *git_version, enum rf_dra_version v,
+			 int patch, bool newer)
 {
+	int r = 0;
 	pthread_mutex_lock(&s->lock);
-	if (s->detected != v) {
-		s->detected = v;
-		if (s->configured == RF_DRA_AUTO) {
-			s->seq++;
-			pthread_cond_signal(&s->wake);
+	if (s->cfgs[0].kube.dra_version != RF_DRA_AUTO)
+		goto out; /* configured: the server's version does not matter */
+	size_t i = 1;
+	for (; i < s->n_cfgs; i++)
+		if (s->cfgs[i].kube.dra_version == v && s->cfgs[i].kube.dra_patch == patch &&
+		    strcmp(s->cfgs[i].kube.dra_server_version, git_version) == 0)
+			break;
+	if (i == s->n_cfgs) {
+		if (i == STORE_MAX_RULES) {
+			r = -ENOSPC; /* a server that keeps changing versions: keep the last rules
+				      */
+			goto out;
 		}
+		if ((r = rf_config_copy(&s->cfgs[0], &s->cfgs[i])) < 0)
+			goto out;
+		s->n_cfgs++;
+		s->cfgs[i].kube.dra_version = v;
+		s->cfgs[i].kube.dra_patch = patch;
+		snprintf(s->cfgs[i].kube.dra_server_version,
+			 sizeof(s->cfgs[i].kube.dra_server_version), "%s", git_version);
+		s->cfgs[i].kube.dra_server_newer = newer;
 	}
+	if (s->cur_cfg != i) {
+		s->cur_cfg = i;
+		s->seq++;
+		pthread_cond_signal(&s->wake);
+	}
+out:
 	pthread_mutex_unlock(&s->lock);
+	return r;
 }
 
 void
@@ -697,6 +728,8 @@ slot(struct rf_cluster_objects *o, enum rf_kind k)
 		return &o->slices;
 	case RF_KIND_CLAIMS:
 		return &o->claims;
+	case RF_KIND_TAINT_RULES:
+		return &o->taint_rules;
 	default:
 		return &o->classes;
 	}
@@ -715,6 +748,7 @@ objects_release(struct rf_cluster_objects *o)
 	json_decref(o->claims);
 	json_decref(o->classes);
 	json_decref(o->templates);
+	json_decref(o->taint_rules);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -771,8 +805,7 @@ oom:
 static const struct rf_config *
 build_config(const struct rf_store *s)
 {
-	enum rf_dra_version v = s->configured == RF_DRA_AUTO ? s->detected : s->configured;
-	return v == RF_DRA_1_34 ? &s->cfg134 : &s->cfg135;
+	return &s->cfgs[s->cur_cfg];
 }
 
 #define TRIM_INTERVAL 30.0 /* seconds */
@@ -908,8 +941,6 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->cache = o->cache;
 	s->cel = o->cel;
 	s->min_interval = (o->min_interval_ms > 0 ? (double)o->min_interval_ms : 50.0) / 1000.0;
-	s->configured = o->cfg->kube.dra_version;
-	s->detected = RF_DRA_1_35;
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
@@ -922,12 +953,11 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		if (!(s->maps[k] = json_object()))
 			goto fail;
-	if (rf_config_copy(o->cfg, &s->cfg134) < 0 || rf_config_copy(o->cfg, &s->cfg135) < 0)
+	if (rf_config_copy(o->cfg, &s->cfgs[0]) < 0)
 		goto fail;
-	s->cfg134.kube.dra_version = RF_DRA_1_34;
-	s->cfg135.kube.dra_version = RF_DRA_1_35;
+	s->n_cfgs = 1;
 	/* every pod label is kept here: a label railfit does not read today costs little */
-	s->slim.topology_annotation = s->cfg135.devices.topology_annotation;
+	s->slim.topology_annotation = s->cfgs[0].devices.topology_annotation;
 	if ((r = -pthread_create(&s->thread, NULL, publisher, s)) < 0)
 		goto fail;
 	s->thread_started = true;
@@ -950,7 +980,7 @@ rf_store_free(struct rf_store *s)
 		pthread_cond_broadcast(&s->published);
 		pthread_mutex_unlock(&s->lock);
 		pthread_join(s->thread, NULL);
-		rf_cache_publish(s->cache, NULL); /* generations use cfg134/cfg135 */
+		rf_cache_publish(s->cache, NULL); /* generations use cfgs[] */
 	}
 	rf_cluster_unref(s->last);
 	for (int k = 0; k < RF_KIND_COUNT; k++)
@@ -966,8 +996,8 @@ rf_store_free(struct rf_store *s)
 		rf_intern_free(s->interns[k].in);
 		pthread_mutex_destroy(&s->interns[k].lock);
 	}
-	rf_config_release(&s->cfg134);
-	rf_config_release(&s->cfg135);
+	for (size_t i = 0; i < s->n_cfgs; i++)
+		rf_config_release(&s->cfgs[i]);
 	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->published);
 	pthread_mutex_destroy(&s->lock);

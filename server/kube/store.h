@@ -100,8 +100,14 @@ int64_t rf_store_changes(struct rf_store *s);
 /** Wait until a generation including change `seq` is published (or timeout). @return true if so. */
 bool rf_store_wait_published(struct rf_store *s, int64_t seq, long timeout_ms);
 
-/** The DRA rules for builds when kube.draVersion is auto (default 1.35 until known). */
-void rf_store_set_dra_version(struct rf_store *s, enum rf_dra_version v);
+/**
+ * The DRA rules for builds when kube.draVersion is auto (the newest known until the server
+ * answers): the server's gitVersion and the rules rf_dra_version_from_git() chose for it. Does
+ * nothing when the configuration names a version. @return 0, or -ENOMEM / -ENOSPC (then the
+ * previous rules stay).
+ */
+int rf_store_set_dra_version(struct rf_store *s, const char *git_version, enum rf_dra_version v,
+			     int patch, bool newer);
 
 struct rf_store_stats {
 	uint64_t builds;      /* generations published */

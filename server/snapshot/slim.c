@@ -332,6 +332,8 @@ enum pick {
 	READY,    /* node conditions: the Ready one, type and status */
 	VERSION,  /* metadata.resourceVersion: unless opts->drop_resource_version */
 	API,      /* apiVersion: unless it is the kind's usual one (/debug/snapshot adds it back) */
+	EXT_EACH, /* pod containers: EACH when the pod asks for an extended resource, else dropped
+		   */
 };
 
 struct field {
@@ -373,11 +375,21 @@ static const struct field f_pod_claim[] = { { "name", KEEP, NULL },
 static const struct field f_pod_claim_status[] = { { "name", KEEP, NULL },
 						   { "resourceClaimName", KEEP, NULL },
 						   END };
+/* extended resources backed by DRA (1.36+) are asked for in the containers' resources */
+static const struct field f_ctr_resources[] = { { "requests", KEEP, NULL },
+						{ "limits", KEEP, NULL },
+						END };
+static const struct field f_container[] = { { "name", KEEP, NULL },
+					    { "resources", SUB, f_ctr_resources },
+					    END };
 static const struct field f_pod_spec[] = { { "nodeName", KEEP, NULL },
 					   { "resourceClaims", EACH, f_pod_claim },
+					   { "initContainers", EXT_EACH, f_container },
+					   { "containers", EXT_EACH, f_container },
 					   END };
 static const struct field f_pod_status[] = { { "phase", KEEP, NULL },
 					     { "resourceClaimStatuses", EACH, f_pod_claim_status },
+					     { "extendedResourceClaimStatus", KEEP, NULL },
 					     END };
 static const struct field f_pod[] = {
 	{ "apiVersion", API, NULL },
@@ -395,7 +407,10 @@ static const struct field f_node_meta[] = {
 	{ "annotations", NODE_ANN, NULL },
 	END,
 };
-static const struct field f_node_status[] = { { "conditions", READY, f_type_status }, END };
+/* allocatable: a device plugin's extended resources take precedence over DRA (1.36+) */
+static const struct field f_node_status[] = { { "conditions", READY, f_type_status },
+					      { "allocatable", KEEP, NULL },
+					      END };
 static const struct field f_node[] = {
 	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_node_meta },
@@ -445,10 +460,17 @@ static const struct field f_claim[] = {
 };
 
 /* deviceclass */
-static const struct field f_class_spec[] = { { "selectors", KEEP, NULL }, END };
+static const struct field f_class_spec[] = { { "selectors", KEEP, NULL },
+					     { "extendedResourceName", KEEP, NULL },
+					     END };
+/* the newest class naming an extended resource serves it */
+static const struct field f_class_meta[] = { { "name", KEEP, NULL },
+					     { "resourceVersion", VERSION, NULL },
+					     { "creationTimestamp", KEEP, NULL },
+					     END };
 static const struct field f_class[] = {
 	{ "apiVersion", API, NULL },
-	{ "metadata", SUB, f_name_only },
+	{ "metadata", SUB, f_class_meta },
 	{ "spec", SUB, f_class_spec },
 	END,
 };
@@ -466,17 +488,38 @@ static const struct field f_template[] = {
 	END,
 };
 
+/* devicetaintrule */
+static const struct field f_rule_spec[] = { { "deviceSelector", KEEP, NULL },
+					    { "taint", KEEP, NULL },
+					    END };
+static const struct field f_taint_rule[] = {
+	{ "apiVersion", API, NULL },
+	{ "metadata", SUB, f_name_only },
+	{ "spec", SUB, f_rule_spec },
+	END,
+};
+
 static const struct field *const kinds[RF_SLIM_COUNT] = {
-	[RF_SLIM_NODE] = f_node,   [RF_SLIM_POD] = f_pod,     [RF_SLIM_SLICE] = f_slice,
-	[RF_SLIM_CLAIM] = f_claim, [RF_SLIM_CLASS] = f_class, [RF_SLIM_TEMPLATE] = f_template,
+	[RF_SLIM_NODE] = f_node,
+	[RF_SLIM_POD] = f_pod,
+	[RF_SLIM_SLICE] = f_slice,
+	[RF_SLIM_CLAIM] = f_claim,
+	[RF_SLIM_CLASS] = f_class,
+	[RF_SLIM_TEMPLATE] = f_template,
+	[RF_SLIM_TAINT_RULE] = f_taint_rule,
 };
 
 int
 rf_slim_kind_of(const char *kind)
 {
 	static const char *const names[RF_SLIM_COUNT] = {
-		"Node",          "Pod",         "ResourceSlice",
-		"ResourceClaim", "DeviceClass", "ResourceClaimTemplate",
+		"Node",
+		"Pod",
+		"ResourceSlice",
+		"ResourceClaim",
+		"DeviceClass",
+		"ResourceClaimTemplate",
+		"DeviceTaintRule",
 	};
 	for (int i = 0; kind && i < RF_SLIM_COUNT; i++)
 		if (strcmp(kind, names[i]) == 0)
@@ -515,7 +558,41 @@ struct ctx {
 	const struct rf_slim_options *opts;
 	struct rf_intern *in;
 	const char *api_version; /* the kind's usual apiVersion */
+	bool pod_extended;       /* a container asks for an extended resource (kept, with all) */
 };
+
+/* A resource name outside kubernetes.io (an extended resource; DRA may back it), or a class's
+ * implicit one. */
+static bool
+extended_name(const char *r)
+{
+	return (strchr(r, '/') && !strstr(r, "kubernetes.io/")) ||
+	       strncmp(r, "deviceclass.resource.kubernetes.io/", 35) == 0;
+}
+
+/* Does a container of the pod ask for an extended resource? Then the containers' resources
+ * stay: the requests kube-scheduler makes of them are named by container and resource index. */
+static bool
+pod_asks_extended(const json_t *pod)
+{
+	static const char *const lists[] = { "initContainers", "containers" };
+	const json_t *spec = json_object_get(pod, "spec");
+	for (size_t l = 0; l < 2; l++) {
+		const json_t *ctrs = json_object_get(spec, lists[l]);
+		for (size_t i = 0; i < json_array_size(ctrs); i++) {
+			const json_t *res = json_object_get(json_array_get(ctrs, i), "resources");
+			static const char *const kinds_of[] = { "requests", "limits" };
+			for (size_t k = 0; k < 2; k++) {
+				const char *name;
+				json_t *v;
+				json_object_foreach (json_object_get(res, kinds_of[k]), name, v)
+					if (extended_name(name))
+						return true;
+			}
+		}
+	}
+	return false;
+}
 
 static const char *const api_versions[RF_SLIM_COUNT] = {
 	[RF_SLIM_NODE] = "v1",
@@ -524,6 +601,7 @@ static const char *const api_versions[RF_SLIM_COUNT] = {
 	[RF_SLIM_CLAIM] = "resource.k8s.io/v1",
 	[RF_SLIM_CLASS] = "resource.k8s.io/v1",
 	[RF_SLIM_TEMPLATE] = "resource.k8s.io/v1",
+	[RF_SLIM_TAINT_RULE] = "resource.k8s.io/v1",
 };
 
 static int pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *sub,
@@ -608,6 +686,13 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 {
 	json_t *out = NULL;
 	bool is_obj = json_is_object(v), is_arr = json_is_array(v);
+	if (how == EXT_EACH) {
+		if (!cx->pod_extended) {
+			*ret = NULL; /* dropped */
+			return 0;
+		}
+		how = EACH;
+	}
 	if ((how == VERSION && cx->opts && cx->opts->drop_resource_version) ||
 	    (how == API && json_is_string(v) &&
 	     strcmp(json_string_value(v), cx->api_version) == 0)) {
@@ -660,7 +745,8 @@ rf_slim_object(enum rf_slim_kind kind, const json_t *obj, const struct rf_slim_o
 	json_t *out = NULL;
 	if ((unsigned)kind >= RF_SLIM_COUNT || !json_is_object(obj))
 		return rf_intern_copy(in, obj);
-	struct ctx cx = { opts, in, api_versions[kind] };
+	struct ctx cx = { opts, in, api_versions[kind],
+			  kind == RF_SLIM_POD && pod_asks_extended(obj) };
 	if (pick_fields(&cx, obj, kinds[kind], &out) < 0)
 		return NULL;
 	return out;

@@ -48,6 +48,7 @@ enum rf_slim_kind {
 	RF_SLIM_CLAIM,
 	RF_SLIM_CLASS,
 	RF_SLIM_TEMPLATE,
+	RF_SLIM_TAINT_RULE,
 	RF_SLIM_COUNT
 };
 

@@ -31,6 +31,8 @@ const struct rf_snapshot_kind rf_snapshot_kinds[RF_SNAPSHOT_N_KINDS] = {
 	  offsetof(struct rf_cluster_objects, classes) },
 	{ "ResourceClaimTemplate", "ResourceClaimTemplateList", "resource.k8s.io/v1",
 	  offsetof(struct rf_cluster_objects, templates) },
+	{ "DeviceTaintRule", "DeviceTaintRuleList", "resource.k8s.io/v1",
+	  offsetof(struct rf_cluster_objects, taint_rules) },
 };
 
 json_t **

@@ -12,7 +12,7 @@
 #include "server/snapshot/slim.h"
 
 /* The kinds a snapshot holds, one per array of struct rf_cluster_objects. */
-#define RF_SNAPSHOT_N_KINDS 6
+#define RF_SNAPSHOT_N_KINDS 7
 struct rf_snapshot_kind {
 	const char *kind, *list_kind, *api_version;
 	size_t offset; /* of its array in struct rf_cluster_objects */

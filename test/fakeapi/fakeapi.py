@@ -49,8 +49,9 @@ class Res:
     """One served resource (a REST collection)."""
 
     def __init__(self, rid, plural, group, version, kind, namespaced, status=False,
-                 generation=False, fields=()):
+                 generation=False, fields=(), since=None):
         self.rid = rid  # internal id: plural, or plural.group when a plural repeats
+        self.since = since  # (major, minor) of the first release serving it; None = always
         self.plural = plural
         self.group = group
         self.version = version
@@ -89,6 +90,9 @@ RESOURCES = [
     Res("resourceclaimtemplates", "resourceclaimtemplates", "resource.k8s.io", "v1",
         "ResourceClaimTemplate", True, generation=True),
     Res("deviceclasses", "deviceclasses", "resource.k8s.io", "v1", "DeviceClass", False, generation=True),
+    # GA in 1.37 (a 1.36 server's DRADeviceTaintRules gate is off: no v1 resource, 404)
+    Res("devicetaintrules", "devicetaintrules", "resource.k8s.io", "v1", "DeviceTaintRule", False,
+        generation=True, since=(1, 37)),
     Res("leases", "leases", "coordination.k8s.io", "v1", "Lease", True),
     Res("events.events.k8s.io", "events", "events.k8s.io", "v1", "Event", True),
 ]
@@ -1546,7 +1550,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if group == "" and rest[0] == "bindings" and ns is not None and len(rest) == 1:
             return Target(BINDINGS, ns, None, None, False)
         res = RES_BY_PATH.get((group, version, rest[0]))
-        if res is None:
+        if res is None or not fake.res_served(res):
             return None
         if ns is None and res.namespaced and len(rest) > 1:
             return None
@@ -2507,10 +2511,13 @@ class FakeServer:
                 groups.append({"name": g, "versions": [gv], "preferredVersion": gv})
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
+    def res_served(self, r):
+        return r.since is None or self.minor() >= r.since
+
     def api_resources(self, group, version):
         rl = []
         for r in RESOURCES:
-            if r.group != group or r.version != version:
+            if r.group != group or r.version != version or not self.res_served(r):
                 continue
             verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
             rl.append({"name": r.plural, "singularName": r.kind.lower(), "namespaced": r.namespaced,

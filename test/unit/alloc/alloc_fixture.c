@@ -63,6 +63,9 @@ fixture_init(struct fixture *f)
 {
 	memset(f, 0, sizeof(*f));
 	rf_config_init(&f->cfg);
+	/* the cases written for the 1.35 allocator (a snapshot's default is now the newest);
+	 * the 1.36/1.37 cases set their version */
+	f->cfg.kube.dra_version = RF_DRA_1_35;
 	f->cel = rf_cel_cache_new();
 	f->objs.nodes = json_array();
 	f->objs.pods = json_array();
@@ -70,6 +73,7 @@ fixture_init(struct fixture *f)
 	f->objs.claims = json_array();
 	f->objs.classes = json_array();
 	f->objs.templates = json_array();
+	f->objs.taint_rules = json_array();
 	const char *classes[] = { "dra/deviceclass-gpu.nvidia.com.json",
 				  "dra/deviceclass-rdma-nic-dranet.json",
 				  "dra/deviceclass-nic-bandwidth.json" };
@@ -94,6 +98,7 @@ fixture_add_json(struct fixture *f, const char *text)
 		      : strcmp(kind, "ResourceClaim") == 0         ? f->objs.claims
 		      : strcmp(kind, "DeviceClass") == 0           ? f->objs.classes
 		      : strcmp(kind, "ResourceClaimTemplate") == 0 ? f->objs.templates
+		      : strcmp(kind, "DeviceTaintRule") == 0       ? f->objs.taint_rules
 								   : NULL;
 	ck_assert_ptr_nonnull(arr);
 	json_array_append_new(arr, o);
@@ -172,6 +177,7 @@ fixture_release(struct fixture *f)
 	json_decref(f->objs.claims);
 	json_decref(f->objs.classes);
 	json_decref(f->objs.templates);
+	json_decref(f->objs.taint_rules);
 	rf_cel_cache_free(f->cel);
 	rf_config_release(&f->cfg);
 }

@@ -364,6 +364,68 @@ START_TEST(test_config_full_flow)
 }
 END_TEST
 
+/* kube.draVersion with patch levels round-trips through /debug/config's JSON; /version
+ * gitVersions choose the rules (a newer server: the newest, flagged). */
+START_TEST(test_config_dra_versions)
+{
+	static const struct {
+		const char *yaml, *json;
+		int dra, patch;
+	} cases[] = {
+		{ "kube: {draVersion: 1.36.2}", "1.36.2", RF_DRA_1_36, 2 },
+		{ "kube: {draVersion: 1.36.0}", "1.36.0", RF_DRA_1_36, 0 },
+		{ "kube: {draVersion: 1.37}", "1.37", RF_DRA_1_37, RF_DRA_PATCH_NEWEST },
+		{ "kube: {draVersion: 1.35.10}", "1.35.10", RF_DRA_1_35, 10 },
+		{ "kube: {}", "auto", RF_DRA_AUTO, RF_DRA_PATCH_NEWEST },
+	};
+	for (size_t i = 0; i < N(cases); i++) {
+		struct rf_config c;
+		char err[512];
+		rf_config_init(&c);
+		ck_assert_msg(parse(cases[i].yaml, &c, err, sizeof(err)) == 0, "'%s': %s",
+			      cases[i].yaml, err);
+		ck_assert_int_eq(c.kube.dra_version, cases[i].dra);
+		ck_assert_int_eq(c.kube.dra_patch, cases[i].patch);
+		json_t *j = rf_config_to_json(&c);
+		ck_assert_str_eq(json_string_value(
+					 json_object_get(json_object_get(j, "kube"), "draVersion")),
+				 cases[i].json);
+		json_decref(j);
+		rf_config_release(&c);
+	}
+	static const struct {
+		const char *git;
+		int r, dra, patch;
+		bool newer;
+	} gits[] = {
+		{ "v1.36.1", 0, RF_DRA_1_36, 1, false },
+		{ "v1.36.2-gke.1100", 0, RF_DRA_1_36, 2, false },
+		{ "v1.37.0-alpha.2", 0, RF_DRA_1_37, 0, false },
+		{ "v1.35.0", 0, RF_DRA_1_35, 0, false },
+		{ "v1.34.9+k3s1", 0, RF_DRA_1_34, 9, false },
+		{ "v1.31.4", 0, RF_DRA_1_34, RF_DRA_PATCH_NEWEST, false },
+		{ "v1.38.0", 0, RF_DRA_1_37, RF_DRA_PATCH_NEWEST, true },
+		{ "1.40", 0, RF_DRA_1_37, RF_DRA_PATCH_NEWEST, true },
+		{ "v2.0.0", -EINVAL, 0, 0, false },
+		{ "v1.x", -EINVAL, 0, 0, false },
+		{ "", -EINVAL, 0, 0, false },
+		{ "v1.36.1junk", -EINVAL, 0, 0, false },
+	};
+	for (size_t i = 0; i < N(gits); i++) {
+		enum rf_dra_version v = RF_DRA_AUTO;
+		int patch = -7;
+		bool newer = false;
+		int r = rf_dra_version_from_git(gits[i].git, &v, &patch, &newer);
+		ck_assert_msg(r == gits[i].r, "%s: %d", gits[i].git, r);
+		if (r < 0)
+			continue;
+		ck_assert_msg((int)v == gits[i].dra && patch == gits[i].patch &&
+				      newer == gits[i].newer,
+			      "%s: %d %d %d", gits[i].git, v, patch, newer);
+	}
+}
+END_TEST
+
 START_TEST(test_config_scalar_forms)
 {
 	static const struct {
@@ -375,6 +437,10 @@ START_TEST(test_config_scalar_forms)
 		{ "kube: {draVersion: '1.35'}", RF_DRA_1_35, 0 },
 		{ "kube: {draVersion: \"auto\"}", RF_DRA_AUTO, 0 },
 		{ "kube:\n  draVersion: |-\n    1.34\n", RF_DRA_1_34, 0 },
+		{ "kube: {draVersion: 1.36}", RF_DRA_1_36, 0 },
+		{ "kube: {draVersion: '1.37'}", RF_DRA_1_37, 0 },
+		{ "kube: {draVersion: 1.36.2}", RF_DRA_1_36, 0 },
+		{ "kube: {draVersion: 1.36.0}", RF_DRA_1_36, 0 },
 		{ "server: {threads: 1024}", RF_DRA_AUTO, 1024 },
 		{ "server: {threads: +3}", RF_DRA_AUTO, 3 },
 		{ "server: {threads: \"12\"}", RF_DRA_AUTO, 12 },
@@ -525,10 +591,26 @@ static const struct error_case errors[] = {
 	{ "filter: {staleAfter: 99999999999h}",
 	  "filter.staleAfter: expected a duration > 0 such as 10m, got \"99999999999h\"" },
 	/* enums */
-	{ "kube: {draVersion: 1.36}",
-	  "kube.draVersion: expected one of auto, 1.34, 1.35, got \"1.36\"" },
-	{ "kube: {draVersion: 1.340}",
-	  "kube.draVersion: expected one of auto, 1.34, 1.35, got \"1.340\"" },
+	{ "kube: {draVersion: '1.33'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.33\"" },
+	{ "kube: {draVersion: '1.340'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.340\"" },
+	{ "kube: {draVersion: '1.38'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.38\"" },
+	{ "kube: {draVersion: '1.36.'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.36.\"" },
+	{ "kube: {draVersion: '1.36.02'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.36.02\"" },
+	{ "kube: {draVersion: '1.36.1000'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.36.1000\"" },
+	{ "kube: {draVersion: '1.36.2.1'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.36.2.1\"" },
+	{ "kube: {draVersion: '1.36-rc'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"1.36-rc\"" },
+	{ "kube: {draVersion: 'v1.36'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \"v1.36\"" },
+	{ "kube: {draVersion: ' 1.36'}",
+	  "kube.draVersion: expected auto, 1.34, 1.35, 1.36 or 1.37, optionally with a patch level such as 1.36.2, got \" 1.36\"" },
 	{ "filter: {whenStale: maybe}",
 	  "filter.whenStale: expected one of pass, fail, got \"maybe\"" },
 	{ "filter: {whenNotReady: no}",
@@ -946,6 +1028,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("level");
+	tcase_add_test(tc, test_config_dra_versions);
 	tcase_add_test(tc, test_level_names);
 	tcase_add_test(tc, test_level_parse_invalid);
 	tcase_add_test(tc, test_level_at_least);

@@ -64,6 +64,29 @@ static const char *const fat_pod =
 	"  \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
 	"  \"resourceClaimStatuses\":[{\"name\":\"gpu\",\"resourceClaimName\":\"p-gpu-x\"}]}}";
 
+/* A pod asking for an extended resource keeps its containers' names and resources (the
+ * requests kube-scheduler makes are named by container and resource index), nothing else of
+ * them; and its extendedResourceClaimStatus. */
+START_TEST(test_slim_pod_extended_resources)
+{
+	json_t *pod = parse(
+		"{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
+		"\"initContainers\":[{\"name\":\"i\",\"image\":\"x\",\"env\":[{\"name\":\"T\","
+		"\"value\":\"SECRET\"}],\"resources\":{\"requests\":{\"cpu\":\"1\"}}}],"
+		"\"containers\":[{\"name\":\"c\",\"command\":[\"SECRET\"],\"resources\":{\"limits\":"
+		"{\"nvidia.com/gpu\":\"2\",\"memory\":\"1Gi\"},\"claims\":[]}}]},"
+		"\"status\":{\"extendedResourceClaimStatus\":{\"resourceClaimName\":\"p-er-x\"}}}");
+	json_t *s = rf_slim_object(RF_SLIM_POD, pod, NULL, NULL);
+	assert_json(s, "{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\"},\"spec\":{"
+		       "\"initContainers\":[{\"name\":\"i\",\"resources\":{\"requests\":{\"cpu\":"
+		       "\"1\"}}}],\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
+		       "\"nvidia.com/gpu\":\"2\",\"memory\":\"1Gi\"}}}]},\"status\":{"
+		       "\"extendedResourceClaimStatus\":{\"resourceClaimName\":\"p-er-x\"}}}");
+	json_decref(s);
+	json_decref(pod);
+}
+END_TEST
+
 START_TEST(test_slim_pod)
 {
 	json_t *pod = parse(fat_pod);
@@ -196,8 +219,9 @@ START_TEST(test_slim_dra_kinds)
 			    "[{\"cel\":{\"expression\":\"true\"}}],\"extendedResourceName\":\"x\","
 			    "\"config\":[]}}");
 	s = rf_slim_object(RF_SLIM_CLASS, cls, NULL, NULL);
+	/* extendedResourceName stays: it maps extended resources to the class (1.36+) */
 	assert_json(s, "{\"metadata\":{\"name\":\"g\"},\"spec\":{\"selectors\":"
-		       "[{\"cel\":{\"expression\":\"true\"}}]}}");
+		       "[{\"cel\":{\"expression\":\"true\"}}],\"extendedResourceName\":\"x\"}}");
 	json_decref(s);
 	json_decref(cls);
 
@@ -600,6 +624,7 @@ slim_suite(void)
 	Suite *s = suite_create("slim");
 	TCase *tc = tcase_create("slim");
 	tcase_add_test(tc, test_slim_pod);
+	tcase_add_test(tc, test_slim_pod_extended_resources);
 	tcase_add_test(tc, test_slim_node);
 	tcase_add_test(tc, test_slim_dra_kinds);
 	tcase_add_test(tc, test_slim_odd_types);

@@ -791,6 +791,33 @@ START_TEST(test_topology_generated_no_numa)
 }
 END_TEST
 
+START_TEST(test_topology_fixture_numa_from_any_ancestor)
+{
+	/* hwloc's test suite. irregulargroups+pci: the GPUs hang off Packages whose nodeset is
+	 * empty for the (confined) process that exported the XML, but whose complete nodeset says
+	 * NUMA 4 and 7: SYS to each other and to the NICs of NUMA 0, not a NODE guess. */
+	static const char *const pci[] = { "0002:01:00.0", "0004:01:00.0", "0000:01:00.0",
+					   "0000:01:00.1" };
+	/* clang-format off */
+	static const char *const rows[] = { "X S S S", "S X S S", "S S X P", "S S P X" };
+	/* clang-format on */
+	struct rf_pcitopo *t = load_xml("64intel64-3g2n+2n-irregulargroups+pci.xml");
+	check_matrix(t, pci, rows, 4);
+	ck_assert_int_eq(t->devices[0].numa, 4);
+	ck_assert_int_eq(t->devices[1].numa, 7);
+	ck_assert_int_eq(t->devices[2].numa, 0);
+	ck_assert(!has_note(t, "NUMA node unknown"));
+	rf_pcitopo_free(t);
+	/* Cluster-on-Die without groups: the NICs hang off Package 0, which holds NUMA nodes 0
+	 * and 1; the package's first NUMA node stands for it */
+	t = load_xml("28intel64-2p2g7c-CoD.nogroups.v1tov2.xml");
+	ck_assert_uint_eq(t->n_devices, 2);
+	ck_assert_int_eq(t->devices[0].numa, 0);
+	ck_assert_int_eq(t->devices[1].numa, 0);
+	rf_pcitopo_free(t);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* the annotation codec                                                                        */
 
@@ -1195,6 +1222,7 @@ topology_suite(void)
 	tcase_add_test(tc, test_topology_generated_dgx_h100_without_bridges);
 	tcase_add_test(tc, test_topology_generated_domains_vfs);
 	tcase_add_test(tc, test_topology_generated_no_numa);
+	tcase_add_test(tc, test_topology_fixture_numa_from_any_ancestor);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("annotation");
