@@ -23,6 +23,13 @@
 
 enum memo { M_UNKNOWN = 0, M_NO, M_YES, M_ERROR };
 
+/* The search's return values: > 0 found, 0 no solution in this branch, -1 fatal (s->fatal), and
+ * LIMIT: the claim would exceed AllocationResultsMaxSize. Like the allocator's
+ * errAllocationResultMaxSizeExceeded, LIMIT skips the other devices of the requests before it
+ * (their counts, not their devices, decide) up to the nearest firstAvailable choice or the claim
+ * boundary: without it a 32 + 32 request pair rescans C(64, 32) device sets. */
+#define LIMIT (-2)
+
 struct scan_item {
 	const struct rf_device *dev;
 	unsigned ni;   /* index in node->devices */
@@ -537,8 +544,10 @@ next_request(struct search *s, size_t ci, size_t ri)
 {
 	if (ri + 1 < s->req->claims[ci]->n_requests)
 		return dfs_request(s, ci, ri + 1);
-	if (ci + 1 < s->req->n_claims)
-		return dfs_request(s, ci + 1, 0);
+	if (ci + 1 < s->req->n_claims) {
+		int r = dfs_request(s, ci + 1, 0);
+		return r == LIMIT ? 0 : r; /* another choice in an earlier claim may fit */
+	}
 	return leaf(s);
 }
 
@@ -565,14 +574,15 @@ pool_searchable(const struct search *s, const struct scan_item *it, int *ret_fat
 	return p->complete && !p->invalid;
 }
 
-/* AllocationResultsMaxSize: a claim gets at most 32 devices; a branch exceeding it fails */
+/* AllocationResultsMaxSize: a claim gets at most 32 devices. Would `more` further devices
+ * exceed it? */
 static bool
-claim_full(const struct search *s, const struct rf_claim *cl)
+claim_exceeds(const struct search *s, const struct rf_claim *cl, int64_t more)
 {
-	size_t n = 0;
+	int64_t n = 0;
 	for (size_t i = 0; i < s->cur.n; i++)
 		n += s->cur.picks[i].claim == cl;
-	return n >= RF_MAX_CLAIM_RESULTS;
+	return n + more > RF_MAX_CLAIM_RESULTS;
 }
 
 static int
@@ -615,8 +625,10 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 					 cl->ns, cl->name, alt->name, it->dev->name);
 			return fatal(s, RF_SEARCH_POOL_ERROR);
 		}
-		if (claim_full(s, cl))
-			goto fail;
+		if (claim_exceeds(s, cl, 1)) {
+			s->cur.n = start;
+			return LIMIT;
+		}
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		n++;
@@ -624,7 +636,7 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 	if (n == 0)
 		goto fail;
 	int r = next_request(s, ci, ri);
-	if (r == 0)
+	if (r == 0 || r == LIMIT)
 		s->cur.n = start;
 	return r;
 fail:
@@ -685,6 +697,8 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 	if (k == alt->count)
 		return next_request(s, ci, ri);
 
+	if (claim_exceeds(s, cl, alt->count - k))
+		return LIMIT;
 	size_t aid = alt_id(s, ci, ri, ai);
 	if (k == 0 && !enough_candidates(s, cl, alt, aid))
 		return 0; /* cannot succeed in any order: skip the factorial rescans */
@@ -720,14 +734,14 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 				s->leaked[s->n_leaked++] = it->dev;
 			continue;
 		}
-		if (claim_full(s, cl))
-			return 0;
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		int r = dfs_slot(s, ci, ri, ai, k + 1, i + 1);
-		if (r != 0)
+		if (r > 0 || r == -1)
 			return r; /* keep the picks: they are the solution */
 		s->cur.n--;
+		if (r == LIMIT)
+			return LIMIT;
 	}
 	return 0;
 }
@@ -736,13 +750,20 @@ static int
 dfs_request(struct search *s, size_t ci, size_t ri)
 {
 	const struct rf_request *rq = &s->req->claims[ci]->requests[ri];
-	/* firstAvailable: the whole rest of the search for subrequest i before i+1 */
+	if (!rq->first_available)
+		return dfs_slot(s, ci, ri, 0, 0, 0);
+	/* firstAvailable: the whole rest of the search for subrequest i before i+1; LIMIT only
+	 * when every subrequest hit the limit */
+	bool all_limit = true;
 	for (size_t a = 0; a < rq->n_alts; a++) {
 		int r = dfs_slot(s, ci, ri, a, 0, 0);
+		if (r == LIMIT)
+			continue;
+		all_limit = false;
 		if (r != 0)
 			return r;
 	}
-	return 0;
+	return all_limit && rq->n_alts ? LIMIT : 0;
 }
 
 /* ---- scan orders ---- */
@@ -1051,6 +1072,14 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 			s.steps = 0;
 			s.fatal = RF_SEARCH_FOUND;
 			int dr = req->n_claims ? dfs_request(&s, 0, 0) : 1;
+			if (dr == LIMIT) {
+				/* unreachable for claims within the limit (rf_claim_parse_spec):
+				 * an All request matching more devices */
+				snprintf(ret->error, sizeof(ret->error),
+					 "a claim exceeds the limit of %d devices",
+					 RF_MAX_CLAIM_RESULTS);
+				dr = fatal(&s, RF_SEARCH_TOO_MANY);
+			}
 			ret->n_orders++;
 			ret->steps += s.steps;
 			if (dr < 0) {
@@ -1213,6 +1242,8 @@ rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *sco
 	s.n_scan = build_scan(n, s.binding, &o, s.scan);
 	s.cur.n = s.n_pinned;
 	int dr = req->n_claims ? dfs_request(&s, 0, 0) : leaf(&s);
+	if (dr == LIMIT)
+		dr = 0;
 	*ret_found = s.found;
 	*ret_exhaustive = dr >= 0;
 	r = 0;

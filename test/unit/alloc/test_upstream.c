@@ -444,7 +444,24 @@ run_case(const json_t *fx, const char *dra, struct run *run)
 	size_t i;
 	json_t *c;
 	json_array_foreach (objs.claims, i, c) {
+		/* upstream hands the allocator claim objects, names unchecked (two may share one);
+		 * railfit finds claims by namespace/name, so a repeated name gets a suffix */
 		json_t *md = json_object_get(c, "metadata");
+		const char *name = json_string_value(json_object_get(md, "name"));
+		size_t k;
+		json_t *o;
+		json_array_foreach (objs.claims, k, o) {
+			if (k >= i)
+				break;
+			const char *other = json_string_value(
+				json_object_get(json_object_get(o, "metadata"), "name"));
+			if (strcmp(other, name) == 0) {
+				char renamed[300];
+				snprintf(renamed, sizeof(renamed), "%s-dup%zu", name, i);
+				json_object_set_new(md, "name", json_string(renamed));
+				break;
+			}
+		}
 		json_object_set_new(md, "namespace", json_string("default"));
 		json_object_set(md, "uid", json_object_get(md, "name"));
 	}
@@ -461,8 +478,10 @@ run_case(const json_t *fx, const char *dra, struct run *run)
 		json_pack("{s:{s:s, s:s, s:s}, s:{s:[]}}", "metadata", "name", "upstream",
 			  "namespace", "default", "uid", "upstream-pod", "spec", "resourceClaims");
 	ck_assert_ptr_nonnull(pod);
-	json_array_foreach (json_object_get(fx, "claims"), i, c) {
+	json_array_foreach (objs.claims, i, c) {
 		const json_t *nm = json_object_get(json_object_get(c, "metadata"), "name");
+		if (held && c == held)
+			break;
 		char entry[32];
 		snprintf(entry, sizeof(entry), "c%zu", i);
 		json_array_append_new(
