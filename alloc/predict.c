@@ -189,8 +189,11 @@ consumption(const struct rf_request_alt *alt, const struct rf_capacity *cap,
 	return true;
 }
 
+/* with_allocated, with_picks: count what allocations hold of the device, and what the search
+ * itself has taken of it */
 static bool
-capacity_fits(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+capacity_fits_state(const struct search *s, const struct rf_request_alt *alt,
+		    const struct rf_device *d, bool with_allocated, bool with_picks)
 {
 	/* every requested key must exist on the device */
 	for (size_t i = 0; i < alt->n_cap_requests; i++) {
@@ -217,14 +220,14 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 			return false;
 		total = q;
 		const struct rf_quantity *used = rf_dev_use(s->req->cluster, d)->consumed;
-		if (used && !s->req->ignore_usage) {
+		if (used && with_allocated && !s->req->ignore_usage) {
 			total = rf_quantity_add(total, used[c]);
 			for (size_t k = 0; s->req->release && k < s->req->release->n_claims; k++)
 				total = rf_quantity_sub(
 					total,
 					rf_claim_consumed(s->req->release->claims[k], d, cap));
 		}
-		for (size_t p = 0; p < s->cur.n; p++) {
+		for (size_t p = 0; with_picks && p < s->cur.n; p++) {
 			const struct rf_pick *pk = &s->cur.picks[p];
 			if (pk->dev == d && pk->alt && consumption(pk->alt, cap, &q))
 				total = rf_quantity_add(total, q);
@@ -233,6 +236,12 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 			return false;
 	}
 	return true;
+}
+
+static bool
+capacity_fits(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	return capacity_fits_state(s, alt, d, true, true);
 }
 
 static size_t
@@ -510,13 +519,15 @@ static bool
 in_use(const struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
        const struct rf_device *d)
 {
-	if (d->allow_multiple)
-		return false; /* shared: capacity decides */
 	if (alt->admin_access)
-		return picked(s, d, cl);
+		return !d->allow_multiple && picked(s, d, cl);
+	/* an allocation without a shareID holds the device whole, even one that is (now)
+	 * multi-allocatable: the allocator counts it among the allocated devices */
 	const struct rf_claim *holder = rf_dev_use(s->req->cluster, d)->holder;
 	if (holder && !s->req->ignore_usage && !rf_release_has_claim(s->req->release, holder))
 		return true;
+	if (d->allow_multiple)
+		return false; /* shared: capacity decides */
 	return picked(s, d, NULL);
 }
 
@@ -612,6 +623,11 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 		if (m == M_ERROR)
 			return fatal(s, RF_SEARCH_CEL_ERROR);
 		if (m != M_YES)
+			continue;
+		/* consumable capacity: "all" is the devices whose capacity can serve the request
+		 * (the allocator leaves the others out), after what is allocated from 1.35 on
+		 * (v0.34.9's suite expects a device used up by allocations to fail All) */
+		if (!capacity_fits_state(s, alt, it->dev, s->ver != RF_DRA_1_34, false))
 			continue;
 		s->steps++;
 		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev) ||

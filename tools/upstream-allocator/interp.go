@@ -279,6 +279,9 @@ func (s *Struct) owner(name string) *Struct {
 	return nil
 }
 
+// the element type translateCase gives a test case literal (its fields are lower-case)
+const testcaseType = "testcase"
+
 var k8sEmbedded = map[string]bool{"ObjectMeta": true, "TypeMeta": true, "DeviceConfiguration": true}
 
 func (in *Interp) newStruct(typ string) *Struct {
@@ -571,7 +574,14 @@ func (in *Interp) composite(x *ast.CompositeLit, t ast.Expr, env *Env) any {
 	name := exprString(t)
 	if len(x.Elts) > 0 {
 		if kv, ok := x.Elts[0].(*ast.KeyValueExpr); ok {
-			if _, ident := kv.Key.(*ast.Ident); !ident {
+			// a named map type (gstruct.Fields, ConsumedCapacity): its keys are expressions,
+			// not field names; an API struct's fields are exported, so a lower-case
+			// identifier key outside the file's own structs is a map key too
+			id, ident := kv.Key.(*ast.Ident)
+			_, local := in.structs[name]
+			mapKey := !ident || (!local && name != testcaseType &&
+				!(id.Name[0] >= 'A' && id.Name[0] <= 'Z'))
+			if mapKey {
 				// a named map type such as gstruct.Fields
 				m := &Map{Type: name, M: map[string]any{}}
 				for _, el := range x.Elts {
