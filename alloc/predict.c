@@ -482,9 +482,8 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 				rf_attr_find(d->attrs, d->n_attrs, co->distinct_attribute);
 			if (!mine)
 				return false;
-			if (s->ver == RF_DRA_1_34)
-				continue; /* v0.34 compared pointers: it never rejects on value */
-			/* v0.35 keeps one value per request name: the latest device of each */
+			/* both keep one value per request name: the latest device of each; v0.34
+			 * compared the values' pointers, so only the same device is a duplicate */
 			for (size_t p = s->cur.n; p-- > 0;) {
 				const struct rf_pick *pk = &s->cur.picks[p];
 				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
@@ -497,7 +496,7 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 					continue;
 				const struct rf_attr *o = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
-				if (o && attr_equal(o, mine))
+				if (s->ver == RF_DRA_1_34 ? pk->dev == d : o && attr_equal(o, mine))
 					return false;
 			}
 		}
