@@ -275,6 +275,11 @@ counter_taken(const struct search *s, const struct rf_pool *pool, const struct r
 			continue; /* already allocated: counted in counter_used */
 		if (d->pool != pool)
 			continue;
+		bool again = false; /* a shared device consumes its counters once */
+		for (size_t j = 0; j < i && j < s->cur.n && d->allow_multiple && !again; j++)
+			again = s->cur.picks[j].dev == d;
+		if (again)
+			continue;
 		for (size_t c = 0; c < d->n_counters; c++) {
 			const struct rf_counter_consumption *cons = &d->counters[c];
 			if (rf_pool_counter_set(pool, cons->counter_set, d->slice, s->ver) != cs)
@@ -287,12 +292,21 @@ counter_taken(const struct search *s, const struct rf_pool *pool, const struct r
 	return sum;
 }
 
+static bool picked(const struct search *s, const struct rf_device *d,
+		   const struct rf_claim *only_claim);
+
 /* Step 4 of the checks (dra-allocator.md section 7): every counter the device consumes must stay
  * >= 0 after what allocated devices and this search already consume. */
 static bool
 counters_fit(const struct search *s, const struct rf_device *d)
 {
 	if (!d->n_counters)
+		return true;
+	/* the allocator skips the check for a multi-allocatable device whose capacity is in use
+	 * already (allocated shares, or taken in this search): its counters are consumed once */
+	if (d->allow_multiple &&
+	    ((rf_dev_use(s->req->cluster, d)->n_shares && !s->req->ignore_usage) ||
+	     picked(s, d, NULL)))
 		return true;
 	const struct rf_pool *pool = d->pool;
 	size_t pi = node_pool_index(s, pool);
