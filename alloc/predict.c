@@ -494,7 +494,9 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 		if (co->distinct_attribute) {
 			const struct rf_attr *mine =
 				rf_attr_find(d->attrs, d->n_attrs, co->distinct_attribute);
-			if (!mine)
+			/* 1.35 fails on a value of a kind it does not know (the API server's
+			 * validation lets none through; a newer kind would be one) */
+			if (!mine || (mine->kind == RF_ATTR_OTHER && s->ver != RF_DRA_1_34))
 				return false;
 			/* both keep one value per request name: the latest device of each; v0.34
 			 * compared the values' pointers, so only the same device is a duplicate */
