@@ -749,7 +749,9 @@ func (in *Interp) call(call *ast.CallExpr, env *Env) []any {
 					return []any{int64(0)}
 				}
 			case "new":
-				return []any{&Ptr{nil}}
+				// new(T) is a pointer to T's zero value; from Go 1.26 new(expr) points
+				// to a copy of the value
+				return []any{&Ptr{in.newValue(call.Args[0], env)}}
 			case "panic":
 				fail("panic: %v", in.eval(call.Args[0], env, nil))
 			}
@@ -868,6 +870,21 @@ func (in *Interp) invoke(c *Closure, recv any, args []any) (ret []any) {
 	}()
 	in.block(c.Body.List, env)
 	return nil
+}
+
+func (in *Interp) newValue(arg ast.Expr, env *Env) (v any) {
+	switch x := arg.(type) {
+	case *ast.BasicLit, *ast.CallExpr, *ast.CompositeLit, *ast.BinaryExpr, *ast.UnaryExpr:
+		return in.eval(arg, env, nil)
+	case *ast.Ident:
+		if _, ok := env.lookup(x.Name); ok {
+			return in.eval(arg, env, nil)
+		}
+		if _, ok := in.globals[x.Name]; ok {
+			return in.eval(arg, env, nil)
+		}
+	}
+	return zeroValue(arg)
 }
 
 func zeroValue(t ast.Expr) any {
