@@ -412,7 +412,7 @@ describe(char *buf, size_t len, const struct rf_assignment *a)
 }
 
 static enum verdict
-run_case(const json_t *fx, const char *dra, struct run *run)
+run_case(const json_t *fx, const char *dra, bool deterministic, struct run *run)
 {
 	run->detail[0] = 0;
 	run->one_of = 0;
@@ -544,6 +544,14 @@ run_case(const json_t *fx, const char *dra, struct run *run)
 			if (outcome_matches(json_object_get(expect, "claims"), &res->outcomes[k],
 					    claims, n_claims))
 				hit = k;
+		if (deterministic && res->n_outcomes > 1) {
+			/* from 1.36 the allocator sorts pools and slices: one outcome */
+			snprintf(run->detail, sizeof(run->detail),
+				 "%zu outcomes for an allocator that scans in a fixed order: ",
+				 res->n_outcomes);
+			describe(run->detail, sizeof(run->detail), &res->outcomes[0]);
+			goto out;
+		}
 		if (hit == res->n_outcomes) {
 			snprintf(run->detail, sizeof(run->detail),
 				 "%zu outcome(s), none upstream's: ", res->n_outcomes);
@@ -641,7 +649,7 @@ START_TEST(test_upstream_cases)
 	json_array_foreach (json_object_get(cases, "cases"), i, fx) {
 		const char *name = json_string_value(json_object_get(fx, "case"));
 		struct run run;
-		enum verdict v = run_case(fx, dra, &run);
+		enum verdict v = run_case(fx, dra, strcmp(t->dra, "1.36") >= 0, &run);
 		bool listed = known_failure(known, t->tag, name);
 		if (v == V_EXACT && run.one_of) {
 			one_of++;
