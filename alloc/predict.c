@@ -23,6 +23,13 @@
 
 enum memo { M_UNKNOWN = 0, M_NO, M_YES, M_ERROR };
 
+/* The search's return values: > 0 found, 0 no solution in this branch, -1 fatal (s->fatal), and
+ * LIMIT: the claim would exceed AllocationResultsMaxSize. Like the allocator's
+ * errAllocationResultMaxSizeExceeded, LIMIT skips the other devices of the requests before it
+ * (their counts, not their devices, decide) up to the nearest firstAvailable choice or the claim
+ * boundary: without it a 32 + 32 request pair rescans C(64, 32) device sets. */
+#define LIMIT (-2)
+
 struct scan_item {
 	const struct rf_device *dev;
 	unsigned ni;   /* index in node->devices */
@@ -235,8 +242,11 @@ consumption(const struct rf_request_alt *alt, const struct rf_capacity *cap,
 	return true;
 }
 
+/* with_allocated, with_picks: count what allocations hold of the device, and what the search
+ * itself has taken of it */
 static bool
-capacity_fits(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+capacity_fits_state(const struct search *s, const struct rf_request_alt *alt,
+		    const struct rf_device *d, bool with_allocated, bool with_picks)
 {
 	/* every requested key must exist on the device */
 	for (size_t i = 0; i < alt->n_cap_requests; i++) {
@@ -263,14 +273,14 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 			return false;
 		total = q;
 		const struct rf_quantity *used = rf_dev_use(s->req->cluster, d)->consumed;
-		if (used && !s->req->ignore_usage) {
+		if (used && with_allocated && !s->req->ignore_usage) {
 			total = rf_quantity_add(total, used[c]);
 			for (size_t k = 0; s->req->release && k < s->req->release->n_claims; k++)
 				total = rf_quantity_sub(
 					total,
 					rf_claim_consumed(s->req->release->claims[k], d, cap));
 		}
-		for (size_t p = 0; p < s->cur.n; p++) {
+		for (size_t p = 0; with_picks && p < s->cur.n; p++) {
 			const struct rf_pick *pk = &s->cur.picks[p];
 			if (pk->dev == d && pk->alt && consumption(pk->alt, cap, &q))
 				total = rf_quantity_add(total, q);
@@ -279,6 +289,12 @@ capacity_fits(const struct search *s, const struct rf_request_alt *alt, const st
 			return false;
 	}
 	return true;
+}
+
+static bool
+capacity_fits(const struct search *s, const struct rf_request_alt *alt, const struct rf_device *d)
+{
+	return capacity_fits_state(s, alt, d, true, true);
 }
 
 static size_t
@@ -312,6 +328,11 @@ counter_taken(const struct search *s, const struct rf_pool *pool, const struct r
 			continue; /* already allocated: counted in counter_used */
 		if (d->pool != pool)
 			continue;
+		bool again = false; /* a shared device consumes its counters once */
+		for (size_t j = 0; j < i && j < s->cur.n && d->allow_multiple && !again; j++)
+			again = s->cur.picks[j].dev == d;
+		if (again)
+			continue;
 		for (size_t c = 0; c < d->n_counters; c++) {
 			const struct rf_counter_consumption *cons = &d->counters[c];
 			if (rf_pool_counter_set(pool, cons->counter_set, d->slice, s->ver) != cs)
@@ -324,12 +345,21 @@ counter_taken(const struct search *s, const struct rf_pool *pool, const struct r
 	return sum;
 }
 
+static bool picked(const struct search *s, const struct rf_device *d,
+		   const struct rf_claim *only_claim);
+
 /* Step 4 of the checks (dra-allocator.md section 7): every counter the device consumes must stay
  * >= 0 after what allocated devices and this search already consume (up to 1.35). */
 static bool
 counters_fit_135(const struct search *s, const struct rf_device *d)
 {
 	if (!d->n_counters)
+		return true;
+	/* the allocator skips the check for a multi-allocatable device whose capacity is in use
+	 * already (allocated shares, or taken in this search): its counters are consumed once */
+	if (d->allow_multiple &&
+	    ((rf_dev_use(s->req->cluster, d)->n_shares && !s->req->ignore_usage) ||
+	     picked(s, d, NULL)))
 		return true;
 	const struct rf_pool *pool = d->pool;
 	size_t pi = node_pool_index(s, pool);
@@ -653,12 +683,13 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 		if (co->distinct_attribute) {
 			const struct rf_attr *mine =
 				rf_attr_find(d->attrs, d->n_attrs, co->distinct_attribute);
-			if (!mine)
+			/* 1.35 fails on a value of a kind it does not know (the API server's
+			 * validation lets none through; a newer kind would be one) */
+			if (!mine || (mine->kind == RF_ATTR_OTHER && s->ver != RF_DRA_1_34))
 				return false;
-			if (s->ver == RF_DRA_1_34)
-				continue; /* v0.34 compared pointers: it never rejects on value */
-			/* v0.35-v0.36 keep one value per request name: the latest device of each;
-			 * 1.37 compares every device (#140600) */
+			/* v0.35-v0.36 keep one value per request name: the latest device of each
+			 * (so does v0.34, comparing the values' pointers: only the same device is
+			 * a duplicate); 1.37 compares every device (#140600) */
 			for (size_t p = s->cur.n; p-- > 0;) {
 				const struct rf_pick *pk = &s->cur.picks[p];
 				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
@@ -674,7 +705,7 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 compare:;
 				const struct rf_attr *o = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
-				if (o && attr_equal(o, mine))
+				if (s->ver == RF_DRA_1_34 ? pk->dev == d : o && attr_equal(o, mine))
 					return false;
 			}
 		}
@@ -696,13 +727,15 @@ static bool
 in_use(const struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
        const struct rf_device *d)
 {
-	if (d->allow_multiple)
-		return false; /* shared: capacity decides */
 	if (alt->admin_access)
-		return picked(s, d, cl);
+		return !d->allow_multiple && picked(s, d, cl);
+	/* an allocation without a shareID holds the device whole, even one that is (now)
+	 * multi-allocatable: the allocator counts it among the allocated devices */
 	const struct rf_claim *holder = rf_dev_use(s->req->cluster, d)->holder;
 	if (holder && !s->req->ignore_usage && !rf_release_has_claim(s->req->release, holder))
 		return true;
+	if (d->allow_multiple)
+		return false; /* shared: capacity decides */
 	return picked(s, d, NULL);
 }
 
@@ -730,8 +763,10 @@ next_request(struct search *s, size_t ci, size_t ri)
 {
 	if (ri + 1 < s->req->claims[ci]->n_requests)
 		return dfs_request(s, ci, ri + 1);
-	if (ci + 1 < s->req->n_claims)
-		return dfs_request(s, ci + 1, 0);
+	if (ci + 1 < s->req->n_claims) {
+		int r = dfs_request(s, ci + 1, 0);
+		return r == LIMIT ? 0 : r; /* another choice in an earlier claim may fit */
+	}
 	return leaf(s);
 }
 
@@ -758,14 +793,15 @@ pool_searchable(const struct search *s, const struct scan_item *it, int *ret_fat
 	return p->complete && !p->invalid;
 }
 
-/* AllocationResultsMaxSize: a claim gets at most 32 devices; a branch exceeding it fails */
+/* AllocationResultsMaxSize: a claim gets at most 32 devices. Would `more` further devices
+ * exceed it? */
 static bool
-claim_full(const struct search *s, const struct rf_claim *cl)
+claim_exceeds(const struct search *s, const struct rf_claim *cl, int64_t more)
 {
-	size_t n = 0;
+	int64_t n = 0;
 	for (size_t i = 0; i < s->cur.n; i++)
 		n += s->cur.picks[i].claim == cl;
-	return n >= RF_MAX_CLAIM_RESULTS;
+	return n + more > RF_MAX_CLAIM_RESULTS;
 }
 
 static int
@@ -796,6 +832,11 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 			return fatal(s, RF_SEARCH_CEL_ERROR);
 		if (m != M_YES)
 			continue;
+		/* consumable capacity: "all" is the devices whose capacity can serve the request
+		 * (the allocator leaves the others out), after what is allocated from 1.35 on
+		 * (v0.34.9's suite expects a device used up by allocations to fail All) */
+		if (!capacity_fits_state(s, alt, it->dev, s->ver != RF_DRA_1_34, false))
+			continue;
 		s->steps++;
 		if (in_use(s, cl, alt, it->dev) || !capacity_fits(s, alt, it->dev))
 			goto fail;
@@ -823,8 +864,10 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 					 cl->ns, cl->name, alt->name, it->dev->name);
 			return fatal(s, RF_SEARCH_POOL_ERROR);
 		}
-		if (claim_full(s, cl))
-			goto fail;
+		if (claim_exceeds(s, cl, 1)) {
+			s->cur.n = start;
+			return LIMIT;
+		}
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		n++;
@@ -832,7 +875,7 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 	if (n == 0)
 		goto fail;
 	int r = next_request(s, ci, ri);
-	if (r == 0)
+	if (r == 0 || r == LIMIT)
 		s->cur.n = start;
 	return r;
 fail:
@@ -893,6 +936,8 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 	if (k == alt->count)
 		return next_request(s, ci, ri);
 
+	if (claim_exceeds(s, cl, alt->count - k))
+		return LIMIT;
 	size_t aid = alt_id(s, ci, ri, ai);
 	if (k == 0 && !enough_candidates(s, cl, alt, aid))
 		return 0; /* cannot succeed in any order: skip the factorial rescans */
@@ -933,14 +978,14 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 				s->leaked[s->n_leaked++] = it->dev;
 			continue;
 		}
-		if (claim_full(s, cl))
-			return 0;
 		if (push(s, cl, alt, it->dev) < 0)
 			return -1;
 		int r = dfs_slot(s, ci, ri, ai, k + 1, i + 1);
-		if (r != 0)
+		if (r > 0 || r == -1)
 			return r; /* keep the picks: they are the solution */
 		s->cur.n--;
+		if (r == LIMIT)
+			return LIMIT;
 	}
 	return 0;
 }
@@ -949,13 +994,20 @@ static int
 dfs_request(struct search *s, size_t ci, size_t ri)
 {
 	const struct rf_request *rq = &s->req->claims[ci]->requests[ri];
-	/* firstAvailable: the whole rest of the search for subrequest i before i+1 */
+	if (!rq->first_available)
+		return dfs_slot(s, ci, ri, 0, 0, 0);
+	/* firstAvailable: the whole rest of the search for subrequest i before i+1; LIMIT only
+	 * when every subrequest hit the limit */
+	bool all_limit = true;
 	for (size_t a = 0; a < rq->n_alts; a++) {
 		int r = dfs_slot(s, ci, ri, a, 0, 0);
+		if (r == LIMIT)
+			continue;
+		all_limit = false;
 		if (r != 0)
 			return r;
 	}
-	return 0;
+	return all_limit && rq->n_alts ? LIMIT : 0;
 }
 
 /* ---- scan orders ---- */
@@ -1271,6 +1323,14 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 			s.steps = 0;
 			s.fatal = RF_SEARCH_FOUND;
 			int dr = req->n_claims ? dfs_request(&s, 0, 0) : 1;
+			if (dr == LIMIT) {
+				/* unreachable for claims within the limit (rf_claim_parse_spec):
+				 * an All request matching more devices */
+				snprintf(ret->error, sizeof(ret->error),
+					 "a claim exceeds the limit of %d devices",
+					 RF_MAX_CLAIM_RESULTS);
+				dr = fatal(&s, RF_SEARCH_TOO_MANY);
+			}
 			ret->n_orders++;
 			ret->steps += s.steps;
 			if (dr < 0) {
@@ -1437,6 +1497,8 @@ rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *sco
 	s.n_scan = build_scan(n, s.binding, !rules_sorted(&s), &o, s.scan);
 	s.cur.n = s.n_pinned;
 	int dr = req->n_claims ? dfs_request(&s, 0, 0) : leaf(&s);
+	if (dr == LIMIT)
+		dr = 0;
 	*ret_found = s.found;
 	*ret_exhaustive = dr >= 0;
 	r = 0;

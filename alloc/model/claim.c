@@ -2,6 +2,7 @@
  * cache, constraints. Anything railfit cannot evaluate marks the claim unsupported with a reason
  * instead of guessing (DESIGN section 6). Pure logic. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,9 +55,11 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 		unsupported(a, cl, buf);
 	}
 	alt->count = alt->all ? 0 : rf_jint(ex, "count", 1);
-	if (!alt->all && (alt->count < 1 || alt->count > MAX_COUNT)) {
-		snprintf(buf, sizeof(buf), "request %s: count %lld is outside 1..%d", name,
-			 (long long)alt->count, MAX_COUNT);
+	/* a subrequest asking more than an allocation holds is only skipped by the allocator (the
+	 * claim's limit applies to its smallest alternative: rf_claim_parse_spec) */
+	if (!alt->all && (alt->count < 1 || alt->count > (sub ? INT32_MAX : MAX_COUNT))) {
+		snprintf(buf, sizeof(buf), "request %s: count %lld is outside 1..%ld", name,
+			 (long long)alt->count, sub ? (long)INT32_MAX : (long)MAX_COUNT);
 		unsupported(a, cl, buf);
 	}
 	alt->admin_access = !sub && rf_jbool(ex, "adminAccess", false);
@@ -218,8 +221,15 @@ rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_cl
 		co->distinct_attribute = dup(a, rf_jstr(cj, "distinctAttribute"), &oom);
 		if (oom)
 			return -ENOMEM;
-		if (!co->match_attribute && !co->distinct_attribute)
-			continue; /* a constraint kind from a newer API: nothing to enforce */
+		if (!co->match_attribute && !co->distinct_attribute) {
+			/* a constraint kind from a newer API: the allocator fails such a claim */
+			snprintf(buf, sizeof(buf),
+				 "constraint #%zu: empty constraint (unsupported "
+				 "constraint type?)",
+				 i);
+			unsupported(a, cl, buf);
+			continue;
+		}
 		const json_t *rn = json_object_get(cj, "requests");
 		size_t nr = json_array_size(rn);
 		co->requests = rf_arena_calloc(a, nr ? nr : 1, sizeof(char *));
@@ -234,6 +244,23 @@ rf_claim_parse_spec(struct rf_arena *a, const struct rf_cluster *c, struct rf_cl
 	}
 	if (n == 0)
 		unsupported(a, cl, "the claim has no requests");
+	/* the allocator refuses a claim whose smallest choice is more devices than an allocation
+	 * result holds (All counts as none: its size is known only on a node) */
+	int64_t min_devices = 0;
+	for (size_t i = 0; i < cl->n_requests; i++) {
+		int64_t least = INT64_MAX;
+		for (size_t k = 0; k < cl->requests[i].n_alts; k++)
+			if (cl->requests[i].alts[k].count < least)
+				least = cl->requests[i].alts[k].count;
+		if (least != INT64_MAX)
+			min_devices += least;
+	}
+	if (min_devices > MAX_COUNT) {
+		snprintf(buf, sizeof(buf),
+			 "number of requested devices %lld exceeds the claim limit of %d",
+			 (long long)min_devices, MAX_COUNT);
+		unsupported(a, cl, buf);
+	}
 	return 0;
 }
 

@@ -95,6 +95,36 @@ pool_counter_sets(struct rf_cluster *c, struct rf_pool *p)
 	return 0;
 }
 
+/* From 1.35 a pool whose counter sets repeat a name, or with a device consuming a counter set
+ * or counter the pool does not publish (on any node), is invalid (the allocator's buildPool);
+ * 1.34 looks counter sets up per slice and does not check. NULL when the pool is fine. */
+static const char *
+counters_problem(const struct rf_pool *p)
+{
+	for (size_t i = 0; i < p->n_counter_sets; i++)
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(p->counter_sets[i].name, p->counter_sets[j].name) == 0)
+				return "duplicate counter set name";
+	for (size_t i = 0; i < p->n_devices; i++) {
+		const struct rf_device *d = p->devices[i];
+		for (size_t k = 0; k < d->n_counters; k++) {
+			const struct rf_counter_set *cs = rf_pool_counter_set(
+				p, d->counters[k].counter_set, d->slice, RF_DRA_1_35);
+			if (!cs)
+				return "a device consumes a counter set the pool does not have";
+			for (size_t m = 0; m < d->counters[k].n; m++) {
+				size_t c = 0;
+				while (c < cs->n &&
+				       strcmp(cs->names[c], d->counters[k].names[m]) != 0)
+					c++;
+				if (c == cs->n)
+					return "a device consumes a counter its counter set does not have";
+			}
+		}
+	}
+	return NULL;
+}
+
 const struct rf_counter_set *
 rf_pool_counter_set(const struct rf_pool *p, const char *name, unsigned slice,
 		    enum rf_dra_version ver)
@@ -190,12 +220,13 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 				p->devices[p->n_devices++] = d;
 			}
 		}
-		if (p->invalid)
-			rf_cluster_warn(
-				c,
-				"pool %s/%s: duplicate device names; the allocator treats the pool "
-				"as invalid",
-				p->driver, p->name);
+		const char *why = p->invalid ? "duplicate device names" : NULL;
+		if (!why && rf_cluster_dra_version(c) != RF_DRA_1_34 && (why = counters_problem(p)))
+			p->invalid = true;
+		if (why)
+			rf_cluster_warn(c,
+					"pool %s/%s: %s; the allocator treats the pool as invalid",
+					p->driver, p->name, why);
 		ndev_total += p->n_devices;
 		p->idx = (unsigned)c->n_pools;
 		c->pools[c->n_pools++] = p;

@@ -170,33 +170,53 @@ node_selector_matches(const struct rf_node *n, const json_t *sel)
 	return false;
 }
 
-/* Does a slice of the pool serve this node (nodeName, allNodes or nodeSelector)? */
+static bool
+selects_node(const char *node, bool all_nodes, const json_t *selector, const struct rf_node *n)
+{
+	if (node)
+		return strcmp(node, n->name) == 0;
+	if (all_nodes)
+		return true;
+	return selector && node_selector_matches(n, selector);
+}
+
+/* Does a slice of the pool serve this node (nodeName, allNodes or nodeSelector; with
+ * perDeviceNodeSelection, the devices decide one by one)? */
 static bool
 slice_on_node(const struct rf_pool *p, unsigned slice, const struct rf_node *n)
 {
 	const struct rf_slice *s = p->slices[slice];
-	if (s->node)
-		return strcmp(s->node, n->name) == 0;
-	if (s->all_nodes)
+	if (s->per_device)
 		return true;
-	return s->node_selector && node_selector_matches(n, s->node_selector);
+	return selects_node(s->node, s->all_nodes, s->node_selector, n);
 }
 
-/* Devices of the pool on this node: those of the slices that select it. */
+/* Devices of the pool on this node: those of the slices that select it, and of a
+ * perDeviceNodeSelection slice those that select it themselves (the allocator checks them
+ * with the selectors: a device for another node never matches a request). */
 static size_t
 devices_on_node(const struct rf_pool *p, const struct rf_node *n, struct rf_device **out)
 {
 	bool on[64] = { 0 };
+	unsigned pos[64] = { 0 }; /* a pool's devices are in slice order: index within the slice */
 	size_t k = 0;
 	for (unsigned s = 0; s < p->n_slices && s < 64; s++)
 		on[s] = slice_on_node(p, s, n);
 	for (size_t d = 0; d < p->n_devices; d++) {
 		unsigned s = p->devices[d]->slice;
-		if (s < 64 && on[s]) {
-			if (out)
-				out[k] = p->devices[d];
-			k++;
+		if (s >= 64 || !on[s])
+			continue;
+		const struct rf_slice *sl = p->slices[s];
+		unsigned i = pos[s]++;
+		if (sl->per_device) {
+			const struct rf_device_nodes *dn = &sl->device_nodes[i];
+			if (i >= sl->n_devices ||
+			    !selects_node(dn->node, dn->all_nodes, dn->selector, n))
+				continue;
 		}
+		if (out)
+			out[k] = p->devices[d];
+		k++;
 	}
 	return k;
 }

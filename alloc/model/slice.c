@@ -377,6 +377,9 @@ parse_devices(struct slice_parse *sp, struct strs *st, const struct rf_config *c
 		return 0;
 	if (!(s->devices = rf_arena_calloc(s->arena, n, sizeof(*s->devices))))
 		return -ENOMEM;
+	if (s->per_device &&
+	    !(s->device_nodes = rf_arena_calloc(s->arena, n, sizeof(*s->device_nodes))))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *dj = json_array_get(devs, i);
 		const char *dname = rf_jstr(dj, "name");
@@ -388,6 +391,15 @@ parse_devices(struct slice_parse *sp, struct strs *st, const struct rf_config *c
 		struct rf_device *d = &s->devices[s->n_devices];
 		if (!(d->name = K(st, dname)))
 			return -ENOMEM;
+		if (s->per_device) {
+			struct rf_device_nodes *dn = &s->device_nodes[s->n_devices];
+			const json_t *sel = json_object_get(dj, "nodeSelector");
+			const char *node = rf_jstr(dj, "nodeName");
+			if (node && !(dn->node = K(st, node)))
+				return -ENOMEM;
+			dn->all_nodes = rf_jbool(dj, "allNodes", false);
+			dn->selector = json_is_object(sel) ? json_incref((json_t *)sel) : NULL;
+		}
 		d->kind = kind;
 		d->allow_multiple = rf_jbool(dj, "allowMultipleAllocations", false);
 		if (parse_attrs(sp, st, d, s->driver, json_object_get(dj, "attributes")) < 0 ||
@@ -412,12 +424,7 @@ check_usable(struct rf_slice *s, const json_t *spec)
 					  "spec.pool.generation >= 0 and resourceSliceCount >= 1; "
 					  "skipped",
 					  s->name);
-	else if (rf_jbool(spec, "perDeviceNodeSelection", false))
-		s->skip = rf_arena_printf(
-			s->arena,
-			"resourceslice %s: perDeviceNodeSelection is not supported; skipped",
-			s->name);
-	else if (!s->node && !s->all_nodes && !s->node_selector &&
+	else if (!s->node && !s->all_nodes && !s->node_selector && !s->per_device &&
 		 !json_object_get(spec, "sharedCounters"))
 		s->skip = rf_arena_printf(
 			s->arena,
@@ -456,6 +463,7 @@ parse_into(const json_t *slice, const struct rf_config *cfg, struct rf_arena *ar
 	s->node = K(&st, rf_jstr(spec, "nodeName"));
 	s->all_nodes = rf_jbool(spec, "allNodes", false);
 	s->node_selector = json_is_object(sel) ? json_incref((json_t *)sel) : NULL;
+	s->per_device = rf_jbool(spec, "perDeviceNodeSelection", false);
 	if (st.oom)
 		goto fail;
 	if (check_usable(s, spec) < 0)
@@ -507,6 +515,8 @@ rf_slice_unref(struct rf_slice *s)
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	json_decref(s->node_selector);
+	for (size_t i = 0; s->device_nodes && i < s->n_devices; i++)
+		json_decref(s->device_nodes[i].selector);
 	rf_arena_free(s->arena);
 	free(s);
 }

@@ -26,6 +26,14 @@ struct rf_slice {
 	int64_t generation, count;        /* spec.pool.generation, resourceSliceCount */
 	bool all_nodes;
 	json_t *node_selector; /* spec.nodeSelector (a reference), or NULL */
+	/* spec.perDeviceNodeSelection: each device names the nodes it serves, in device_nodes
+	 * (one per device; NULL for other slices) */
+	bool per_device;
+	struct rf_device_nodes {
+		const char *node; /* nodeName */
+		bool all_nodes;
+		json_t *selector; /* nodeSelector (a reference), or NULL */
+	} * device_nodes;
 	/* why the model skips it (a warning naming the slice), NULL when usable */
 	const char *skip;
 	/* sharedCounters; slice is 0 here (the pool sets its own index when it copies them) */

@@ -1,0 +1,3 @@
+module railfit/tools/upstream-allocator
+
+go 1.19
