@@ -96,6 +96,21 @@ static const char *const group_labels_def[] = {
 	NULL,
 };
 
+/* the first label a Node has names its block (spine): the well-known key, GKE's sub-block and
+ * block, AWS's network node layers 3 and 2 (closest to the instance first) */
+static const char *const block_labels_def[] = {
+	"network.topology.kubernetes.io/block",
+	"cloud.google.com/gce-topology-subblock",
+	"topology.k8s.aws/network-node-layer-3",
+	NULL,
+};
+static const char *const spine_labels_def[] = {
+	"network.topology.kubernetes.io/spine",
+	"cloud.google.com/gce-topology-block",
+	"topology.k8s.aws/network-node-layer-2",
+	NULL,
+};
+
 #define KiB 1024.0
 #define GiB (1024.0 * 1024.0 * 1024.0)
 
@@ -166,6 +181,10 @@ static const struct option options[] = {
 	  .max = INFINITY },
 	{ "scoring.weights.packing", OPT_NUMBER, FIELD(scoring.w_packing, double), .def = "1",
 	  .min = 0, .max = INFINITY },
+	{ "scoring.weights.gpu", OPT_NUMBER, FIELD(scoring.w_gpu, double), .def = "3", .min = 0,
+	  .max = INFINITY },
+	{ "scoring.weights.locality", OPT_NUMBER, FIELD(scoring.w_locality, double), .def = "2",
+	  .min = 0, .max = INFINITY },
 	{ "scoring.bandwidthPolicy", OPT_ENUM,
 	  FIELD(scoring.bandwidth_policy, enum rf_bandwidth_policy), .def = "spread",
 	  .names = bandwidth_policy_names },
@@ -181,10 +200,18 @@ static const struct option options[] = {
 	  .def = "0.1", .min = 0, .max = 1 },
 	{ "scoring.levels.UNKNOWN", OPT_NUMBER, FIELD(scoring.levels[RF_LEVEL_UNKNOWN], double),
 	  .def = "0.25", .min = 0, .max = 1 },
+	{ "scoring.levels.NVL", OPT_NUMBER, FIELD(scoring.level_nvl, double), .def = "1.0",
+	  .min = 0, .max = 1 },
 
 	{ "groups.labels", OPT_STRV, FIELD(groups.labels, struct rf_strv),
 	  .def_list = group_labels_def, .valid = valid_k8s_qualified_name,
 	  .what = "a label key such as railfit.io/group" },
+	{ "groups.blockLabels", OPT_STRV, FIELD(groups.block_labels, struct rf_strv),
+	  .def_list = block_labels_def, .valid = valid_k8s_qualified_name,
+	  .what = "a label key such as network.topology.kubernetes.io/block" },
+	{ "groups.spineLabels", OPT_STRV, FIELD(groups.spine_labels, struct rf_strv),
+	  .def_list = spine_labels_def, .valid = valid_k8s_qualified_name,
+	  .what = "a label key such as network.topology.kubernetes.io/spine" },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))

@@ -71,12 +71,17 @@ struct rf_config {
 	} filter;
 	struct {
 		double w_alignment, w_bandwidth, w_rail, w_packing; /* 5 3 2 1 */
-		enum rf_bandwidth_policy bandwidth_policy;          /* spread */
+		double w_gpu;      /* 3: GPU-to-GPU level, pods with 2+ GPUs */
+		double w_locality; /* 2: the block/spine of the pod's group */
+		enum rf_bandwidth_policy bandwidth_policy; /* spread */
 		double levels[RF_LEVEL_COUNT]; /* PIX 1.0 PXB 0.85 PHB 0.7 NODE 0.4 SYS 0.1 UNKNOWN
 						  0.25 */
+		double level_nvl; /* NVL 1.0: points of NVLink-connected GPUs (gpu part) */
 	} scoring;
 	struct {
 		struct rf_strv labels;
+		struct rf_strv block_labels; /* Node label keys naming its network block */
+		struct rf_strv spine_labels; /* ... and its spine (a group of blocks) */
 	} groups;
 };
 

@@ -17,6 +17,12 @@ struct group_rails {
 	uint64_t rails;
 };
 
+/* A running pod of a group on a node (the locality part): sorted by group, then node. */
+struct group_node {
+	const char *group;
+	unsigned node_idx;
+};
+
 /* One rail group: its range of group_rails entries (sorted by node), the rails it uses anywhere
  * and the rails it uses on two or more nodes, so that "rails on nodes other than N" costs two
  * binary searches instead of a scan of every pod. */
@@ -103,6 +109,8 @@ struct rf_cluster {
 	size_t n_group_rails;
 	struct group_index *groups; /* sorted by group */
 	size_t n_groups;
+	struct group_node *group_nodes; /* every running pod with a group and a node */
+	size_t n_group_nodes;
 
 	const char **warnings;
 	size_t n_warnings;

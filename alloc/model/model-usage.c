@@ -537,6 +537,14 @@ group_rails_cmp(const void *a, const void *b)
 	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
 }
 
+static int
+group_node_cmp(const void *a, const void *b)
+{
+	const struct group_node *x = a, *y = b;
+	int r = strcmp(x->group, y->group);
+	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+}
+
 /* The group index over the sorted group_rails entries: per group, the rails used anywhere and
  * those used on at least two distinct nodes. */
 static int
@@ -599,7 +607,8 @@ int
 rf_model_place_pods(struct rf_cluster *c)
 {
 	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
-	if (!c->group_rails)
+	c->group_nodes = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_nodes));
+	if (!c->group_rails || !c->group_nodes)
 		return -ENOMEM;
 	/* two passes: count, then fill the per-node pod arrays */
 	for (int pass = 0; pass < 2; pass++) {
@@ -636,6 +645,9 @@ rf_model_place_pods(struct rf_cluster *c)
 						rails |= UINT64_C(1) << ar->rail;
 				}
 			}
+			if (p->group)
+				c->group_nodes[c->n_group_nodes++] =
+					(struct group_node){ p->group, n->idx };
 			if (p->group && rails) {
 				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
 				gr->group = p->group;
@@ -655,6 +667,7 @@ rf_model_place_pods(struct rf_cluster *c)
 		}
 	}
 	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
+	qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes), group_node_cmp);
 	return index_groups(c);
 }
 

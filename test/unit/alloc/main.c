@@ -8,6 +8,7 @@ Suite *evaluate_suite(void);
 Suite *golden_suite(void);
 Suite *memo_suite(void);
 Suite *topology_model_suite(void);
+Suite *gpu_locality_suite(void);
 
 RF_CHECK_MAIN(model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite(),
-	      topology_model_suite())
+	      topology_model_suite(), gpu_locality_suite())
