@@ -30,8 +30,8 @@ rf_verdict_name(enum rf_verdict v)
 const char *
 rf_part_name(enum rf_part p)
 {
-	static const char *const names[] = { "alignment", "bandwidth", "rail",
-					     "packing",   "gpu",       "locality" };
+	static const char *const names[] = { "alignment", "bandwidth", "rail", "packing",
+					     "gpu",       "locality",  "cpu" };
 	_Static_assert(sizeof(names) / sizeof(names[0]) == RF_PART_COUNT, "a name per part");
 	return p < RF_PART_COUNT ? names[p] : "?";
 }
@@ -52,6 +52,8 @@ rf_part_weight(const struct rf_config *cfg, enum rf_part p)
 		return cfg->scoring.w_gpu;
 	case RF_PART_LOCALITY:
 		return cfg->scoring.w_locality;
+	case RF_PART_CPU:
+		return cfg->scoring.w_cpu;
 	case RF_PART_COUNT:
 		break;
 	}
@@ -264,6 +266,7 @@ static void score_parts(const struct pipeline *p, const struct rf_assignment *a,
 static void judge_headroom(const struct pipeline *p);
 static int judge_alignment(struct pipeline *p);
 static int judge_gpu_alignment(struct pipeline *p);
+static int judge_cpu_alignment(struct pipeline *p);
 static void judge_spread(struct pipeline *p);
 
 static int
@@ -307,9 +310,9 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	score_parts(&p, &e->predicted, e);
 	judge_headroom(&p);
 	judge_spread(&p);
-	if ((r = judge_alignment(&p)) < 0)
+	if ((r = judge_alignment(&p)) < 0 || (r = judge_gpu_alignment(&p)) < 0)
 		return r;
-	return judge_gpu_alignment(&p);
+	return judge_cpu_alignment(&p);
 }
 
 /* ---- 1. demand: does the pod ask railfit anything? ---- */
@@ -719,6 +722,68 @@ part_locality(const struct pipeline *p, struct rf_node_eval *e)
 	e->part_applies[RF_PART_LOCALITY] = true;
 }
 
+/* A device's NUMA node: its DRA attributes, else the node's hwloc annotation; -1 unknown. */
+static int
+device_numa(const struct rf_node *n, const struct rf_device *d)
+{
+	if (d->loc.numa >= 0)
+		return d->loc.numa;
+	int i = n && n->topo && d->pci[0] ? rf_topo_annotation_find(n->topo, d->pci) : -1;
+	return i >= 0 ? rf_topo_annotation_numa(n->topo, (size_t)i) : -1;
+}
+
+/* CPUs of an assignment against the NUMA nodes of its GPUs (else NICs). False when it has no
+ * CPU device with a known NUMA node or no accelerator with one. */
+static bool
+cpu_alignment(const struct rf_node *n, const struct rf_assignment *a, unsigned *ret_cpus,
+	      unsigned *ret_known, unsigned *ret_aligned, uint64_t *ret_mask)
+{
+	uint64_t gpus = 0, nics = 0, mask;
+	unsigned cpus = 0, known = 0, aligned = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		int numa = d->kind == RF_DEV_GPU || d->kind == RF_DEV_NIC ? device_numa(n, d) : -1;
+		if (numa < 0 || numa > 63)
+			continue;
+		if (d->kind == RF_DEV_GPU)
+			gpus |= UINT64_C(1) << numa;
+		else
+			nics |= UINT64_C(1) << numa;
+	}
+	mask = gpus ? gpus : nics;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		if (d->kind != RF_DEV_CPU)
+			continue;
+		cpus++;
+		if (d->loc.numa < 0 || d->loc.numa > 63)
+			continue;
+		known++;
+		aligned += (mask >> d->loc.numa) & 1;
+	}
+	if (ret_cpus)
+		*ret_cpus = cpus;
+	if (ret_known)
+		*ret_known = known;
+	if (ret_aligned)
+		*ret_aligned = aligned;
+	if (ret_mask)
+		*ret_mask = mask;
+	return known && mask;
+}
+
+/* The share of the pod's DRA CPUs on its GPUs' NUMA node. */
+static void
+part_cpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	e->cpu_applies = cpu_alignment(p->n, a, &e->n_cpus, &e->n_cpus_known, &e->n_cpus_aligned,
+				       &e->accel_numa);
+	if (!e->cpu_applies)
+		return;
+	e->parts[RF_PART_CPU] = (double)e->n_cpus_aligned / (double)e->n_cpus_known;
+	e->part_applies[RF_PART_CPU] = true;
+}
+
 /* Prefer nodes already in use, so that whole aligned sets stay free for big jobs. */
 static void
 part_packing(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
@@ -777,6 +842,7 @@ score_parts(const struct pipeline *p, const struct rf_assignment *a, struct rf_n
 	part_packing(p, a, e);
 	part_gpu(p, a, e);
 	part_locality(p, e);
+	part_cpu(p, a, e);
 	weighted_score(p->cfg, e);
 }
 
@@ -1312,6 +1378,146 @@ judge_gpu_alignment(struct pipeline *p)
 	     want, picked, rf_level_name(check),
 	     never ? "even with every device free" : "once devices are freed",
 	     found ? rf_level_name(il) : "none");
+out:
+	free(best);
+	return r;
+}
+
+/* "cpudevnuma001 (NUMA 1)": the CPU devices of an assignment */
+static void
+describe_cpus(const struct rf_assignment *a, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < a->n && off < len; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		if (d->kind != RF_DEV_CPU)
+			continue;
+		if (d->loc.numa >= 0)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s (NUMA %d)",
+						off ? " + " : "", d->name, d->loc.numa);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
+						d->name);
+	}
+}
+
+static void
+describe_mask(uint64_t mask, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < 64 && off < len; i++)
+		if ((mask >> i) & 1)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "", i);
+}
+
+/* The constraint that puts a claim's CPUs on its NIC's NUMA node: dranet NICs and the CPU driver
+ * both publish dra.net/numaNode (GPU drivers publish no NUMA attribute). */
+static const char *
+cpu_constraint_hint(const struct rf_assignment *a, char *buf, size_t len)
+{
+	const struct rf_pick *cpu = NULL, *nic = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_pick *pk = &a->picks[i];
+		const bool has = rf_attr_find(pk->dev->attrs, pk->dev->n_attrs, "dra.net/numaNode");
+		if (pk->dev->kind == RF_DEV_CPU && has && !cpu)
+			cpu = pk;
+		else if (pk->dev->kind == RF_DEV_NIC && has && !nic)
+			nic = pk;
+	}
+	if (!cpu || !nic)
+		return "";
+	if (cpu->claim != nic->claim)
+		snprintf(
+			buf, len,
+			": the CPUs (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
+			"and constraints only apply within one claim; put requests %s and %s in one "
+			"claim with constraint matchAttribute dra.net/numaNode",
+			cpu->claim->ns, cpu->claim->name, nic->claim->ns, nic->claim->name,
+			cpu->request, nic->request);
+	else
+		snprintf(
+			buf, len,
+			": add constraint matchAttribute dra.net/numaNode over requests [%s %s] to "
+			"claim %s/%s",
+			nic->request, cpu->request, cpu->claim->ns, cpu->claim->name);
+	return buf;
+}
+
+static double
+cpu_score_fn(const struct rf_assignment *a, void *userdata)
+{
+	const struct score_ctx *sc = userdata;
+	unsigned known, aligned;
+	if (!cpu_alignment(sc->node, a, NULL, &known, &aligned, NULL))
+		return 0;
+	return (double)aligned / (double)known;
+}
+
+/* GPU to CPU: explain says where the CPUs come from; a pod's min-alignment of NODE or better
+ * covers its DRA CPUs (they must sit on its GPUs' NUMA node). */
+static int
+judge_cpu_alignment(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	char cpus[RF_REASON_LEN / 2], numa[96], bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
+
+	if (!e->n_cpus) {
+		if (e->n_gpus)
+			note(e,
+			     "CPUs: from kubelet (the pod claims no %s devices): railfit cannot see "
+			     "the cpuset kubelet's CPU manager gives it, so GPU-to-CPU alignment is "
+			     "not scored",
+			     p->cfg->devices.cpu_drivers.n ? p->cfg->devices.cpu_drivers.v[0]
+							   : "DRA CPU");
+		return 0;
+	}
+	describe_cpus(&e->predicted, cpus, sizeof(cpus));
+	describe_mask(e->accel_numa, numa, sizeof(numa));
+	if (!e->cpu_applies) {
+		note(e, "CPUs %s: the NUMA node of the CPUs or of the GPUs and NICs is unknown",
+		     cpus);
+		return 0;
+	}
+	note(e, "CPUs %s: %u of %u on NUMA node %s of the pod's %s", cpus, e->n_cpus_aligned,
+	     e->n_cpus_known, numa, e->n_gpus ? "GPUs" : "NICs");
+	if (!d->min_alignment_from_pod || !rf_level_at_least(d->min_alignment, RF_LEVEL_NODE) ||
+	    e->n_cpus_aligned == e->n_cpus_known)
+		return 0;
+
+	struct score_ctx sc = { p->n, p->cfg };
+	struct rf_assignment *best = malloc(sizeof(*best));
+	bool found = false, exh = false;
+	unsigned known = 0, aligned = 0;
+	int r = -ENOMEM;
+	if (!best)
+		return r;
+	r = rf_predict_best(&p->sr, cpu_score_fn, &sc, best, &found, &exh);
+	if (r < 0)
+		goto out;
+	if (found && cpu_alignment(p->n, best, NULL, &known, &aligned, NULL) && aligned == known) {
+		describe_cpus(best, bb, sizeof(bb));
+		fail(e, RF_VERDICT_FAIL,
+		     "min-alignment %s: allocator would pick CPUs %s off NUMA node %s of the pod's "
+		     "%s; %s are free%s",
+		     rf_level_name(d->min_alignment), cpus, numa, e->n_gpus ? "GPUs" : "NICs", bb,
+		     cpu_constraint_hint(best, hint, sizeof(hint)));
+		goto out;
+	}
+	p->sr.ignore_usage = true;
+	r = rf_predict_best(&p->sr, cpu_score_fn, &sc, best, &found, &exh);
+	p->sr.ignore_usage = false;
+	if (r < 0)
+		goto out;
+	bool never = exh && !(found && cpu_alignment(p->n, best, NULL, &known, &aligned, NULL) &&
+			      aligned == known);
+	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+	     "min-alignment %s: allocator would pick CPUs %s off NUMA node %s of the pod's %s, and "
+	     "no free set is better%s",
+	     rf_level_name(d->min_alignment), cpus, numa, e->n_gpus ? "GPUs" : "NICs",
+	     never ? " even with every device free" : "");
 out:
 	free(best);
 	return r;

@@ -27,6 +27,7 @@ enum rf_part {
 	RF_PART_PACKING,
 	RF_PART_GPU,      /* level between the pod's GPUs (2+ GPUs) */
 	RF_PART_LOCALITY, /* the node's network block/spine against its group's */
+	RF_PART_CPU,      /* DRA CPU devices on the NUMA node of the pod's GPUs (NICs) */
 	RF_PART_COUNT
 };
 
@@ -94,6 +95,11 @@ struct rf_node_eval {
 	enum rf_level gpu_level;
 	enum rf_level_source gpu_source;
 	enum rf_place place;
+	/* GPU to CPU: CPU devices (devices.cpuDrivers) predicted, how many sit on a NUMA node of
+	 * the pod's GPUs (NICs when it has no GPU), and those NUMA nodes as a mask */
+	unsigned n_cpus, n_cpus_known, n_cpus_aligned;
+	uint64_t accel_numa;
+	bool cpu_applies;
 
 	/* the large members last: an evaluation clears only what comes before them */
 	char reasons[RF_MAX_REASONS][RF_REASON_LEN];

@@ -121,6 +121,21 @@ rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e)
 		json_object_set_new(sources, "gpu",
 				    json_string(rf_level_source_name(e->gpu_source)));
 	}
+	if (e->n_cpus) {
+		json_t *mask = json_array();
+		for (int i = 0; mask && i < 64; i++)
+			if ((e->accel_numa >> i) & 1)
+				json_array_append_new(mask, json_integer(i));
+		json_object_set_new(o, "cpus",
+				    json_pack("{s:i, s:i, s:i, s:o?}", "devices", (int)e->n_cpus,
+					      "knownNuma", (int)e->n_cpus_known,
+					      "onAcceleratorNuma", (int)e->n_cpus_aligned,
+					      "acceleratorNuma", mask));
+		json_object_set_new(sources, "cpu", json_string("dra"));
+	} else if (e->n_gpus && e->has_predicted) {
+		json_object_set_new(sources, "cpu",
+				    json_string("kubelet (not visible to railfit)"));
+	}
 	if (e->place != RF_PLACE_NONE && e->node) {
 		json_object_set_new(o, "network",
 				    json_pack("{s:s?, s:s?, s:s}", "block", e->node->block, "spine",

@@ -87,6 +87,7 @@ static const char *const bandwidth_policy_names[] = { "spread", "binpack", NULL 
 
 static const char *const gpu_drivers_def[] = { "gpu.nvidia.com", NULL };
 static const char *const nic_drivers_def[] = { "dra.net", NULL };
+static const char *const cpu_drivers_def[] = { "dra.cpu", NULL };
 static const char *const bandwidth_capacities_def[] = { "bandwidth", NULL };
 static const char *const group_labels_def[] = {
 	"railfit.io/group",
@@ -151,6 +152,9 @@ static const struct option options[] = {
 	{ "devices.nicDrivers", OPT_STRV, FIELD(devices.nic_drivers, struct rf_strv),
 	  .def_list = nic_drivers_def, .valid = valid_dns_subdomain,
 	  .what = "a driver name such as dra.net" },
+	{ "devices.cpuDrivers", OPT_STRV, FIELD(devices.cpu_drivers, struct rf_strv),
+	  .def_list = cpu_drivers_def, .valid = valid_dns_subdomain,
+	  .what = "a driver name such as dra.cpu" },
 	{ "devices.bandwidthCapacities", OPT_STRV,
 	  FIELD(devices.bandwidth_capacities, struct rf_strv), .def_list = bandwidth_capacities_def,
 	  .valid = valid_dra_qualified_name, .what = "a capacity name such as bandwidth" },
@@ -185,6 +189,8 @@ static const struct option options[] = {
 	  .max = INFINITY },
 	{ "scoring.weights.locality", OPT_NUMBER, FIELD(scoring.w_locality, double), .def = "2",
 	  .min = 0, .max = INFINITY },
+	{ "scoring.weights.cpu", OPT_NUMBER, FIELD(scoring.w_cpu, double), .def = "2", .min = 0,
+	  .max = INFINITY },
 	{ "scoring.bandwidthPolicy", OPT_ENUM,
 	  FIELD(scoring.bandwidth_policy, enum rf_bandwidth_policy), .def = "spread",
 	  .names = bandwidth_policy_names },

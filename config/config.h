@@ -55,8 +55,9 @@ struct rf_config {
 		enum rf_dra_version dra_version; /* auto */
 	} kube;
 	struct {
-		struct rf_strv gpu_drivers;               /* [gpu.nvidia.com] */
-		struct rf_strv nic_drivers;               /* [dra.net] */
+		struct rf_strv gpu_drivers; /* [gpu.nvidia.com] */
+		struct rf_strv nic_drivers; /* [dra.net] */
+		struct rf_strv cpu_drivers; /* [dra.cpu] (kubernetes-sigs/dra-driver-cpu) */
 		struct rf_strv bandwidth_capacities;      /* [bandwidth] */
 		struct rf_quantity default_nic_bandwidth; /* 400G */
 		struct rf_quantity frontend_bandwidth;    /* 100G */
@@ -73,6 +74,7 @@ struct rf_config {
 		double w_alignment, w_bandwidth, w_rail, w_packing; /* 5 3 2 1 */
 		double w_gpu;      /* 3: GPU-to-GPU level, pods with 2+ GPUs */
 		double w_locality; /* 2: the block/spine of the pod's group */
+		double w_cpu;      /* 2: DRA CPUs on the NUMA node of the pod's GPUs (NICs) */
 		enum rf_bandwidth_policy bandwidth_policy; /* spread */
 		double levels[RF_LEVEL_COUNT]; /* PIX 1.0 PXB 0.85 PHB 0.7 NODE 0.4 SYS 0.1 UNKNOWN
 						  0.25 */

@@ -52,6 +52,8 @@ rf_dev_kind_name(enum rf_dev_kind k)
 		return "gpu";
 	case RF_DEV_NIC:
 		return "nic";
+	case RF_DEV_CPU:
+		return "cpu";
 	case RF_DEV_OTHER:
 		break;
 	}

@@ -22,7 +22,7 @@
 #include "topology/annotation.h"
 #include "topology/locality.h"
 
-enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC };
+enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC, RF_DEV_CPU /* devices.cpuDrivers */ };
 
 struct rf_claim;
 struct rf_pool;

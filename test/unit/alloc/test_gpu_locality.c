@@ -311,6 +311,175 @@ START_TEST(test_gpu_dgx2_nvlink)
 }
 END_TEST
 
+/* ---- GPU to CPU: kubernetes-sigs/dra-driver-cpu slices (test/data/dra/resourceslice-dra-cpu-*,
+ * shaped as the driver's docs/user/device-attributes.md shows them: grouped mode with one
+ * consumable dra.cpu/cpu device per NUMA node, individual mode with one device per CPU) ---- */
+
+static void
+hgx_with_cpus(struct fixture *f, const char *mode, bool hold_numa0_gpus)
+{
+	char path[128], *t;
+	fixture_init(f);
+	t = fixture_read("dra/deviceclass-dra.cpu.json");
+	fixture_add_json(f, t);
+	free(t);
+	fixture_add_hgx(f, "hgx-h100-node-01");
+	snprintf(path, sizeof(path), "dra/resourceslice-dra-cpu-%s.json", mode);
+	t = fixture_read(path);
+	fixture_add_json(f, t);
+	free(t);
+	if (hold_numa0_gpus)
+		fixture_add_claim(f, "ml", "held",
+				  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+				  "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":4}}]}}",
+				  "hgx-h100-node-01",
+				  (const char *const[]){
+					  "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
+					  "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3", NULL });
+	/* one GPU and 8 CPUs from a grouped device; the same with the GPU's NIC (pcieRoot) */
+	fixture_add_claim(f, "ml", "gpu-cpus",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+			  "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":1}},{\"name\":"
+			  "\"cpus\",\"exactly\":{\"deviceClassName\":\"dra.cpu\",\"capacity\":{"
+			  "\"requests\":{\"dra.cpu/cpu\":\"8\"}}}}]}}",
+			  NULL, NULL);
+	fixture_add_claim(
+		f, "ml", "gpu-nic-cpus",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+		"\"deviceClassName\":\"gpu.nvidia.com\",\"count\":1}},{\"name\":\"nic\","
+		"\"exactly\":{\"deviceClassName\":\"rdma-nic\",\"count\":1}},{\"name\":"
+		"\"cpus\",\"exactly\":{\"deviceClassName\":\"dra.cpu\",\"capacity\":{"
+		"\"requests\":{\"dra.cpu/cpu\":\"8\"}}}}],\"constraints\":[{\"requests\":"
+		"[\"gpu\",\"nic\"],\"matchAttribute\":\"resource.kubernetes.io/pcieRoot\"}]}}",
+		NULL, NULL);
+	/* individual mode: two CPU devices */
+	fixture_add_claim(f, "ml", "gpu-2cpus",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+			  "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":1}},{\"name\":"
+			  "\"cpus\",\"exactly\":{\"deviceClassName\":\"dra.cpu\",\"count\":2}}]}}",
+			  NULL, NULL);
+	fixture_add_claim(f, "ml", "gpu", SPEC_GPU_ONLY, NULL, NULL);
+	fixture_build(f);
+}
+
+static const char *
+pick(const struct rf_node_eval *e, enum rf_dev_kind kind, size_t nth)
+{
+	for (size_t i = 0; i < e->predicted.n; i++)
+		if (e->predicted.picks[i].dev->kind == kind && nth-- == 0)
+			return e->predicted.picks[i].dev->name;
+	return "(none)";
+}
+
+START_TEST(test_cpu_grouped_mode)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	const char *node = "hgx-h100-node-01";
+	hgx_with_cpus(&f, "grouped", false);
+	const struct rf_node *n = rf_cluster_node(f.c, node);
+	size_t cpus = 0;
+	for (size_t i = 0; i < n->n_devices; i++)
+		if (n->devices[i]->kind == RF_DEV_CPU) {
+			cpus++;
+			ck_assert(n->devices[i]->allow_multiple);
+			ck_assert_int_ge(n->devices[i]->loc.numa, 0);
+		}
+	ck_assert_uint_eq(cpus, 2);
+
+	/* gpu-0 (NUMA 0 from its root's NIC) and 8 CPUs of cpudevnuma000: aligned */
+	ck_assert_int_eq(eval(&f, "gpu-cpus", NULL, node, e, RF_DEMAND_KNOWN), 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	ck_assert_str_eq(pick(e, RF_DEV_GPU, 0), "gpu-0");
+	ck_assert_str_eq(pick(e, RF_DEV_CPU, 0), "cpudevnuma000");
+	ck_assert(e->cpu_applies);
+	ck_assert_double_eq_tol(e->parts[RF_PART_CPU], 1.0, 1e-9);
+	ck_assert(has_reason(e, "CPUs cpudevnuma000 (NUMA 0): 1 of 1 on NUMA node 0 of the pod's "
+				"GPUs"));
+	json_t *j = rf_node_eval_json(f.c, e);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "sources"), "cpu")),
+			 "dra");
+	ck_assert_int_eq(json_integer_value(
+				 json_object_get(json_object_get(j, "cpus"), "onAcceleratorNuma")),
+			 1);
+	json_decref(j);
+
+	/* a GPU-only pod: CPUs come from kubelet, railfit says it cannot see them */
+	ck_assert_int_eq(eval(&f, "gpu", NULL, node, e, RF_DEMAND_KNOWN), 0);
+	ck_assert(!e->part_applies[RF_PART_CPU]);
+	ck_assert(has_reason(e, "CPUs: from kubelet"));
+	j = rf_node_eval_json(f.c, e);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(j, "sources"), "cpu")),
+			 "kubelet (not visible to railfit)");
+	json_decref(j);
+	fixture_release(&f);
+
+	/* GPUs of NUMA 0 held: gpu-4 (NUMA 1) with cpudevnuma000 (NUMA 0, first in the slice) */
+	hgx_with_cpus(&f, "grouped", true);
+	ck_assert_int_eq(eval(&f, "gpu-cpus", NULL, node, e, RF_DEMAND_KNOWN), 0);
+	ck_assert_str_eq(pick(e, RF_DEV_GPU, 0), "gpu-4");
+	ck_assert_str_eq(pick(e, RF_DEV_CPU, 0), "cpudevnuma000");
+	ck_assert_double_eq_tol(e->parts[RF_PART_CPU], 0, 1e-9);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS); /* nothing asked */
+	/* min-alignment NODE covers the CPUs: the other group is free */
+	ck_assert_int_eq(eval(&f, "gpu-cpus", "\"railfit.io/min-alignment\":\"NODE\"", node, e,
+			      RF_DEMAND_KNOWN),
+			 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_str_eq(e->reasons[0],
+			 "min-alignment NODE: allocator would pick CPUs cpudevnuma000 (NUMA 0) off "
+			 "NUMA node 1 of the pod's GPUs; cpudevnuma001 (NUMA 1) are free");
+	/* with the NIC in the claim: the constraint both drivers can match */
+	ck_assert_int_eq(eval(&f, "gpu-nic-cpus", "\"railfit.io/min-alignment\":\"NODE\"", node, e,
+			      RF_DEMAND_KNOWN),
+			 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_str_eq(
+		e->reasons[0],
+		"min-alignment NODE: allocator would pick CPUs cpudevnuma000 (NUMA 0) off "
+		"NUMA node 1 of the pod's GPUs; cpudevnuma001 (NUMA 1) are free: add "
+		"constraint matchAttribute dra.net/numaNode over requests [nic cpus] to claim "
+		"ml/gpu-nic-cpus");
+	/* SYS asks nothing of the CPUs */
+	ck_assert_int_eq(eval(&f, "gpu-cpus", "\"railfit.io/min-alignment\":\"SYS\"", node, e,
+			      RF_DEMAND_KNOWN),
+			 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	fixture_release(&f);
+	free(e);
+}
+END_TEST
+
+START_TEST(test_cpu_individual_mode)
+{
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	const char *node = "hgx-h100-node-01";
+	hgx_with_cpus(&f, "individual", false);
+	ck_assert_int_eq(eval(&f, "gpu-2cpus", NULL, node, e, RF_DEMAND_KNOWN), 0);
+	ck_assert_str_eq(pick(e, RF_DEV_CPU, 0), "cpudev000");
+	ck_assert_str_eq(pick(e, RF_DEV_CPU, 1), "cpudev001");
+	ck_assert_uint_eq(e->n_cpus, 2);
+	ck_assert_double_eq_tol(e->parts[RF_PART_CPU], 1.0, 1e-9);
+	fixture_release(&f);
+
+	/* gpu-4 on NUMA 1, the first two CPUs on NUMA 0: part 0; NODE fails, NUMA 1 CPUs free */
+	hgx_with_cpus(&f, "individual", true);
+	ck_assert_int_eq(eval(&f, "gpu-2cpus", "\"railfit.io/min-alignment\":\"NODE\"", node, e,
+			      RF_DEMAND_KNOWN),
+			 0);
+	ck_assert_double_eq_tol(e->parts[RF_PART_CPU], 0, 1e-9);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_str_eq(
+		e->reasons[0],
+		"min-alignment NODE: allocator would pick CPUs cpudev000 (NUMA 0) + cpudev001 "
+		"(NUMA 0) off NUMA node 1 of the pod's GPUs; cpudev004 (NUMA 1) + cpudev005 "
+		"(NUMA 1) are free");
+	fixture_release(&f);
+	free(e);
+}
+END_TEST
+
 /* ---- network locality: three blocks, two spines ---- */
 
 #define BLOCK(b, s)                                                                                \
@@ -462,6 +631,11 @@ gpu_locality_suite(void)
 	tcase_add_test(tc, test_gpu_l4_dra_attributes);
 	tcase_add_test(tc, test_gpu_l4_annotation);
 	tcase_add_test(tc, test_gpu_dgx2_nvlink);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("cpu");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_cpu_grouped_mode);
+	tcase_add_test(tc, test_cpu_individual_mode);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("locality");
 	tcase_set_timeout(tc, 60);

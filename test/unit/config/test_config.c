@@ -607,13 +607,13 @@ static const struct error_case errors[] = {
 	  "kube.QPS: unknown key (expected one of kubeconfig, qps, staleAfter, assumeTTL, "
 	  "watchTimeout, draVersion)" },
 	{ "devices: {gpu_drivers: []}",
-	  "devices.gpu_drivers: unknown key (expected one of gpuDrivers, nicDrivers, "
+	  "devices.gpu_drivers: unknown key (expected one of gpuDrivers, nicDrivers, cpuDrivers, "
 	  "bandwidthCapacities, defaultNicBandwidth, frontendBandwidth, rails, topologyAnnotation)" },
 	{ "scoring: {weight: {}}",
 	  "scoring.weight: unknown key (expected one of weights, bandwidthPolicy, levels)" },
 	{ "scoring: {weights: {nvlink: 1}}",
 	  "scoring.weights.nvlink: unknown key (expected one of alignment, bandwidth, rail, packing, "
-	  "gpu, locality)" },
+	  "gpu, locality, cpu)" },
 	{ "scoring: {levels: {NV1: 1}}",
 	  "scoring.levels.NV1: unknown key (expected one of PIX, PXB, PHB, NODE, SYS, UNKNOWN, NVL)" },
 	{ "groups: {annotations: []}",
@@ -732,13 +732,14 @@ START_TEST(test_config_to_json_defaults)
 		" \"kube\": {\"kubeconfig\": \"\", \"qps\": 50, \"staleAfter\": \"2m0s\","
 		" \"assumeTTL\": \"30s\", \"watchTimeout\": \"5m0s\", \"draVersion\": \"auto\"},"
 		" \"devices\": {\"gpuDrivers\": [\"gpu.nvidia.com\"], \"nicDrivers\": [\"dra.net\"],"
+		" \"cpuDrivers\": [\"dra.cpu\"],"
 		" \"bandwidthCapacities\": [\"bandwidth\"], \"defaultNicBandwidth\": \"400G\","
 		" \"frontendBandwidth\": \"100G\", \"rails\": \"gpu-pairing\","
 		" \"topologyAnnotation\": \"railfit.io/pci-topology\"},"
 		" \"filter\": {\"minAlignment\": \"SYS\", \"staleAfter\": \"10m0s\","
 		" \"whenStale\": \"pass\", \"whenNotReady\": \"error-for-railfit-pods\"},"
 		" \"scoring\": {\"weights\": {\"alignment\": 5, \"bandwidth\": 3, \"rail\": 2,"
-		" \"packing\": 1, \"gpu\": 3, \"locality\": 2}, \"bandwidthPolicy\": \"spread\","
+		" \"packing\": 1, \"gpu\": 3, \"locality\": 2, \"cpu\": 2}, \"bandwidthPolicy\": \"spread\","
 		" \"levels\": {\"PIX\": 1, \"PXB\": 0.85, \"PHB\": 0.7, \"NODE\": 0.4, \"SYS\": 0.1,"
 		" \"UNKNOWN\": 0.25, \"NVL\": 1}},"
 		" \"groups\": {\"labels\": [\"railfit.io/group\", \"batch.kubernetes.io/job-name\","
