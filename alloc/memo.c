@@ -451,6 +451,15 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 		put_str(&ident, d->pinned[i]->name);
 	}
 	put_str(&ident, d->bad_annotation);
+	/* a max-spread message names the group and where it runs */
+	if (d->max_spread != RF_SPREAD_ANY) {
+		put_str(&ident, d->group);
+		for (size_t i = 0; i < d->places.n_blocks; i++)
+			put_str(&ident, d->places.blocks[i]);
+		put(&ident, "|");
+		for (size_t i = 0; i < d->places.n_spines; i++)
+			put_str(&ident, d->places.spines[i]);
+	}
 	r = -E2BIG;
 	if (shape.overflow || ident.overflow)
 		goto fail;
@@ -511,7 +520,7 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		 * max-spread: part of the key, as the group's rails are */
 		enum rf_place place = rf_demand_place(d, n);
 		if (place != RF_PLACE_NONE)
-			fp ^= rf_fingerprint("place", rf_place_name(place), NULL);
+			fp ^= (uint64_t)place * 0x9e3779b97f4a7c15ULL;
 		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}

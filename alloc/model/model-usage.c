@@ -606,9 +606,9 @@ rf_model_node_frontend(struct rf_cluster *c)
 int
 rf_model_place_pods(struct rf_cluster *c)
 {
+	size_t grouped = 0;
 	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
-	c->group_nodes = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_nodes));
-	if (!c->group_rails || !c->group_nodes)
+	if (!c->group_rails)
 		return -ENOMEM;
 	/* two passes: count, then fill the per-node pod arrays */
 	for (int pass = 0; pass < 2; pass++) {
@@ -620,6 +620,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			struct rf_node_use *nu = &c->node_use[p->node_idx1 - 1];
 			if (pass == 0) {
 				nu->n_pods++;
+				grouped += p->group != NULL;
 				continue;
 			}
 			nu->pods[nu->n_pods++] = p;
@@ -656,6 +657,11 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 		}
 		if (pass == 0) {
+			/* only the pods of a group: most pods of a fleet have none */
+			c->group_nodes =
+				rf_arena_calloc(c->arena, grouped + 1, sizeof(*c->group_nodes));
+			if (!c->group_nodes)
+				return -ENOMEM;
 			for (size_t ni = 0; ni < c->n_nodes; ni++) {
 				struct rf_node_use *nu = &c->node_use[ni];
 				nu->pods = rf_arena_calloc(c->arena, nu->n_pods ? nu->n_pods : 1,
