@@ -109,6 +109,7 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 	if (g && g[0]) {
 		snprintf(d->group, sizeof(d->group), "%s/%s", ns, g);
 		d->rail_group = rf_cluster_group(c, d->group); /* once, not per node */
+		rf_cluster_group_places(c, d->group, &d->places);
 	}
 
 	const json_t *entries = rf_jpath(pod, "spec.resourceClaims");
@@ -143,6 +144,33 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 			d->min_alignment = l;
 			d->min_alignment_from_pod = true;
 		}
+	}
+	const char *mg = rf_jstr(ann, "railfit.io/min-gpu-alignment");
+	if (mg) {
+		enum rf_level l;
+		if (rf_level_parse_gpu(mg, &l) < 0 || l == RF_LEVEL_UNKNOWN)
+			set_unknown(
+				d,
+				"annotation railfit.io/min-gpu-alignment: expected one of NVL, PIX, "
+				"PXB, PHB, NODE, SYS, got \"%.64s\"",
+				mg);
+		else {
+			d->min_gpu_alignment = l;
+			d->has_min_gpu_alignment = true;
+		}
+	}
+	const char *ms = rf_jstr(ann, "railfit.io/max-spread");
+	if (ms) {
+		if (strcmp(ms, "block") == 0)
+			d->max_spread = RF_SPREAD_BLOCK;
+		else if (strcmp(ms, "spine") == 0)
+			d->max_spread = RF_SPREAD_SPINE;
+		else
+			set_unknown(
+				d,
+				"annotation railfit.io/max-spread: expected block or spine, got "
+				"\"%.64s\"",
+				ms);
 	}
 	if (n > RF_MAX_POD_CLAIMS) {
 		set_unknown(d, "the pod has more than %d resourceClaims", RF_MAX_POD_CLAIMS);

@@ -47,6 +47,13 @@ struct rf_demand {
 	char bad_annotation[256]; /* malformed bandwidth annotation: reported, not counted */
 	char group[320];          /* "ns/group" or "" */
 	const struct rf_group *rail_group; /* group resolved in the generation (NULL: no rails) */
+	/* railfit.io/min-gpu-alignment (NVL ... SYS) */
+	bool has_min_gpu_alignment;
+	enum rf_level min_gpu_alignment;
+	/* railfit.io/max-spread: block or spine, once the group has a member */
+	enum rf_spread { RF_SPREAD_ANY = 0, RF_SPREAD_BLOCK, RF_SPREAD_SPINE } max_spread;
+	/* where the group's pods run, resolved once per request (rf_cluster_group_places) */
+	struct rf_group_places places;
 };
 
 /**

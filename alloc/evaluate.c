@@ -30,8 +30,132 @@ rf_verdict_name(enum rf_verdict v)
 const char *
 rf_part_name(enum rf_part p)
 {
-	static const char *const names[] = { "alignment", "bandwidth", "rail", "packing" };
+	static const char *const names[] = { "alignment", "bandwidth", "rail", "packing",
+					     "gpu",       "locality",  "cpu" };
+	_Static_assert(sizeof(names) / sizeof(names[0]) == RF_PART_COUNT, "a name per part");
 	return p < RF_PART_COUNT ? names[p] : "?";
+}
+
+double
+rf_part_weight(const struct rf_config *cfg, enum rf_part p)
+{
+	switch (p) {
+	case RF_PART_ALIGNMENT:
+		return cfg->scoring.w_alignment;
+	case RF_PART_BANDWIDTH:
+		return cfg->scoring.w_bandwidth;
+	case RF_PART_RAIL:
+		return cfg->scoring.w_rail;
+	case RF_PART_PACKING:
+		return cfg->scoring.w_packing;
+	case RF_PART_GPU:
+		return cfg->scoring.w_gpu;
+	case RF_PART_LOCALITY:
+		return cfg->scoring.w_locality;
+	case RF_PART_CPU:
+		return cfg->scoring.w_cpu;
+	case RF_PART_COUNT:
+		break;
+	}
+	return 0;
+}
+
+const char *
+rf_place_name(enum rf_place p)
+{
+	switch (p) {
+	case RF_PLACE_BLOCK:
+		return "same-block";
+	case RF_PLACE_SPINE:
+		return "same-spine";
+	case RF_PLACE_ELSEWHERE:
+		return "elsewhere";
+	case RF_PLACE_UNLABELLED:
+		return "unlabelled";
+	case RF_PLACE_NONE:
+		break;
+	}
+	return "none";
+}
+
+static bool
+place_has(const char *const *arr, size_t n, const char *v)
+{
+	for (size_t i = 0; v && i < n; i++)
+		if (strcmp(arr[i], v) == 0)
+			return true;
+	return false;
+}
+
+enum rf_place
+rf_demand_place(const struct rf_demand *d, const struct rf_node *n)
+{
+	const struct rf_group_places *g = &d->places;
+	if (!n || (!g->n_blocks && !g->n_spines))
+		return RF_PLACE_NONE;
+	if (!n->block && !n->spine)
+		return RF_PLACE_UNLABELLED;
+	if (place_has(g->blocks, g->n_blocks, n->block))
+		return RF_PLACE_BLOCK;
+	if (place_has(g->spines, g->n_spines, n->spine))
+		return RF_PLACE_SPINE;
+	return RF_PLACE_ELSEWHERE;
+}
+
+/* Points of a level (scoring.levels; NVL has its own key). */
+static double
+level_points(const struct rf_config *cfg, enum rf_level l)
+{
+	if (l == RF_LEVEL_NVL)
+		return cfg->scoring.level_nvl;
+	if ((int)l < 0 || (int)l >= RF_LEVEL_COUNT)
+		l = RF_LEVEL_UNKNOWN;
+	return cfg->scoring.levels[l];
+}
+
+static bool
+is_whole_gpu(const struct rf_device *d)
+{
+	return d->kind == RF_DEV_GPU && !d->partition;
+}
+
+bool
+rf_assignment_gpu_alignment(const struct rf_node *n, const struct rf_config *cfg,
+			    const struct rf_assignment *a, enum rf_level *ret_worst,
+			    double *ret_points, enum rf_level_source *ret_src)
+{
+	enum rf_level worst = RF_LEVEL_NVL;
+	enum rf_level_source src = RF_SRC_DRA;
+	double sum = 0;
+	size_t pairs = 0, known = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *g = a->picks[i].dev;
+		if (!is_whole_gpu(g))
+			continue;
+		for (size_t j = i + 1; j < a->n; j++) {
+			const struct rf_device *h = a->picks[j].dev;
+			enum rf_level_source s;
+			if (!is_whole_gpu(h) || h == g)
+				continue;
+			enum rf_level l = rf_node_gpu_level(n, g, h, &s, NULL);
+			pairs++;
+			known += l != RF_LEVEL_UNKNOWN;
+			sum += level_points(cfg, l);
+			if (!rf_level_at_least(l, worst))
+				worst = l;
+			if (s == RF_SRC_ANNOTATION)
+				src = s;
+		}
+	}
+	if (!known)
+		return false;
+	if (ret_worst)
+		*ret_worst = worst;
+	if (ret_points)
+		*ret_points = sum / (double)pairs;
+	if (ret_src)
+		*ret_src = src;
+	return true;
 }
 
 static void __attribute__((format(printf, 2, 3)))
@@ -130,8 +254,9 @@ struct pipeline {
 	struct rf_search_request sr;
 	/* the claims the pod asks for on this node (the extended-resource claim's variant) */
 	const struct rf_claim *claims[RF_MAX_POD_CLAIMS];
-	struct rf_assignment pinned; /* devices of the pod's allocated claims */
-	enum rf_level worst_level;   /* worst level over every outcome of the scan orders */
+	struct rf_assignment pinned;   /* devices of the pod's allocated claims */
+	enum rf_level worst_level;     /* worst level over every outcome of the scan orders */
+	enum rf_level worst_gpu_level; /* the same between GPUs */
 	struct rf_node_eval *e;
 };
 
@@ -142,6 +267,9 @@ static void score_parts(const struct pipeline *p, const struct rf_assignment *a,
 			struct rf_node_eval *e);
 static void judge_headroom(const struct pipeline *p);
 static int judge_alignment(struct pipeline *p);
+static int judge_gpu_alignment(struct pipeline *p);
+static int judge_cpu_alignment(struct pipeline *p);
+static void judge_spread(struct pipeline *p);
 
 static int
 evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node_name, bool explain,
@@ -156,6 +284,7 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	e->best_level = RF_LEVEL_UNKNOWN;
 	e->deterministic = true;
 	e->node = rf_cluster_node(c, node_name);
+	e->gpu_level = RF_LEVEL_UNKNOWN;
 
 	if (!demand_concerns_node(d, e) || !node_state(d, node_name, e))
 		return 0;
@@ -169,6 +298,7 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	p.rel = rel;
 	p.work = work;
 	p.worst_level = RF_LEVEL_PIX;
+	p.worst_gpu_level = RF_LEVEL_NVL;
 	p.e = e;
 	size_t n_claims = 0;
 	for (size_t i = 0; i < d->n_claims; i++) {
@@ -187,7 +317,10 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 		return r;
 	score_parts(&p, &e->predicted, e);
 	judge_headroom(&p);
-	return judge_alignment(&p);
+	judge_spread(&p);
+	if ((r = judge_alignment(&p)) < 0 || (r = judge_gpu_alignment(&p)) < 0)
+		return r;
+	return judge_cpu_alignment(&p);
 }
 
 /* ---- 1. demand: does the pod ask railfit anything? ---- */
@@ -371,6 +504,10 @@ predict(struct pipeline *p)
 		if (rf_assignment_alignment(p->n, p->cfg, &res->outcomes[i], &l, NULL) &&
 		    l > p->worst_level)
 			p->worst_level = l;
+		if (p->d->has_min_gpu_alignment &&
+		    rf_assignment_gpu_alignment(p->n, p->cfg, &res->outcomes[i], &l, NULL, NULL) &&
+		    !rf_level_at_least(l, p->worst_gpu_level))
+			p->worst_gpu_level = l;
 	}
 	rf_assignment_copy(&e->predicted, &res->outcomes[worst]);
 	e->has_predicted = true;
@@ -565,6 +702,101 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 	}
 }
 
+/* GPU to GPU, for pods that get two GPUs or more: the mean points over the pairs. */
+static void
+part_gpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	double pts;
+	e->n_gpus = 0;
+	for (size_t i = 0; i < a->n; i++)
+		e->n_gpus += is_whole_gpu(a->picks[i].dev);
+	e->gpu_applies =
+		rf_assignment_gpu_alignment(p->n, p->cfg, a, &e->gpu_level, &pts, &e->gpu_source);
+	if (!e->gpu_applies) {
+		e->gpu_level = RF_LEVEL_UNKNOWN;
+		return;
+	}
+	e->parts[RF_PART_GPU] = pts;
+	e->part_applies[RF_PART_GPU] = true;
+}
+
+/* The node's block/spine against those where the pod's group runs. */
+static void
+part_locality(const struct pipeline *p, struct rf_node_eval *e)
+{
+	static const double points[] = { [RF_PLACE_BLOCK] = 1.0,
+					 [RF_PLACE_SPINE] = 0.5,
+					 [RF_PLACE_ELSEWHERE] = 0,
+					 [RF_PLACE_UNLABELLED] = 0 };
+	e->place = rf_demand_place(p->d, p->n);
+	if (e->place == RF_PLACE_NONE)
+		return;
+	e->parts[RF_PART_LOCALITY] = points[e->place];
+	e->part_applies[RF_PART_LOCALITY] = true;
+}
+
+/* A device's NUMA node: its DRA attributes, else the node's hwloc annotation; -1 unknown. */
+static int
+device_numa(const struct rf_node *n, const struct rf_device *d)
+{
+	if (d->loc.numa >= 0)
+		return d->loc.numa;
+	int i = n && n->topo && d->pci[0] ? rf_topo_annotation_find(n->topo, d->pci) : -1;
+	return i >= 0 ? rf_topo_annotation_numa(n->topo, (size_t)i) : -1;
+}
+
+/* CPUs of an assignment against the NUMA nodes of its GPUs (else NICs). False when it has no
+ * CPU device with a known NUMA node or no accelerator with one. */
+static bool
+cpu_alignment(const struct rf_node *n, const struct rf_assignment *a, unsigned *ret_cpus,
+	      unsigned *ret_known, unsigned *ret_aligned, uint64_t *ret_mask)
+{
+	uint64_t gpus = 0, nics = 0, mask;
+	unsigned cpus = 0, known = 0, aligned = 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		int numa = d->kind == RF_DEV_GPU || d->kind == RF_DEV_NIC ? device_numa(n, d) : -1;
+		if (numa < 0 || numa > 63)
+			continue;
+		if (d->kind == RF_DEV_GPU)
+			gpus |= UINT64_C(1) << numa;
+		else
+			nics |= UINT64_C(1) << numa;
+	}
+	mask = gpus ? gpus : nics;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		if (d->kind != RF_DEV_CPU)
+			continue;
+		cpus++;
+		if (d->loc.numa < 0 || d->loc.numa > 63)
+			continue;
+		known++;
+		aligned += (mask >> d->loc.numa) & 1;
+	}
+	if (ret_cpus)
+		*ret_cpus = cpus;
+	if (ret_known)
+		*ret_known = known;
+	if (ret_aligned)
+		*ret_aligned = aligned;
+	if (ret_mask)
+		*ret_mask = mask;
+	return known && mask;
+}
+
+/* The share of the pod's DRA CPUs on its GPUs' NUMA node. */
+static void
+part_cpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
+{
+	e->cpu_applies = cpu_alignment(p->n, a, &e->n_cpus, &e->n_cpus_known, &e->n_cpus_aligned,
+				       &e->accel_numa);
+	if (!e->cpu_applies)
+		return;
+	e->parts[RF_PART_CPU] = (double)e->n_cpus_aligned / (double)e->n_cpus_known;
+	e->part_applies[RF_PART_CPU] = true;
+}
+
 /* Prefer nodes already in use, so that whole aligned sets stay free for big jobs. */
 static void
 part_packing(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
@@ -594,13 +826,12 @@ part_packing(const struct pipeline *p, const struct rf_assignment *a, struct rf_
 static void
 weighted_score(const struct rf_config *cfg, struct rf_node_eval *e)
 {
-	const double w[RF_PART_COUNT] = { cfg->scoring.w_alignment, cfg->scoring.w_bandwidth,
-					  cfg->scoring.w_rail, cfg->scoring.w_packing };
 	double num = 0, den = 0;
 	for (int i = 0; i < RF_PART_COUNT; i++)
 		if (e->part_applies[i]) {
-			num += w[i] * e->parts[i];
-			den += w[i];
+			double w = rf_part_weight(cfg, (enum rf_part)i);
+			num += w * e->parts[i];
+			den += w;
 		}
 	e->score = den > 0 ? (int)lround(10.0 * num / den) : 0;
 	if (e->score < 0)
@@ -622,6 +853,9 @@ score_parts(const struct pipeline *p, const struct rf_assignment *a, struct rf_n
 	part_bandwidth(p, e);
 	part_rail(p, a, e);
 	part_packing(p, a, e);
+	part_gpu(p, a, e);
+	part_locality(p, e);
+	part_cpu(p, a, e);
 	weighted_score(p->cfg, e);
 }
 
@@ -954,6 +1188,360 @@ judge_alignment(struct pipeline *p)
 		       constraint_hint(&e->best, hint, sizeof(hint)));
 	}
 	return 0;
+}
+
+/* railfit.io/max-spread: once the group runs somewhere, nodes outside its blocks (spines) fail.
+ * Evicting pods here cannot move the node: unresolvable. */
+static void
+judge_spread(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	const struct rf_group_places *g = &d->places;
+	bool block = d->max_spread == RF_SPREAD_BLOCK;
+	char where[256];
+	size_t off = 0;
+
+	if (e->place != RF_PLACE_NONE)
+		note(e, "network: node in block %s, spine %s; group %s runs %zu pod%s, %s here",
+		     p->n->block ? p->n->block : "-", p->n->spine ? p->n->spine : "-", d->group,
+		     g->members, g->members == 1 ? "" : "s", rf_place_name(e->place));
+	if (d->max_spread == RF_SPREAD_ANY)
+		return;
+	const char *const *vals = block ? g->blocks : g->spines;
+	size_t nv = block ? g->n_blocks : g->n_spines;
+	if (!d->group[0] || !nv) {
+		note(e, "max-spread %s: %s; nothing to keep together yet",
+		     block ? "block" : "spine",
+		     d->group[0] ? "the group has no pod on a node with that label"
+				 : "the pod has no group");
+		return;
+	}
+	const char *mine = block ? p->n->block : p->n->spine;
+	if (place_has(vals, nv, mine))
+		return;
+	where[0] = 0;
+	for (size_t i = 0; i < nv && off < sizeof(where); i++)
+		off += (size_t)snprintf(where + off, sizeof(where) - off, "%s%s", i ? ", " : "",
+					vals[i]);
+	if (mine)
+		fail(e, RF_VERDICT_UNRESOLVABLE,
+		     "max-spread %s: node is in %s %s, group %s runs in %s %s%s",
+		     block ? "block" : "spine", block ? "block" : "spine", mine, d->group,
+		     block ? "block" : "spine", where, g->overflow ? " and more" : "");
+	else
+		fail(e, RF_VERDICT_UNRESOLVABLE,
+		     "max-spread %s: node has no %s label (groups.%sLabels), group %s runs in %s "
+		     "%s%s",
+		     block ? "block" : "spine", block ? "block" : "spine",
+		     block ? "block" : "spine", d->group, block ? "block" : "spine", where,
+		     g->overflow ? " and more" : "");
+}
+
+/* "gpu-0 + gpu-1": the whole GPUs of an assignment */
+static void
+describe_gpus(const struct rf_assignment *a, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < a->n && off < len; i++)
+		if (is_whole_gpu(a->picks[i].dev))
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
+						a->picks[i].dev->name);
+}
+
+/* The constraint that keeps a claim's GPUs at `want` or better, where DRA can say it. */
+static const char *
+gpu_constraint_hint(const struct rf_assignment *a, enum rf_level want, char *buf, size_t len)
+{
+	const struct rf_pick *g1 = NULL, *g2 = NULL;
+	for (size_t i = 0; i < a->n && !g2; i++) {
+		if (!is_whole_gpu(a->picks[i].dev))
+			continue;
+		if (!g1)
+			g1 = &a->picks[i];
+		else
+			g2 = &a->picks[i];
+	}
+	if (!g2)
+		return "";
+	if (want == RF_LEVEL_NVL) {
+		snprintf(
+			buf, len,
+			"; no DRA attribute names NVLink domains, so no claim constraint can ask for "
+			"NVL");
+		return buf;
+	}
+	const char *attr = NULL;
+	if (rf_level_at_least(want, RF_LEVEL_PHB))
+		attr = "resource.kubernetes.io/pcieRoot";
+	else if (want == RF_LEVEL_NODE && g1->dev->numa_source && strchr(g1->dev->numa_source, '/'))
+		attr = g1->dev->numa_source;
+	if (!attr)
+		return "";
+	if (g1->claim != g2->claim) {
+		snprintf(
+			buf, len,
+			": the GPUs are in different claims (%s/%s and %s/%s) and constraints only "
+			"apply within one claim; put requests %s and %s in one claim with constraint "
+			"matchAttribute %s",
+			g1->claim->ns, g1->claim->name, g2->claim->ns, g2->claim->name, g1->request,
+			g2->request, attr);
+		return buf;
+	}
+	for (size_t k = 0; k < g1->claim->n_constraints; k++) {
+		const struct rf_constraint *co = &g1->claim->constraints[k];
+		if (co->match_attribute && strcmp(co->match_attribute, attr) == 0)
+			return ""; /* already constrained: the free set is the problem */
+	}
+	if (strcmp(g1->request, g2->request) == 0)
+		snprintf(buf, len,
+			 ": add constraint matchAttribute %s over request [%s] to claim %s/%s",
+			 attr, g1->request, g1->claim->ns, g1->claim->name);
+	else
+		snprintf(buf, len,
+			 ": add constraint matchAttribute %s over requests [%s %s] to claim %s/%s",
+			 attr, g1->request, g2->request, g1->claim->ns, g1->claim->name);
+	return buf;
+}
+
+static double
+gpu_score_fn(const struct rf_assignment *a, void *userdata)
+{
+	const struct score_ctx *sc = userdata;
+	double pts = 0;
+	if (!rf_assignment_gpu_alignment(sc->node, sc->cfg, a, NULL, &pts, NULL))
+		return 0;
+	return pts;
+}
+
+/* The best GPU-to-GPU level the search finds (ignore_usage: with every device free). */
+static int
+best_gpu_level(struct pipeline *p, bool ignore_usage, struct rf_assignment *best,
+	       enum rf_level *ret_level, bool *ret_found, bool *ret_exhaustive)
+{
+	struct score_ctx sc = { p->n, p->cfg };
+	bool found = false, exh = false;
+	p->sr.ignore_usage = ignore_usage;
+	int r = rf_predict_best(&p->sr, gpu_score_fn, &sc, best, &found, &exh);
+	p->sr.ignore_usage = false;
+	if (r < 0)
+		return r;
+	*ret_level = RF_LEVEL_UNKNOWN;
+	if (found && !rf_assignment_gpu_alignment(p->n, p->cfg, best, ret_level, NULL, NULL))
+		*ret_level = RF_LEVEL_UNKNOWN;
+	*ret_found = found;
+	*ret_exhaustive = exh;
+	return 0;
+}
+
+/* railfit.io/min-gpu-alignment: the worst pair of predicted GPUs against the pod's minimum, with
+ * the same hints as min-alignment. */
+static int
+judge_gpu_alignment(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	char picked[RF_REASON_LEN / 2], bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
+
+	if (e->gpu_applies || e->n_gpus >= 2) {
+		describe_gpus(&e->predicted, picked, sizeof(picked));
+		if (e->gpu_applies)
+			note(e, "GPUs %s: %s (%s)", picked, rf_level_name(e->gpu_level),
+			     rf_level_source_name(e->gpu_source));
+	}
+	if (!d->has_min_gpu_alignment)
+		return 0;
+	const char *want = rf_level_name(d->min_gpu_alignment);
+	if (e->n_gpus < 2) {
+		note(e, "min-gpu-alignment %s: the pod gets %u GPU%s here, no pair to check", want,
+		     e->n_gpus, e->n_gpus == 1 ? "" : "s");
+		return 0;
+	}
+	if (!e->gpu_applies) {
+		if (d->min_gpu_alignment != RF_LEVEL_SYS)
+			fail(e, RF_VERDICT_FAIL,
+			     "min-gpu-alignment %s cannot be checked: the level between %s is unknown "
+			     "(no pcieRoot/NUMA attributes in the ResourceSlices and no usable %s "
+			     "annotation)",
+			     want, picked, p->cfg->devices.topology_annotation);
+		return 0;
+	}
+	enum rf_level check = e->gpu_level;
+	if (!rf_level_at_least(p->worst_gpu_level, check))
+		check = p->worst_gpu_level;
+	if (rf_level_at_least(check, d->min_gpu_alignment))
+		return 0;
+
+	struct rf_assignment *best = malloc(sizeof(*best));
+	enum rf_level bl, il;
+	bool found, exh;
+	int r = -ENOMEM;
+	if (!best)
+		return r;
+	if ((r = best_gpu_level(p, false, best, &bl, &found, &exh)) < 0)
+		goto out;
+	if (found && bl != RF_LEVEL_UNKNOWN && rf_level_at_least(bl, d->min_gpu_alignment)) {
+		describe_gpus(best, bb, sizeof(bb));
+		fail(e, RF_VERDICT_FAIL,
+		     "min-gpu-alignment %s: allocator would pick %s (%s); %s (%s) are free%s", want,
+		     picked, rf_level_name(check), bb, rf_level_name(bl),
+		     gpu_constraint_hint(best, d->min_gpu_alignment, hint, sizeof(hint)));
+		goto out;
+	}
+	if ((r = best_gpu_level(p, true, best, &il, &found, &exh)) < 0)
+		goto out;
+	bool never = exh && (!found || (il != RF_LEVEL_UNKNOWN &&
+					!rf_level_at_least(il, d->min_gpu_alignment)));
+	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+	     "min-gpu-alignment %s: allocator would pick %s (%s) and no free set is better; best "
+	     "on this node %s: %s",
+	     want, picked, rf_level_name(check),
+	     never ? "even with every device free" : "once devices are freed",
+	     found ? rf_level_name(il) : "none");
+out:
+	free(best);
+	return r;
+}
+
+/* "cpudevnuma001 (NUMA 1)": the CPU devices of an assignment */
+static void
+describe_cpus(const struct rf_assignment *a, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < a->n && off < len; i++) {
+		const struct rf_device *d = a->picks[i].dev;
+		if (d->kind != RF_DEV_CPU)
+			continue;
+		if (d->loc.numa >= 0)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s (NUMA %d)",
+						off ? " + " : "", d->name, d->loc.numa);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
+						d->name);
+	}
+}
+
+static void
+describe_mask(uint64_t mask, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; i < 64 && off < len; i++)
+		if ((mask >> i) & 1)
+			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "", i);
+}
+
+/* The constraint that puts a claim's CPUs on its NIC's NUMA node: dranet NICs and the CPU driver
+ * both publish dra.net/numaNode (GPU drivers publish no NUMA attribute). */
+static const char *
+cpu_constraint_hint(const struct rf_assignment *a, char *buf, size_t len)
+{
+	const struct rf_pick *cpu = NULL, *nic = NULL;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct rf_pick *pk = &a->picks[i];
+		const bool has = rf_attr_find(pk->dev->attrs, pk->dev->n_attrs, "dra.net/numaNode");
+		if (pk->dev->kind == RF_DEV_CPU && has && !cpu)
+			cpu = pk;
+		else if (pk->dev->kind == RF_DEV_NIC && has && !nic)
+			nic = pk;
+	}
+	if (!cpu || !nic)
+		return "";
+	if (cpu->claim != nic->claim)
+		snprintf(
+			buf, len,
+			": the CPUs (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
+			"and constraints only apply within one claim; put requests %s and %s in one "
+			"claim with constraint matchAttribute dra.net/numaNode",
+			cpu->claim->ns, cpu->claim->name, nic->claim->ns, nic->claim->name,
+			cpu->request, nic->request);
+	else
+		snprintf(
+			buf, len,
+			": add constraint matchAttribute dra.net/numaNode over requests [%s %s] to "
+			"claim %s/%s",
+			nic->request, cpu->request, cpu->claim->ns, cpu->claim->name);
+	return buf;
+}
+
+static double
+cpu_score_fn(const struct rf_assignment *a, void *userdata)
+{
+	const struct score_ctx *sc = userdata;
+	unsigned known, aligned;
+	if (!cpu_alignment(sc->node, a, NULL, &known, &aligned, NULL))
+		return 0;
+	return (double)aligned / (double)known;
+}
+
+/* GPU to CPU: explain says where the CPUs come from; a pod's min-alignment of NODE or better
+ * covers its DRA CPUs (they must sit on its GPUs' NUMA node). */
+static int
+judge_cpu_alignment(struct pipeline *p)
+{
+	struct rf_node_eval *e = p->e;
+	const struct rf_demand *d = p->d;
+	char cpus[RF_REASON_LEN / 2], numa[96], bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
+
+	if (!e->n_cpus) {
+		if (e->n_gpus)
+			note(e,
+			     "CPUs: from kubelet (the pod claims no %s devices): railfit cannot see "
+			     "the cpuset kubelet's CPU manager gives it, so GPU-to-CPU alignment is "
+			     "not scored",
+			     p->cfg->devices.cpu_drivers.n ? p->cfg->devices.cpu_drivers.v[0]
+							   : "DRA CPU");
+		return 0;
+	}
+	describe_cpus(&e->predicted, cpus, sizeof(cpus));
+	describe_mask(e->accel_numa, numa, sizeof(numa));
+	if (!e->cpu_applies) {
+		note(e, "CPUs %s: the NUMA node of the CPUs or of the GPUs and NICs is unknown",
+		     cpus);
+		return 0;
+	}
+	note(e, "CPUs %s: %u of %u on NUMA node %s of the pod's %s", cpus, e->n_cpus_aligned,
+	     e->n_cpus_known, numa, e->n_gpus ? "GPUs" : "NICs");
+	if (!d->min_alignment_from_pod || !rf_level_at_least(d->min_alignment, RF_LEVEL_NODE) ||
+	    e->n_cpus_aligned == e->n_cpus_known)
+		return 0;
+
+	struct score_ctx sc = { p->n, p->cfg };
+	struct rf_assignment *best = malloc(sizeof(*best));
+	bool found = false, exh = false;
+	unsigned known = 0, aligned = 0;
+	int r = -ENOMEM;
+	if (!best)
+		return r;
+	r = rf_predict_best(&p->sr, cpu_score_fn, &sc, best, &found, &exh);
+	if (r < 0)
+		goto out;
+	if (found && cpu_alignment(p->n, best, NULL, &known, &aligned, NULL) && aligned == known) {
+		describe_cpus(best, bb, sizeof(bb));
+		fail(e, RF_VERDICT_FAIL,
+		     "min-alignment %s: allocator would pick CPUs %s off NUMA node %s of the pod's "
+		     "%s; %s are free%s",
+		     rf_level_name(d->min_alignment), cpus, numa, e->n_gpus ? "GPUs" : "NICs", bb,
+		     cpu_constraint_hint(best, hint, sizeof(hint)));
+		goto out;
+	}
+	p->sr.ignore_usage = true;
+	r = rf_predict_best(&p->sr, cpu_score_fn, &sc, best, &found, &exh);
+	p->sr.ignore_usage = false;
+	if (r < 0)
+		goto out;
+	bool never = exh && !(found && cpu_alignment(p->n, best, NULL, &known, &aligned, NULL) &&
+			      aligned == known);
+	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+	     "min-alignment %s: allocator would pick CPUs %s off NUMA node %s of the pod's %s, and "
+	     "no free set is better%s",
+	     rf_level_name(d->min_alignment), cpus, numa, e->n_gpus ? "GPUs" : "NICs",
+	     never ? " even with every device free" : "");
+out:
+	free(best);
+	return r;
 }
 
 /* ---- entry points ---- */

@@ -25,10 +25,30 @@ enum rf_part {
 	RF_PART_BANDWIDTH,
 	RF_PART_RAIL,
 	RF_PART_PACKING,
+	RF_PART_GPU,      /* level between the pod's GPUs (2+ GPUs) */
+	RF_PART_LOCALITY, /* the node's network block/spine against its group's */
+	RF_PART_CPU,      /* DRA CPU devices on the NUMA node of the pod's GPUs (NICs) */
 	RF_PART_COUNT
 };
 
 const char *rf_part_name(enum rf_part p);
+
+/** The part's weight (scoring.weights). */
+double rf_part_weight(const struct rf_config *cfg, enum rf_part p);
+
+/** Where a node sits in the network against its group's pods (the locality part). */
+enum rf_place {
+	RF_PLACE_NONE = 0,   /* does not apply: no group, or no member on a labelled node */
+	RF_PLACE_BLOCK,      /* in a block where the group runs */
+	RF_PLACE_SPINE,      /* in a spine where the group runs, another block */
+	RF_PLACE_ELSEWHERE,  /* neither */
+	RF_PLACE_UNLABELLED, /* the node has neither label */
+};
+
+const char *rf_place_name(enum rf_place p);
+
+/** The place of node n for the pod's group (d->places); a cheap lookup, for the memo's key. */
+enum rf_place rf_demand_place(const struct rf_demand *d, const struct rf_node *n);
 
 #define RF_MAX_REASONS 8
 #define RF_REASON_LEN  512
@@ -68,6 +88,18 @@ struct rf_node_eval {
 	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
 	const char *fe_source;
 	uint64_t group_rails; /* rails of the pod's group on other nodes */
+
+	/* GPU to GPU (pods that get 2+ GPUs): the worst pair, the source of the levels */
+	bool gpu_applies;
+	unsigned n_gpus;
+	enum rf_level gpu_level;
+	enum rf_level_source gpu_source;
+	enum rf_place place;
+	/* GPU to CPU: CPU devices (devices.cpuDrivers) predicted, how many sit on a NUMA node of
+	 * the pod's GPUs (NICs when it has no GPU), and those NUMA nodes as a mask */
+	unsigned n_cpus, n_cpus_known, n_cpus_aligned;
+	uint64_t accel_numa;
+	bool cpu_applies;
 
 	/* the large members last: an evaluation clears only what comes before them */
 	char reasons[RF_MAX_REASONS][RF_REASON_LEN];
@@ -109,6 +141,16 @@ int rf_evaluate_node_released(const struct rf_cluster *c, const struct rf_demand
 int rf_release_from_victims(const struct rf_cluster *c, const struct rf_pod *const *victims,
 			    size_t n, struct rf_release *ret);
 void rf_release_free(struct rf_release *r);
+
+/**
+ * GPU-to-GPU level of an assignment: the worst pair of its GPUs (MIG partitions aside) and the
+ * mean points over the pairs (scoring.levels, NVL from scoring.levels.NVL); false when it has
+ * fewer than two GPUs or no pair's level is known. ret_src (may be NULL): annotation when some
+ * pair's level came from it, else dra.
+ */
+bool rf_assignment_gpu_alignment(const struct rf_node *n, const struct rf_config *cfg,
+				 const struct rf_assignment *a, enum rf_level *ret_worst,
+				 double *ret_points, enum rf_level_source *ret_src);
 
 /** The worst GPU level of an assignment (each GPU to its nearest NIC of the assignment), and
  * the mean alignment points; false when the assignment has no GPU or no NIC. */

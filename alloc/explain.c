@@ -96,8 +96,6 @@ rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e)
 	json_object_set_new(o, "reasons", reasons);
 	reasons = NULL;
 	json_object_set_new(o, "score", json_integer(e->score));
-	const double w[RF_PART_COUNT] = { cfg->scoring.w_alignment, cfg->scoring.w_bandwidth,
-					  cfg->scoring.w_rail, cfg->scoring.w_packing };
 	for (int p = 0; p < RF_PART_COUNT; p++)
 		if (e->part_applies[p])
 			json_object_set_new(parts, rf_part_name(p),
@@ -106,7 +104,8 @@ rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e)
 	parts = NULL;
 	json_t *weights = json_object();
 	for (int p = 0; weights && p < RF_PART_COUNT; p++)
-		json_object_set_new(weights, rf_part_name(p), json_real(w[p]));
+		json_object_set_new(weights, rf_part_name(p),
+				    json_real(rf_part_weight(cfg, (enum rf_part)p)));
 	json_object_set_new(o, "weights", weights);
 	if (e->node && e->status != RF_SEARCH_FOUND)
 		json_object_set_new(o, "search", json_string(rf_search_status_name(e->status)));
@@ -116,6 +115,32 @@ rf_node_eval_json(const struct rf_cluster *c, const struct rf_node_eval *e)
 				    e->alignment_applies
 					    ? json_string(rf_level_name(e->predicted_level))
 					    : json_null());
+	}
+	if (e->gpu_applies) {
+		json_object_set_new(o, "gpuLevel", json_string(rf_level_name(e->gpu_level)));
+		json_object_set_new(sources, "gpu",
+				    json_string(rf_level_source_name(e->gpu_source)));
+	}
+	if (e->n_cpus) {
+		json_t *mask = json_array();
+		for (int i = 0; mask && i < 64; i++)
+			if ((e->accel_numa >> i) & 1)
+				json_array_append_new(mask, json_integer(i));
+		json_object_set_new(o, "cpus",
+				    json_pack("{s:i, s:i, s:i, s:o?}", "devices", (int)e->n_cpus,
+					      "knownNuma", (int)e->n_cpus_known,
+					      "onAcceleratorNuma", (int)e->n_cpus_aligned,
+					      "acceleratorNuma", mask));
+		json_object_set_new(sources, "cpu", json_string("dra"));
+	} else if (e->n_gpus && e->has_predicted) {
+		json_object_set_new(sources, "cpu",
+				    json_string("kubelet (not visible to railfit)"));
+	}
+	if (e->place != RF_PLACE_NONE && e->node) {
+		json_object_set_new(o, "network",
+				    json_pack("{s:s?, s:s?, s:s}", "block", e->node->block, "spine",
+					      e->node->spine, "place", rf_place_name(e->place)));
+		json_object_set_new(sources, "network", json_string("node labels"));
 	}
 	if (e->has_best && e->node) {
 		json_object_set_new(o, "best", assignment_json(e->node, &e->best));
@@ -231,6 +256,24 @@ rf_explain_json(const struct rf_cluster *c, const struct rf_demand *d,
 		json_object_set_new(o, "annotationError", json_string(d->bad_annotation));
 	if (d->group[0])
 		json_object_set_new(o, "group", json_string(d->group));
+	if (d->has_min_gpu_alignment)
+		json_object_set_new(o, "minGpuAlignment",
+				    json_string(rf_level_name(d->min_gpu_alignment)));
+	if (d->max_spread != RF_SPREAD_ANY)
+		json_object_set_new(
+			o, "maxSpread",
+			json_string(d->max_spread == RF_SPREAD_BLOCK ? "block" : "spine"));
+	if (d->places.n_blocks || d->places.n_spines) {
+		json_t *gb = json_array(), *gs = json_array();
+		for (size_t i = 0; gb && i < d->places.n_blocks; i++)
+			json_array_append_new(gb, json_string(d->places.blocks[i]));
+		for (size_t i = 0; gs && i < d->places.n_spines; i++)
+			json_array_append_new(gs, json_string(d->places.spines[i]));
+		json_object_set_new(o, "groupPlaces",
+				    json_pack("{s:I, s:o?, s:o?}", "members",
+					      (json_int_t)d->places.members, "blocks", gb, "spines",
+					      gs));
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_t *nj = rf_node_eval_json(c, &evals[i]);
 		if (!nj || json_array_append_new(nodes, nj) < 0) {

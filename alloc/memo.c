@@ -426,6 +426,10 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 	if (!shape.buf || !ident.buf)
 		goto fail;
 	put(&shape, "v1|%d|%d|", (int)d->kind, (int)d->min_alignment);
+	/* only when asked, so that the shapes of other pods stay what they were */
+	if (d->has_min_gpu_alignment || d->max_spread != RF_SPREAD_ANY)
+		put(&shape, "g%d,%d,%d|", d->has_min_gpu_alignment, (int)d->min_gpu_alignment,
+		    (int)d->max_spread);
 	put_q(&shape, d->has_nic_bw, d->nic_bw);
 	put_q(&shape, d->has_egress, d->egress);
 	put_q(&shape, d->has_ingress, d->ingress);
@@ -450,6 +454,15 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 		put_str(&ident, d->pinned[i]->name);
 	}
 	put_str(&ident, d->bad_annotation);
+	/* a max-spread message names the group and where it runs */
+	if (d->max_spread != RF_SPREAD_ANY) {
+		put_str(&ident, d->group);
+		for (size_t i = 0; i < d->places.n_blocks; i++)
+			put_str(&ident, d->places.blocks[i]);
+		put(&ident, "|");
+		for (size_t i = 0; i < d->places.n_spines; i++)
+			put_str(&ident, d->places.spines[i]);
+	}
 	r = -E2BIG;
 	if (shape.overflow || ident.overflow)
 		goto fail;
@@ -506,6 +519,11 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	if (n) {
 		rails = rf_group_rails_elsewhere(ctx->cluster, ctx->group, n);
 		fp = rf_node_use(ctx->cluster, n)->fp;
+		/* the node's network place against the pod's group decides the locality part and
+		 * max-spread: part of the key, as the group's rails are */
+		enum rf_place place = rf_demand_place(d, n);
+		if (place != RF_PLACE_NONE)
+			fp ^= (uint64_t)place * 0x9e3779b97f4a7c15ULL;
 		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}

@@ -87,12 +87,28 @@ static const char *const bandwidth_policy_names[] = { "spread", "binpack", NULL 
 
 static const char *const gpu_drivers_def[] = { "gpu.nvidia.com", NULL };
 static const char *const nic_drivers_def[] = { "dra.net", NULL };
+static const char *const cpu_drivers_def[] = { "dra.cpu", NULL };
 static const char *const bandwidth_capacities_def[] = { "bandwidth", NULL };
 static const char *const group_labels_def[] = {
 	"railfit.io/group",
 	"batch.kubernetes.io/job-name",
 	"training.kubeflow.org/job-name",
 	"scheduling.x-k8s.io/pod-group",
+	NULL,
+};
+
+/* the first label a Node has names its block (spine): the well-known key, GKE's sub-block and
+ * block, AWS's network node layers 3 and 2 (closest to the instance first) */
+static const char *const block_labels_def[] = {
+	"network.topology.kubernetes.io/block",
+	"cloud.google.com/gce-topology-subblock",
+	"topology.k8s.aws/network-node-layer-3",
+	NULL,
+};
+static const char *const spine_labels_def[] = {
+	"network.topology.kubernetes.io/spine",
+	"cloud.google.com/gce-topology-block",
+	"topology.k8s.aws/network-node-layer-2",
 	NULL,
 };
 
@@ -135,6 +151,9 @@ static const struct option options[] = {
 	{ "devices.nicDrivers", OPT_STRV, FIELD(devices.nic_drivers, struct rf_strv),
 	  .def_list = nic_drivers_def, .valid = valid_dns_subdomain,
 	  .what = "a driver name such as dra.net" },
+	{ "devices.cpuDrivers", OPT_STRV, FIELD(devices.cpu_drivers, struct rf_strv),
+	  .def_list = cpu_drivers_def, .valid = valid_dns_subdomain,
+	  .what = "a driver name such as dra.cpu" },
 	{ "devices.bandwidthCapacities", OPT_STRV,
 	  FIELD(devices.bandwidth_capacities, struct rf_strv), .def_list = bandwidth_capacities_def,
 	  .valid = valid_dra_qualified_name, .what = "a capacity name such as bandwidth" },
@@ -165,6 +184,12 @@ static const struct option options[] = {
 	  .max = INFINITY },
 	{ "scoring.weights.packing", OPT_NUMBER, FIELD(scoring.w_packing, double), .def = "1",
 	  .min = 0, .max = INFINITY },
+	{ "scoring.weights.gpu", OPT_NUMBER, FIELD(scoring.w_gpu, double), .def = "3", .min = 0,
+	  .max = INFINITY },
+	{ "scoring.weights.locality", OPT_NUMBER, FIELD(scoring.w_locality, double), .def = "2",
+	  .min = 0, .max = INFINITY },
+	{ "scoring.weights.cpu", OPT_NUMBER, FIELD(scoring.w_cpu, double), .def = "2", .min = 0,
+	  .max = INFINITY },
 	{ "scoring.bandwidthPolicy", OPT_ENUM,
 	  FIELD(scoring.bandwidth_policy, enum rf_bandwidth_policy), .def = "spread",
 	  .names = bandwidth_policy_names },
@@ -180,10 +205,18 @@ static const struct option options[] = {
 	  .def = "0.1", .min = 0, .max = 1 },
 	{ "scoring.levels.UNKNOWN", OPT_NUMBER, FIELD(scoring.levels[RF_LEVEL_UNKNOWN], double),
 	  .def = "0.25", .min = 0, .max = 1 },
+	{ "scoring.levels.NVL", OPT_NUMBER, FIELD(scoring.level_nvl, double), .def = "1.0",
+	  .min = 0, .max = 1 },
 
 	{ "groups.labels", OPT_STRV, FIELD(groups.labels, struct rf_strv),
 	  .def_list = group_labels_def, .valid = valid_k8s_qualified_name,
 	  .what = "a label key such as railfit.io/group" },
+	{ "groups.blockLabels", OPT_STRV, FIELD(groups.block_labels, struct rf_strv),
+	  .def_list = block_labels_def, .valid = valid_k8s_qualified_name,
+	  .what = "a label key such as network.topology.kubernetes.io/block" },
+	{ "groups.spineLabels", OPT_STRV, FIELD(groups.spine_labels, struct rf_strv),
+	  .def_list = spine_labels_def, .valid = valid_k8s_qualified_name,
+	  .what = "a label key such as network.topology.kubernetes.io/spine" },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))

@@ -59,8 +59,9 @@ struct rf_config {
 		bool dra_server_newer;       /* newer than the newest rules railfit knows */
 	} kube;
 	struct {
-		struct rf_strv gpu_drivers;               /* [gpu.nvidia.com] */
-		struct rf_strv nic_drivers;               /* [dra.net] */
+		struct rf_strv gpu_drivers; /* [gpu.nvidia.com] */
+		struct rf_strv nic_drivers; /* [dra.net] */
+		struct rf_strv cpu_drivers; /* [dra.cpu] (kubernetes-sigs/dra-driver-cpu) */
 		struct rf_strv bandwidth_capacities;      /* [bandwidth] */
 		struct rf_quantity default_nic_bandwidth; /* 400G */
 		struct rf_quantity frontend_bandwidth;    /* 100G */
@@ -75,12 +76,18 @@ struct rf_config {
 	} filter;
 	struct {
 		double w_alignment, w_bandwidth, w_rail, w_packing; /* 5 3 2 1 */
-		enum rf_bandwidth_policy bandwidth_policy;          /* spread */
+		double w_gpu;      /* 3: GPU-to-GPU level, pods with 2+ GPUs */
+		double w_locality; /* 2: the block/spine of the pod's group */
+		double w_cpu;      /* 2: DRA CPUs on the NUMA node of the pod's GPUs (NICs) */
+		enum rf_bandwidth_policy bandwidth_policy; /* spread */
 		double levels[RF_LEVEL_COUNT]; /* PIX 1.0 PXB 0.85 PHB 0.7 NODE 0.4 SYS 0.1 UNKNOWN
 						  0.25 */
+		double level_nvl; /* NVL 1.0: points of NVLink-connected GPUs (gpu part) */
 	} scoring;
 	struct {
 		struct rf_strv labels;
+		struct rf_strv block_labels; /* Node label keys naming its network block */
+		struct rf_strv spine_labels; /* ... and its spine (a group of blocks) */
 	} groups;
 };
 

@@ -12,6 +12,8 @@ static const char *const level_names[RF_LEVEL_COUNT] = {
 const char *
 rf_level_name(enum rf_level l)
 {
+	if (l == RF_LEVEL_NVL)
+		return "NVL";
 	if ((unsigned)l >= RF_LEVEL_COUNT)
 		return "UNKNOWN";
 	return level_names[l];
@@ -31,11 +33,30 @@ rf_level_parse(const char *s, enum rf_level *ret)
 	return -EINVAL;
 }
 
+int
+rf_level_parse_gpu(const char *s, enum rf_level *ret)
+{
+	if (s && strcmp(s, "NVL") == 0) {
+		*ret = RF_LEVEL_NVL;
+		return 0;
+	}
+	return rf_level_parse(s, ret);
+}
+
+/* NVL ranks 0, PIX 1, ... UNKNOWN 6; out-of-range values count as UNKNOWN */
+static int
+rank(enum rf_level l)
+{
+	if (l == RF_LEVEL_NVL)
+		return 0;
+	if ((int)l < 0 || (int)l >= RF_LEVEL_COUNT)
+		return RF_LEVEL_UNKNOWN + 1;
+	return (int)l + 1;
+}
+
 bool
 rf_level_at_least(enum rf_level a, enum rf_level b)
 {
-	/* best first: a smaller value is a better level; out-of-range values count as UNKNOWN */
-	unsigned ua = (unsigned)a >= RF_LEVEL_COUNT ? RF_LEVEL_UNKNOWN : (unsigned)a;
-	unsigned ub = (unsigned)b >= RF_LEVEL_COUNT ? RF_LEVEL_UNKNOWN : (unsigned)b;
-	return ua <= ub;
+	/* best first: a smaller rank is a better level */
+	return rank(a) <= rank(b);
 }

@@ -7,6 +7,12 @@
 #include <stdbool.h>
 
 enum rf_level {
+	/* GPU to GPU only: the two GPUs are NVLink-connected (directly or through NVSwitches). It
+	 * sits below PIX so that "smaller is better" holds, and outside the PCIe range so that
+	 * tables indexed by a PCIe level (scoring.levels, the annotation's level letters) never see
+	 * it: code that meets it names it with rf_level_name() and scores it with its own key.
+	 * Not -1: callers use -1 for "no level" (e.g. a level that does not apply). */
+	RF_LEVEL_NVL = -2,
 	RF_LEVEL_PIX = 0,
 	RF_LEVEL_PXB,
 	RF_LEVEL_PHB,
@@ -16,13 +22,16 @@ enum rf_level {
 	RF_LEVEL_COUNT
 };
 
-/** "PIX" ... "UNKNOWN"; never NULL. */
+/** "NVL", "PIX" ... "UNKNOWN"; never NULL. */
 const char *rf_level_name(enum rf_level l);
 
-/** Parse an upper-case level name; -EINVAL if it is none. */
+/** Parse an upper-case PCIe level name (PIX ... UNKNOWN, not NVL); -EINVAL if it is none. */
 int rf_level_parse(const char *s, enum rf_level *ret);
 
-/** True when a is at least as good as b (UNKNOWN is worse than everything). */
+/** The same, also accepting "NVL" (GPU-to-GPU levels). */
+int rf_level_parse_gpu(const char *s, enum rf_level *ret);
+
+/** True when a is at least as good as b (NVL is better and UNKNOWN worse than everything). */
 bool rf_level_at_least(enum rf_level a, enum rf_level b);
 
 #endif

@@ -228,6 +228,36 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 		}
 		json_object_set_new(matrix, g->name, row);
 	}
+	/* GPU x GPU: NV# where the annotation says they share NVLinks, else the PCIe level */
+	json_t *gm = json_object();
+	for (size_t i = 0; gm && i < n->n_devices; i++) {
+		const struct rf_device *g = n->devices[i];
+		if (g->kind != RF_DEV_GPU || g->partition)
+			continue;
+		json_t *row = json_object();
+		for (size_t j = 0; row && j < n->n_devices; j++) {
+			const struct rf_device *h = n->devices[j];
+			enum rf_level_source src;
+			unsigned links;
+			char cell[48];
+			if (h == g || h->kind != RF_DEV_GPU || h->partition)
+				continue;
+			enum rf_level l = rf_node_gpu_level(n, g, h, &src, &links);
+			if (links)
+				snprintf(cell, sizeof(cell), "NV%u (%s)", links,
+					 rf_level_source_name(src));
+			else
+				snprintf(cell, sizeof(cell), "%s (%s)", rf_level_name(l),
+					 rf_level_source_name(src));
+			json_object_set_new(row, h->name, json_string(cell));
+		}
+		json_object_set_new(gm, g->name, row);
+	}
+	json_object_set_new(o, "gpuMatrix", gm);
+	if (n->block || n->spine)
+		json_object_set_new(o, "network",
+				    json_pack("{s:s?, s:s?, s:s}", "block", n->block, "spine",
+					      n->spine, "source", "node labels"));
 	json_object_set_new(o, "pools", pools);
 	json_object_set_new(o, "devices", devs);
 	json_object_set_new(o, "matrix", matrix);

@@ -146,6 +146,42 @@ node_device(const struct rf_node *n, const char *driver, const char *pool, const
 	return NULL;
 }
 
+/* railfit_placement_gpu_level_total: the worst level between the GPUs a claim received, when it
+ * received two or more (whether or not railfit was asked about it). */
+static void
+count_gpu_level(const json_t *alloc, const char *node, struct rf_cache *cache)
+{
+	const json_t *results = json_object_get(json_object_get(alloc, "devices"), "results");
+	struct rf_cluster *gen = rf_cache_get(cache);
+	const struct rf_node *nd = gen ? rf_cluster_node(gen, node) : NULL;
+	struct rf_assignment *a = nd ? calloc(1, sizeof(*a)) : NULL;
+	size_t gpus = 0;
+	for (size_t i = 0; a && i < json_array_size(results) && a->n < RF_MAX_PICKS; i++) {
+		const json_t *r = json_array_get(results, i);
+		const char *drv = json_string_value(json_object_get(r, "driver"));
+		const char *pool = json_string_value(json_object_get(r, "pool"));
+		const char *dev = json_string_value(json_object_get(r, "device"));
+		const struct rf_device *d =
+			drv && pool && dev ? node_device(nd, drv, pool, dev) : NULL;
+		if (!d || d->kind != RF_DEV_GPU || d->partition ||
+		    json_is_true(json_object_get(r, "adminAccess")))
+			continue;
+		a->picks[a->n++].dev = d;
+		gpus++;
+	}
+	if (gpus >= 2) {
+		enum rf_level lvl = RF_LEVEL_UNKNOWN;
+		char labels[40];
+		if (!rf_assignment_gpu_alignment(nd, rf_cluster_config(gen), a, &lvl, NULL, NULL))
+			lvl = RF_LEVEL_UNKNOWN;
+		if (rf_metric_labels(labels, sizeof(labels), RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL,
+				     rf_level_name(lvl), NULL) >= 0)
+			rf_metric_add(RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL, labels, 1);
+	}
+	free(a);
+	rf_cluster_unref(gen);
+}
+
 void
 rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 {
@@ -158,6 +194,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	if (!json_is_object(alloc) || !ns || !name || !node)
 		return;
 	snprintf(key, sizeof(key), "%s/%s", ns, name);
+	count_gpu_level(alloc, node, cache);
 	struct rf_pred_batch *b = take(key);
 	if (!b)
 		return; /* railfit was not asked about this claim (or forgot it) */

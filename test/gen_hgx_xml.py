@@ -36,6 +36,10 @@ VARIANTS = {
     # one switch per socket and no NUMA information (one NUMA node for both packages)
     "hgx-nonuma": dict(switches=1, gpus=2, nics=1, nic_attach="switch", frontend="none",
                        no_numa=True),
+    # 8 x L4 (PCIe cards, no NVLink): 2 sockets x 2 switches x (2 GPUs + 1 NIC), front end on
+    # its own root port; GPU to GPU is PIX behind one switch, NODE/SYS beyond
+    "l4-8": dict(switches=2, gpus=2, nics=1, nic_attach="switch", frontend="rootport",
+                 gpu_device="27b8"),
     # DGX H100 at the PCI addresses of test/data/dra (8 GPUs, 8 rail NICs, X710 front end on its
     # own host bridge): one GPU and one NIC per switch
     "dgx-h100": dict(switches=4, gpus=1, nics=1, nic_attach="switch", frontend="hostbridge",

@@ -31,6 +31,7 @@ struct rf_topo_annotation {
 	struct adev *dev;
 	unsigned *by_pci; /* device indexes in address order */
 	unsigned char *m; /* nc * nc levels between classes; NO_LEVEL on a singleton's diagonal */
+	unsigned char *links; /* nc * nc NVLink counts between GPU classes (version 2), or NULL */
 };
 
 static const char level_chars[RF_LEVEL_COUNT] = { 'P', 'B', 'H', 'N', 'S', 'U' };
@@ -48,12 +49,25 @@ level_from_char(char c, enum rf_level *ret)
 
 /* ---- encode ---- */
 
+/* Does any GPU pair share NVLinks? Without, the annotation stays version 1, byte for byte what
+ * railfit wrote before NVLink, so that older readers keep reading it. */
+static bool
+has_nvlinks(const struct rf_pcitopo *t)
+{
+	for (size_t i = 0; t->nvlinks && i < t->n_devices * t->n_devices; i++)
+		if (t->nvlinks[i])
+			return true;
+	return false;
+}
+
 int
 rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 {
 	size_t n = t->n_devices, nc = 0;
 	unsigned *cls = NULL, *rep = NULL;
-	unsigned char *intra = NULL;
+	unsigned char *intra = NULL, *intra_links = NULL;
+	const unsigned char *nvl = has_nvlinks(t) ? t->nvlinks : NULL;
+	json_t *lj = NULL;
 	char *kinds = NULL, *m = NULL, *out = NULL;
 	json_t *root = NULL, *d = NULL, *numa = NULL, *cj = NULL;
 	int r = -ENOMEM;
@@ -70,8 +84,9 @@ rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 	cls = calloc(n + 1, sizeof(*cls));
 	rep = calloc(n + 1, sizeof(*rep));
 	intra = calloc(n + 1, 1);
+	intra_links = calloc(n + 1, 1);
 	kinds = calloc(n + 1, 1);
-	if (!cls || !rep || !intra || !kinds)
+	if (!cls || !rep || !intra || !intra_links || !kinds)
 		goto out;
 
 	/* position classes: i joins the class of representative p when every other device is at
@@ -81,13 +96,17 @@ rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 		for (c = 0; c < nc; c++) {
 			size_t p = rep[c];
 			unsigned char lip = t->levels[i * n + p];
-			bool same = intra[c] == NO_LEVEL || intra[c] == lip;
+			unsigned char nip = nvl ? nvl[i * n + p] : 0;
+			bool same =
+				intra[c] == NO_LEVEL || (intra[c] == lip && intra_links[c] == nip);
 			for (size_t k = 0; same && k < n; k++)
 				if (k != i && k != p &&
-				    t->levels[i * n + k] != t->levels[p * n + k])
+				    (t->levels[i * n + k] != t->levels[p * n + k] ||
+				     (nvl && nvl[i * n + k] != nvl[p * n + k])))
 					same = false;
 			if (same) {
 				intra[c] = lip;
+				intra_links[c] = nip;
 				break;
 			}
 		}
@@ -109,6 +128,21 @@ rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 			m[w++] = level_chars[t->levels[rep[a] * n + rep[b]]];
 	}
 	m[w] = '\0';
+	/* version 2: the NVLink counts between classes, [[a,b,links],...] with a <= b */
+	if (nvl) {
+		if (!(lj = json_array()))
+			goto out;
+		for (size_t a = 0; a < nc; a++)
+			for (size_t b = a; b < nc; b++) {
+				unsigned char l =
+					a == b ? (intra[a] == NO_LEVEL ? 0 : intra_links[a])
+					       : nvl[rep[a] * n + rep[b]];
+				if (l && json_array_append_new(lj, json_pack("[III]", (json_int_t)a,
+									     (json_int_t)b,
+									     (json_int_t)l)) < 0)
+					goto out;
+			}
+	}
 
 	root = json_object();
 	d = json_array();
@@ -124,11 +158,13 @@ rf_topo_annotation_encode(const struct rf_pcitopo *t, char **ret)
 		    json_array_append_new(cj, json_integer(cls[i])) < 0)
 			goto out;
 	}
-	if (json_object_set_new(root, "v", json_integer(RF_TOPO_ANNOTATION_VERSION)) < 0 ||
+	if (json_object_set_new(root, "v", json_integer(nvl ? RF_TOPO_ANNOTATION_VERSION : 1)) <
+		    0 ||
 	    json_object_set(root, "d", d) < 0 ||
 	    json_object_set_new(root, "k", json_string(kinds)) < 0 ||
 	    json_object_set(root, "n", numa) < 0 || json_object_set(root, "c", cj) < 0 ||
-	    json_object_set_new(root, "m", json_string(m)) < 0)
+	    json_object_set_new(root, "m", json_string(m)) < 0 ||
+	    (lj && json_object_set(root, "l", lj) < 0))
 		goto out;
 	out = json_dumps(root, JSON_COMPACT);
 	if (!out)
@@ -145,9 +181,11 @@ out:
 	json_decref(d);
 	json_decref(numa);
 	json_decref(cj);
+	json_decref(lj);
 	free(cls);
 	free(rep);
 	free(intra);
+	free(intra_links);
 	free(kinds);
 	free(m);
 	return r;
@@ -179,6 +217,7 @@ rf_topo_annotation_free(struct rf_topo_annotation *a)
 	free(a->dev);
 	free(a->by_pci);
 	free(a->m);
+	free(a->links);
 	free(a);
 }
 
@@ -219,6 +258,50 @@ shown(const char *s, char *buf, size_t len)
 	return buf;
 }
 
+/* Version 2's "l": [[class a, class b, links],...] between classes of GPUs only. */
+static int
+decode_links(struct rf_topo_annotation *a, const json_t *lj, char *err, size_t errlen)
+{
+	size_t nc = a->nc;
+	if (!lj)
+		return 0;
+	if (!json_is_array(lj))
+		return fail(-EINVAL, err, errlen,
+			    "\"l\": expected an array of [class, class, links]");
+	if (!(a->links = calloc(nc ? nc * nc : 1, 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(lj); i++) {
+		const json_t *e = json_array_get(lj, i);
+		const json_t *x = json_array_get(e, 0), *y = json_array_get(e, 1),
+			     *l = json_array_get(e, 2);
+		if (!json_is_array(e) || json_array_size(e) != 3 || !json_is_integer(x) ||
+		    !json_is_integer(y) || !json_is_integer(l) || json_integer_value(x) < 0 ||
+		    json_integer_value(y) < 0 || (size_t)json_integer_value(x) >= nc ||
+		    (size_t)json_integer_value(y) >= nc || json_integer_value(l) < 1 ||
+		    json_integer_value(l) > 255)
+			return fail(
+				-EINVAL, err, errlen,
+				"\"l\"[%zu]: expected [class, class, links] with classes 0..%zu "
+				"and links 1..255",
+				i, nc ? nc - 1 : 0);
+		size_t cx = (size_t)json_integer_value(x), cy = (size_t)json_integer_value(y);
+		if (a->links[cx * nc + cy])
+			return fail(-EINVAL, err, errlen,
+				    "\"l\"[%zu]: classes %zu and %zu listed twice", i, cx, cy);
+		for (size_t k = 0; k < a->n; k++)
+			if ((a->dev[k].cls == cx || a->dev[k].cls == cy) &&
+			    a->dev[k].kind != RF_PCI_GPU)
+				return fail(
+					-EINVAL, err, errlen,
+					"\"l\"[%zu]: NVLinks between classes %zu and %zu, which "
+					"hold a NIC (%s); NVLink joins GPUs only",
+					i, cx, cy, a->dev[k].pci);
+		a->links[cx * nc + cy] = a->links[cy * nc + cx] =
+			(unsigned char)json_integer_value(l);
+	}
+	return 0;
+}
+
 int
 rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotation **ret, char *err,
 			  size_t errlen)
@@ -247,12 +330,13 @@ rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotati
 		r = fail(-EINVAL, err, errlen, "\"v\": expected the format version, an integer");
 		goto out;
 	}
-	if (json_integer_value(v) != RF_TOPO_ANNOTATION_VERSION) {
+	if (json_integer_value(v) < 1 || json_integer_value(v) > RF_TOPO_ANNOTATION_VERSION) {
 		r = fail(-EPROTONOSUPPORT, err, errlen,
-			 "unknown format version %lld (this railfit reads version %d)",
+			 "unknown format version %lld (this railfit reads version 1 and %d)",
 			 (long long)json_integer_value(v), RF_TOPO_ANNOTATION_VERSION);
 		goto out;
 	}
+	int version = (int)json_integer_value(v);
 	const json_t *d = json_object_get(root, "d"), *k = json_object_get(root, "k"),
 		     *nj = json_object_get(root, "n"), *cj = json_object_get(root, "c"),
 		     *mj = json_object_get(root, "m");
@@ -371,6 +455,8 @@ rf_topo_annotation_decode(const char *value, size_t len, struct rf_topo_annotati
 					 a->dev[i].cls);
 				goto out;
 			}
+	if (version >= 2 && (r = decode_links(a, json_object_get(root, "l"), err, errlen)) < 0)
+		goto out;
 	*ret = a;
 	a = NULL;
 	r = 0;
@@ -445,6 +531,26 @@ rf_topo_annotation_level(const struct rf_topo_annotation *a, const char *pci_a, 
 	/* the decoder rejects a shared class without a level, so NO_LEVEL cannot show up here */
 	*ret = l < RF_LEVEL_COUNT ? (enum rf_level)l : RF_LEVEL_UNKNOWN;
 	return 0;
+}
+
+int
+rf_topo_annotation_nvlinks(const struct rf_topo_annotation *a, const char *pci_a, const char *pci_b,
+			   unsigned *ret)
+{
+	int i = rf_topo_annotation_find(a, pci_a), j;
+	if (i < 0)
+		return i;
+	j = rf_topo_annotation_find(a, pci_b);
+	if (j < 0)
+		return j;
+	*ret = a->links && i != j ? a->links[a->dev[i].cls * a->nc + a->dev[j].cls] : 0;
+	return 0;
+}
+
+bool
+rf_topo_annotation_has_nvlinks(const struct rf_topo_annotation *a)
+{
+	return a->links != NULL;
 }
 
 size_t

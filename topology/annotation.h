@@ -17,21 +17,31 @@
  *                                level between two distinct members of the class, "-" for a class
  *                                of one device
  *
+ * Version 2 (written only when GPUs share NVLinks; without, the value stays version 1 so that
+ * older readers keep reading it) adds
+ *
+ *    "l":[[0,1,6],...]            NVLinks between classes of GPUs: [class a, class b, links] with
+ *                                a <= b (a == b: between two distinct members of the class);
+ *                                pairs not listed share none. Classes are then also grouped by
+ *                                their link counts. "m" keeps the PCIe levels.
+ *
  * 16 GPUs + 16 NICs in 32 distinct positions (the worst case) encode to 1229 bytes, asserted in
- * test/unit/topology/test_topology.c. Keys other than these are ignored, so fields can be added
- * without a new version; a change of meaning bumps "v".
+ * test/unit/topology/test_topology.c; with every GPU pair NVLinked, version 2 stays below 4 KiB
+ * (asserted there too). Keys other than these are ignored, so fields can be added without a new
+ * version; a change of meaning bumps "v". Both versions are read.
  *
  * Decoding is defensive: anything malformed yields an error code and a one-line reason, never a
  * crash. Pure logic, no I/O; a decoded annotation is immutable and may be read from any thread. */
 #ifndef RF_TOPOLOGY_ANNOTATION_H
 #define RF_TOPOLOGY_ANNOTATION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "config/level.h"
 #include "topology/pcitree.h"
 
-#define RF_TOPO_ANNOTATION_VERSION   1
+#define RF_TOPO_ANNOTATION_VERSION   2 /* the newest written and read; 1 is read too */
 #define RF_TOPO_ANNOTATION_MAX_BYTES 16384
 #define RF_TOPO_ANNOTATION_KEY       "railfit.io/pci-topology" /* devices.topologyAnnotation */
 
@@ -66,6 +76,16 @@ void rf_topo_annotation_free(struct rf_topo_annotation *a);
  */
 int rf_topo_annotation_level(const struct rf_topo_annotation *a, const char *pci_a,
 			     const char *pci_b, enum rf_level *ret);
+
+/**
+ * NVLinks between two devices (0: none, the same device, or a version 1 annotation).
+ * @return 0 and *ret, -ENOENT or -EINVAL as rf_topo_annotation_level().
+ */
+int rf_topo_annotation_nvlinks(const struct rf_topo_annotation *a, const char *pci_a,
+			       const char *pci_b, unsigned *ret);
+
+/** True when the annotation carries NVLink counts (version 2). */
+bool rf_topo_annotation_has_nvlinks(const struct rf_topo_annotation *a);
 
 size_t rf_topo_annotation_n_devices(const struct rf_topo_annotation *a);
 

@@ -10,13 +10,42 @@
 #include "config/strbuf.h"
 #include "topology/pcitree.h"
 
+const char *
+rf_pcitopo_cell(const struct rf_pcitopo *t, size_t i, size_t j, char buf[16])
+{
+	unsigned links = rf_pcitopo_nvlinks(t, i, j);
+	if (!links)
+		return rf_level_name(rf_pcitopo_level(t, i, j));
+	snprintf(buf, 16, "NV%u", links);
+	return buf;
+}
+
+/* Row i of "nvlinks": the GPUs it shares NVLinks with and how many. */
+static int
+links_json(const struct rf_pcitopo *t, size_t i, json_t *nvl)
+{
+	json_t *row = NULL;
+	for (size_t j = 0; j < t->n_devices; j++) {
+		unsigned links = rf_pcitopo_nvlinks(t, i, j);
+		if (!links)
+			continue;
+		if (!row && (!(row = json_object()) ||
+			     json_object_set_new(nvl, t->devices[i].pci, row) < 0))
+			return -1;
+		if (json_object_set_new(row, t->devices[j].pci, json_integer(links)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 json_t *
 rf_pcitopo_json(const struct rf_pcitopo *t, const char *source)
 {
 	json_t *o = json_object(), *devs = json_array(), *m = json_object(), *notes = json_array();
+	json_t *nvl = t->nvlinks ? json_object() : NULL;
 	char hex[8];
 
-	if (!o || !devs || !m || !notes)
+	if (!o || !devs || !m || !notes || (t->nvlinks && !nvl))
 		goto fail;
 	if (source && json_object_set_new(o, "source", json_string(source)) < 0)
 		goto fail;
@@ -56,11 +85,14 @@ rf_pcitopo_json(const struct rf_pcitopo *t, const char *source)
 		for (size_t j = 0; j < t->n_devices; j++) {
 			if (j == i)
 				continue;
+			/* PCIe levels; NVLink is in "nvlinks" (the table shows NV# instead) */
 			if (json_object_set_new(
 				    row, t->devices[j].pci,
 				    json_string(rf_level_name(rf_pcitopo_level(t, i, j)))) < 0)
 				goto fail;
 		}
+		if (nvl && links_json(t, i, nvl) < 0)
+			goto fail;
 	}
 	for (size_t i = 0; i < t->n_notes; i++)
 		if (json_array_append_new(notes, json_string(t->notes[i])) < 0)
@@ -79,8 +111,14 @@ rf_pcitopo_json(const struct rf_pcitopo *t, const char *source)
 		notes = NULL;
 		goto fail;
 	}
+	notes = NULL;
+	if (nvl && json_object_set_new(o, "nvlinks", nvl) < 0) {
+		nvl = NULL;
+		goto fail;
+	}
 	return o;
 fail:
+	json_decref(nvl);
 	json_decref(devs);
 	json_decref(m);
 	json_decref(notes);
@@ -110,9 +148,11 @@ rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 		label(t, i, lab, sizeof(lab));
 		if ((int)strlen(lab) > w)
 			w = (int)strlen(lab);
-		for (size_t j = 0; j < t->n_devices; j++)
-			if ((int)strlen(rf_level_name(rf_pcitopo_level(t, i, j))) > w)
-				w = (int)strlen(rf_level_name(rf_pcitopo_level(t, i, j)));
+		for (size_t j = 0; j < t->n_devices; j++) {
+			char cell[16];
+			if ((int)strlen(rf_pcitopo_cell(t, i, j, cell)) > w)
+				w = (int)strlen(rf_pcitopo_cell(t, i, j, cell));
+		}
 	}
 	w += 2;
 	if (t->n_devices == 0) {
@@ -127,10 +167,11 @@ rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 		for (size_t i = 0; i < t->n_devices; i++) {
 			label(t, i, lab, sizeof(lab));
 			rf_strbuf_printf(&b, "%-*s", w, lab);
-			for (size_t j = 0; j < t->n_devices; j++)
+			for (size_t j = 0; j < t->n_devices; j++) {
+				char cell[16];
 				rf_strbuf_printf(&b, "%-*s", w,
-						 i == j ? " X"
-							: rf_level_name(rf_pcitopo_level(t, i, j)));
+						 i == j ? " X" : rf_pcitopo_cell(t, i, j, cell));
+			}
 			if (t->devices[i].numa >= 0)
 				rf_strbuf_printf(&b, "%d\n", t->devices[i].numa);
 			else
@@ -149,8 +190,11 @@ rf_pcitopo_table(const struct rf_pcitopo *t, char **ret)
 			"  PXB     = Connection traversing multiple PCIe switches (without traversing "
 			"the PCIe Host Bridge)\n"
 			"  PIX     = Connection traversing at most a single PCIe switch or root port\n"
+			"%s"
 			"  UNKNOWN = Not enough data\n"
-			"\nDevice Legend:\n\n");
+			"\nDevice Legend:\n\n",
+			t->nvlinks ? "  NV#     = Connection traversing a bonded set of # NVLinks\n"
+				   : "");
 		for (size_t i = 0; i < t->n_devices; i++) {
 			const struct rf_pcitopo_device *d = &t->devices[i];
 			label(t, i, lab, sizeof(lab));

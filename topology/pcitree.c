@@ -6,6 +6,8 @@
 #include "topology/pcitree.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,11 +24,18 @@ struct tnode {
 	size_t n_names;
 };
 
+struct nvedge {
+	int a, b;
+	unsigned links;
+};
+
 struct rf_pcitree {
 	struct tnode *nodes;
 	size_t n, cap;
 	char **notes;
 	size_t n_notes;
+	struct nvedge *nvl; /* NVLinks between device nodes */
+	size_t n_nvl, cap_nvl;
 };
 
 enum rf_pci_kind
@@ -77,6 +86,7 @@ rf_pcitree_free(struct rf_pcitree *t)
 	for (size_t i = 0; i < t->n; i++)
 		free_strings(t->nodes[i].names, t->nodes[i].n_names);
 	free(t->nodes);
+	free(t->nvl);
 	free_strings(t->notes, t->n_notes);
 	free(t);
 }
@@ -158,6 +168,28 @@ rf_pcitree_add_name(struct rf_pcitree *t, int node, const char *name)
 	if (node < 0 || (size_t)node >= t->n || !name || !name[0])
 		return -EINVAL;
 	return push_string(&t->nodes[node].names, &t->nodes[node].n_names, name);
+}
+
+int
+rf_pcitree_add_nvlink(struct rf_pcitree *t, int a, int b, unsigned links)
+{
+	if (a < 0 || b < 0 || (size_t)a >= t->n || (size_t)b >= t->n || a == b || !links ||
+	    t->nodes[a].n.type != RF_PCITREE_DEVICE || t->nodes[b].n.type != RF_PCITREE_DEVICE)
+		return -EINVAL;
+	if (a > b) {
+		int x = a;
+		a = b;
+		b = x;
+	}
+	for (size_t i = 0; i < t->n_nvl; i++)
+		if (t->nvl[i].a == a && t->nvl[i].b == b) {
+			t->nvl[i].links += links;
+			return 0;
+		}
+	if (rf_grow(&t->nvl, &t->cap_nvl, t->n_nvl + 1, sizeof(*t->nvl)) < 0)
+		return -ENOMEM;
+	t->nvl[t->n_nvl++] = (struct nvedge){ a, b, links };
+	return 0;
 }
 
 int
@@ -291,6 +323,7 @@ rf_pcitopo_free(struct rf_pcitopo *t)
 		free_strings(t->devices[i].names, t->devices[i].n_names);
 	free(t->devices);
 	free(t->levels);
+	free(t->nvlinks);
 	free_strings(t->notes, t->n_notes);
 	free(t);
 }
@@ -299,6 +332,126 @@ static int
 add_note(struct rf_pcitopo *t, const char *s)
 {
 	return push_string(&t->notes, &t->n_notes, s);
+}
+
+/* ---- NVLink ---- */
+
+static int
+uf_find(int *up, int x)
+{
+	while (up[x] != x)
+		x = up[x] = up[up[x]];
+	return x;
+}
+
+/*
+ * GPU-to-GPU NVLink counts from the tree's NVLink edges. A GPU pair's links are its direct links
+ * plus, for every fabric of NVSwitches (switches joined by switch-to-switch links form one), the
+ * smaller of the two GPUs' link counts into it: on an NVSwitch baseboard each GPU has one link
+ * to each of the board's switches, so two GPUs of one board get NV<switches>, as nvidia-smi shows.
+ * dev_of[node] is the device index of a tree node that is a GPU of the topology, -1 otherwise.
+ */
+static int
+compute_nvlinks(const struct rf_pcitree *tree, const int *dev_of, struct rf_pcitopo *t)
+{
+	size_t n = t->n_devices, nodes = tree->n;
+	int *up = NULL;
+	unsigned *into = NULL; /* [gpu][fabric]: links of a GPU into a fabric (by root node) */
+	size_t *fabric_of = NULL, n_fabrics = 0;
+	char buf[256];
+	int r = -ENOMEM;
+
+	if (!tree->n_nvl)
+		return 0;
+	t->nvlinks = calloc(n ? n * n : 1, 1);
+	up = calloc(nodes, sizeof(*up));
+	fabric_of = calloc(nodes, sizeof(*fabric_of));
+	if (!t->nvlinks || !up || !fabric_of)
+		goto out;
+	for (size_t i = 0; i < nodes; i++)
+		up[i] = (int)i;
+	/* switch-to-switch links join fabrics; GPU-to-GPU links count directly */
+	for (size_t e = 0; e < tree->n_nvl; e++) {
+		const struct nvedge *ed = &tree->nvl[e];
+		int ga = dev_of[ed->a], gb = dev_of[ed->b];
+		if (ga < 0 && gb < 0) {
+			up[uf_find(up, ed->a)] = uf_find(up, ed->b);
+		} else if (ga >= 0 && gb >= 0) {
+			unsigned v = t->nvlinks[(size_t)ga * n + (size_t)gb] + ed->links;
+			t->nvlinks[(size_t)ga * n + (size_t)gb] =
+				t->nvlinks[(size_t)gb * n + (size_t)ga] =
+					(unsigned char)(v > 255 ? 255 : v);
+		}
+	}
+	/* number the fabrics that some GPU links into */
+	for (size_t i = 0; i < nodes; i++)
+		fabric_of[i] = SIZE_MAX;
+	for (size_t e = 0; e < tree->n_nvl; e++) {
+		const struct nvedge *ed = &tree->nvl[e];
+		int sw = dev_of[ed->a] >= 0 ? ed->b : dev_of[ed->b] >= 0 ? ed->a : -1;
+		if (sw < 0 || (dev_of[ed->a] >= 0 && dev_of[ed->b] >= 0))
+			continue;
+		int root = uf_find(up, sw);
+		if (fabric_of[root] == SIZE_MAX)
+			fabric_of[root] = n_fabrics++;
+	}
+	if (n_fabrics) {
+		into = calloc(n * n_fabrics, sizeof(*into));
+		if (!into)
+			goto out;
+		for (size_t e = 0; e < tree->n_nvl; e++) {
+			const struct nvedge *ed = &tree->nvl[e];
+			int ga = dev_of[ed->a], gb = dev_of[ed->b];
+			if ((ga >= 0) == (gb >= 0))
+				continue;
+			int g = ga >= 0 ? ga : gb, sw = ga >= 0 ? ed->b : ed->a;
+			into[(size_t)g * n_fabrics + fabric_of[uf_find(up, sw)]] += ed->links;
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++) {
+				unsigned v = t->nvlinks[i * n + j];
+				for (size_t f = 0; f < n_fabrics; f++) {
+					unsigned a = into[i * n_fabrics + f],
+						 b = into[j * n_fabrics + f];
+					v += a < b ? a : b;
+				}
+				t->nvlinks[i * n + j] = t->nvlinks[j * n + i] =
+					(unsigned char)(v > 255 ? 255 : v);
+			}
+	}
+	/* GPUs with NVLink that cannot reach each other over it: say why they show a PCIe level */
+	size_t linked = 0, apart = 0;
+	for (size_t i = 0; i < n; i++) {
+		bool has = false;
+		for (size_t j = 0; j < n && !has; j++)
+			has = t->nvlinks[i * n + j] != 0;
+		for (size_t j = i + 1; has && j < n; j++) {
+			bool other = false;
+			for (size_t k = 0; k < n && !other; k++)
+				other = t->nvlinks[j * n + k] != 0;
+			if (!other)
+				continue;
+			if (t->nvlinks[i * n + j])
+				linked++;
+			else
+				apart++;
+		}
+	}
+	if (apart) {
+		snprintf(buf, sizeof(buf),
+			 "NVLink: %zu GPU pair%s share NVLinks, %zu pair%s of NVLink GPUs have no "
+			 "NVLink path in the data (no link between their NVSwitches): shown with "
+			 "their PCIe level",
+			 linked, linked == 1 ? "" : "s", apart, apart == 1 ? "" : "s");
+		if (add_note(t, buf) < 0)
+			goto out;
+	}
+	r = 0;
+out:
+	free(up);
+	free(into);
+	free(fabric_of);
+	return r;
 }
 
 int
@@ -381,6 +534,21 @@ rf_pcitopo_compute(const struct rf_pcitree *tree, struct rf_pcitopo **ret)
 			unrooted += (flags & RF_PCITREE_NO_HOSTBRIDGE) != 0;
 		}
 	}
+	if (tree->n_nvl) {
+		int *dev_of = malloc(tree->n * sizeof(*dev_of));
+		if (!dev_of)
+			goto out;
+		for (size_t i = 0; i < tree->n; i++)
+			dev_of[i] = -1;
+		for (size_t i = 0; i < nc; i++)
+			if (c[i].kind == RF_PCI_GPU)
+				dev_of[c[i].node] = (int)i;
+		r = compute_nvlinks(tree, dev_of, t);
+		free(dev_of);
+		if (r < 0)
+			goto out;
+		r = -ENOMEM;
+	}
 	if (guesses) {
 		snprintf(buf, sizeof(buf),
 			 "NUMA node unknown: %zu device pair%s on different host bridges shown as "
@@ -419,6 +587,20 @@ rf_pcitopo_level(const struct rf_pcitopo *t, size_t i, size_t j)
 	if (i == j)
 		return RF_LEVEL_PIX;
 	return (enum rf_level)t->levels[i * t->n_devices + j];
+}
+
+unsigned
+rf_pcitopo_nvlinks(const struct rf_pcitopo *t, size_t i, size_t j)
+{
+	if (!t->nvlinks || i >= t->n_devices || j >= t->n_devices || i == j)
+		return 0;
+	return t->nvlinks[i * t->n_devices + j];
+}
+
+enum rf_level
+rf_pcitopo_gpu_level(const struct rf_pcitopo *t, size_t i, size_t j)
+{
+	return rf_pcitopo_nvlinks(t, i, j) ? RF_LEVEL_NVL : rf_pcitopo_level(t, i, j);
 }
 
 int

@@ -86,6 +86,14 @@ int rf_pcitree_add(struct rf_pcitree *t, const struct rf_pcitree_node *n);
  * @return 0, -EINVAL (bad index or empty name), -ENOMEM. */
 int rf_pcitree_add_name(struct rf_pcitree *t, int node, const char *name);
 
+/**
+ * Record `links` NVLinks between two device nodes (GPUs, or a GPU or NVSwitch and an NVSwitch),
+ * as hwloc's NVLinkBandwidth distances give them (topology/hwloc_nvlink.c). Links between the
+ * same two nodes add up. rf_pcitopo_compute() turns them into GPU-to-GPU link counts.
+ * @return 0, -EINVAL (bad index, a == b, not a device, or links 0), -ENOMEM.
+ */
+int rf_pcitree_add_nvlink(struct rf_pcitree *t, int a, int b, unsigned links);
+
 /** Add a note about the whole machine (e.g. why NUMA is unknown); copied. 0 or -ENOMEM. */
 int rf_pcitree_add_note(struct rf_pcitree *t, const char *note);
 
@@ -119,8 +127,11 @@ struct rf_pcitopo_device {
 struct rf_pcitopo {
 	struct rf_pcitopo_device *devices; /* GPUs, then NICs; each group by PCI address */
 	size_t n_devices, n_gpus, n_nics;
-	unsigned char *levels; /* n_devices * n_devices enum rf_level values; diagonal unused */
-	char **notes;          /* what the data could not tell, one sentence each */
+	unsigned char *levels;  /* n_devices * n_devices enum rf_level values (PCIe levels, never
+				   NVL); diagonal unused */
+	unsigned char *nvlinks; /* n_devices * n_devices NVLink counts between GPUs (at most 255),
+				   0 = none; NULL when the machine has no NVLink at all */
+	char **notes;           /* what the data could not tell, one sentence each */
 	size_t n_notes;
 };
 
@@ -138,21 +149,33 @@ void rf_pcitopo_free(struct rf_pcitopo *t);
 /** Level between devices i and j (PIX when i == j). */
 enum rf_level rf_pcitopo_level(const struct rf_pcitopo *t, size_t i, size_t j);
 
+/** NVLinks between devices i and j (0: none, or not two GPUs). */
+unsigned rf_pcitopo_nvlinks(const struct rf_pcitopo *t, size_t i, size_t j);
+
+/** GPU-to-GPU level: NVL when the two GPUs share NVLinks, else the PCIe level. */
+enum rf_level rf_pcitopo_gpu_level(const struct rf_pcitopo *t, size_t i, size_t j);
+
+/** The matrix cell between devices i and j: "NV<links>" (written into buf) or the level name. */
+const char *rf_pcitopo_cell(const struct rf_pcitopo *t, size_t i, size_t j, char buf[16]);
+
 /** Index of a device by PCI address (any form rf_pci_normalize takes), or -ENOENT / -EINVAL. */
 int rf_pcitopo_find(const struct rf_pcitopo *t, const char *pci);
 
 /**
  * `railfit topology -o json` (DESIGN section 5): {"source":…,"devices":[{"pci","kind","numa",
  * "names","pcieRoot","vendor","device","class"}],"matrix":{"<pci>":{"<pci>":"PIX",…}},
- * "notes":[…]} with a level for every ordered pair of distinct devices. source (may be NULL) says
+ * "notes":[…]} with a PCIe level for every ordered pair of distinct devices, and, when GPUs
+ * share NVLinks, "nvlinks":{"<pci>":{"<pci>":6,…}} with their link counts (the table shows
+ * those pairs as NV6, as nvidia-smi topo -m does). source (may be NULL) says
  * where the topology came from. New reference, NULL on OOM.
  */
 json_t *rf_pcitopo_json(const struct rf_pcitopo *t, const char *source);
 
 /**
  * `railfit topology -o table`: shaped like `nvidia-smi topo -m` (GPUs and NICs as rows and
- * columns, a NUMA affinity column, the legend, a device legend with PCI addresses and names, and
- * the notes). @return 0 (*ret a malloc'd NUL-terminated string), -ENOMEM.
+ * columns, NV# cells between NVLink-connected GPUs, a NUMA affinity column, the legend, a device
+ * legend with PCI addresses and names, and the notes). @return 0 (*ret a malloc'd NUL-terminated
+ * string), -ENOMEM.
  */
 int rf_pcitopo_table(const struct rf_pcitopo *t, char **ret);
 

@@ -470,6 +470,41 @@ rf_node_level(const struct rf_node *n, const struct rf_device *a, const struct r
 	return rf_locality_level(&a->loc, &b->loc, ret_src);
 }
 
+enum rf_level
+rf_node_gpu_level(const struct rf_node *n, const struct rf_device *a, const struct rf_device *b,
+		  enum rf_level_source *ret_src, unsigned *ret_links)
+{
+	unsigned links = 0;
+	if (ret_links)
+		*ret_links = 0;
+	if (n && n->topo && a != b && a->pci[0] && b->pci[0] &&
+	    rf_topo_annotation_nvlinks(n->topo, a->pci, b->pci, &links) == 0 && links) {
+		if (ret_src)
+			*ret_src = RF_SRC_ANNOTATION;
+		if (ret_links)
+			*ret_links = links;
+		return RF_LEVEL_NVL;
+	}
+	return rf_node_level(n, a, b, ret_src);
+}
+
+/* The node's block and spine from its labels (groups.blockLabels, groups.spineLabels). */
+static void
+network_place(const struct rf_cluster *c, struct rf_node *n)
+{
+	const struct rf_strv *keys[2] = { &c->cfg->groups.block_labels,
+					  &c->cfg->groups.spine_labels };
+	const char **out[2] = { &n->block, &n->spine };
+	for (int k = 0; k < 2; k++) {
+		*out[k] = NULL;
+		for (size_t i = 0; i < keys[k]->n && !*out[k]; i++) {
+			const char *v = rf_jstr(n->labels, keys[k]->v[i]);
+			if (v && v[0])
+				*out[k] = v;
+		}
+	}
+}
+
 struct rf_quantity
 rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 		  const struct rf_capacity *cap)
@@ -557,6 +592,7 @@ int
 rf_model_finish_node(struct rf_cluster *c, struct rf_node *n)
 {
 	inherit_numa(n);
+	network_place(c, n);
 	int r = attach_topology(c, n);
 	if (r < 0)
 		return r;

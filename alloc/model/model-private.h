@@ -18,6 +18,12 @@ struct group_rails {
 	uint64_t rails;
 };
 
+/* A running pod of a group on a node (the locality part): sorted by group, then node. */
+struct group_node {
+	const char *group;
+	unsigned node_idx;
+};
+
 /* One rail group: its range of group_rails entries (sorted by node), the rails it uses anywhere
  * and the rails it uses on two or more nodes, so that "rails on nodes other than N" costs two
  * binary searches instead of a scan of every pod. */
@@ -106,6 +112,8 @@ struct rf_cluster {
 	struct group_index *groups; /* sorted by group hash, then group */
 	bool claim_dups; /* two claims share a namespace and name (see rf_model_index_claims) */
 	size_t n_groups;
+	struct group_node *group_nodes; /* every running pod with a group and a node */
+	size_t n_group_nodes;
 
 	const char **warnings;
 	size_t n_warnings;

@@ -560,6 +560,14 @@ same_group(const struct group_rails *r, const struct group_index *g)
 	return r->hash == g->hash && (r->group == g->group || strcmp(r->group, g->group) == 0);
 }
 
+static int
+group_node_cmp(const void *a, const void *b)
+{
+	const struct group_node *x = a, *y = b;
+	int r = strcmp(x->group, y->group);
+	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+}
+
 /* The group index over the sorted group_rails entries: per group, the rails used anywhere and
  * those used on at least two distinct nodes. */
 static int
@@ -621,6 +629,7 @@ rf_model_node_frontend(struct rf_cluster *c)
 int
 rf_model_place_pods(struct rf_cluster *c)
 {
+	size_t grouped = 0;
 	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
 	if (!c->group_rails)
 		return -ENOMEM;
@@ -634,6 +643,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			struct rf_node_use *nu = &c->node_use[p->node_idx1 - 1];
 			if (pass == 0) {
 				nu->n_pods++;
+				grouped += p->group != NULL;
 				continue;
 			}
 			nu->pods[nu->n_pods++] = p;
@@ -658,6 +668,9 @@ rf_model_place_pods(struct rf_cluster *c)
 						rails |= UINT64_C(1) << ar->rail;
 				}
 			}
+			if (p->group)
+				c->group_nodes[c->n_group_nodes++] =
+					(struct group_node){ p->group, n->idx };
 			if (p->group && rails) {
 				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
 				gr->hash = p->group_hash;
@@ -667,6 +680,11 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 		}
 		if (pass == 0) {
+			/* only the pods of a group: most pods of a fleet have none */
+			c->group_nodes =
+				rf_arena_calloc(c->arena, grouped + 1, sizeof(*c->group_nodes));
+			if (!c->group_nodes)
+				return -ENOMEM;
 			for (size_t ni = 0; ni < c->n_nodes; ni++) {
 				struct rf_node_use *nu = &c->node_use[ni];
 				nu->pods = rf_arena_calloc(c->arena, nu->n_pods ? nu->n_pods : 1,
@@ -678,6 +696,7 @@ rf_model_place_pods(struct rf_cluster *c)
 		}
 	}
 	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
+	qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes), group_node_cmp);
 	return index_groups(c);
 }
 

@@ -52,6 +52,8 @@ rf_dev_kind_name(enum rf_dev_kind k)
 		return "gpu";
 	case RF_DEV_NIC:
 		return "nic";
+	case RF_DEV_CPU:
+		return "cpu";
 	case RF_DEV_OTHER:
 		break;
 	}
@@ -693,6 +695,48 @@ rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp,
 	for (; n && lo < g->n && range[lo].node_idx == n->idx; lo++)
 		mine |= range[lo].rails;
 	return g->multi | (g->any & ~mine);
+}
+
+static void
+add_place(const char **arr, size_t *n, const char *v, bool *overflow)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(arr[i], v) == 0)
+			return;
+	if (*n == RF_MAX_PLACES) {
+		*overflow = true;
+		return;
+	}
+	arr[(*n)++] = v;
+}
+
+void
+rf_cluster_group_places(const struct rf_cluster *c, const char *group, struct rf_group_places *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (!group || !group[0])
+		return;
+	/* the group's entries are adjacent: a binary search for the first, then one per pod */
+	size_t lo = 0, hi = c->n_group_nodes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(c->group_nodes[mid].group, group) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	unsigned last = UINT32_MAX;
+	for (; lo < c->n_group_nodes && strcmp(c->group_nodes[lo].group, group) == 0; lo++) {
+		const struct rf_node *n = c->nodes[c->group_nodes[lo].node_idx];
+		ret->members++;
+		if (n->idx == last)
+			continue;
+		last = n->idx;
+		add_place(ret->blocks, &ret->n_blocks, n->block, &ret->overflow);
+		add_place(ret->spines, &ret->n_spines, n->spine, &ret->overflow);
+	}
 }
 
 uint64_t

@@ -22,7 +22,7 @@
 #include "topology/annotation.h"
 #include "topology/locality.h"
 
-enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC };
+enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC, RF_DEV_CPU /* devices.cpuDrivers */ };
 
 struct rf_claim;
 struct rf_pool;
@@ -141,6 +141,9 @@ struct rf_node {
 	 * (no PCI address matches a DRA device of the node); both NULL when the node has none. */
 	const struct rf_topo_annotation *topo;
 	const char *topo_error;
+	/* its network block and spine: the value of the first of groups.blockLabels (spineLabels)
+	 * it carries (borrowed from its labels), NULL when none */
+	const char *block, *spine;
 };
 
 /** What a generation's pods and claims use of a node (see struct rf_dev_use). */
@@ -336,6 +339,20 @@ const struct rf_group *rf_cluster_group(const struct rf_cluster *c, const char *
 uint64_t rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *g,
 				  const struct rf_node *n);
 
+/** Where a group's pods run in the network: the blocks and spines of the nodes its running pods
+ * are bound to (nodes without the labels add nothing). */
+#define RF_MAX_PLACES 16
+struct rf_group_places {
+	size_t members; /* running pods of the group on a node */
+	size_t n_blocks, n_spines;
+	const char *blocks[RF_MAX_PLACES], *spines[RF_MAX_PLACES]; /* borrowed, distinct */
+	bool overflow; /* more distinct blocks or spines than RF_MAX_PLACES: the rest not kept */
+};
+
+/** The places of a group ("ns/name"): once per request, not per node. NULL group: none. */
+void rf_cluster_group_places(const struct rf_cluster *c, const char *group,
+			     struct rf_group_places *ret);
+
 /** Warnings collected while building (objects skipped and why). Borrowed strings. */
 size_t rf_cluster_n_warnings(const struct rf_cluster *c);
 const char *rf_cluster_warning(const struct rf_cluster *c, size_t i);
@@ -352,6 +369,14 @@ const struct rf_cluster_objects *rf_cluster_objects(const struct rf_cluster *c);
 /** Level between two devices of one node, and its source (annotation beats DRA attributes). */
 enum rf_level rf_node_level(const struct rf_node *n, const struct rf_device *a,
 			    const struct rf_device *b, enum rf_level_source *ret_src);
+
+/**
+ * Level between two GPUs of one node: NVL when the node's annotation says they share NVLinks
+ * (*ret_links, may be NULL, gets how many; 0 otherwise), else rf_node_level().
+ */
+enum rf_level rf_node_gpu_level(const struct rf_node *n, const struct rf_device *a,
+				const struct rf_device *b, enum rf_level_source *ret_src,
+				unsigned *ret_links);
 
 /**
  * Do a DeviceClass's selectors accept a device? Memoised per generation (class selectors are the

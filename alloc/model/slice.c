@@ -278,9 +278,10 @@ derive_locality(struct rf_device *d, const struct rf_config *cfg)
 	a = rf_attr_find(d->attrs, d->n_attrs, "resource.kubernetes.io/pcieRoot");
 	if (a && a->kind == RF_ATTR_STRING && a->s[0])
 		d->loc.pcie_root = a->s;
+	/* dra.cpu/numaNodeID: the CPU driver's own name, which its older releases publish alone */
 	static const char *const numa_attrs[] = { "resource.kubernetes.io/numaNode",
-						  "dra.net/numaNode" };
-	for (size_t i = 0; i < 2 && d->loc.numa < 0; i++) {
+						  "dra.net/numaNode", "dra.cpu/numaNodeID" };
+	for (size_t i = 0; i < 3 && d->loc.numa < 0; i++) {
 		a = rf_attr_find(d->attrs, d->n_attrs, numa_attrs[i]);
 		if (a && a->kind == RF_ATTR_INT && a->i >= 0 && a->i < 4096) {
 			d->loc.numa = (int)a->i;
@@ -373,6 +374,8 @@ parse_devices(struct slice_parse *sp, struct strs *st, const struct rf_config *c
 		kind = RF_DEV_GPU;
 	else if (rf_model_strv_has(&cfg->devices.nic_drivers, s->driver))
 		kind = RF_DEV_NIC;
+	else if (rf_model_strv_has(&cfg->devices.cpu_drivers, s->driver))
+		kind = RF_DEV_CPU;
 	if (!n)
 		return 0;
 	if (!(s->devices = rf_arena_calloc(s->arena, n, sizeof(*s->devices))))

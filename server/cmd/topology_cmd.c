@@ -22,6 +22,7 @@
 #include "server/kube/kube.h"
 #include "topology/annotation.h"
 #include "topology/hwloc_import.h"
+#include "topology/hwloc_nvlink.h"
 #include "topology/pcitree.h"
 
 #define CMD "railfit topology"
@@ -289,7 +290,9 @@ rf_cmd_topology(int argc, char **argv)
 	rc = 1;
 	if (load(xml, &topo) != 0)
 		goto out;
-	if ((r = rf_hwloc_import(topo, &tree)) < 0 || (r = rf_pcitopo_compute(tree, &t)) < 0) {
+	if ((r = rf_hwloc_import(topo, &tree)) < 0 ||
+	    (r = rf_hwloc_import_nvlinks(topo, tree)) < 0 ||
+	    (r = rf_pcitopo_compute(tree, &t)) < 0) {
 		fprintf(stderr, CMD ": cannot build the PCI tree: %s\n", strerror(-r));
 		goto out;
 	}

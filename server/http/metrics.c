@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "config/grow.h"
+#include "config/level.h"
 #include "config/strbuf.h"
 
 struct series {
@@ -638,6 +639,14 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 		.help = "How long the oldest watch event not yet in the published cache generation "
 			"has waited (0 when the generation is current).",
 	},
+	[RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL] = {
+		.name = "railfit_placement_gpu_level_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Claims that received 2 or more GPUs, by the worst GPU-to-GPU level between "
+			"them (NVL, PIX, PXB, PHB, NODE, SYS, UNKNOWN), seen when the allocation "
+			"arrives through the claims watch.",
+		.labels = { "level" },
+	},
 };
 
 const char *
@@ -723,6 +732,13 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 			     commit ? commit : "unknown", NULL) >= 0)
 		rf_metric_set(RF_METRIC_BUILD_INFO, l, 1);
 	rf_metric_add(RF_METRIC_UNJUDGED_NODES_TOTAL, "", 0);
+	static const enum rf_level gpu_levels[] = { RF_LEVEL_NVL,    RF_LEVEL_PIX,  RF_LEVEL_PXB,
+						    RF_LEVEL_PHB,    RF_LEVEL_NODE, RF_LEVEL_SYS,
+						    RF_LEVEL_UNKNOWN };
+	for (size_t i = 0; i < sizeof(gpu_levels) / sizeof(gpu_levels[0]); i++)
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL,
+				     rf_level_name(gpu_levels[i]), NULL) >= 0)
+			rf_metric_add(RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL, l, 0);
 	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", 0);
 	rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 0);
 	rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 0);

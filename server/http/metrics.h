@@ -29,6 +29,7 @@ enum rf_metric {
 	RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS, /* gauge; no labels */
 	RF_METRIC_UNJUDGED_NODES_TOTAL,       /* no labels */
 	RF_METRIC_CACHE_LAG_SECONDS,          /* gauge; no labels */
+	RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL,  /* labels: level */
 	RF_METRIC__COUNT
 };
 

@@ -360,6 +360,90 @@ class RememberedVerdicts(unittest.TestCase):
                 self.assertTrue({"pass", "fail"} <= seen, seen)
 
 
+class NetworkLocality(unittest.TestCase):
+    """The demo with its HGX nodes in three network blocks (two spines) and one running pod of
+    rail group "job" on hgx-07: the locality part and railfit.io/max-spread, through filter and
+    prioritize in both nodeCacheCapable modes, and through explain."""
+
+    BLOCKS = {"hgx-01": ("b1", "s1"), "hgx-02": ("b1", "s1"), "hgx-03": ("b1", "s1"),
+              "hgx-04": ("b2", "s1"), "hgx-05": ("b2", "s1"), "hgx-06": ("b2", "s1"),
+              "hgx-07": ("b3", "s2"), "hgx-08": ("b3", "s2"), "hgx-09": ("b3", "s2"),
+              "hgx-10": ("b3", "s2")}
+
+    @classmethod
+    def setUpClass(cls):
+        items = RF.client().get("/debug/snapshot").json()["items"]
+        for it in items:
+            if it.get("kind") == "Node" and it["metadata"]["name"] in cls.BLOCKS:
+                b, s = cls.BLOCKS[it["metadata"]["name"]]
+                labels = it["metadata"].setdefault("labels", {})
+                labels["network.topology.kubernetes.io/block"] = b
+                labels["network.topology.kubernetes.io/spine"] = s
+        items.append({"kind": "Pod", "apiVersion": "v1",
+                      "metadata": {"name": "job-0", "namespace": "demo", "uid": "job-0",
+                                   "annotations": {"railfit.io/group": "job"}},
+                      "spec": {"nodeName": "hgx-07", "containers": [{"name": "c"}]},
+                      "status": {"phase": "Running"}})
+        cls.tmp = tempfile.TemporaryDirectory(prefix="railfit-blocks-")
+        path = os.path.join(cls.tmp.name, "blocks.json")
+        with open(path, "w") as f:
+            json.dump({"kind": "List", "apiVersion": "v1", "items": items}, f)
+        cls.rf = Railfit(snapshot=path).start()
+        cls.nodes = [strip_node(i) for i in items if i.get("kind") == "Node"]
+        cls.names = [n["metadata"]["name"] for n in cls.nodes]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.rf.stop()
+        cls.tmp.cleanup()
+
+    def pod(self, annotations):
+        p = json.loads(json.dumps(PODS["demo/trainer-loose"]))
+        p["metadata"]["name"] = "job-1"
+        p["metadata"].setdefault("annotations", {}).update(annotations)
+        return p
+
+    def test_max_spread_block_and_spine(self):
+        base = RF.client().filter(PODS["demo/trainer-loose"], NAMES)
+        passing = [n for n in NAMES if base.status(n) == "pass"]
+        for spread, inside in (("block", {"hgx-07", "hgx-08", "hgx-09", "hgx-10"}),
+                               ("spine", {"hgx-07", "hgx-08", "hgx-09", "hgx-10"})):
+            pod = self.pod({"railfit.io/group": "job", "railfit.io/max-spread": spread})
+            for mode in (True, False):
+                res = self.rf.client(node_cache_capable=mode).filter(
+                    pod, self.names if mode else self.nodes)
+                for n in passing:
+                    want = "pass" if n in inside else "unresolvable"
+                    self.assertEqual(res.status(n), want, (spread, mode, n, res.unresolvable))
+                msg = res.unresolvable["hgx-01"]
+                self.assertTrue(msg.startswith("railfit: max-spread %s: node is in %s " % (
+                    spread, spread)), msg)
+                self.assertIn("group demo/job runs in %s %s" % (
+                    spread, "b3" if spread == "block" else "s2"), msg)
+                self.assertIn("has no %s label" % spread, res.unresolvable["p4d-01"])
+
+    def test_locality_part_orders_nodes(self):
+        pod = self.pod({"railfit.io/group": "job"})
+        res = self.rf.client().filter(pod, self.names)
+        feasible = [n for n in self.names if res.status(n) == "pass"]
+        scores = dict(self.rf.client().prioritize(pod, feasible))
+        doc = self.rf.client().post_raw("/debug/explain", json.dumps(pod).encode()).json()
+        by = {n["node"]: n for n in doc["nodes"]}
+        self.assertEqual(doc["groupPlaces"], {"members": 1, "blocks": ["b3"], "spines": ["s2"]})
+        for n in feasible:
+            want = {"b3": 1.0, "b1": 0.0, "b2": 0.0}.get(self.BLOCKS.get(n, ("-",))[0], 0.0)
+            self.assertEqual(by[n]["parts"]["locality"], want, n)
+            self.assertEqual(by[n]["score"], scores[n], n)
+        # without the group the part is gone and the scores are the demo's
+        plain = dict(RF.client().prioritize(PODS["demo/trainer-loose"], feasible))
+        doc = self.rf.client().post_raw("/debug/explain",
+                                        json.dumps(PODS["demo/trainer-loose"]).encode()).json()
+        for n in doc["nodes"]:
+            self.assertNotIn("locality", n["parts"])
+            if n["node"] in plain:
+                self.assertEqual(n["score"], plain[n["node"]], n["node"])
+
+
 if __name__ == "__main__":
     warnings.simplefilter("ignore", ResourceWarning)  # the test client's kept-alive sockets
     prog = unittest.main(exit=False, verbosity=2, warnings="ignore")

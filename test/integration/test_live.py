@@ -797,6 +797,43 @@ class LiveScheduling(unittest.TestCase):
                          "resourceClaims": [{"name": "gpu-nic", "resourceClaimName": claim}]},
                 "status": {"phase": "Pending"}}
 
+    def test_gpu_level_of_placements_is_counted(self):
+        # a claim that receives two GPUs counts once in railfit_placement_gpu_level_total, at the
+        # level /debug/nodes/{name} shows between them (its gpuMatrix)
+        with FakeAPI(snapshot=SNAPSHOT, token="t") as api, tempfile.TemporaryDirectory() as d:
+            kc = write_kubeconfig(os.path.join(d, "kc"), api.url, {"token": "t"})
+            claim = {"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+                     "metadata": {"name": "two-gpus", "namespace": "e2e", "uid": "claim-two"},
+                     "spec": {"devices": {"requests": [
+                         {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com",
+                                                     "count": 2}}]}}}
+            api.put(claim)
+            with railfit(kc) as rf:
+                wait_ready(self, rf)
+                converge(self, api, rf)
+                before = metric_values(rf, "railfit_placement_gpu_level_total")
+                self.assertEqual(len(before), 7, before)  # NVL..UNKNOWN, declared at 0
+                self.assertEqual(sum(before.values()), 0, before)
+                held = set()
+                for c in api.state("resourceclaims")["objects"]["resourceclaims"]:
+                    for r in (c.get("status", {}).get("allocation", {}).get("devices", {})
+                              .get("results", [])):
+                        held.add((r["pool"], r["device"]))
+                node = sorted(truth(api)["nodes"])[0]
+                status, info = http_get(rf, "/debug/nodes/" + node)
+                self.assertEqual(status, 200, info)
+                gpus = [g for g in sorted(info["gpuMatrix"]) if (node, g) not in held][:2]
+                self.assertEqual(len(gpus), 2, info["gpuMatrix"])
+                want = info["gpuMatrix"][gpus[0]][gpus[1]].split(" ")[0]
+                api.allocate("e2e", "two-gpus",
+                             [{"request": "gpu", "driver": "gpu.nvidia.com", "pool": node,
+                               "device": g} for g in gpus], node=node)
+                converge(self, api, rf, what="the allocation")
+                after = metric_values(rf, "railfit_placement_gpu_level_total")
+                got = {re.search(r'level="([^"]+)"', k).group(1): v for k, v in after.items()}
+                self.assertEqual(sum(got.values()), 1, got)
+                self.assertEqual(got.get(want), 1, (want, got))
+
     def test_place_gpu_pods_one_after_another(self):
         with FakeAPI(snapshot=SNAPSHOT, token="t") as api, tempfile.TemporaryDirectory() as d:
             kc = write_kubeconfig(os.path.join(d, "kc"), api.url, {"token": "t"})

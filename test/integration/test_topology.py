@@ -19,7 +19,7 @@ GEN = os.path.join(HERE, "..", "gen_hgx_xml.py")
 
 FIXTURES = ["nvidiaDGX2.xml", "32em64t-2n8c2t-pci-wholeio.xml", "16intel64-manyVFs.xml"]
 GENERATED = ["hgx-h100", "hgx-h200-2nic", "hgx-cpu-rootport", "hgx-domains-vfs", "hgx-nonuma",
-             "dgx-h100", "dgx-h100-pxb"]
+             "dgx-h100", "dgx-h100-pxb", "l4-8"]
 LEVELS = {"PIX", "PXB", "PHB", "NODE", "SYS", "UNKNOWN"}
 
 
@@ -127,6 +127,42 @@ class Topology(unittest.TestCase):
         r2 = run("topology", "--xml", xml("gen-dgx-h100.xml"), "-o", "table")
         self.assertEqual(r2.stdout, r.stdout)
 
+    def test_nvlink_like_nvidia_smi(self):
+        # DGX-2: 6 NVLinks from each GPU to the 6 NVSwitches of its baseboard (hwloc's
+        # NVLinkBandwidth distances): NV6 within a board; the file has no switch-to-switch
+        # links, so GPUs of different boards keep their PCIe level (and a note says why)
+        r = run("topology", "--xml", xml("nvidiaDGX2.xml"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[1].split()[:18], ["GPU0", "X"] + ["NV6"] * 7 + ["SYS"] * 8 +
+                         ["0"])
+        self.assertEqual(lines[9].split()[:10], ["GPU8"] + ["SYS"] * 8 + ["X"])
+        self.assertIn("NV#     = Connection traversing a bonded set of # NVLinks", r.stdout)
+        self.assertIn("no NVLink path in the data", r.stdout)
+        doc = self.topo_json(xml("nvidiaDGX2.xml"))
+        self.assertEqual(doc["matrix"]["0000:34:00.0"]["0000:36:00.0"], "PIX")  # PCIe level
+        self.assertEqual(doc["nvlinks"]["0000:34:00.0"]["0000:5e:00.0"], 6)
+        self.assertNotIn("0000:b7:00.0", doc["nvlinks"]["0000:34:00.0"])
+        self.assertEqual(len(doc["nvlinks"]), 16)
+        a = json.loads(self.annotation(xml("nvidiaDGX2.xml")))
+        self.assertEqual(a["v"], 2)
+        self.assertTrue(all(link[2] == 6 for link in a["l"]))
+
+    def test_l4_without_nvlink(self):
+        # 8 x L4 on PCIe switches: no NV# anywhere, GPU to GPU levels from the PCI tree, and
+        # the annotation stays version 1
+        r = run("topology", "--xml", xml("gen-l4-8.xml"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("NV", r.stdout.replace("NVIDIA", ""))
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[1].split()[:9], ["GPU0", "X", "PIX", "NODE", "NODE", "SYS", "SYS",
+                                                "SYS", "SYS"])
+        doc = self.topo_json(xml("gen-l4-8.xml"))
+        self.assertNotIn("nvlinks", doc)
+        self.assertEqual([d["device"] for d in doc["devices"] if d["kind"] == "gpu"],
+                         ["27b8"] * 8)
+        self.assertEqual(json.loads(self.annotation(xml("gen-l4-8.xml")))["v"], 1)
+
     def test_no_gpus_or_no_nics_is_fine(self):
         r = run("topology", "--xml", xml("nvidiaDGX2.xml"))
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -148,7 +184,9 @@ class Topology(unittest.TestCase):
             v = self.annotation(path)
             self.assertLessEqual(len(v), 16384)
             a = json.loads(v)
-            self.assertEqual(a["v"], 1)
+            # version 2 only where GPUs share NVLinks (the DGX-2), else version 1 as before
+            self.assertEqual(a["v"], 2 if "nvidiaDGX2" in path else 1, path)
+            self.assertEqual("l" in a, a["v"] == 2, path)
             n = len(a["d"])
             self.assertEqual((len(a["k"]), len(a["n"]), len(a["c"])), (n, n, n))
             nc = max(a["c"]) + 1 if n else 0

@@ -10,6 +10,7 @@ Suite *memo_suite(void);
 Suite *topology_model_suite(void);
 Suite *predict136_suite(void);
 Suite *upstream_suite(void);
+Suite *gpu_locality_suite(void);
 
 RF_CHECK_MAIN(model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite(),
-	      topology_model_suite(), predict136_suite(), upstream_suite())
+	      topology_model_suite(), predict136_suite(), upstream_suite(), gpu_locality_suite())

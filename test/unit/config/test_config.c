@@ -669,7 +669,8 @@ static const struct error_case errors[] = {
 	{ "server: {tls: [a]}",
 	  "server.tls: expected a mapping with keys certFile, keyFile, clientCAFile, got a list" },
 	{ "scoring: {levels: PIX}",
-	  "scoring.levels: expected a mapping with keys PIX, PXB, PHB, NODE, SYS, UNKNOWN, got \"PIX\"" },
+	  "scoring.levels: expected a mapping with keys PIX, PXB, PHB, NODE, SYS, UNKNOWN, NVL, got "
+	  "\"PIX\"" },
 	{ "[server]",
 	  "configuration: expected a mapping with keys server, kube, devices, filter, scoring, groups, "
 	  "got a list" },
@@ -688,15 +689,17 @@ static const struct error_case errors[] = {
 	  "kube.QPS: unknown key (expected one of kubeconfig, qps, staleAfter, assumeTTL, "
 	  "watchTimeout, draVersion)" },
 	{ "devices: {gpu_drivers: []}",
-	  "devices.gpu_drivers: unknown key (expected one of gpuDrivers, nicDrivers, "
+	  "devices.gpu_drivers: unknown key (expected one of gpuDrivers, nicDrivers, cpuDrivers, "
 	  "bandwidthCapacities, defaultNicBandwidth, frontendBandwidth, rails, topologyAnnotation)" },
 	{ "scoring: {weight: {}}",
 	  "scoring.weight: unknown key (expected one of weights, bandwidthPolicy, levels)" },
 	{ "scoring: {weights: {nvlink: 1}}",
-	  "scoring.weights.nvlink: unknown key (expected one of alignment, bandwidth, rail, packing)" },
+	  "scoring.weights.nvlink: unknown key (expected one of alignment, bandwidth, rail, packing, "
+	  "gpu, locality, cpu)" },
 	{ "scoring: {levels: {NV1: 1}}",
-	  "scoring.levels.NV1: unknown key (expected one of PIX, PXB, PHB, NODE, SYS, UNKNOWN)" },
-	{ "groups: {annotations: []}", "groups.annotations: unknown key (expected one of labels)" },
+	  "scoring.levels.NV1: unknown key (expected one of PIX, PXB, PHB, NODE, SYS, UNKNOWN, NVL)" },
+	{ "groups: {annotations: []}",
+	  "groups.annotations: unknown key (expected one of labels, blockLabels, spineLabels)" },
 	{ "server: {Listen: x}",
 	  "server.Listen: unknown key (expected one of listen, debugListen, maxBodyBytes, "
 	  "requestTimeout, threads, tls, debugEndpoints)" },
@@ -705,7 +708,7 @@ static const struct error_case errors[] = {
 	  "requestTimeout, threads, tls, debugEndpoints)" },
 	{ "groups: {0123456789012345678901234567890123456789012345678901234567890123456789: 1}",
 	  "groups.0123456789012345678901234567890123456789012345678901234567890123...: unknown key "
-	  "(expected one of labels)" },
+	  "(expected one of labels, blockLabels, spineLabels)" },
 	{ "{[a]: 1}", "configuration: expected a string as mapping key, got a list" },
 	{ "server: {? {a: b} : c}", "server: expected a string as mapping key, got a mapping" },
 	/* duplicates */
@@ -811,16 +814,22 @@ START_TEST(test_config_to_json_defaults)
 		" \"kube\": {\"kubeconfig\": \"\", \"qps\": 50, \"staleAfter\": \"2m0s\","
 		" \"assumeTTL\": \"30s\", \"watchTimeout\": \"5m0s\", \"draVersion\": \"auto\"},"
 		" \"devices\": {\"gpuDrivers\": [\"gpu.nvidia.com\"], \"nicDrivers\": [\"dra.net\"],"
+		" \"cpuDrivers\": [\"dra.cpu\"],"
 		" \"bandwidthCapacities\": [\"bandwidth\"], \"defaultNicBandwidth\": \"400G\","
 		" \"frontendBandwidth\": \"100G\", \"rails\": \"gpu-pairing\","
 		" \"topologyAnnotation\": \"railfit.io/pci-topology\"},"
 		" \"filter\": {\"minAlignment\": \"SYS\", \"staleAfter\": \"10m0s\","
 		" \"whenStale\": \"pass\", \"whenNotReady\": \"error-for-railfit-pods\"},"
 		" \"scoring\": {\"weights\": {\"alignment\": 5, \"bandwidth\": 3, \"rail\": 2,"
-		" \"packing\": 1}, \"bandwidthPolicy\": \"spread\", \"levels\": {\"PIX\": 1,"
-		" \"PXB\": 0.85, \"PHB\": 0.7, \"NODE\": 0.4, \"SYS\": 0.1, \"UNKNOWN\": 0.25}},"
+		" \"packing\": 1, \"gpu\": 3, \"locality\": 2, \"cpu\": 2}, \"bandwidthPolicy\": \"spread\","
+		" \"levels\": {\"PIX\": 1, \"PXB\": 0.85, \"PHB\": 0.7, \"NODE\": 0.4, \"SYS\": 0.1,"
+		" \"UNKNOWN\": 0.25, \"NVL\": 1}},"
 		" \"groups\": {\"labels\": [\"railfit.io/group\", \"batch.kubernetes.io/job-name\","
-		" \"training.kubeflow.org/job-name\", \"scheduling.x-k8s.io/pod-group\"]}}";
+		" \"training.kubeflow.org/job-name\", \"scheduling.x-k8s.io/pod-group\"],"
+		" \"blockLabels\": [\"network.topology.kubernetes.io/block\","
+		" \"cloud.google.com/gce-topology-subblock\", \"topology.k8s.aws/network-node-layer-3\"],"
+		" \"spineLabels\": [\"network.topology.kubernetes.io/spine\","
+		" \"cloud.google.com/gce-topology-block\", \"topology.k8s.aws/network-node-layer-2\"]}}";
 	struct rf_config c;
 	json_error_t jerr;
 	json_t *got, *exp = json_loads(want, 0, &jerr);

@@ -3,5 +3,6 @@
 
 Suite *topology_suite(void);
 Suite *locality_suite(void);
+Suite *nvlink_suite(void);
 
-RF_CHECK_MAIN(topology_suite(), locality_suite())
+RF_CHECK_MAIN(topology_suite(), locality_suite(), nvlink_suite())

@@ -990,7 +990,7 @@ static const struct bad bad_values[] = {
 	{ "{\"v\":\"1\"}", -EINVAL, "\"v\": expected the format version" },
 	{ "{\"v\":1.0}", -EINVAL, "\"v\": expected the format version" },
 	{ "{\"v\":1,\"v\":1}", -EINVAL, "duplicate" },
-	{ "{\"v\":2,\"d\":[]}", -EPROTONOSUPPORT, "unknown format version 2" },
+	{ "{\"v\":3,\"d\":[]}", -EPROTONOSUPPORT, "unknown format version 3" },
 	{ "{\"v\":0}", -EPROTONOSUPPORT, "this railfit reads version 1" },
 	{ "{\"v\":1}", -EINVAL, "expected \"d\" (array)" },
 	{ ANN("{}", "\"gn\"", "[0,0]", "[0,1]", "\"-P-\""), -EINVAL, "expected \"d\" (array)" },
