@@ -332,6 +332,8 @@ enum pick {
 	READY,    /* node conditions: the Ready one, type and status */
 	VERSION,  /* metadata.resourceVersion: unless opts->drop_resource_version */
 	API,      /* apiVersion: unless it is the kind's usual one (/debug/snapshot adds it back) */
+	REQ_KEEP, /* KEEP, only with opts->keep_requests */
+	REQ_EACH, /* EACH, only with opts->keep_requests */
 };
 
 struct field {
@@ -362,6 +364,7 @@ static const struct field f_pod_meta[] = {
 	{ "namespace", KEEP, NULL },
 	{ "uid", KEEP, NULL },
 	{ "resourceVersion", VERSION, NULL },
+	{ "creationTimestamp", REQ_KEEP, NULL },
 	{ "labels", POD_LBL, NULL },
 	{ "annotations", POD_ANN, NULL },
 	END,
@@ -373,8 +376,11 @@ static const struct field f_pod_claim[] = { { "name", KEEP, NULL },
 static const struct field f_pod_claim_status[] = { { "name", KEEP, NULL },
 						   { "resourceClaimName", KEEP, NULL },
 						   END };
+static const struct field f_resources[] = { { "requests", KEEP, NULL }, END };
+static const struct field f_container[] = { { "resources", SUB, f_resources }, END };
 static const struct field f_pod_spec[] = { { "nodeName", KEEP, NULL },
 					   { "resourceClaims", EACH, f_pod_claim },
+					   { "containers", REQ_EACH, f_container },
 					   END };
 static const struct field f_pod_status[] = { { "phase", KEEP, NULL },
 					     { "resourceClaimStatuses", EACH, f_pod_claim_status },
@@ -395,7 +401,9 @@ static const struct field f_node_meta[] = {
 	{ "annotations", NODE_ANN, NULL },
 	END,
 };
-static const struct field f_node_status[] = { { "conditions", READY, f_type_status }, END };
+static const struct field f_node_status[] = { { "conditions", READY, f_type_status },
+					      { "allocatable", REQ_KEEP, NULL },
+					      END };
 static const struct field f_node[] = {
 	{ "apiVersion", API, NULL },
 	{ "metadata", SUB, f_node_meta },
@@ -608,6 +616,13 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 {
 	json_t *out = NULL;
 	bool is_obj = json_is_object(v), is_arr = json_is_array(v);
+	if (how == REQ_KEEP || how == REQ_EACH) {
+		if (!cx->opts || !cx->opts->keep_requests) {
+			*ret = NULL; /* dropped */
+			return 0;
+		}
+		how = how == REQ_KEEP ? KEEP : EACH;
+	}
 	if ((how == VERSION && cx->opts && cx->opts->drop_resource_version) ||
 	    (how == API && json_is_string(v) &&
 	     strcmp(json_string_value(v), cx->api_version) == 0)) {
