@@ -128,9 +128,10 @@ rf_sim_table(const json_t *report)
 {
 	struct rf_strbuf b = { 0 };
 	char a[48], c[48];
-	rf_strbuf_printf(&b, "railfit simulate: %lld pods on %lld nodes, seed %lld\n",
-			 json_integer_value(json_object_get(report, "pods")),
-			 json_integer_value(json_object_get(report, "nodes")),
+	long long pods = json_integer_value(json_object_get(report, "pods"));
+	long long nodes = json_integer_value(json_object_get(report, "nodes"));
+	rf_strbuf_printf(&b, "railfit simulate: %lld pod%s on %lld node%s, seed %lld\n", pods,
+			 pods == 1 ? "" : "s", nodes, nodes == 1 ? "" : "s",
 			 json_integer_value(json_object_get(report, "seed")));
 	wrapped(&b, json_string_value(json_object_get(report, "approximation")));
 	rf_strbuf_putc(&b, '\n');

@@ -31,9 +31,9 @@ rf_sim_feasible_nodes_to_find(unsigned pct, size_t n)
 {
 	if (n < MIN_FEASIBLE)
 		return n;
-	long p = pct ? (long)pct : 50 - (long)(n / 125);
-	if (p < MIN_FEASIBLE_PCT)
-		p = MIN_FEASIBLE_PCT;
+	long p = pct;
+	if (!pct && (p = 50 - (long)(n / 125)) < MIN_FEASIBLE_PCT)
+		p = MIN_FEASIBLE_PCT; /* the adaptive share has a floor, a configured one not */
 	size_t k = n * (size_t)p / 100;
 	return k < MIN_FEASIBLE ? MIN_FEASIBLE : k;
 }
@@ -422,13 +422,18 @@ allocated_claim(const struct rf_claim *cl, const json_t *obj, const struct rf_as
 				      pk->dev->name);
 		if (!r || json_array_append_new(results, r) < 0)
 			goto fail;
-		if (pk->has_bw && pk->dev->bandwidth) {
-			char q[RF_QUANTITY_FMT_MAX], share[48];
+		if (pk->dev->allow_multiple) {
+			/* one share of a device that allows multiple allocations */
+			char share[48];
 			snprintf(share, sizeof(share), "00000000-0000-4000-a000-%012x",
 				 ++*share_serial);
+			if (json_object_set_new(r, "shareID", json_string(share)) < 0)
+				goto fail;
+		}
+		if (pk->has_bw && pk->dev->bandwidth) {
+			char q[RF_QUANTITY_FMT_MAX];
 			rf_quantity_format(pk->bw, q);
-			if (json_object_set_new(r, "shareID", json_string(share)) < 0 ||
-			    json_object_set_new(
+			if (json_object_set_new(
 				    r, "consumedCapacity",
 				    json_pack("{s:s}", pk->dev->bandwidth->raw_name, q)) < 0)
 				goto fail;

@@ -1,5 +1,5 @@
 /* Unit tests of alloc/: the cluster model, the allocator mirror, the per-node pipeline, golden
- * explain documents, the verdict memo and locality from topology annotations. */
+ * explain documents, the verdict memo, locality from topology annotations and railfit simulate. */
 #include "test/unit/check_main.h"
 
 Suite *model_suite(void);
@@ -8,6 +8,7 @@ Suite *evaluate_suite(void);
 Suite *golden_suite(void);
 Suite *memo_suite(void);
 Suite *topology_model_suite(void);
+Suite *simulate_suite(void);
 
 RF_CHECK_MAIN(model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite(),
-	      topology_model_suite())
+	      topology_model_suite(), simulate_suite())
