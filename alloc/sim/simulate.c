@@ -58,6 +58,14 @@ struct column {
 	bool railfit;
 	struct rf_cluster *gen;
 	json_t *pods, *claims; /* the arrays gen was built from */
+	/* Placements not built into gen yet: the arrays they changed (ours alone until the build)
+	 * and what they touched. A decision reads only the nodes it judges, the rails of the pod's
+	 * group and the pod's claims, so the next generation is built only when one of those is
+	 * touched: with kube-scheduler's round robin most pods judge other nodes first. */
+	json_t *work_pods, *work_claims;
+	bool *dirty_node; /* by rf_node idx */
+	json_t *dirty;    /* "group:ns/name" and "claim:ns/name" keys */
+	size_t builds;
 	size_t n_nodes;
 	const struct rf_node **nodes; /* Nodes kube-scheduler knows (they have an object) */
 	double *cpu_alloc, *mem_alloc, *cpu_used, *mem_used; /* by rf_node idx; alloc < 0: none */
@@ -285,7 +293,8 @@ column_init(struct sim *s, struct column *c)
 	    !(c->cands = calloc(n + 1, sizeof(*c->cands))) ||
 	    !(c->scratch = malloc(sizeof(*c->scratch))) || !(c->eval = malloc(sizeof(*c->eval))) ||
 	    !(c->pending_reasons = json_object()) || !(c->jobs = json_object()) ||
-	    !(c->entries = json_array()))
+	    !(c->entries = json_array()) || !(c->dirty = json_object()) ||
+	    !(c->dirty_node = calloc(n + 1, sizeof(bool))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct rf_node *nd = rf_cluster_node_at(c->gen, i);
@@ -322,6 +331,10 @@ column_release(struct column *c)
 	json_decref(c->jobs);
 	json_decref(c->entries);
 	json_decref(c->summary);
+	json_decref(c->work_pods);
+	json_decref(c->work_claims);
+	json_decref(c->dirty);
+	free(c->dirty_node);
 	free(c->nodes);
 	free(c->cpu_alloc);
 	free(c->mem_alloc);
@@ -457,56 +470,103 @@ fail:
 	return NULL;
 }
 
-/* Bind the pod and allocate its claims, then build the next generation. */
+/* Build the placements made since the last build into the next generation. */
 static int
-apply(struct sim *s, struct column *c, size_t q, const struct rf_demand *d, const json_t *pod,
-      const struct rf_node *node, const struct rf_assignment *a)
+flush(struct sim *s, struct column *c)
 {
-	json_t *pods = json_array(), *claims = NULL, *bp = NULL;
-	struct rf_cluster *next = NULL;
-	int r = -ENOMEM;
-	if (!pods || json_array_extend(pods, c->pods) < 0 || !(bp = bound_pod(pod, node->name)) ||
-	    json_array_set_new(pods, s->queue_idx[q], bp) < 0)
-		goto out;
-	claims = json_incref(c->claims);
-	if (d->n_claims) {
-		json_decref(claims);
-		if (!(claims = json_array()) || json_array_extend(claims, c->claims) < 0)
-			goto out;
-		for (size_t k = 0; k < d->n_claims; k++) {
-			const struct rf_claim *cl = d->claims[k];
-			char key[512];
-			snprintf(key, sizeof(key), "%s/%s", cl->ns ? cl->ns : "", cl->name);
-			const json_t *idx = json_object_get(s->claim_idx, key);
-			if (!idx)
-				continue; /* not an object of the cluster: nothing to update */
-			size_t at = (size_t)json_integer_value(idx);
-			const json_t *md = json_object_get(pod, "metadata");
-			json_t *ac = allocated_claim(cl, json_array_get(c->claims, at), a,
-						     node->name, rf_jstr(md, "name"),
-						     rf_jstr(md, "uid"), &c->share_serial);
-			if (!ac || json_array_set_new(claims, at, ac) < 0)
-				goto out;
-		}
-	}
+	if (!c->work_pods)
+		return 0;
 	struct rf_cluster_objects o = s->objs;
-	o.pods = pods;
-	o.claims = claims;
-	if ((r = rf_cluster_build_next(c->gen, &o, s->cfg, s->cel, true, &next)) < 0)
-		goto out;
+	struct rf_cluster *next = NULL;
+	o.pods = c->work_pods;
+	o.claims = c->work_claims;
+	int r = rf_cluster_build_next(c->gen, &o, s->cfg, s->cel, true, &next);
+	if (r < 0)
+		return r;
 	rf_cluster_unref(c->gen);
 	c->gen = next;
 	json_decref(c->pods);
 	json_decref(c->claims);
-	c->pods = json_incref(pods);
-	c->claims = json_incref(claims);
+	c->pods = c->work_pods;
+	c->claims = c->work_claims;
+	c->work_pods = c->work_claims = NULL;
+	memset(c->dirty_node, 0, rf_cluster_n_nodes(c->gen) * sizeof(bool));
+	json_object_clear(c->dirty);
+	c->builds++;
+	return 0;
+}
+
+static int
+mark(json_t *dirty, const char *what, const char *ns, const char *name)
+{
+	char key[600];
+	snprintf(key, sizeof(key), "%s:%s/%s", what, ns ? ns : "", name);
+	return json_object_set_new(dirty, key, json_true()) < 0 ? -ENOMEM : 0;
+}
+
+static bool
+marked(const json_t *dirty, const char *what, const char *ns, const char *name)
+{
+	char key[600];
+	snprintf(key, sizeof(key), "%s:%s/%s", what, ns ? ns : "", name);
+	return json_object_get(dirty, key) != NULL;
+}
+
+/* Bind the pod and allocate its claims (in the arrays of the next generation). */
+static int
+apply(struct sim *s, struct column *c, size_t q, const struct rf_demand *d, const json_t *pod,
+      const struct rf_node *node, const struct rf_assignment *a)
+{
+	json_t *bp = NULL;
+	if (!c->work_pods) {
+		if (!(c->work_pods = json_array()) ||
+		    json_array_extend(c->work_pods, c->pods) < 0 ||
+		    !(c->work_claims = json_array()) ||
+		    json_array_extend(c->work_claims, c->claims) < 0)
+			return -ENOMEM;
+	}
+	if (!(bp = bound_pod(pod, node->name)) ||
+	    json_array_set_new(c->work_pods, s->queue_idx[q], bp) < 0)
+		return -ENOMEM;
+	for (size_t k = 0; k < d->n_claims; k++) {
+		const struct rf_claim *cl = d->claims[k];
+		char key[512];
+		snprintf(key, sizeof(key), "%s/%s", cl->ns ? cl->ns : "", cl->name);
+		const json_t *idx = json_object_get(s->claim_idx, key);
+		if (!idx)
+			continue; /* not an object of the cluster: nothing to update */
+		size_t at = (size_t)json_integer_value(idx);
+		const json_t *md = json_object_get(pod, "metadata");
+		json_t *ac =
+			allocated_claim(cl, json_array_get(c->work_claims, at), a, node->name,
+					rf_jstr(md, "name"), rf_jstr(md, "uid"), &c->share_serial);
+		if (!ac || json_array_set_new(c->work_claims, at, ac) < 0 ||
+		    mark(c->dirty, "claim", cl->ns, cl->name) < 0)
+			return -ENOMEM;
+	}
+	if (d->group[0] && mark(c->dirty, "group", "", d->group) < 0)
+		return -ENOMEM;
+	c->dirty_node[node->idx] = true;
 	c->cpu_used[node->idx] += s->q_cpu[q];
 	c->mem_used[node->idx] += s->q_mem[q];
-	r = 0;
-out:
-	json_decref(pods);
-	json_decref(claims);
-	return r;
+	return s->o->rebuild_each ? flush(s, c) : 0;
+}
+
+/* Does the demand read something a placement changed since the last build? */
+static bool
+demand_touched(const struct column *c, const struct rf_demand *d)
+{
+	if (!c->work_pods)
+		return false;
+	if (d->group[0] && marked(c->dirty, "group", "", d->group))
+		return true;
+	for (size_t k = 0; k < d->n_claims; k++)
+		if (marked(c->dirty, "claim", d->claims[k]->ns, d->claims[k]->name))
+			return true;
+	for (size_t k = 0; k < d->n_pinned; k++)
+		if (marked(c->dirty, "claim", d->pinned[k]->ns, d->pinned[k]->name))
+			return true;
+	return false;
 }
 
 /* What the pod got: GPU-to-nearest-NIC levels, min-alignment, rails of its job. */
@@ -601,9 +661,16 @@ place_one(struct sim *s, struct column *c, size_t q)
 	struct rf_judge_ctx jc = { 0 };
 	size_t fails[N_REASONS] = { 0 }, n_cands = 0, processed = 0, rf_failed = 0;
 	const struct rf_node *rf_first_failed = NULL;
-	int r = rf_demand_resolve(c->gen, pod, &d);
-	if (r < 0)
+	int r;
+again:
+	if ((r = rf_demand_resolve(c->gen, pod, &d)) < 0)
 		return r;
+	if (demand_touched(c, &d)) {
+		rf_demand_release(&d);
+		if ((r = flush(s, c)) < 0)
+			return r;
+		goto again;
+	}
 	if (d.kind == RF_DEMAND_UNKNOWN) {
 		char why[600];
 		snprintf(why, sizeof(why), "demand unknown: not simulated (%s)", d.unknown_reason);
@@ -616,6 +683,18 @@ place_one(struct sim *s, struct column *c, size_t q)
 	size_t n = c->n_nodes, want = rf_sim_feasible_nodes_to_find(s->o->pct_nodes_to_score, n);
 	for (size_t k = 0; k < n && n_cands < want; k++) {
 		const struct rf_node *nd = c->nodes[(c->next_start + k) % n];
+		if (c->dirty_node[nd->idx]) {
+			/* a placement changed this node: judge it on the next generation, from
+			 * the start (the same decisions, on data that is current) */
+			rf_judge_end(&jc);
+			rf_demand_release(&d);
+			if ((r = flush(s, c)) < 0)
+				return r;
+			memset(fails, 0, sizeof(fails));
+			n_cands = processed = rf_failed = 0;
+			rf_first_failed = NULL;
+			goto again;
+		}
 		processed++;
 		const char *why = scheduler_filter(c, s, q, nd);
 		if (why) {
@@ -702,8 +781,8 @@ place_one(struct sim *s, struct column *c, size_t q)
 		goto out;
 	if ((r = record(c, &d, best, &c->eval->predicted)) < 0)
 		goto out;
-	r = apply(s, c, q, &d, pod, best, &c->eval->predicted);
-	c->placed += r == 0;
+	if ((r = apply(s, c, q, &d, pod, best, &c->eval->predicted)) == 0)
+		c->placed++;
 out:
 	rf_judge_end(&jc);
 	rf_demand_release(&d);
@@ -817,6 +896,11 @@ summarize(const struct sim *s, struct column *c, json_t **ret)
 			 n_jobs ? json_real(sum / (double)n_jobs) : json_null(), "jobsOnSameRails",
 			 (json_int_t)same, "freeAlignedPairs", (json_int_t)pairs, "freeWholeNodes",
 			 (json_int_t)whole);
+	if (*ret && json_object_set_new(*ret, "generationsBuilt",
+					json_integer((json_int_t)c->builds)) < 0) {
+		json_decref(*ret);
+		*ret = NULL;
+	}
 	return *ret ? 0 : -ENOMEM;
 oom:
 	json_decref(levels);
@@ -832,7 +916,7 @@ run_column(void *arg)
 	int r = column_init(s, c);
 	for (size_t q = 0; r == 0 && q < s->n_queue; q++)
 		r = place_one(s, c, q);
-	if (r == 0)
+	if (r == 0 && (r = flush(s, c)) == 0)
 		r = summarize(s, c, &c->summary);
 	/* the generation goes now: the other column may still be running */
 	c->gen = rf_cluster_unref(c->gen);

@@ -20,6 +20,7 @@
 #ifndef RF_ALLOC_SIM_SIMULATE_H
 #define RF_ALLOC_SIM_SIMULATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -31,6 +32,7 @@ struct rf_sim_options {
 	unsigned extender_weight; /* extenders[].weight of the scheduler configuration (1..100) */
 	unsigned pct_nodes_to_score; /* percentageOfNodesToScore: 0 adaptive, else 1..100 */
 	unsigned threads;            /* > 1: the two columns run at the same time */
+	bool rebuild_each; /* a full build after every placement (tests: the lazy builds agree) */
 };
 
 /**
