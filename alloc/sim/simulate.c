@@ -15,6 +15,7 @@
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
 #include "alloc/model/json_get.h"
+#include "alloc/sim/overcommit.h"
 #include "config/level.h"
 #include "config/quantity.h"
 
@@ -791,12 +792,6 @@ out:
 
 /* ---- what the cluster ended up with ---- */
 
-static bool
-q_over(struct rf_quantity used, struct rf_quantity cap)
-{
-	return rf_quantity_cmp(used, cap) > 0;
-}
-
 /* Free GPU+NIC pairs at PHB or better (each rail NIC once, best level first), and nodes whose
  * GPUs and rail NICs are all free. */
 static void
@@ -835,21 +830,11 @@ free_sets(const struct rf_cluster *g, const struct rf_node *n, size_t *pairs, bo
 static int
 summarize(const struct sim *s, struct column *c, json_t **ret)
 {
-	const struct rf_config *cfg = s->cfg;
-	size_t nics_over = 0, fe_over = 0, pairs = 0, whole = 0;
+	size_t nics_over, fe_over, pairs = 0, whole = 0;
+	rf_overcommitted(c->gen, &nics_over, &fe_over);
 	for (size_t i = 0; i < rf_cluster_n_nodes(c->gen); i++) {
-		const struct rf_node *n = rf_cluster_node_at(c->gen, i);
-		const struct rf_node_use *u = rf_node_use(c->gen, n);
-		for (size_t k = 0; k < n->n_devices; k++) {
-			const struct rf_device *d = n->devices[k];
-			if (d->kind == RF_DEV_NIC && q_over(rf_device_bw_used(c->gen, d),
-							    rf_device_bw_capacity(d, cfg, NULL)))
-				nics_over++;
-		}
-		fe_over += q_over(u->fe_egress_used, n->fe_capacity) ||
-			   q_over(u->fe_ingress_used, n->fe_capacity);
 		bool w;
-		free_sets(c->gen, n, &pairs, &w);
+		free_sets(c->gen, rf_cluster_node_at(c->gen, i), &pairs, &w);
 		whole += w;
 	}
 	json_t *levels = json_object(), *jobs = json_array();
