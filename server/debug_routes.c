@@ -12,6 +12,7 @@
 #include "config/strbuf.h"
 #include "server/app_state.h"
 #include "server/explain_table.h"
+#include "server/predictions.h"
 #include "server/snapshot/snapshot.h"
 
 static struct rf_cluster *
@@ -387,6 +388,18 @@ rf_route_debug_config(void *userdata, const struct rf_http_request *req,
 		json_object_set_new(o, "draRules", dra_rules_json(gen));
 	rf_cluster_unref(gen);
 	return rf_http_reply_json(resp, 200, o);
+}
+
+int
+rf_route_debug_placements(void *userdata, const struct rf_http_request *req,
+			  struct rf_http_response *resp)
+{
+	(void)userdata;
+	(void)req;
+	json_t *list = rf_predictions_placements();
+	if (!list)
+		return -ENOMEM;
+	return rf_http_reply_json(resp, 200, json_pack("{s:o}", "placements", list));
 }
 
 int

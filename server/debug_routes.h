@@ -19,4 +19,9 @@ int rf_route_debug_config(void *app, const struct rf_http_request *req,
 int rf_route_debug_explain(void *app, const struct rf_http_request *req,
 			   struct rf_http_response *resp);
 
+/** GET /debug/placements: the latest claims railfit predicted that became allocated, with the
+ * predicted and the actual devices and levels (server/predictions.h). */
+int rf_route_debug_placements(void *app, const struct rf_http_request *req,
+			      struct rf_http_response *resp);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config/grow.h"
 #include "server/http/metrics.h"
@@ -19,17 +20,25 @@
  * word; a set of devices is the sum of its words' mixed hashes (order-independent, counts
  * repeats); two sets with equal fingerprints are taken to be equal (false match: ~2^-64). */
 struct node_pred {
-	uint64_t node;    /* fingerprint of the node name */
-	uint64_t devices; /* fingerprint of the predicted devices */
-	int level;        /* enum rf_level, or -1 when alignment does not apply */
+	uint64_t node;     /* fingerprint of the node name */
+	uint64_t devices;  /* fingerprint of the predicted devices */
+	int level;         /* enum rf_level, or -1 when alignment does not apply */
+	uint32_t first, n; /* its devices' own fingerprints: fps[first .. first + n) */
 };
 
 struct rf_pred_batch {
 	char *key;
 	struct node_pred *nodes;
 	size_t n, cap;
+	uint64_t *fps; /* each predicted device, to name it in /debug/placements */
+	size_t n_fps, cap_fps;
 	unsigned long stamp;
 };
+
+/* The latest placements railfit predicted, for /debug/placements (newest at ring_next - 1). */
+#define RING 128
+static json_t *ring[RING];
+static size_t ring_next;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct rf_pred_batch *table[MAX_CLAIMS];
@@ -41,6 +50,7 @@ batch_free(struct rf_pred_batch *b)
 	if (!b)
 		return;
 	free(b->nodes);
+	free(b->fps);
 	free(b->key);
 	free(b);
 }
@@ -62,14 +72,17 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 		   bool level_applies)
 {
 	uint64_t devices = 0;
-	size_t n = 0;
+	size_t n = 0, first;
 	if (!b)
 		return;
+	first = b->n_fps;
 	for (size_t i = 0; i < n_picks; i++) {
 		if (picks[i].claim != claim || picks[i].pinned)
 			continue;
 		devices += picks[i].fp;
 		n++;
+		if (rf_grow(&b->fps, &b->cap_fps, b->n_fps + 1, sizeof(*b->fps)) == 0)
+			b->fps[b->n_fps++] = picks[i].fp;
 	}
 	if (!n)
 		return;
@@ -77,7 +90,9 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 		return;
 	b->nodes[b->n++] = (struct node_pred){ .node = rf_fingerprint(node, NULL, NULL),
 					       .devices = devices,
-					       .level = level_applies ? (int)level : -1 };
+					       .level = level_applies ? (int)level : -1,
+					       .first = (uint32_t)first,
+					       .n = (uint32_t)(b->n_fps - first) };
 }
 
 void
@@ -182,6 +197,81 @@ count_gpu_level(const json_t *alloc, const char *node, struct rf_cache *cache)
 	rf_cluster_unref(gen);
 }
 
+/* The predicted devices' names: the node's devices whose fingerprints were predicted. */
+static json_t *
+predicted_names(const struct rf_node *nd, const struct rf_pred_batch *b, const struct node_pred *p)
+{
+	json_t *out = json_array();
+	for (uint32_t k = 0; out && k < p->n; k++) {
+		uint64_t fp = b->fps[p->first + k];
+		const struct rf_device *hit = NULL;
+		for (size_t i = 0; nd && i < nd->n_devices && !hit; i++) {
+			const struct rf_device *d = nd->devices[i];
+			if (rf_fingerprint(d->pool->driver, d->pool->name, d->name) == fp)
+				hit = d;
+		}
+		json_array_append_new(out, hit ? json_pack("s++++", hit->pool->driver, "/",
+							   hit->pool->name, "/", hit->name)
+					       : json_string("(no longer published)"));
+	}
+	return out;
+}
+
+static json_t *
+level_json(int level)
+{
+	return level < 0 ? json_null() : json_string(rf_level_name((enum rf_level)level));
+}
+
+/* One placement for /debug/placements: predicted against actual. */
+static void
+remember(const json_t *claim, const char *key, const char *node, const struct rf_cluster *gen,
+	 const struct rf_node *nd, const struct rf_pred_batch *b, const struct node_pred *p,
+	 json_t *got, int level, const char *outcome)
+{
+	const json_t *rf = json_object_get(json_object_get(claim, "status"), "reservedFor");
+	const char *uid = json_string_value(json_object_get(json_array_get(rf, 0), "uid"));
+	const struct rf_pod *pod = uid && gen ? rf_cluster_pod_by_uid(gen, uid) : NULL;
+	char when[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_t *e = json_pack("{s:s, s:s?, s:s, s:s, s:{s:o, s:o}, s:{s:O, s:o}, s:s}", "claim",
+			      key, "pod", NULL, "node", node, "time", when, "predicted", "devices",
+			      predicted_names(nd, b, p), "level", level_json(p->level), "actual",
+			      "devices", got, "level", level_json(level), "outcome", outcome);
+	if (!e)
+		return;
+	if (pod) {
+		char pk[600];
+		snprintf(pk, sizeof(pk), "%s/%s", pod->ns ? pod->ns : "", pod->name);
+		json_object_set_new(e, "pod", json_string(pk));
+	}
+	pthread_mutex_lock(&lock);
+	json_t *old = ring[ring_next];
+	ring[ring_next] = e;
+	ring_next = (ring_next + 1) % RING;
+	pthread_mutex_unlock(&lock);
+	json_decref(old);
+}
+
+json_t *
+rf_predictions_placements(void)
+{
+	json_t *out = json_array();
+	pthread_mutex_lock(&lock);
+	for (size_t k = 1; out && k <= RING; k++) {
+		json_t *e = ring[(ring_next + RING - k) % RING];
+		if (e && json_array_append(out, e) < 0) {
+			json_decref(out);
+			out = NULL;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return out;
+}
+
 void
 rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 {
@@ -213,6 +303,7 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 	struct rf_cluster *gen = rf_cache_get(cache);
 	const struct rf_node *nd = gen ? rf_cluster_node(gen, node) : NULL;
 	struct rf_assignment *a = calloc(1, sizeof(*a));
+	json_t *got = json_array();
 	for (size_t i = 0; a && i < json_array_size(results) && n < RF_MAX_PICKS; i++) {
 		const json_t *r = json_array_get(results, i);
 		const char *drv = json_string_value(json_object_get(r, "driver"));
@@ -222,22 +313,29 @@ rf_predictions_observe(const json_t *claim, struct rf_cache *cache)
 			continue;
 		actual += rf_fingerprint(drv, pool, dev);
 		n++;
+		json_array_append_new(got, json_pack("s++++", drv, "/", pool, "/", dev));
 		const struct rf_device *d = node_device(nd, drv, pool, dev);
 		if (d && a->n < RF_MAX_PICKS)
 			a->picks[a->n++].dev = d;
 	}
+	/* the level of the devices the claim really got (each GPU to its nearest NIC) */
+	enum rf_level lvl = RF_LEVEL_UNKNOWN;
+	bool applies = a && nd && gen &&
+		       rf_assignment_alignment(nd, rf_cluster_config(gen), a, &lvl, NULL);
 	const char *outcome = "differs";
-	if (n && actual == p->devices) {
+	if (n && actual == p->devices)
 		outcome = "exact";
-	} else if (a && nd && gen) {
-		enum rf_level lvl;
-		bool applies = rf_assignment_alignment(nd, rf_cluster_config(gen), a, &lvl, NULL);
-		if ((applies ? (int)lvl : -1) == p->level)
-			outcome = "same_level";
-	}
+	else if (a && nd && gen && (applies ? (int)lvl : -1) == p->level)
+		outcome = "same_level";
 	char labels[40];
 	snprintf(labels, sizeof(labels), "outcome=\"%s\"", outcome);
 	rf_metric_add(RF_METRIC_PREDICTION_TOTAL, labels, 1);
+	if (applies) {
+		snprintf(labels, sizeof(labels), "level=\"%s\"", rf_level_name(lvl));
+		rf_metric_add(RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL, labels, 1);
+	}
+	remember(claim, key, node, gen, nd, b, p, got, applies ? (int)lvl : -1, outcome);
+	json_decref(got);
 	free(a);
 	rf_cluster_unref(gen);
 	batch_free(b);
@@ -251,5 +349,10 @@ rf_predictions_reset(void)
 		batch_free(table[i]);
 		table[i] = NULL;
 	}
+	for (size_t i = 0; i < RING; i++) {
+		json_decref(ring[i]);
+		ring[i] = NULL;
+	}
+	ring_next = 0;
 	pthread_mutex_unlock(&lock);
 }

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "alloc/sim/overcommit.h"
 #include "server/app_state.h"
 #include "server/http/metrics.h"
 #include "server/version.h"
@@ -85,6 +86,11 @@ cache_gauges(struct rf_app *app)
 		bad_topo += rf_cluster_node_at(gen, i)->topo_error != NULL;
 	rf_metric_set(RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS, "", (double)bad_topo);
 	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", rf_cache_lag(app->cache));
+	size_t nics = 0, fe = 0;
+	if (gen)
+		rf_overcommitted(gen, &nics, &fe);
+	rf_metric_set(RF_METRIC_NIC_OVERCOMMITTED, "", (double)nics);
+	rf_metric_set(RF_METRIC_FRONTEND_OVERCOMMITTED, "", (double)fe);
 	rf_cluster_unref(gen);
 }
 

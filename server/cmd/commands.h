@@ -1,6 +1,7 @@
 /* The commands of the railfit binary (DESIGN section 3) and the helpers they share. Each command
  * returns the process exit code: 0 ok, 1 runtime failure, 2 usage or configuration error.
- * rf_cmd_serve is in serve.c, rf_cmd_topology in topology_cmd.c, the rest in commands.c. */
+ * rf_cmd_serve is in serve.c, rf_cmd_topology in topology_cmd.c,
+ * rf_cmd_simulate in simulate.c, the rest in commands.c. */
 #ifndef RF_SERVER_CMD_COMMANDS_H
 #define RF_SERVER_CMD_COMMANDS_H
 
@@ -13,6 +14,7 @@ int rf_cmd_explain(int argc, char **argv);
 int rf_cmd_gen_cluster(int argc, char **argv);
 int rf_cmd_version(int argc, char **argv);
 int rf_cmd_topology(int argc, char **argv);
+int rf_cmd_simulate(int argc, char **argv);
 
 /** Read a whole file (bounded); -errno with a message naming the file. */
 int rf_read_file(const char *path, size_t max, char **ret, size_t *ret_len, char *err,

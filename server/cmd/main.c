@@ -20,6 +20,7 @@ usage(FILE *f)
 		"  explain      offline: per node verdict, predicted devices, alignment, score\n"
 		"  topology     GPU x NIC locality of this machine (hwloc), the node annotation\n"
 		"  gen-cluster  write a synthetic cluster snapshot\n"
+		"  simulate     replay pending pods without and with railfit, compare the placements\n"
 		"  version      version, git commit, library versions\n\n"
 		"Run 'railfit COMMAND --help' for the options of a command.\n");
 }
@@ -51,6 +52,8 @@ main(int argc, char **argv)
 		rc = rf_cmd_gen_cluster(argc - 1, argv + 1);
 	else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
 		rc = rf_cmd_version(argc - 1, argv + 1);
+	else if (strcmp(cmd, "simulate") == 0)
+		rc = rf_cmd_simulate(argc - 1, argv + 1);
 	else if (strcmp(cmd, "topology") == 0)
 		rc = rf_cmd_topology(argc - 1, argv + 1);
 	else {

@@ -164,6 +164,7 @@ static const struct rf_http_route debug_routes[] = {
 	{ "GET", "/debug/nodes/", true, "debug", rf_route_debug_nodes, NULL },
 	{ "GET", "/debug/snapshot", false, "debug", rf_route_debug_snapshot, NULL },
 	{ "GET", "/debug/config", false, "debug", rf_route_debug_config, NULL },
+	{ "GET", "/debug/placements", false, "debug", rf_route_debug_placements, NULL },
 	{ "POST", "/debug/explain", false, "explain", rf_route_debug_explain, NULL },
 	{ "GET", "/debug/explain/", true, "explain", rf_route_debug_explain, NULL },
 };

@@ -647,6 +647,25 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 			"arrives through the claims watch.",
 		.labels = { "level" },
 	},
+	[RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL] = {
+		.name = "railfit_placement_alignment_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Claims railfit judged that became allocated with GPUs and NICs, by the level "
+			"the devices really got (worst GPU to its nearest NIC of the claim).",
+		.labels = { "level" },
+	},
+	[RF_METRIC_NIC_OVERCOMMITTED] = {
+		.name = "railfit_nic_overcommitted",
+		.type = RF_METRIC_GAUGE,
+		.help = "NICs whose bandwidth in use (consumed capacity plus railfit.io/nic-bandwidth "
+			"of the pods holding them) exceeds their capacity.",
+	},
+	[RF_METRIC_FRONTEND_OVERCOMMITTED] = {
+		.name = "railfit_frontend_overcommitted",
+		.type = RF_METRIC_GAUGE,
+		.help = "Nodes whose front-end NIC carries more egress or ingress bandwidth "
+			"(kubernetes.io/egress-bandwidth, ingress-bandwidth of their pods) than it has.",
+	},
 };
 
 const char *
@@ -742,4 +761,11 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", 0);
 	rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 0);
 	rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 0);
+	static const char *const levels[] = { "PIX", "PXB", "PHB", "NODE", "SYS", "UNKNOWN" };
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL, levels[i],
+				     NULL) >= 0)
+			rf_metric_add(RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL, l, 0);
+	rf_metric_set(RF_METRIC_NIC_OVERCOMMITTED, "", 0);
+	rf_metric_set(RF_METRIC_FRONTEND_OVERCOMMITTED, "", 0);
 }

@@ -30,6 +30,9 @@ enum rf_metric {
 	RF_METRIC_UNJUDGED_NODES_TOTAL,       /* no labels */
 	RF_METRIC_CACHE_LAG_SECONDS,          /* gauge; no labels */
 	RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL,  /* labels: level */
+	RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL,  /* labels: level */
+	RF_METRIC_NIC_OVERCOMMITTED,          /* gauge; no labels */
+	RF_METRIC_FRONTEND_OVERCOMMITTED,     /* gauge; no labels */
 	RF_METRIC__COUNT
 };
 

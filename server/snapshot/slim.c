@@ -332,8 +332,9 @@ enum pick {
 	READY,    /* node conditions: the Ready one, type and status */
 	VERSION,  /* metadata.resourceVersion: unless opts->drop_resource_version */
 	API,      /* apiVersion: unless it is the kind's usual one (/debug/snapshot adds it back) */
-	EXT_EACH, /* pod containers: EACH when the pod asks for an extended resource, else dropped
-		   */
+	EXT_EACH, /* pod containers: EACH when the pod asks for an extended resource or with
+		   * opts->keep_requests, else dropped */
+	REQ_KEEP, /* KEEP, only with opts->keep_requests */
 };
 
 struct field {
@@ -364,6 +365,7 @@ static const struct field f_pod_meta[] = {
 	{ "namespace", KEEP, NULL },
 	{ "uid", KEEP, NULL },
 	{ "resourceVersion", VERSION, NULL },
+	{ "creationTimestamp", REQ_KEEP, NULL },
 	{ "labels", POD_LBL, NULL },
 	{ "annotations", POD_ANN, NULL },
 	END,
@@ -687,11 +689,18 @@ pick(const struct ctx *cx, const json_t *v, enum pick how, const struct field *s
 	json_t *out = NULL;
 	bool is_obj = json_is_object(v), is_arr = json_is_array(v);
 	if (how == EXT_EACH) {
-		if (!cx->pod_extended) {
+		if (!cx->pod_extended && !(cx->opts && cx->opts->keep_requests)) {
 			*ret = NULL; /* dropped */
 			return 0;
 		}
 		how = EACH;
+	}
+	if (how == REQ_KEEP) {
+		if (!cx->opts || !cx->opts->keep_requests) {
+			*ret = NULL; /* dropped */
+			return 0;
+		}
+		how = KEEP;
 	}
 	if ((how == VERSION && cx->opts && cx->opts->drop_resource_version) ||
 	    (how == API && json_is_string(v) &&

@@ -11,7 +11,8 @@
  *                  (railfit.io/..., kubernetes.io/egress-bandwidth,
  * kubernetes.io/ingress-bandwidth), spec.{nodeName,resourceClaims[].{name,resourceClaimName,
  *                  resourceClaimTemplateName}}, status.{phase,resourceClaimStatuses[].{name,
- *                  resourceClaimName}}. Containers, volumes, env, commands: never.
+ *                  resourceClaimName}}. Containers, volumes, env, commands: never (with
+ *                  keep_requests: containers[].resources.requests and creationTimestamp).
  *   Node           metadata.{name,labels}, the node annotations railfit reads (railfit.io/...
  *                  and the configured topology annotation), status.conditions[type=Ready].{type,
  *                  status}.
@@ -65,6 +66,10 @@ struct rf_slim_options {
 	const struct rf_strv *pod_labels;
 	/* drop metadata.resourceVersion (a static snapshot: nothing to compare it with) */
 	bool drop_resource_version;
+	/* also keep what kube-scheduler's own resource scoring reads (railfit simulate): Pod
+	 * metadata.creationTimestamp and spec.containers[].resources.requests, Node
+	 * status.allocatable */
+	bool keep_requests;
 };
 
 struct rf_intern;

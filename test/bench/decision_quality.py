@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Decision quality: what railfit changes on a fleet-shaped cluster, measured with
+`railfit simulate`.
+
+For each size, a `gen-cluster --seed S --used 0.5 --pods-per-node 2.4` snapshot (the shape of the
+fleet benchmark: HGX H100 nodes, NVIDIA and dranet slices, half of the Running pods workers of
+multi-pod Jobs), then a mixed workload replayed without and with railfit:
+
+    --workload W  (default, for 1,000 nodes and scaled with the size: inference pods with one
+                   GPU, single GPU+NIC pods without a constraint, GPU+NIC pods asking PHB,
+                   aligned pairs, 4-pod training Jobs of 4 GPUs with their rails, data loaders
+                   pulling 25G each through the front-end NIC)
+
+and prints one Markdown table row per size and seed: pods placed, GPU-NIC pairs at PHB or better,
+pods with GPUs and NICs below PHB, min-alignment met, NICs and front-end NICs over-committed, Jobs
+whose pods all landed on the same rails, nodes left with every GPU and rail NIC free, and the time
+simulate took (both columns, two threads).
+
+    python3 test/bench/decision_quality.py [--railfit build/server/railfit]
+        [--sizes 100,1000] [--seeds 1,2,3] [--workload SPEC] [--json]
+
+The kube-scheduler column is an approximation (see `railfit simulate --help` and the README).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT_WORKLOAD = ("300x1gpu,300x1gpu1nic,100x1gpu1nic-minPHB,100x2pair,48x4gpu-job4,"
+                    "300xloader-egress25G")
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit("%s failed (%d): %s" % (" ".join(cmd[:2]), r.returncode, r.stderr[-2000:]))
+    return r.stdout
+
+
+def scale(spec, factor):
+    """The workload with every count multiplied by factor (at least 1; job sizes kept)."""
+    out = []
+    for item in spec.split(","):
+        count, _, rest = item.partition("x")
+        out.append("%dx%s" % (max(1, round(int(count) * factor)), rest))
+    return ",".join(out)
+
+
+def pct(a, b):
+    return "%.0f%%" % (100.0 * a / b) if b else "-"
+
+
+def row(nodes, seed, rep, secs):
+    k, r = rep["columns"]
+    cells = [str(nodes), str(seed), str(rep["pods"])]
+
+    def pair(f):
+        return "%s / %s" % (f(k), f(r))
+
+    def aligned(c):
+        lv = c["levels"]
+        good = lv["PIX"] + lv["PXB"] + lv["PHB"]
+        return pct(good, sum(lv.values()))
+
+    cells.append(pair(lambda c: str(c["placed"])))
+    cells.append(pair(aligned))
+    cells.append(pair(lambda c: "%d of %d" % (c["multiDeviceBelowPHB"], c["gpuNicPods"])))
+    cells.append(pair(lambda c: "%d of %d" % (c["minAlignment"]["met"],
+                                              c["minAlignment"]["asked"])))
+    cells.append(pair(lambda c: str(c["nicsOvercommitted"])))
+    cells.append(pair(lambda c: str(c["frontendOvercommitted"])))
+    cells.append(pair(lambda c: "%d of %d" % (c["jobsOnSameRails"], len(c["jobs"]))))
+    cells.append(pair(lambda c: str(c["freeWholeNodes"])))
+    cells.append("%.1f" % secs)
+    return "| " + " | ".join(cells) + " |"
+
+
+HEADER = ("| nodes | seed | pods | placed | GPU-NIC pairs PHB or better | pods below PHB | "
+          "min-alignment met | NICs over-committed | front-end over-committed | "
+          "Jobs on the same rails | whole nodes left free | simulate s |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--railfit", default="build/server/railfit")
+    ap.add_argument("--sizes", default="100,1000")
+    ap.add_argument("--seeds", default="1,2,3")
+    ap.add_argument("--workload", default=DEFAULT_WORKLOAD,
+                    help="the workload for 1,000 nodes; scaled with the node count")
+    ap.add_argument("--json", action="store_true", help="also print the raw reports")
+    a = ap.parse_args()
+    print("each cell: kube-scheduler (approximated) / with railfit\n")
+    print(HEADER)
+    reports = []
+    with tempfile.TemporaryDirectory(prefix="railfit-dq-") as tmp:
+        for nodes in [int(x) for x in a.sizes.split(",")]:
+            spec = scale(a.workload, nodes / 1000.0)
+            for seed in [int(x) for x in a.seeds.split(",")]:
+                snap = os.path.join(tmp, "c%d-%d.json" % (nodes, seed))
+                with open(snap, "w") as f:
+                    f.write(run([a.railfit, "gen-cluster", "--nodes", str(nodes), "--seed",
+                                 str(seed), "--used", "0.5", "--pods-per-node", "2.4"]))
+                t0 = time.monotonic()
+                rep = json.loads(run([a.railfit, "simulate", "--snapshot", snap, "--workload",
+                                      spec, "--seed", str(seed), "-o", "json"]))
+                secs = time.monotonic() - t0
+                os.unlink(snap)
+                print(row(nodes, seed, rep, secs), flush=True)
+                rep.pop("placements", None)
+                reports.append({"nodes": nodes, "seed": seed, "workload": spec,
+                                "seconds": secs, "report": rep})
+    print("\nworkload at 1,000 nodes: " + a.workload)
+    if a.json:
+        print(json.dumps(reports, indent=1))
+
+
+if __name__ == "__main__":
+    main()
