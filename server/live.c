@@ -88,7 +88,9 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 	}
 	struct rf_binder_options bo = { .kube = l->kube,
 					.store = l->store,
-					.assume_ttl_ms = o->cfg->kube.assume_ttl_ms };
+					.assume_ttl_ms = o->cfg->kube.assume_ttl_ms,
+					.scheduler_names = &o->cfg->bind.scheduler_names,
+					.cache = o->cache };
 	if ((r = rf_binder_new(&bo, &l->binder)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

@@ -22,6 +22,7 @@
 #include "server/debug_routes.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
+#include "server/http/tls.h"
 #include "server/kube/bind.h"
 #include "server/live.h"
 #include "server/snapshot/snapshot.h"
@@ -147,8 +148,11 @@ static const struct rf_http_route verb_routes[] = {
 	{ "POST", "/preempt", false, "preempt", rf_verb_preempt, NULL },
 };
 
-static const struct rf_http_route bind_route = {
-	"POST", "/bind", false, "bind", rf_verb_bind, NULL
+/* live with bind.enabled; live without; a snapshot or the demo */
+static const struct rf_http_route bind_routes[] = {
+	{ "POST", "/bind", false, "bind", rf_verb_bind, NULL },
+	{ "POST", "/bind", false, "bind", rf_verb_bind_disabled, NULL },
+	{ "POST", "/bind", false, "bind", rf_verb_bind_static, NULL },
 };
 
 static const struct rf_http_route ops_routes[] = {
@@ -170,13 +174,15 @@ static const struct rf_http_route debug_routes[] = {
 
 #define N_ROUTES(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Appends src to dst (userdata app), each callable by `who` (acc parallel to dst). */
 static size_t
-add_routes(struct rf_http_route *dst, size_t n, const struct rf_http_route *src, size_t m,
-	   struct rf_app *app)
+add_routes(struct rf_http_route *dst, enum rf_http_access *acc, size_t n,
+	   const struct rf_http_route *src, size_t m, struct rf_app *app, enum rf_http_access who)
 {
 	for (size_t i = 0; i < m; i++) {
 		dst[n] = src[i];
 		dst[n].userdata = app;
+		acc[n] = who;
 		n++;
 	}
 	return n;
@@ -230,6 +236,8 @@ rf_cmd_serve(int argc, char **argv)
 	int verbosity = 0, c, rc = 1;
 	struct rf_app app = { 0 };
 	struct rf_http_server *srv = NULL, *dbg = NULL;
+	struct rf_tls *tls = NULL;
+	struct rf_token *token = NULL;
 	struct rf_cluster_objects objs = { 0 };
 	char err[1024];
 
@@ -288,6 +296,26 @@ rf_cmd_serve(int argc, char **argv)
 			goto out;
 		free(app.cfg.server.listen);
 		app.cfg.server.listen = l;
+	}
+	if (*app.cfg.server.tls.cert_file) {
+		struct rf_tls_options to = { .cert_file = app.cfg.server.tls.cert_file,
+					     .key_file = app.cfg.server.tls.key_file,
+					     .client_ca_file = app.cfg.server.tls.client_ca_file };
+		int r = rf_tls_new(&to, &tls, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "railfit serve: --config: %s\n", err);
+			rc = r == -ENOMEM ? 1 : 2;
+			goto out;
+		}
+	}
+	if (*app.cfg.server.debug_token_file) {
+		int r = rf_token_new(app.cfg.server.debug_token_file, "server.debugTokenFile",
+				     &token, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "railfit serve: --config: %s\n", err);
+			rc = r == -ENOMEM ? 1 : 2;
+			goto out;
+		}
 	}
 	app.config_path = config;
 	app.start_time = (double)time(NULL);
@@ -359,27 +387,38 @@ rf_cmd_serve(int argc, char **argv)
 	}
 
 	struct rf_http_route routes[32], droutes[32];
+	enum rf_http_access racc[32], dacc[32];
 	size_t nr = 0, nd = 0;
 	bool split = app.cfg.server.debug_listen && app.cfg.server.debug_listen[0];
-	nr = add_routes(routes, nr, verb_routes, N_ROUTES(verb_routes), &app);
-	if (lv) { /* binding needs the API server */
-		routes[nr] = bind_route;
-		routes[nr++].userdata = rf_live_binder(lv);
+	nr = add_routes(routes, racc, nr, verb_routes, N_ROUTES(verb_routes), &app, RF_HTTP_CLIENT);
+	if (lv && app.cfg.bind.enabled) { /* binding needs the API server */
+		nr = add_routes(routes, racc, nr, &bind_routes[0], 1, &app, RF_HTTP_CLIENT);
+		routes[nr - 1].userdata = rf_live_binder(lv);
+	} else {
+		nr = add_routes(routes, racc, nr, &bind_routes[lv ? 1 : 2], 1, &app,
+				RF_HTTP_CLIENT);
 	}
 	if (split) {
-		nd = add_routes(droutes, nd, ops_routes, N_ROUTES(ops_routes), &app);
+		nd = add_routes(droutes, dacc, nd, ops_routes, N_ROUTES(ops_routes), &app,
+				RF_HTTP_OPEN);
 		if (app.cfg.server.debug_endpoints)
-			nd = add_routes(droutes, nd, debug_routes, N_ROUTES(debug_routes), &app);
+			nd = add_routes(droutes, dacc, nd, debug_routes, N_ROUTES(debug_routes),
+					&app, RF_HTTP_OPERATOR);
 	} else {
-		nr = add_routes(routes, nr, ops_routes, N_ROUTES(ops_routes), &app);
+		nr = add_routes(routes, racc, nr, ops_routes, N_ROUTES(ops_routes), &app,
+				RF_HTTP_OPEN);
 		if (app.cfg.server.debug_endpoints)
-			nr = add_routes(routes, nr, debug_routes, N_ROUTES(debug_routes), &app);
+			nr = add_routes(routes, racc, nr, debug_routes, N_ROUTES(debug_routes),
+					&app, RF_HTTP_OPERATOR);
 	}
 	struct rf_http_options ho = {
 		.listen = app.cfg.server.listen,
 		.max_body_bytes = app.cfg.server.max_body_bytes,
 		.request_timeout_ms = app.cfg.server.request_timeout_ms,
 		.threads = (unsigned)app.cfg.server.threads,
+		.tls = tls,
+		.token = token,
+		.access = racc,
 	};
 	if (rf_http_start(&ho, routes, nr, &srv, err, sizeof(err)) < 0) {
 		rf_error("cannot start the extender server", "listen", app.cfg.server.listen,
@@ -388,6 +427,8 @@ rf_cmd_serve(int argc, char **argv)
 	}
 	if (split) {
 		ho.listen = app.cfg.server.debug_listen;
+		ho.tls = NULL; /* operators' port: plain HTTP, the token if any */
+		ho.access = dacc;
 		if (rf_http_start(&ho, droutes, nd, &dbg, err, sizeof(err)) < 0) {
 			rf_error("cannot start the debug server", "listen",
 				 app.cfg.server.debug_listen, "detail", err);
@@ -415,6 +456,8 @@ out:
 	}
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
+	rf_tls_free(tls);
+	rf_token_free(token);
 	rf_live_stop(lv); /* after the servers: joins the watch threads */
 	rf_parallel_free(app.parallel);
 	rf_cluster_objects_release(&objs);

@@ -374,6 +374,7 @@ static const struct field f_pod_claim_status[] = { { "name", KEEP, NULL },
 						   { "resourceClaimName", KEEP, NULL },
 						   END };
 static const struct field f_pod_spec[] = { { "nodeName", KEEP, NULL },
+					   { "schedulerName", KEEP, NULL }, /* for POST /bind */
 					   { "resourceClaims", EACH, f_pod_claim },
 					   END };
 static const struct field f_pod_status[] = { { "phase", KEEP, NULL },

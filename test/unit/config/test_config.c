@@ -583,23 +583,23 @@ static const struct error_case errors[] = {
 	/* groups that are not mappings */
 	{ "server: 5",
 	  "server: expected a mapping with keys listen, debugListen, maxBodyBytes, requestTimeout, "
-	  "threads, tls, debugEndpoints, got \"5\"" },
+	  "threads, tls, debugEndpoints, debugTokenFile, got \"5\"" },
 	{ "server: {tls: [a]}",
 	  "server.tls: expected a mapping with keys certFile, keyFile, clientCAFile, got a list" },
 	{ "scoring: {levels: PIX}",
 	  "scoring.levels: expected a mapping with keys PIX, PXB, PHB, NODE, SYS, UNKNOWN, got \"PIX\"" },
 	{ "[server]",
 	  "configuration: expected a mapping with keys server, kube, devices, filter, scoring, groups, "
-	  "got a list" },
+	  "bind, got a list" },
 	{ "railfit",
 	  "configuration: expected a mapping with keys server, kube, devices, filter, scoring, groups, "
-	  "got \"railfit\"" },
+	  "bind, got \"railfit\"" },
 	/* unknown keys at every level */
 	{ "srever: {}",
-	  "srever: unknown key (expected one of server, kube, devices, filter, scoring, groups)" },
+	  "srever: unknown key (expected one of server, kube, devices, filter, scoring, groups, bind)" },
 	{ "server: {port: 8888}",
 	  "server.port: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints)" },
+	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "server: {tls: {caFile: x}}",
 	  "server.tls.caFile: unknown key (expected one of certFile, keyFile, clientCAFile)" },
 	{ "kube: {QPS: 5}",
@@ -617,10 +617,10 @@ static const struct error_case errors[] = {
 	{ "groups: {annotations: []}", "groups.annotations: unknown key (expected one of labels)" },
 	{ "server: {Listen: x}",
 	  "server.Listen: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints)" },
+	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "server: {\"a\\tb\": x}",
 	  "server.a\\x09b: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints)" },
+	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "groups: {0123456789012345678901234567890123456789012345678901234567890123456789: 1}",
 	  "groups.0123456789012345678901234567890123456789012345678901234567890123...: unknown key "
 	  "(expected one of labels)" },
@@ -725,7 +725,7 @@ START_TEST(test_config_to_json_defaults)
 		"{\"server\": {\"listen\": \"0.0.0.0:8888\", \"debugListen\": \"\","
 		" \"maxBodyBytes\": \"128Mi\", \"requestTimeout\": \"10s\", \"threads\": 0,"
 		" \"tls\": {\"certFile\": \"\", \"keyFile\": \"\", \"clientCAFile\": \"\"},"
-		" \"debugEndpoints\": true},"
+		" \"debugEndpoints\": true, \"debugTokenFile\": \"\"},"
 		" \"kube\": {\"kubeconfig\": \"\", \"qps\": 50, \"staleAfter\": \"2m0s\","
 		" \"assumeTTL\": \"30s\", \"watchTimeout\": \"5m0s\", \"draVersion\": \"auto\"},"
 		" \"devices\": {\"gpuDrivers\": [\"gpu.nvidia.com\"], \"nicDrivers\": [\"dra.net\"],"
@@ -738,7 +738,8 @@ START_TEST(test_config_to_json_defaults)
 		" \"packing\": 1}, \"bandwidthPolicy\": \"spread\", \"levels\": {\"PIX\": 1,"
 		" \"PXB\": 0.85, \"PHB\": 0.7, \"NODE\": 0.4, \"SYS\": 0.1, \"UNKNOWN\": 0.25}},"
 		" \"groups\": {\"labels\": [\"railfit.io/group\", \"batch.kubernetes.io/job-name\","
-		" \"training.kubeflow.org/job-name\", \"scheduling.x-k8s.io/pod-group\"]}}";
+		" \"training.kubeflow.org/job-name\", \"scheduling.x-k8s.io/pod-group\"]},"
+		" \"bind\": {\"enabled\": false, \"schedulerNames\": [\"railfit\"]}}";
 	struct rf_config c;
 	json_error_t jerr;
 	json_t *got, *exp = json_loads(want, 0, &jerr);
