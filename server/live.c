@@ -70,7 +70,7 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 		} else {
 			rf_warn("cannot read the API server version; using the DRA rules of 1.35 until "
 				"it answers",
-				"detail", c ? verr : "out of memory");
+				"err", c ? verr : "out of memory");
 		}
 		rf_kube_conn_free(c);
 	}

@@ -191,7 +191,7 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		rf_v(2, "rejected ExtenderArgs", "detail", err);
+		rf_v(2, "rejected ExtenderArgs", "err", err);
 		return reply_bad_args(resp, "invalid ExtenderArgs", err, filter) < 0 ? -ENOMEM : 1;
 	}
 	v->gen = rf_cache_get(v->app->cache);
@@ -218,7 +218,7 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 		rf_v(1, "pod demand unknown", "pod", v->demand.pod_key, "reason",
 		     v->demand.unknown_reason);
 	if (v->demand.bad_annotation[0] && first_report(v->demand.pod_key)) {
-		rf_warn("ignoring a malformed pod annotation", "pod", v->demand.pod_key, "detail",
+		rf_warn("ignoring a malformed pod annotation", "pod", v->demand.pod_key, "err",
 			v->demand.bad_annotation);
 		rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 1);
 	}
@@ -434,7 +434,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				cel_error_seen = true;
 				rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 1);
 				rf_warn("a claim selector raises a CEL runtime error", "pod",
-					v.demand.pod_key, "detail", nr->cel_msg);
+					v.demand.pod_key, "err", nr->cel_msg);
 			}
 			msgs[i] = nr->msg;
 		}

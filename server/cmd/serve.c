@@ -36,42 +36,13 @@ serve_usage(FILE *f)
 		"usage: railfit serve [--config F] [--listen ADDR] (--snapshot F | --demo | "
 		"[--kubeconfig F])\n"
 		"                     [--log-format text|json] [-v N]\n\n"
-		"Run the scheduler extender.\n\n"
+		"Run the scheduler extender: against kube-apiserver (in-cluster, --kubeconfig,\n"
+		"$KUBECONFIG or ~/.kube/config), or read-only on a snapshot or the demo cluster.\n\n"
 		"  --config F        railfit configuration (YAML, see README)\n"
 		"  --listen ADDR     address of the extender verbs, e.g. 127.0.0.1:8888 (server.listen)\n"
-		"  --snapshot F      serve a static cluster snapshot (kubectl get ... -o json)\n"
+		"  --snapshot F      serve a static cluster snapshot (kubectl get ... -o json; - = stdin)\n"
 		"  --demo            serve the built-in demo cluster\n"
-		"  --kubeconfig F    kube-apiserver credentials (live mode)\n"
-		"  --log-format F    text (klog) or json\n"
-		"  -v N              log verbosity (2 = one line per request)\n");
-}
-
-/* Parse --log-format/-v shared by every command. Returns 0, or 2 with a message. */
-static int
-log_option(const char *fmt)
-{
-	if (strcmp(fmt, "text") == 0)
-		rf_log_setup(RF_LOG_TEXT, rf_log_verbosity());
-	else if (strcmp(fmt, "json") == 0)
-		rf_log_setup(RF_LOG_JSON, rf_log_verbosity());
-	else {
-		fprintf(stderr, "railfit: --log-format: expected text or json, got '%s'\n", fmt);
-		return 2;
-	}
-	return 0;
-}
-
-static int
-parse_verbosity(const char *s, int *ret)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > 10) {
-		fprintf(stderr, "railfit: -v: expected a number from 0 to 10, got '%s'\n", s);
-		return 2;
-	}
-	*ret = (int)v;
-	return 0;
+		"  --kubeconfig F    kube-apiserver credentials (live mode only)\n" RF_LOG_USAGE);
 }
 
 /* the helper freeing what the packed blobs replaced; joined at exit */
@@ -127,7 +98,7 @@ build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char
 		rf_warn("cannot pack the ResourceSlices and ResourceClaims (out of memory); keeping "
 			"them as they are");
 	for (size_t i = 0; i < rf_cluster_n_warnings(gen); i++)
-		rf_warn("skipped part of the cluster", "source", source, "detail",
+		rf_warn("skipped part of the cluster", "source", source, "err",
 			rf_cluster_warning(gen, i));
 	struct rf_cluster_counts cnt = rf_cluster_counts(gen);
 	char nodes[32], slices[32], claims[32], pods[32];
@@ -188,18 +159,38 @@ add_routes(struct rf_http_route *dst, enum rf_http_access *acc, size_t n,
 	return n;
 }
 
+/* How to try it, on stdout: the demo's own pods and requests; for a snapshot, explain for pods
+ * that are in it (those holding claims first). */
 static void
-print_banner(const struct rf_app *app, const char *source, size_t nodes, uint16_t port,
-	     uint16_t debug_port)
+print_banner(const struct rf_app *app, bool demo, const char *source, const struct rf_cluster *gen,
+	     uint16_t port, uint16_t debug_port, bool tls, bool tls_debug)
 {
 	char host[64], dhost[64];
-	snprintf(host, sizeof(host), "localhost:%u", (unsigned)port);
-	snprintf(dhost, sizeof(dhost), "localhost:%u", (unsigned)debug_port);
+	snprintf(host, sizeof(host), "%slocalhost:%u", tls ? "https://" : "", (unsigned)port);
+	snprintf(dhost, sizeof(dhost), "%slocalhost:%u", tls_debug ? "https://" : "",
+		 (unsigned)debug_port);
 	printf("railfit %s serving %s (%zu nodes) on %s (verbs: /filter /prioritize /preempt)\n",
-	       RF_VERSION, source, nodes, app->cfg.server.listen);
+	       RF_VERSION, demo ? "the demo cluster" : source, gen ? rf_cluster_n_nodes(gen) : 0,
+	       app->cfg.server.listen);
 	printf("try:\n");
 	printf("  curl -s %s/readyz\n", dhost);
 	printf("  curl -s '%s/debug/nodes?o=table'\n", dhost);
+	if (!demo) {
+		size_t shown = 0, n = gen ? rf_cluster_n_pods(gen) : 0;
+		for (int pass = 0; pass < 2 && shown < 2; pass++)
+			for (size_t i = 0; i < n && shown < 2; i++) {
+				const struct rf_pod *p = rf_cluster_pod_at(gen, i);
+				if (!p || !p->ns || !p->name ||
+				    (pass == 0) != (p->n_claim_names > 0))
+					continue;
+				printf("  curl -s '%s/debug/explain/%s/%s?o=table'\n", dhost, p->ns,
+				       p->name);
+				shown++;
+			}
+		printf("  curl -s %s/metrics | grep railfit_\n", dhost);
+		fflush(stdout);
+		return;
+	}
 	printf("  curl -s '%s/debug/explain/demo/trainer-aligned?o=table'\n", dhost);
 	printf("  curl -s '%s/debug/explain/demo/trainer-loose?o=table'\n", dhost);
 	printf("  curl -s -X POST %s/filter -H 'Content-Type: application/json' -d "
@@ -227,13 +218,13 @@ rf_cmd_serve(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "snapshot", required_argument, NULL, 's' },
 		{ "demo", no_argument, NULL, 'd' },
-		{ "log-format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		RF_LOG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *listen = NULL, *snapshot = NULL, *kubeconfig = NULL;
 	bool demo = false;
-	int verbosity = 0, c, rc = 1;
+	int c, rc = 1;
 	struct rf_app app = { 0 };
 	struct rf_http_server *srv = NULL, *dbg = NULL;
 	struct rf_tls *tls = NULL;
@@ -259,14 +250,10 @@ rf_cmd_serve(int argc, char **argv)
 		case 'd':
 			demo = true;
 			break;
-		case 'f':
-			if (log_option(optarg))
-				return 2;
-			break;
+		case RF_OPT_LOG_FORMAT:
 		case 'v':
-			if (parse_verbosity(optarg, &verbosity))
+			if (rf_cmd_log_flag("serve", c, optarg))
 				return 2;
-			rf_log_setup(RF_LOG_TEXT, verbosity);
 			break;
 		case 'h':
 			serve_usage(stdout);
@@ -285,6 +272,14 @@ rf_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "railfit serve: --snapshot and --demo exclude each other\n");
 		return 2;
 	}
+	if (kubeconfig && (snapshot || demo)) {
+		fprintf(stderr,
+			"railfit serve: --kubeconfig is for live mode; %s reads no API server\n",
+			demo ? "--demo" : "--snapshot");
+		return 2;
+	}
+	if (snapshot && strcmp(snapshot, "-") == 0)
+		snapshot = "/dev/stdin";
 	bool live = !snapshot && !demo; /* against kube-apiserver */
 	struct rf_live *lv = NULL;
 	if ((rc = rf_load_config(config, &app.cfg)) != 0)
@@ -421,8 +416,8 @@ rf_cmd_serve(int argc, char **argv)
 		.access = racc,
 	};
 	if (rf_http_start(&ho, routes, nr, &srv, err, sizeof(err)) < 0) {
-		rf_error("cannot start the extender server", "listen", app.cfg.server.listen,
-			 "detail", err);
+		rf_error("cannot start the extender server", "listen", app.cfg.server.listen, "err",
+			 err);
 		goto out;
 	}
 	if (split) {
@@ -431,7 +426,7 @@ rf_cmd_serve(int argc, char **argv)
 		ho.access = dacc;
 		if (rf_http_start(&ho, droutes, nd, &dbg, err, sizeof(err)) < 0) {
 			rf_error("cannot start the debug server", "listen",
-				 app.cfg.server.debug_listen, "detail", err);
+				 app.cfg.server.debug_listen, "err", err);
 			goto out;
 		}
 	}
@@ -440,9 +435,9 @@ rf_cmd_serve(int argc, char **argv)
 	rf_info("serving", "listen", app.cfg.server.listen, "port", port, "source", source);
 	struct rf_cluster *gen = rf_cache_get(app.cache);
 	if (!live)
-		print_banner(&app, demo ? "the demo cluster" : source,
-			     gen ? rf_cluster_n_nodes(gen) : 0, rf_http_port(srv),
-			     split ? rf_http_port(dbg) : rf_http_port(srv));
+		print_banner(&app, demo, source, gen, rf_http_port(srv),
+			     split ? rf_http_port(dbg) : rf_http_port(srv), tls != NULL,
+			     !split && tls != NULL);
 	rf_cluster_unref(gen);
 
 	int sig = 0;

@@ -472,7 +472,7 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 		else
 			snprintf(detail, sizeof(detail), "handler for %s %s set status %d", method,
 				 url, resp.status);
-		rf_error("request handler failed", "method", method, "path", url, "detail", detail);
+		rf_error("request handler failed", "method", method, "path", url, "err", detail);
 		return send_error(conn, r, method, url, 500, "internal error", detail, NULL);
 	}
 	return send_response(conn, r, method, url, &resp, NULL);

@@ -7,7 +7,8 @@
  *
  * Text lines follow klog's header and Kubernetes structured logging:
  *   I1129 12:00:00.000000    1234 file.c:42] "message" key="value"
- * message and values are quoted and escaped like Go's strconv.Quote. JSON lines follow the
+ * message and string values are quoted and escaped like Go's strconv.Quote; values that read as
+ * numbers or booleans are bare, as klog writes Go ints, floats and bools. JSON lines follow the
  * component-base JSON format ("ts" is milliseconds since the epoch, as a float) plus "level":
  *   {"ts":1732881600000.123,"level":"info","v":0,"caller":"file.c:42","msg":"...","key":"value"}
  */
@@ -42,6 +43,54 @@ int
 rf_log_verbosity(void)
 {
 	return atomic_load_explicit(&log_verbosity, memory_order_relaxed);
+}
+
+enum rf_log_format
+rf_log_format(void)
+{
+	return (enum rf_log_format)atomic_load(&log_format);
+}
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* JSON's number grammar (which Go's %v of an int or float64 stays within), or true/false. */
+bool
+rf_log_value_is_bare(const char *v)
+{
+	if (!v || !*v)
+		return false;
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+		return true;
+	const char *p = v;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (is_digit(*p))
+		while (is_digit(*p))
+			p++;
+	else
+		return false;
+	if (*p == '.') {
+		if (!is_digit(*++p))
+			return false;
+		while (is_digit(*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!is_digit(*p))
+			return false;
+		while (is_digit(*p))
+			p++;
+	}
+	return *p == '\0';
 }
 
 static void
@@ -127,7 +176,10 @@ emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *ms
 			rf_strbuf_putc(&l, ',');
 			put_json_string(&l, kv[i]);
 			rf_strbuf_putc(&l, ':');
-			put_json_string(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
+			if (rf_log_value_is_bare(kv[i + 1]))
+				rf_strbuf_puts(&l, kv[i + 1]);
+			else
+				put_json_string(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
 		}
 		rf_strbuf_putc(&l, '}');
 	} else {
@@ -143,10 +195,10 @@ emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *ms
 			rf_strbuf_putc(&l, ' ');
 			put_key(&l, kv[i]);
 			rf_strbuf_putc(&l, '=');
-			if (kv[i + 1])
+			if (kv[i + 1] && !rf_log_value_is_bare(kv[i + 1]))
 				put_go_quoted(&l, kv[i + 1]);
 			else
-				rf_strbuf_puts(&l, "<nil>");
+				rf_strbuf_puts(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
 		}
 	}
 

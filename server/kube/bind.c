@@ -257,7 +257,7 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 		return r;
 	if (r < 0) {
 		count("invalid");
-		rf_v(2, "rejected ExtenderBindingArgs", "detail", err);
+		rf_v(2, "rejected ExtenderBindingArgs", "err", err);
 		return reply_error(resp, 400, err);
 	}
 	if (!a.pod_name || !*a.pod_name || !a.pod_namespace || !*a.pod_namespace || !a.node ||
