@@ -393,18 +393,19 @@ rf_cmd_serve(int argc, char **argv)
 		nr = add_routes(routes, racc, nr, &bind_routes[lv ? 1 : 2], 1, &app,
 				RF_HTTP_CLIENT);
 	}
+	/* health, readiness, metrics and version on the verbs' port always (kubelet probes and
+	 * Prometheus reach the pod's address); the debug routes move to debugListen when it is set
+	 */
+	nr = add_routes(routes, racc, nr, ops_routes, N_ROUTES(ops_routes), &app, RF_HTTP_OPEN);
 	if (split) {
 		nd = add_routes(droutes, dacc, nd, ops_routes, N_ROUTES(ops_routes), &app,
 				RF_HTTP_OPEN);
 		if (app.cfg.server.debug_endpoints)
 			nd = add_routes(droutes, dacc, nd, debug_routes, N_ROUTES(debug_routes),
 					&app, RF_HTTP_OPERATOR);
-	} else {
-		nr = add_routes(routes, racc, nr, ops_routes, N_ROUTES(ops_routes), &app,
-				RF_HTTP_OPEN);
-		if (app.cfg.server.debug_endpoints)
-			nr = add_routes(routes, racc, nr, debug_routes, N_ROUTES(debug_routes),
-					&app, RF_HTTP_OPERATOR);
+	} else if (app.cfg.server.debug_endpoints) {
+		nr = add_routes(routes, racc, nr, debug_routes, N_ROUTES(debug_routes), &app,
+				RF_HTTP_OPERATOR);
 	}
 	struct rf_http_options ho = {
 		.listen = app.cfg.server.listen,
@@ -432,7 +433,14 @@ rf_cmd_serve(int argc, char **argv)
 	}
 	char port[16];
 	snprintf(port, sizeof(port), "%u", (unsigned)rf_http_port(srv));
-	rf_info("serving", "listen", app.cfg.server.listen, "port", port, "source", source);
+	rf_info("serving", "listen", app.cfg.server.listen, "port", port, "source", source, "tls",
+		tls ? (rf_tls_wants_client_cert(tls) ? "client-certificates" : "server-only")
+		    : "off");
+	if (split) {
+		snprintf(port, sizeof(port), "%u", (unsigned)rf_http_port(dbg));
+		rf_info("serving the debug endpoints", "listen", app.cfg.server.debug_listen,
+			"port", port, "token", token ? "required" : "none");
+	}
 	struct rf_cluster *gen = rf_cache_get(app.cache);
 	if (!live)
 		print_banner(&app, demo, source, gen, rf_http_port(srv),

@@ -300,6 +300,27 @@ class TLS(unittest.TestCase):
                 self.assertIn(want, p.stderr)
 
 
+class DebugListen(unittest.TestCase):
+    def test_debug_routes_move_health_and_metrics_stay(self):
+        with Proc("server: {debugListen: '127.0.0.1:0'}\n") as rf:
+            m = None
+            end = time.monotonic() + 10 * SLOW
+            while not m and time.monotonic() < end:
+                m = re.search(r'"serving the debug endpoints" .*port=(\d+)', rf.stderr())
+                time.sleep(0.05)
+            self.assertTrue(m, rf.stderr())
+            dport = int(m.group(1))
+            # the pod's address: verbs, probes and metrics, no cluster data
+            for path in ("/healthz", "/livez", "/readyz", "/metrics", "/version"):
+                self.assertEqual(request(rf.port, "GET", path)[0], 200, path)
+            for path in ("/debug/nodes", "/debug/snapshot", "/debug/config"):
+                self.assertEqual(request(rf.port, "GET", path)[0], 404, path)
+            # the operators' address
+            for path in ("/debug/nodes", "/debug/snapshot", "/metrics", "/readyz"):
+                self.assertEqual(request(dport, "GET", path)[0], 200, path)
+            self.assertEqual(request(dport, "POST", "/filter", FILTER)[0], 404)
+
+
 class DebugToken(unittest.TestCase):
     def test_bearer_token_protects_debug_routes(self):
         d = tempfile.mkdtemp(dir=TMP)
