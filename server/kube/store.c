@@ -902,8 +902,9 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 		goto fail;
 	s->cfg134.kube.dra_version = RF_DRA_1_34;
 	s->cfg135.kube.dra_version = RF_DRA_1_35;
-	/* every pod label is kept here: a label railfit does not read today costs little */
+	/* only what railfit reads: /debug/snapshot shows no more than that (issue 12) */
 	s->slim.topology_annotation = s->cfg135.devices.topology_annotation;
+	s->slim.pod_labels = &s->cfg135.groups.labels;
 	if ((r = -pthread_create(&s->thread, NULL, publisher, s)) < 0)
 		goto fail;
 	s->thread_started = true;

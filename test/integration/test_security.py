@@ -123,7 +123,12 @@ class Proc:
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait()
+        err = self.stderr()
         self.err.close()
+        # a clean shutdown: exit 0 and nothing from ASan, UBSan or LeakSanitizer
+        if "Sanitizer" in err or "runtime error:" in err or self.p.returncode != 0:
+            raise AssertionError("railfit did not shut down cleanly (%s):\n%s"
+                                 % (self.p.returncode, err[-6000:]))
 
     def __enter__(self):
         return self
@@ -362,6 +367,91 @@ class DebugToken(unittest.TestCase):
                             "127.0.0.1:0"], capture_output=True, text=True, timeout=30 * SLOW)
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("server.debugTokenFile: cannot open", p.stderr)
+
+
+SECRET_POD = {
+    "kind": "Pod", "apiVersion": "v1",
+    "metadata": {"name": "leaky", "namespace": "ml", "uid": "uid-leaky",
+                 "labels": {"app": "SECRET-label-not-a-group"},
+                 "annotations": {"railfit.io/min-alignment": "PHB",
+                                 "kubernetes.io/egress-bandwidth": "1G",
+                                 "kubectl.kubernetes.io/last-applied-configuration":
+                                     '{"env":"SECRET-annotation"}',
+                                 "vault.hashicorp.com/agent-inject-secret-db": "SECRET-vault"},
+                 "managedFields": [{"manager": "SECRET-manager"}]},
+    "spec": {"schedulerName": "railfit", "serviceAccountName": "SECRET-sa",
+             "containers": [{"name": "main", "image": "SECRET-image",
+                             "command": ["sh", "-c", "SECRET-command"],
+                             "args": ["--token=SECRET-arg"],
+                             "env": [{"name": "HF_TOKEN", "value": "hf_SECRET-env"},
+                                     {"name": "PW", "valueFrom": {"secretKeyRef": {
+                                         "name": "SECRET-ref", "key": "k"}}}],
+                             "resources": {"claims": [{"name": "gpu"}]}}],
+             "volumes": [{"name": "v", "secret": {"secretName": "SECRET-volume"}}],
+             "resourceClaims": [{"name": "gpu", "resourceClaimName": "leaky-gpu"}]},
+    "status": {"phase": "Pending"}}
+
+
+def assert_no_secret(tc, text, what):
+    tc.assertNotIn("SECRET", text, "%s carries data railfit does not read" % what)
+
+
+class NoLeaks(unittest.TestCase):
+    """What railfit does not read never leaves it: /debug/snapshot, /debug/explain and railfit
+    explain show pods without env, commands, volumes, images, service accounts, managedFields,
+    annotations other than railfit's and the CNI bandwidth ones, labels outside groups.labels."""
+
+    def check(self, port):
+        status, text = request(port, "GET", "/debug/snapshot")
+        self.assertEqual(status, 200)
+        raw = json.dumps(text)
+        self.assertIn('"leaky"', raw)
+        assert_no_secret(self, raw, "/debug/snapshot")
+        pod = [o for o in text["items"] if o["kind"] == "Pod" and
+               o["metadata"]["name"] == "leaky"][0]
+        self.assertEqual(pod["metadata"]["annotations"],
+                         {"railfit.io/min-alignment": "PHB",
+                          "kubernetes.io/egress-bandwidth": "1G"})
+        self.assertNotIn("containers", pod["spec"])
+        self.assertNotIn("volumes", pod["spec"])
+        status, text = request(port, "GET", "/debug/explain/ml/leaky")
+        self.assertEqual(status, 200, text)
+        assert_no_secret(self, json.dumps(text), "/debug/explain")
+        status, text = request(port, "GET", "/debug/explain/ml/leaky?o=table")
+        assert_no_secret(self, text, "/debug/explain?o=table")
+        status, text = request(port, "POST", "/debug/explain", SECRET_POD)
+        self.assertEqual(status, 200, text)
+        assert_no_secret(self, json.dumps(text), "POST /debug/explain")
+
+    def test_snapshot_mode(self):
+        snap = json.loads(subprocess.run([RAILFIT, "gen-cluster", "--nodes", "2"], check=True,
+                                         stdout=subprocess.PIPE).stdout)
+        snap["items"].append(SECRET_POD)
+        path = os.path.join(TMP, "leaky.json")
+        with open(path, "w") as f:
+            json.dump(snap, f)
+        with Proc("", args=("--snapshot", path)) as rf:
+            self.check(rf.port)
+        r = subprocess.run([RAILFIT, "explain", "--snapshot", path, "--pod", "ml/leaky", "-o",
+                            "json"], capture_output=True, text=True, timeout=60 * SLOW)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        assert_no_secret(self, r.stdout + r.stderr, "railfit explain")
+
+    def test_live_mode(self):
+        snap = os.path.join(TMP, "leaky-live.json")
+        with open(snap, "wb") as f:
+            f.write(subprocess.run([RAILFIT, "gen-cluster", "--nodes", "2"], check=True,
+                                   stdout=subprocess.PIPE).stdout)
+        with FakeAPI(snapshot=snap, token="t") as api:
+            api.put(SECRET_POD)
+            with Bind().live(api, "") as rf:
+                Bind().wait_ready(rf)
+                end = time.monotonic() + 10 * SLOW
+                while time.monotonic() < end:
+                    if '"leaky"' in json.dumps(request(rf.port, "GET", "/debug/snapshot")[1]):
+                        break
+                    time.sleep(0.1)
+                self.check(rf.port)
 
 
 BIND = {"PodName": "p", "PodNamespace": "ns", "PodUID": "u", "Node": "hgx-01"}
