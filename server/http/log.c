@@ -8,7 +8,7 @@
  * Text lines follow klog's header and Kubernetes structured logging:
  *   I1129 12:00:00.000000    1234 file.c:42] "message" key="value"
  * message and string values are quoted and escaped like Go's strconv.Quote; values that read as
- * numbers or booleans are bare, as klog writes Go ints, floats and bools. JSON lines follow the
+ * integers or booleans are bare, as klog writes Go ints and bools. JSON lines follow the
  * component-base JSON format ("ts" is milliseconds since the epoch, as a float) plus "level":
  *   {"ts":1732881600000.123,"level":"info","v":0,"caller":"file.c:42","msg":"...","key":"value"}
  */
@@ -57,7 +57,8 @@ is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* JSON's number grammar (which Go's %v of an int or float64 stays within), or true/false. */
+/* An integer as Go's %v writes one (no leading zeros, no '+'), or true/false. Floats stay quoted:
+ * a value such as a version "1.34" cannot be told from one, and quoting is the safe side. */
 bool
 rf_log_value_is_bare(const char *v)
 {
@@ -69,27 +70,11 @@ rf_log_value_is_bare(const char *v)
 	if (*p == '-')
 		p++;
 	if (*p == '0')
-		p++;
-	else if (is_digit(*p))
-		while (is_digit(*p))
-			p++;
-	else
+		return p[1] == '\0' && p == v; /* "-0" is no Go integer */
+	if (!is_digit(*p))
 		return false;
-	if (*p == '.') {
-		if (!is_digit(*++p))
-			return false;
-		while (is_digit(*p))
-			p++;
-	}
-	if (*p == 'e' || *p == 'E') {
+	while (is_digit(*p))
 		p++;
-		if (*p == '+' || *p == '-')
-			p++;
-		if (!is_digit(*p))
-			return false;
-		while (is_digit(*p))
-			p++;
-	}
 	return *p == '\0';
 }
 

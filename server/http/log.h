@@ -15,14 +15,14 @@ void rf_log_setup(enum rf_log_format fmt, int verbosity);
 int rf_log_verbosity(void);
 enum rf_log_format rf_log_format(void);
 
-/** Whether a value is written bare, as klog writes Go numbers and booleans ("16", "-0.5", "true");
- * everything else is quoted (text) or a JSON string (json). */
+/** Whether a value is written bare, as klog writes Go integers and booleans ("16", "-3", "true");
+ * everything else, floats and versions included, is quoted (text) or a JSON string (json). */
 bool rf_log_value_is_bare(const char *v);
 
 /**
  * Emit one line. msg is the human message (lowercase, no trailing period); the variadic part is
  * NULL-terminated key, value string pairs: rf_log_kv(RF_LOG_INFO, 0, __FILE__, __LINE__,
- * "pod filtered", "pod", "ns/name", "node", "n1", NULL). Values that read as numbers or booleans
+ * "pod filtered", "pod", "ns/name", "node", "n1", NULL). Values that read as integers or booleans
  * are written bare (rf_log_value_is_bare()); errors go under the key "err", as in klog.
  */
 void rf_log_kv(enum rf_log_level lvl, int v, const char *file, int line, const char *msg, ...);

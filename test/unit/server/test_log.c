@@ -41,7 +41,7 @@ START_TEST(test_log_klog_values)
 {
 	rf_log_setup(RF_LOG_TEXT, 0);
 	const char *l = capture(log_line);
-	ck_assert_msg(strstr(l, "] \"cluster loaded\" source=\"demo\" nodes=16 ratio=-0.5 "
+	ck_assert_msg(strstr(l, "] \"cluster loaded\" source=\"demo\" nodes=16 ratio=\"-0.5\" "
 				"ready=true version=\"007\" ip=\"1.2.3.4\" "
 				"err=\"cannot open 'x'\"\n"),
 		      "%s", l);
@@ -54,7 +54,7 @@ START_TEST(test_log_json_values)
 	rf_log_setup(RF_LOG_JSON, 0);
 	const char *l = capture(log_line);
 	ck_assert_msg(strstr(l, "\"msg\":\"cluster loaded\",\"source\":\"demo\",\"nodes\":16,"
-				"\"ratio\":-0.5,\"ready\":true,\"version\":\"007\","
+				"\"ratio\":\"-0.5\",\"ready\":true,\"version\":\"007\","
 				"\"ip\":\"1.2.3.4\",\"err\":\"cannot open 'x'\"}\n"),
 		      "%s", l);
 	rf_log_setup(RF_LOG_TEXT, 0);
@@ -63,10 +63,10 @@ END_TEST
 
 START_TEST(test_log_bare_values)
 {
-	static const char *const bare[] = { "0",   "16",     "-3",   "0.25",
-					    "1e9", "2.5E-3", "true", "false" };
-	static const char *const quoted[] = { "",   "-",   "007", "1.",   ".5",    "1e", "0x10",
-					      "1 ", "16G", "NaN", "True", "1.2.3", "+1", NULL };
+	static const char *const bare[] = { "0", "16", "-3", "2055", "true", "false" };
+	static const char *const quoted[] = { "",     "-",    "007",  "1.",  ".5",   "1e",
+					      "0x10", "1 ",   "16G",  "NaN", "True", "1.2.3",
+					      "+1",   "1.34", "0.25", "1e9", "-0",   NULL };
 	for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++)
 		ck_assert_msg(rf_log_value_is_bare(bare[i]), "%s", bare[i]);
 	for (size_t i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++)
