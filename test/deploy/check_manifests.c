@@ -1,6 +1,7 @@
 /* check-manifests: the manifests of deploy/ against the API (issue 12).
  *
  *   check-manifests [--expect FILE] SCHEMA PATH...
+ *   check-manifests --list PATH...     (every document as one kubectl-style List, on stdout)
  *
  * Every YAML document of every *.yaml under PATH is read with libyaml and checked:
  * - its apiVersion/kind is a kind the schema knows, and every field name, at every depth, is a
@@ -79,8 +80,22 @@ node(yaml_parser_t *p, yaml_event_t *ev, const char *file)
 {
 	yaml_event_type_t t;
 	switch (ev->type) {
-	case YAML_SCALAR_EVENT:
-		return json_stringn((const char *)ev->data.scalar.value, ev->data.scalar.length);
+	case YAML_SCALAR_EVENT: {
+		/* plain integers, booleans and nulls as YAML 1.2's core schema reads them */
+		const char *s = (const char *)ev->data.scalar.value;
+		size_t n = ev->data.scalar.length;
+		if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+			char *end;
+			long long v = strtoll(s, &end, 10);
+			if (n && (size_t)(end - s) == n && (s[0] != '0' || n == 1))
+				return json_integer(v);
+			if (strcmp(s, "true") == 0 || strcmp(s, "false") == 0)
+				return json_boolean(s[0] == 't');
+			if (strcmp(s, "null") == 0 || strcmp(s, "~") == 0)
+				return json_null();
+		}
+		return json_stringn(s, n);
+	}
 	case YAML_SEQUENCE_START_EVENT: {
 		json_t *a = json_array();
 		json_t *v;
@@ -94,6 +109,19 @@ node(yaml_parser_t *p, yaml_event_t *ev, const char *file)
 			json_t *k = next_node(p, file, &t);
 			if (!k)
 				break;
+			if (json_is_integer(k) ||
+			    json_is_boolean(k)) { /* a key such as 8080 or true */
+				char kb[32];
+				snprintf(kb, sizeof(kb), "%s",
+					 json_is_integer(k) ? ""
+					 : json_is_true(k)  ? "true"
+							    : "false");
+				if (json_is_integer(k))
+					snprintf(kb, sizeof(kb), "%lld",
+						 (long long)json_integer_value(k));
+				json_decref(k);
+				k = json_string(kb);
+			}
 			json_t *v = next_node(p, file, &t);
 			if (!json_is_string(k) || !v) {
 				problem("%s: a mapping key that is not a scalar, or no value",
@@ -179,7 +207,7 @@ walk(const json_t *v, const char *type, const char *where, const char *path)
 	if (strcmp(type, "any") == 0 || json_is_null(v))
 		return;
 	if (strcmp(type, "string") == 0 || strcmp(type, "int") == 0 || strcmp(type, "bool") == 0) {
-		if (!json_is_string(v))
+		if (json_is_object(v) || json_is_array(v))
 			problem("%s: %s: expected a %s value, got a %s", where, path, type,
 				json_is_array(v) ? "list" : "mapping");
 		return;
@@ -388,11 +416,40 @@ cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* --list: the documents of the files as a List (what `kubectl get -o json` prints), so that tests
+ * without a YAML library can feed the examples to railfit. */
+static int
+list_main(int argc, char **argv)
+{
+	json_t *items = json_array();
+	for (int i = 2; i < argc; i++) {
+		FILE *f = fopen(argv[i], "rb");
+		if (!f) {
+			fprintf(stderr, "%s: %s\n", argv[i], strerror(errno));
+			return 2;
+		}
+		static char buf[1 << 20];
+		size_t len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		json_t *docs = load_docs(buf, len, argv[i]);
+		json_array_extend(items, docs);
+		json_decref(docs);
+	}
+	json_t *list =
+		json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "List", "items", items);
+	json_dumpf(list, stdout, JSON_INDENT(1));
+	putchar('\n');
+	json_decref(list);
+	return n_problems ? 1 : 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *expect = NULL;
 	int i = 1;
+	if (argc > 1 && strcmp(argv[1], "--list") == 0)
+		return list_main(argc, argv);
 	if (argc > 2 && strcmp(argv[1], "--expect") == 0) {
 		expect = argv[2];
 		i = 3;
