@@ -85,6 +85,7 @@ static const char *const when_not_ready_names[] = { "error-for-railfit-pods", "p
 						    NULL };
 static const char *const bandwidth_policy_names[] = { "spread", "binpack", NULL };
 
+static const char *const scheduler_names_def[] = { "railfit", NULL };
 static const char *const gpu_drivers_def[] = { "gpu.nvidia.com", NULL };
 static const char *const nic_drivers_def[] = { "dra.net", NULL };
 static const char *const cpu_drivers_def[] = { "dra.cpu", NULL };
@@ -134,6 +135,7 @@ static const struct option options[] = {
 	{ "server.tls.clientCAFile", OPT_STRING, FIELD(server.tls.client_ca_file, char *),
 	  .def = "" },
 	{ "server.debugEndpoints", OPT_BOOL, FIELD(server.debug_endpoints, bool), .def = "true" },
+	{ "server.debugTokenFile", OPT_STRING, FIELD(server.debug_token_file, char *), .def = "" },
 
 	{ "kube.kubeconfig", OPT_STRING, FIELD(kube.kubeconfig, char *), .def = "" },
 	{ "kube.qps", OPT_NUMBER, FIELD(kube.qps, double), .def = "50", .min = 0, .max = INFINITY,
@@ -217,11 +219,17 @@ static const struct option options[] = {
 	{ "groups.spineLabels", OPT_STRV, FIELD(groups.spine_labels, struct rf_strv),
 	  .def_list = spine_labels_def, .valid = valid_k8s_qualified_name,
 	  .what = "a label key such as network.topology.kubernetes.io/spine" },
+
+	/* POST /bind creates pods/binding: off unless asked for, and only for these profiles */
+	{ "bind.enabled", OPT_BOOL, FIELD(bind.enabled, bool), .def = "false" },
+	{ "bind.schedulerNames", OPT_STRV, FIELD(bind.scheduler_names, struct rf_strv),
+	  .def_list = scheduler_names_def, .valid = valid_dns_subdomain,
+	  .what = "a scheduler profile name such as railfit" },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-/* Most keys one group has (server: 7). */
+/* Most keys one group has (server: 8). */
 #define MAX_CHILDREN 16
 /* Longest key path built from known keys, plus room for an unknown key's excerpt. */
 #define PATH_MAX_LEN 256

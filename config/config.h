@@ -43,8 +43,13 @@ struct rf_config {
 			char *key_file;
 			char *client_ca_file;
 		} tls;
-		bool debug_endpoints; /* true */
+		bool debug_endpoints;   /* true */
+		char *debug_token_file; /* "" = the debug routes are open to whoever reaches them */
 	} server;
+	struct {
+		bool enabled;                   /* false: POST /bind is refused */
+		struct rf_strv scheduler_names; /* [railfit]: pods bind only with these */
+	} bind;
 	struct {
 		char *kubeconfig;
 		double qps;                      /* 50 */

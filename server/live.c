@@ -66,7 +66,7 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 		} else {
 			rf_warn("cannot read the API server version; using the newest DRA rules railfit "
 				"knows until it answers",
-				"detail", c ? verr : "out of memory");
+				"err", c ? verr : "out of memory");
 		}
 		rf_kube_conn_free(c);
 	}
@@ -84,7 +84,9 @@ rf_live_start(const struct rf_live_options *o, struct rf_live **ret, char *err, 
 	}
 	struct rf_binder_options bo = { .kube = l->kube,
 					.store = l->store,
-					.assume_ttl_ms = o->cfg->kube.assume_ttl_ms };
+					.assume_ttl_ms = o->cfg->kube.assume_ttl_ms,
+					.scheduler_names = &o->cfg->bind.scheduler_names,
+					.cache = o->cache };
 	if ((r = rf_binder_new(&bo, &l->binder)) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

@@ -191,7 +191,7 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {
-		rf_v(2, "rejected ExtenderArgs", "detail", err);
+		rf_v(2, "rejected ExtenderArgs", "err", err);
 		return reply_bad_args(resp, "invalid ExtenderArgs", err, filter) < 0 ? -ENOMEM : 1;
 	}
 	v->gen = rf_cache_get(v->app->cache);
@@ -218,7 +218,7 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 		rf_v(1, "pod demand unknown", "pod", v->demand.pod_key, "reason",
 		     v->demand.unknown_reason);
 	if (v->demand.bad_annotation[0] && first_report(v->demand.pod_key)) {
-		rf_warn("ignoring a malformed pod annotation", "pod", v->demand.pod_key, "detail",
+		rf_warn("ignoring a malformed pod annotation", "pod", v->demand.pod_key, "err",
 			v->demand.bad_annotation);
 		rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 1);
 	}
@@ -434,7 +434,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				cel_error_seen = true;
 				rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 1);
 				rf_warn("a claim selector raises a CEL runtime error", "pod",
-					v.demand.pod_key, "detail", nr->cel_msg);
+					v.demand.pod_key, "err", nr->cel_msg);
 			}
 			msgs[i] = nr->msg;
 		}
@@ -579,4 +579,59 @@ out:
 	rf_cluster_unref(gen);
 	rf_extender_preempt_args_release(&args);
 	return r < 0 ? r : 0;
+}
+
+/* ExtenderBindingResult{Error} plus the error body every 4xx/5xx carries. */
+static int
+bind_refused(struct rf_http_response *resp, int status, const char *error, const char *text)
+{
+	json_t *j = rf_extender_bind_result(text);
+	if (j && (json_object_set_new(j, "error", json_string(error)) < 0 ||
+		  json_object_set_new(j, "detail", json_string(text)) < 0)) {
+		json_decref(j);
+		j = NULL;
+	}
+	char l[64];
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_BIND_TOTAL, "refused", NULL) >= 0)
+		rf_metric_add(RF_METRIC_BIND_TOTAL, l, 1);
+	return rf_http_reply_json(resp, status, j);
+}
+
+/* Bad ExtenderBindingArgs get the 400 a binding railfit gives them; 1 when answered. */
+static int
+bind_args_invalid(const struct rf_http_request *req, struct rf_http_response *resp, int *ret)
+{
+	struct rf_extender_bind_args a = { 0 };
+	char err[1024];
+	int r = rf_extender_bind_args_parse(req->body, req->body_len, &a, err, sizeof(err));
+	rf_extender_bind_args_release(&a);
+	if (r == 0)
+		return 0;
+	*ret = r == -ENOMEM ? r : bind_refused(resp, 400, "invalid ExtenderBindingArgs", err);
+	return 1;
+}
+
+int
+rf_verb_bind_static(void *app, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	(void)app;
+	int r;
+	if (bind_args_invalid(req, resp, &r))
+		return r;
+	return bind_refused(resp, 501, "not implemented",
+			    "railfit serves a static snapshot: binding needs a live cluster "
+			    "(railfit serve without --snapshot or --demo, and bind.enabled: true)");
+}
+
+int
+rf_verb_bind_disabled(void *app, const struct rf_http_request *req, struct rf_http_response *resp)
+{
+	(void)app;
+	int r;
+	if (bind_args_invalid(req, resp, &r))
+		return r;
+	return bind_refused(
+		resp, 403, "binding disabled",
+		"binding is disabled in the configuration (bind.enabled: false); "
+		"kube-scheduler binds the pod itself when the extender has no bindVerb");
 }

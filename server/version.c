@@ -2,11 +2,11 @@
  * with (`railfit version`, GET /version). */
 #include "server/version.h"
 
+#include <gnutls/gnutls.h>
 #include <stdio.h>
 #include <yaml.h>
 
 #include <curl/curl.h>
-#include <hwloc.h>
 #include <microhttpd.h>
 
 #include "rf-build.h"
@@ -14,12 +14,10 @@
 json_t *
 rf_version_json(void)
 {
-	char hw[32], yv[32];
-	unsigned hv = hwloc_get_api_version();
-	snprintf(hw, sizeof(hw), "%u.%u.%u", hv >> 16, (hv >> 8) & 0xff, hv & 0xff);
-	snprintf(yv, sizeof(yv), "%s", yaml_get_version_string());
-	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "version", RF_VERSION, "commit",
-			 RF_COMMIT, "libraries", "libmicrohttpd", MHD_get_version(), "jansson",
-			 JANSSON_VERSION, "libcurl", curl_version_info(CURLVERSION_NOW)->version,
-			 "hwloc", hw, "libyaml", yv);
+	const char *gnutls = gnutls_check_version(NULL);
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:s}}", "version", RF_VERSION,
+			 "commit", RF_COMMIT, "libraries", "libmicrohttpd", MHD_get_version(),
+			 "gnutls", gnutls ? gnutls : "", "jansson", jansson_version_str(),
+			 "libcurl", curl_version_info(CURLVERSION_NOW)->version, "hwloc",
+			 RF_HWLOC_VERSION, "libyaml", yaml_get_version_string());
 }

@@ -6,9 +6,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS="build-essential meson ninja-build pkg-config libmicrohttpd-dev libjansson-dev
+PKGS="build-essential meson ninja-build pkg-config libmicrohttpd-dev libgnutls28-dev libjansson-dev
       libcurl4-openssl-dev libhwloc-dev libyaml-dev check python3 valgrind prometheus curl
-      clang-format"
+      clang-format openssl"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
 	missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 	if [ -n "$missing" ]; then

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -18,6 +19,54 @@
 #include "server/http/log.h"
 #include "server/snapshot/snapshot.h"
 #include "server/version.h"
+
+int
+rf_cmd_log_flag(const char *cmd, int c, const char *arg)
+{
+	if (c == RF_OPT_LOG_FORMAT) {
+		if (strcmp(arg, "text") == 0)
+			rf_log_setup(RF_LOG_TEXT, rf_log_verbosity());
+		else if (strcmp(arg, "json") == 0)
+			rf_log_setup(RF_LOG_JSON, rf_log_verbosity());
+		else {
+			fprintf(stderr,
+				"railfit %s: --log-format: expected text or json, got '%s'\n", cmd,
+				arg);
+			return 2;
+		}
+		return 0;
+	}
+	/* -v=2 reaches us as "=2" (getopt takes what follows -v as its value) */
+	const char *s = arg[0] == '=' ? arg + 1 : arg;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < 0 || v > 10) {
+		fprintf(stderr, "railfit %s: -v: expected a number from 0 to 10, got '%s'\n", cmd,
+			arg);
+		return 2;
+	}
+	rf_log_setup(rf_log_format(), (int)v); /* the format stays whatever it was */
+	return 0;
+}
+
+int
+rf_cmd_output_flag(const char *cmd, const char *value, const char *const *allowed)
+{
+	size_t n = 0;
+	for (; allowed[n]; n++)
+		if (strcmp(value, allowed[n]) == 0)
+			return 0;
+	char list[256] = "";
+	size_t pos = 0;
+	for (size_t i = 0; i < n && pos < sizeof(list); i++)
+		pos += (size_t)snprintf(list + pos, sizeof(list) - pos, "%s%s",
+					i == 0       ? ""
+					: i + 1 == n ? " or "
+						     : ", ",
+					allowed[i]);
+	fprintf(stderr, "railfit %s: -o: expected %s, got '%s'\n", cmd, list, value);
+	return 2;
+}
 
 int
 rf_read_file(const char *path, size_t max, char **ret, size_t *ret_len, char *err, size_t errlen)
@@ -89,17 +138,39 @@ static void
 explain_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: railfit explain (--snapshot F | --demo) --pod F [--node N] [-o table|json] "
-		"[--config F]\n\n"
+		"usage: railfit explain (--snapshot F | --demo) --pod F|NS/NAME [--node N] "
+		"[-o table|json]\n"
+		"                       [--config F] [--log-format text|json] [-v N]\n\n"
 		"Offline: for every node, would the pod pass, which devices the DRA allocator would "
 		"pick,\ntheir alignment, headroom and score, and why.\n\n"
 		"  --snapshot F   a cluster snapshot (kubectl get nodes,pods,resourceslices,\n"
-		"                 resourceclaims,deviceclasses -A -o json)\n"
+		"                 resourceclaims,resourceclaimtemplates,deviceclasses -A -o json);\n"
+		"                 - reads it from standard input\n"
 		"  --demo         the built-in demo cluster\n"
 		"  --pod F        the Pod (JSON), or a List holding the Pod plus its ResourceClaims\n"
-		"                 or ResourceClaimTemplates when they are not in the snapshot\n"
+		"                 or ResourceClaimTemplates when they are not in the snapshot;\n"
+		"                 - reads it from standard input\n"
+		"  --pod NS/NAME  a pod of the snapshot (when no file of that name exists)\n"
 		"  --node N       only this node\n"
-		"  -o FORMAT      table (default) or json\n");
+		"  -o FORMAT      table (default) or json\n"
+		"  --config F     railfit configuration (scoring, devices, filter)\n" RF_LOG_USAGE
+		"\nexample:\n"
+		"  kubectl get nodes,pods,resourceslices,resourceclaims,resourceclaimtemplates,\\\n"
+		"    deviceclasses -A -o json | railfit explain --snapshot - --pod ml/trainer-0\n");
+}
+
+/* --pod NS/NAME: a pod reference rather than a file, when no such file exists. */
+static bool
+pod_reference(const char *arg, char *ns, size_t nslen, const char **name)
+{
+	const char *slash = strchr(arg, '/');
+	if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/') ||
+	    (size_t)(slash - arg) >= nslen || access(arg, F_OK) == 0)
+		return false;
+	memcpy(ns, arg, (size_t)(slash - arg));
+	ns[slash - arg] = 0;
+	*name = slash + 1;
+	return true;
 }
 
 /* Append every element of src to dst (both arrays). */
@@ -123,9 +194,14 @@ rf_cmd_explain(int argc, char **argv)
 		{ "node", required_argument, NULL, 'n' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		RF_LOG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const outputs[] = { "table", "json", NULL };
 	const char *snapshot = NULL, *podf = NULL, *node = NULL, *out = "table", *config = NULL;
+	char pod_ns[256];
+	const char *pod_name = NULL;
 	bool demo = false;
 	int c, rc = 1;
 	char err[1024];
@@ -136,8 +212,13 @@ rf_cmd_explain(int argc, char **argv)
 	json_t *doc = NULL, *poddoc = NULL;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:v:h", opts, NULL)) != -1) {
 		switch (c) {
+		case RF_OPT_LOG_FORMAT:
+		case 'v':
+			if (rf_cmd_log_flag("explain", c, optarg))
+				return 2;
+			break;
 		case 's':
 			snapshot = optarg;
 			break;
@@ -167,16 +248,28 @@ rf_cmd_explain(int argc, char **argv)
 	if (optind < argc || (!snapshot && !demo) || (snapshot && demo) || !podf) {
 		fprintf(stderr, "railfit explain: %s\n",
 			optind < argc        ? "unexpected argument"
-			: !podf              ? "--pod F is required"
+			: !podf              ? "--pod F (or --pod NS/NAME) is required"
 			: (snapshot && demo) ? "--snapshot and --demo exclude each other"
 					     : "--snapshot F (or --demo) is required");
 		explain_usage(stderr);
 		return 2;
 	}
-	if (strcmp(out, "table") != 0 && strcmp(out, "json") != 0) {
-		fprintf(stderr, "railfit explain: -o: expected table or json, got '%s'\n", out);
+	if (rf_cmd_output_flag("explain", out, outputs))
+		return 2;
+	bool snap_stdin = snapshot && strcmp(snapshot, "-") == 0;
+	bool pod_stdin = strcmp(podf, "-") == 0;
+	if (snap_stdin && pod_stdin) {
+		fprintf(stderr,
+			"railfit explain: --snapshot - and --pod - cannot both read standard "
+			"input; give one of them a file (or --pod NS/NAME)\n");
 		return 2;
 	}
+	if (snap_stdin)
+		snapshot = "/dev/stdin";
+	if (pod_stdin)
+		podf = "/dev/stdin";
+	else
+		pod_reference(podf, pod_ns, sizeof(pod_ns), &pod_name);
 	if ((rc = rf_load_config(config, &cfg)) != 0)
 		return rc;
 	rc = 2;
@@ -194,6 +287,23 @@ rf_cmd_explain(int argc, char **argv)
 		goto out;
 	}
 	json_error_t jerr;
+	if (pod_name) {
+		rc = 1;
+		cel = rf_cel_cache_new();
+		if (!cel || rf_cluster_build(&objs, &cfg, cel, &gen) < 0)
+			goto out;
+		const struct rf_pod *p = rf_cluster_pod(gen, pod_ns, pod_name);
+		if (!p) {
+			fprintf(stderr,
+				"railfit explain: --pod: no file '%s', and no pod %s/%s in the %s\n",
+				podf, pod_ns, pod_name, demo ? "demo cluster" : "snapshot");
+			rc = 2;
+			goto out;
+		}
+		if (!(poddoc = rf_snapshot_expand(p->json, NULL)))
+			goto out;
+		goto explain;
+	}
 	poddoc = json_load_file(podf, JSON_REJECT_DUPLICATES, &jerr);
 	if (!poddoc) {
 		fprintf(stderr, "railfit explain: --pod: cannot read '%s' as JSON: %s (line %d)\n",
@@ -219,6 +329,7 @@ rf_cmd_explain(int argc, char **argv)
 	cel = rf_cel_cache_new();
 	if (!cel || rf_cluster_build(&objs, &cfg, cel, &gen) < 0)
 		goto out;
+explain:
 	for (size_t i = 0; i < rf_cluster_n_warnings(gen); i++)
 		fprintf(stderr, "railfit explain: warning: %s\n", rf_cluster_warning(gen, i));
 	if (node && !rf_cluster_node(gen, node)) {
@@ -227,7 +338,7 @@ rf_cmd_explain(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	doc = rf_explain_pod(gen, json_array_get(podobjs.pods, 0), node);
+	doc = rf_explain_pod(gen, pod_name ? poddoc : json_array_get(podobjs.pods, 0), node);
 	if (!doc)
 		goto out;
 	if (strcmp(out, "json") == 0) {
@@ -365,29 +476,75 @@ rf_cmd_gen_cluster(int argc, char **argv)
 	return 0;
 }
 
+static void
+version_usage(FILE *f)
+{
+	fprintf(f, "usage: railfit version [-o json|yaml]\n\n"
+		   "Print railfit's version, git commit and the versions of the libraries it runs "
+		   "with.\n\n"
+		   "  -o FORMAT   json or yaml (default: text)\n");
+}
+
 int
 rf_cmd_version(int argc, char **argv)
 {
-	(void)argv;
-	if (argc > 1 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-o") != 0) {
-		fprintf(stderr, "usage: railfit version [-o json]\n");
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const outputs[] = { "json", "yaml", NULL };
+	const char *out = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			version_usage(stdout);
+			return 0;
+		default:
+			version_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "railfit version: unexpected argument '%s'\n", argv[optind]);
+		version_usage(stderr);
 		return 2;
 	}
+	if (out && rf_cmd_output_flag("version", out, outputs))
+		return 2;
 	json_t *v = rf_version_json();
 	if (!v)
 		return 1;
-	if (argc > 2 && strcmp(argv[1], "-o") == 0 && strcmp(argv[2], "json") == 0) {
+	const json_t *libs = json_object_get(v, "libraries");
+	const char *k;
+	json_t *val;
+	if (out && strcmp(out, "json") == 0) {
 		json_dumpf(v, stdout, JSON_INDENT(2));
 		fputc('\n', stdout);
+	} else if (out) {
+		/* YAML: JSON strings are YAML double-quoted scalars */
+		char *ver = json_dumps(json_object_get(v, "version"), JSON_ENCODE_ANY);
+		char *commit = json_dumps(json_object_get(v, "commit"), JSON_ENCODE_ANY);
+		printf("version: %s\ncommit: %s\nlibraries:\n", ver ? ver : "\"\"",
+		       commit ? commit : "\"\"");
+		free(ver);
+		free(commit);
+		json_object_foreach ((json_t *)libs, k, val) {
+			char *q = json_dumps(val, JSON_ENCODE_ANY);
+			printf("  %s: %s\n", k, q ? q : "\"\"");
+			free(q);
+		}
 	} else {
-		const json_t *libs = json_object_get(v, "libraries");
 		printf("railfit %s (commit %s)\n", json_string_value(json_object_get(v, "version")),
 		       json_string_value(json_object_get(v, "commit")));
-		const char *k;
-		json_t *val;
 		json_object_foreach ((json_t *)libs, k, val)
 			printf("  %-14s %s\n", k, json_string_value(val));
 	}
 	json_decref(v);
-	return 0;
+	return fflush(stdout) == 0 ? 0 : 1;
 }

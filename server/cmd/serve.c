@@ -22,6 +22,7 @@
 #include "server/debug_routes.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
+#include "server/http/tls.h"
 #include "server/kube/bind.h"
 #include "server/live.h"
 #include "server/snapshot/snapshot.h"
@@ -35,42 +36,13 @@ serve_usage(FILE *f)
 		"usage: railfit serve [--config F] [--listen ADDR] (--snapshot F | --demo | "
 		"[--kubeconfig F])\n"
 		"                     [--log-format text|json] [-v N]\n\n"
-		"Run the scheduler extender.\n\n"
+		"Run the scheduler extender: against kube-apiserver (in-cluster, --kubeconfig,\n"
+		"$KUBECONFIG or ~/.kube/config), or read-only on a snapshot or the demo cluster.\n\n"
 		"  --config F        railfit configuration (YAML, see README)\n"
 		"  --listen ADDR     address of the extender verbs, e.g. 127.0.0.1:8888 (server.listen)\n"
-		"  --snapshot F      serve a static cluster snapshot (kubectl get ... -o json)\n"
+		"  --snapshot F      serve a static cluster snapshot (kubectl get ... -o json; - = stdin)\n"
 		"  --demo            serve the built-in demo cluster\n"
-		"  --kubeconfig F    kube-apiserver credentials (live mode)\n"
-		"  --log-format F    text (klog) or json\n"
-		"  -v N              log verbosity (2 = one line per request)\n");
-}
-
-/* Parse --log-format/-v shared by every command. Returns 0, or 2 with a message. */
-static int
-log_option(const char *fmt)
-{
-	if (strcmp(fmt, "text") == 0)
-		rf_log_setup(RF_LOG_TEXT, rf_log_verbosity());
-	else if (strcmp(fmt, "json") == 0)
-		rf_log_setup(RF_LOG_JSON, rf_log_verbosity());
-	else {
-		fprintf(stderr, "railfit: --log-format: expected text or json, got '%s'\n", fmt);
-		return 2;
-	}
-	return 0;
-}
-
-static int
-parse_verbosity(const char *s, int *ret)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-	if (!*s || *end || v < 0 || v > 10) {
-		fprintf(stderr, "railfit: -v: expected a number from 0 to 10, got '%s'\n", s);
-		return 2;
-	}
-	*ret = (int)v;
-	return 0;
+		"  --kubeconfig F    kube-apiserver credentials (live mode only)\n" RF_LOG_USAGE);
 }
 
 /* the helper freeing what the packed blobs replaced; joined at exit */
@@ -126,7 +98,7 @@ build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char
 		rf_warn("cannot pack the ResourceSlices and ResourceClaims (out of memory); keeping "
 			"them as they are");
 	for (size_t i = 0; i < rf_cluster_n_warnings(gen); i++)
-		rf_warn("skipped part of the cluster", "source", source, "detail",
+		rf_warn("skipped part of the cluster", "source", source, "err",
 			rf_cluster_warning(gen, i));
 	struct rf_cluster_counts cnt = rf_cluster_counts(gen);
 	char nodes[32], slices[32], claims[32], pods[32];
@@ -147,8 +119,11 @@ static const struct rf_http_route verb_routes[] = {
 	{ "POST", "/preempt", false, "preempt", rf_verb_preempt, NULL },
 };
 
-static const struct rf_http_route bind_route = {
-	"POST", "/bind", false, "bind", rf_verb_bind, NULL
+/* live with bind.enabled; live without; a snapshot or the demo */
+static const struct rf_http_route bind_routes[] = {
+	{ "POST", "/bind", false, "bind", rf_verb_bind, NULL },
+	{ "POST", "/bind", false, "bind", rf_verb_bind_disabled, NULL },
+	{ "POST", "/bind", false, "bind", rf_verb_bind_static, NULL },
 };
 
 static const struct rf_http_route ops_routes[] = {
@@ -171,30 +146,52 @@ static const struct rf_http_route debug_routes[] = {
 
 #define N_ROUTES(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Appends src to dst (userdata app), each callable by `who` (acc parallel to dst). */
 static size_t
-add_routes(struct rf_http_route *dst, size_t n, const struct rf_http_route *src, size_t m,
-	   struct rf_app *app)
+add_routes(struct rf_http_route *dst, enum rf_http_access *acc, size_t n,
+	   const struct rf_http_route *src, size_t m, struct rf_app *app, enum rf_http_access who)
 {
 	for (size_t i = 0; i < m; i++) {
 		dst[n] = src[i];
 		dst[n].userdata = app;
+		acc[n] = who;
 		n++;
 	}
 	return n;
 }
 
+/* How to try it, on stdout: the demo's own pods and requests; for a snapshot, explain for pods
+ * that are in it (those holding claims first). */
 static void
-print_banner(const struct rf_app *app, const char *source, size_t nodes, uint16_t port,
-	     uint16_t debug_port)
+print_banner(const struct rf_app *app, bool demo, const char *source, const struct rf_cluster *gen,
+	     uint16_t port, uint16_t debug_port, bool tls, bool tls_debug)
 {
 	char host[64], dhost[64];
-	snprintf(host, sizeof(host), "localhost:%u", (unsigned)port);
-	snprintf(dhost, sizeof(dhost), "localhost:%u", (unsigned)debug_port);
+	snprintf(host, sizeof(host), "%slocalhost:%u", tls ? "https://" : "", (unsigned)port);
+	snprintf(dhost, sizeof(dhost), "%slocalhost:%u", tls_debug ? "https://" : "",
+		 (unsigned)debug_port);
 	printf("railfit %s serving %s (%zu nodes) on %s (verbs: /filter /prioritize /preempt)\n",
-	       RF_VERSION, source, nodes, app->cfg.server.listen);
+	       RF_VERSION, demo ? "the demo cluster" : source, gen ? rf_cluster_n_nodes(gen) : 0,
+	       app->cfg.server.listen);
 	printf("try:\n");
 	printf("  curl -s %s/readyz\n", dhost);
 	printf("  curl -s '%s/debug/nodes?o=table'\n", dhost);
+	if (!demo) {
+		size_t shown = 0, n = gen ? rf_cluster_n_pods(gen) : 0;
+		for (int pass = 0; pass < 2 && shown < 2; pass++)
+			for (size_t i = 0; i < n && shown < 2; i++) {
+				const struct rf_pod *p = rf_cluster_pod_at(gen, i);
+				if (!p || !p->ns || !p->name ||
+				    (pass == 0) != (p->n_claim_names > 0))
+					continue;
+				printf("  curl -s '%s/debug/explain/%s/%s?o=table'\n", dhost, p->ns,
+				       p->name);
+				shown++;
+			}
+		printf("  curl -s %s/metrics | grep railfit_\n", dhost);
+		fflush(stdout);
+		return;
+	}
 	printf("  curl -s '%s/debug/explain/demo/trainer-aligned?o=table'\n", dhost);
 	printf("  curl -s '%s/debug/explain/demo/trainer-loose?o=table'\n", dhost);
 	printf("  curl -s -X POST %s/filter -H 'Content-Type: application/json' -d "
@@ -222,15 +219,17 @@ rf_cmd_serve(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "snapshot", required_argument, NULL, 's' },
 		{ "demo", no_argument, NULL, 'd' },
-		{ "log-format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		RF_LOG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = NULL, *listen = NULL, *snapshot = NULL, *kubeconfig = NULL;
 	bool demo = false;
-	int verbosity = 0, c, rc = 1;
+	int c, rc = 1;
 	struct rf_app app = { 0 };
 	struct rf_http_server *srv = NULL, *dbg = NULL;
+	struct rf_tls *tls = NULL;
+	struct rf_token *token = NULL;
 	struct rf_cluster_objects objs = { 0 };
 	char err[1024];
 
@@ -252,14 +251,10 @@ rf_cmd_serve(int argc, char **argv)
 		case 'd':
 			demo = true;
 			break;
-		case 'f':
-			if (log_option(optarg))
-				return 2;
-			break;
+		case RF_OPT_LOG_FORMAT:
 		case 'v':
-			if (parse_verbosity(optarg, &verbosity))
+			if (rf_cmd_log_flag("serve", c, optarg))
 				return 2;
-			rf_log_setup(RF_LOG_TEXT, verbosity);
 			break;
 		case 'h':
 			serve_usage(stdout);
@@ -278,6 +273,14 @@ rf_cmd_serve(int argc, char **argv)
 		fprintf(stderr, "railfit serve: --snapshot and --demo exclude each other\n");
 		return 2;
 	}
+	if (kubeconfig && (snapshot || demo)) {
+		fprintf(stderr,
+			"railfit serve: --kubeconfig is for live mode; %s reads no API server\n",
+			demo ? "--demo" : "--snapshot");
+		return 2;
+	}
+	if (snapshot && strcmp(snapshot, "-") == 0)
+		snapshot = "/dev/stdin";
 	bool live = !snapshot && !demo; /* against kube-apiserver */
 	struct rf_live *lv = NULL;
 	if ((rc = rf_load_config(config, &app.cfg)) != 0)
@@ -289,6 +292,26 @@ rf_cmd_serve(int argc, char **argv)
 			goto out;
 		free(app.cfg.server.listen);
 		app.cfg.server.listen = l;
+	}
+	if (*app.cfg.server.tls.cert_file) {
+		struct rf_tls_options to = { .cert_file = app.cfg.server.tls.cert_file,
+					     .key_file = app.cfg.server.tls.key_file,
+					     .client_ca_file = app.cfg.server.tls.client_ca_file };
+		int r = rf_tls_new(&to, &tls, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "railfit serve: --config: %s\n", err);
+			rc = r == -ENOMEM ? 1 : 2;
+			goto out;
+		}
+	}
+	if (*app.cfg.server.debug_token_file) {
+		int r = rf_token_new(app.cfg.server.debug_token_file, "server.debugTokenFile",
+				     &token, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "railfit serve: --config: %s\n", err);
+			rc = r == -ENOMEM ? 1 : 2;
+			goto out;
+		}
 	}
 	app.config_path = config;
 	app.start_time = (double)time(NULL);
@@ -360,49 +383,70 @@ rf_cmd_serve(int argc, char **argv)
 	}
 
 	struct rf_http_route routes[32], droutes[32];
+	enum rf_http_access racc[32], dacc[32];
 	size_t nr = 0, nd = 0;
 	bool split = app.cfg.server.debug_listen && app.cfg.server.debug_listen[0];
-	nr = add_routes(routes, nr, verb_routes, N_ROUTES(verb_routes), &app);
-	if (lv) { /* binding needs the API server */
-		routes[nr] = bind_route;
-		routes[nr++].userdata = rf_live_binder(lv);
-	}
-	if (split) {
-		nd = add_routes(droutes, nd, ops_routes, N_ROUTES(ops_routes), &app);
-		if (app.cfg.server.debug_endpoints)
-			nd = add_routes(droutes, nd, debug_routes, N_ROUTES(debug_routes), &app);
+	nr = add_routes(routes, racc, nr, verb_routes, N_ROUTES(verb_routes), &app, RF_HTTP_CLIENT);
+	if (lv && app.cfg.bind.enabled) { /* binding needs the API server */
+		nr = add_routes(routes, racc, nr, &bind_routes[0], 1, &app, RF_HTTP_CLIENT);
+		routes[nr - 1].userdata = rf_live_binder(lv);
 	} else {
-		nr = add_routes(routes, nr, ops_routes, N_ROUTES(ops_routes), &app);
+		nr = add_routes(routes, racc, nr, &bind_routes[lv ? 1 : 2], 1, &app,
+				RF_HTTP_CLIENT);
+	}
+	/* health, readiness, metrics and version on the verbs' port always (kubelet probes and
+	 * Prometheus reach the pod's address); the debug routes move to debugListen when it is set
+	 */
+	nr = add_routes(routes, racc, nr, ops_routes, N_ROUTES(ops_routes), &app, RF_HTTP_OPEN);
+	if (split) {
+		nd = add_routes(droutes, dacc, nd, ops_routes, N_ROUTES(ops_routes), &app,
+				RF_HTTP_OPEN);
 		if (app.cfg.server.debug_endpoints)
-			nr = add_routes(routes, nr, debug_routes, N_ROUTES(debug_routes), &app);
+			nd = add_routes(droutes, dacc, nd, debug_routes, N_ROUTES(debug_routes),
+					&app, RF_HTTP_OPERATOR);
+	} else if (app.cfg.server.debug_endpoints) {
+		nr = add_routes(routes, racc, nr, debug_routes, N_ROUTES(debug_routes), &app,
+				RF_HTTP_OPERATOR);
 	}
 	struct rf_http_options ho = {
 		.listen = app.cfg.server.listen,
 		.max_body_bytes = app.cfg.server.max_body_bytes,
 		.request_timeout_ms = app.cfg.server.request_timeout_ms,
 		.threads = (unsigned)app.cfg.server.threads,
+		.tls = tls,
+		.token = token,
+		.access = racc,
 	};
 	if (rf_http_start(&ho, routes, nr, &srv, err, sizeof(err)) < 0) {
-		rf_error("cannot start the extender server", "listen", app.cfg.server.listen,
-			 "detail", err);
+		rf_error("cannot start the extender server", "listen", app.cfg.server.listen, "err",
+			 err);
 		goto out;
 	}
 	if (split) {
 		ho.listen = app.cfg.server.debug_listen;
+		ho.tls = NULL; /* operators' port: plain HTTP, the token if any */
+		ho.access = dacc;
 		if (rf_http_start(&ho, droutes, nd, &dbg, err, sizeof(err)) < 0) {
 			rf_error("cannot start the debug server", "listen",
-				 app.cfg.server.debug_listen, "detail", err);
+				 app.cfg.server.debug_listen, "err", err);
 			goto out;
 		}
 	}
 	char port[16];
 	snprintf(port, sizeof(port), "%u", (unsigned)rf_http_port(srv));
-	rf_info("serving", "listen", app.cfg.server.listen, "port", port, "source", source);
+	rf_info("serving", "listen", app.cfg.server.listen, "port", port, "source", source, "tls",
+		tls ? (rf_tls_wants_client_cert(tls) ? "client-certificates" : "server-only")
+		    : "off");
+	if (split) {
+		snprintf(port, sizeof(port), "%u", (unsigned)rf_http_port(dbg));
+		rf_info("serving the debug endpoints", "listen", app.cfg.server.debug_listen,
+			"port", port, "token", token ? "required" : "none");
+	}
 	struct rf_cluster *gen = rf_cache_get(app.cache);
 	if (!live)
-		print_banner(&app, demo ? "the demo cluster" : source,
-			     gen ? rf_cluster_n_nodes(gen) : 0, rf_http_port(srv),
-			     split ? rf_http_port(dbg) : rf_http_port(srv));
+		print_banner(&app, demo, source, gen, rf_http_port(srv),
+			     split ? rf_http_port(dbg) : rf_http_port(srv), tls != NULL,
+			     !split && tls != NULL);
 	rf_cluster_unref(gen);
 
 	int sig = 0;
@@ -416,6 +460,8 @@ out:
 	}
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
+	rf_tls_free(tls);
+	rf_token_free(token);
 	rf_live_stop(lv); /* after the servers: joins the watch threads */
 	rf_parallel_free(app.parallel);
 	rf_cluster_objects_release(&objs);

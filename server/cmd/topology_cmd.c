@@ -32,7 +32,7 @@ topology_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: railfit topology [--xml F] [-o table|json|annotation] [--publish --node N [--kubeconfig F]]\n"
-		"                        [--config F]\n\n"
+		"                        [--config F] [--log-format text|json] [-v N]\n\n"
 		"GPU x NIC locality of this machine (hwloc) or of an lstopo XML export, like\n"
 		"'nvidia-smi topo -m': PIX (at most one PCIe switch), PXB (several switches), PHB\n"
 		"(through a host bridge), NODE (across host bridges of one NUMA node), SYS (across\n"
@@ -45,7 +45,7 @@ topology_usage(FILE *f)
 		"  --node N      the Node to annotate (with --publish)\n"
 		"  --kubeconfig F  credentials for --publish (else kube.kubeconfig, $KUBECONFIG,\n"
 		"                ~/.kube/config, in-cluster)\n"
-		"  --config F    railfit configuration (for devices.topologyAnnotation)\n");
+		"  --config F    railfit configuration (for devices.topologyAnnotation)\n" RF_LOG_USAGE);
 }
 
 /* The first line of captured hwloc output that says something, without a leading "<file>: ". */
@@ -218,8 +218,10 @@ rf_cmd_topology(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "kubeconfig", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
+		RF_LOG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const outputs[] = { "table", "json", "annotation", NULL };
 	const char *xml = NULL, *out = NULL, *node = NULL, *config = NULL, *kubeconfig = NULL;
 	bool publish = false;
 	int c, r, rc;
@@ -231,8 +233,13 @@ rf_cmd_topology(int argc, char **argv)
 	json_t *doc = NULL;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:v:h", opts, NULL)) != -1) {
 		switch (c) {
+		case RF_OPT_LOG_FORMAT:
+		case 'v':
+			if (rf_cmd_log_flag("topology", c, optarg))
+				return 2;
+			break;
 		case 'x':
 			xml = optarg;
 			break;
@@ -264,11 +271,8 @@ rf_cmd_topology(int argc, char **argv)
 		topology_usage(stderr);
 		return 2;
 	}
-	if (out && strcmp(out, "table") != 0 && strcmp(out, "json") != 0 &&
-	    strcmp(out, "annotation") != 0) {
-		fprintf(stderr, CMD ": -o: expected table, json or annotation, got '%s'\n", out);
+	if (out && rf_cmd_output_flag("topology", out, outputs))
 		return 2;
-	}
 	if (xml && !xml[0]) {
 		fprintf(stderr, CMD ": --xml: expected a file name\n");
 		return 2;

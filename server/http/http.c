@@ -34,6 +34,7 @@
 #include "server/http/gojson.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
+#include "server/http/tls.h"
 
 #define RF_HTTP_CONNECTION_LIMIT  1024u
 #define RF_HTTP_CONNECTION_MEMORY ((size_t)64 * 1024)
@@ -50,7 +51,10 @@ struct rf_http_server {
 	size_t n_routes;
 	size_t max_body;
 	int64_t timeout_ms;
-	char *route_list; /* "GET /healthz, POST /filter, GET /debug/nodes/..." for 404 details */
+	char *route_list;   /* "GET /healthz, POST /filter, GET /debug/nodes/..." for 404 details */
+	struct rf_tls *tls; /* borrowed; NULL = plain HTTP */
+	struct rf_token *token;      /* borrowed */
+	enum rf_http_access *access; /* per route; NULL = all open */
 };
 
 struct req {
@@ -370,6 +374,14 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 			return send_route_error(conn, r, method, url);
 		return MHD_YES;
 	}
+	char why[256];
+	int denied = rf_http_access_check(
+		s->access ? s->access[r->route - s->routes] : RF_HTTP_OPEN,
+		rf_tls_wants_client_cert(s->tls), rf_tls_peer_verified(conn), s->token,
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+		why, sizeof(why));
+	if (denied)
+		return send_error(conn, r, method, url, denied, "unauthorized", why, NULL);
 	if (have_cl) {
 		unsigned long long n = cl_value;
 		if (n > s->max_body) {
@@ -460,7 +472,7 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 		else
 			snprintf(detail, sizeof(detail), "handler for %s %s set status %d", method,
 				 url, resp.status);
-		rf_error("request handler failed", "method", method, "path", url, "detail", detail);
+		rf_error("request handler failed", "method", method, "path", url, "err", detail);
 		return send_error(conn, r, method, url, 500, "internal error", detail, NULL);
 	}
 	return send_response(conn, r, method, url, &resp, NULL);
@@ -721,8 +733,18 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	s->max_body = (uint64_t)o->max_body_bytes > SIZE_MAX - 1 ? SIZE_MAX - 1
 								 : (size_t)o->max_body_bytes;
 	s->timeout_ms = o->request_timeout_ms;
+	s->tls = o->tls;
+	s->token = o->token;
+	if (o->access && n_routes && (s->access = malloc(n_routes * sizeof(*s->access))))
+		memcpy(s->access, o->access, n_routes * sizeof(*s->access));
+	if (o->access && n_routes && !s->access) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	s->route_list = describe_routes(routes, n_routes);
 	if (!s->route_list) {
+		free(s->access);
 		free(s);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -732,6 +754,7 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	int r = listen_on(o->listen, &s->listen_fd, &family, err, errlen);
 	if (r < 0) {
 		free(s->route_list);
+		free(s->access);
 		free(s);
 		return r;
 	}
@@ -756,6 +779,13 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	/* HTTPS: the certificate callback and its friends (tls.c) */
+	static const struct MHD_OptionItem no_tls[] = { { MHD_OPTION_END, 0, NULL } };
+	const struct MHD_OptionItem *tls_opts = no_tls;
+	if (o->tls) {
+		flags |= MHD_USE_TLS;
+		tls_opts = rf_tls_mhd_options(o->tls);
+	}
 
 	if (threads > 1)
 		s->daemon = MHD_start_daemon(
@@ -764,7 +794,8 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 			MHD_OPTION_CONNECTION_TIMEOUT, tmo_s, MHD_OPTION_CONNECTION_LIMIT,
 			(unsigned int)RF_HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 			RF_HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
-			NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_END);
+			NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_ARRAY,
+			tls_opts, MHD_OPTION_END);
 	else
 		s->daemon = MHD_start_daemon(
 			flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_EXTERNAL_LOGGER,
@@ -772,12 +803,13 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 			MHD_OPTION_CONNECTION_TIMEOUT, tmo_s, MHD_OPTION_CONNECTION_LIMIT,
 			(unsigned int)RF_HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 			RF_HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
-			NULL, MHD_OPTION_END);
+			NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 	if (!s->daemon) {
 		snprintf(err, errlen, "cannot start the HTTP server on \"%s\" (libmicrohttpd)",
 			 o->listen);
 		close(s->listen_fd);
 		free(s->route_list);
+		free(s->access);
 		free(s);
 		return -EIO;
 	}
@@ -803,5 +835,6 @@ rf_http_stop(struct rf_http_server *s)
 		MHD_stop_daemon(s->daemon);
 	/* MHD closes a listen socket it was given along with the daemon. */
 	free(s->route_list);
+	free(s->access);
 	free(s);
 }

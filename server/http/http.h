@@ -14,6 +14,10 @@
 #include <jansson.h>
 
 #include "config/strbuf.h"
+#include "server/http/auth.h"
+
+struct rf_tls;
+struct rf_token;
 
 struct rf_http_request {
 	const char *method;  /* "GET", "POST", ... */
@@ -48,7 +52,11 @@ struct rf_http_options {
 	const char *listen; /* "host:port", "[::1]:port" or ":port"; port 0 picks a free one */
 	int64_t max_body_bytes;
 	int64_t request_timeout_ms;
-	unsigned threads; /* 0 = min(4, ncpu) */
+	unsigned threads;       /* 0 = min(4, ncpu) */
+	struct rf_tls *tls;     /* HTTPS with these credentials (tls.h); NULL = plain HTTP */
+	struct rf_token *token; /* bearer token of RF_HTTP_OPERATOR routes; NULL = none */
+	/* who may call each route (auth.h), parallel to the routes; NULL = all RF_HTTP_OPEN */
+	const enum rf_http_access *access;
 };
 
 struct rf_http_server;

@@ -7,7 +7,8 @@
  *
  * Text lines follow klog's header and Kubernetes structured logging:
  *   I1129 12:00:00.000000    1234 file.c:42] "message" key="value"
- * message and values are quoted and escaped like Go's strconv.Quote. JSON lines follow the
+ * message and string values are quoted and escaped like Go's strconv.Quote; values that read as
+ * integers or booleans are bare, as klog writes Go ints and bools. JSON lines follow the
  * component-base JSON format ("ts" is milliseconds since the epoch, as a float) plus "level":
  *   {"ts":1732881600000.123,"level":"info","v":0,"caller":"file.c:42","msg":"...","key":"value"}
  */
@@ -42,6 +43,39 @@ int
 rf_log_verbosity(void)
 {
 	return atomic_load_explicit(&log_verbosity, memory_order_relaxed);
+}
+
+enum rf_log_format
+rf_log_format(void)
+{
+	return (enum rf_log_format)atomic_load(&log_format);
+}
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* An integer as Go's %v writes one (no leading zeros, no '+'), or true/false. Floats stay quoted:
+ * a value such as a version "1.34" cannot be told from one, and quoting is the safe side. */
+bool
+rf_log_value_is_bare(const char *v)
+{
+	if (!v || !*v)
+		return false;
+	if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+		return true;
+	const char *p = v;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		return p[1] == '\0' && p == v; /* "-0" is no Go integer */
+	if (!is_digit(*p))
+		return false;
+	while (is_digit(*p))
+		p++;
+	return *p == '\0';
 }
 
 static void
@@ -127,7 +161,10 @@ emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *ms
 			rf_strbuf_putc(&l, ',');
 			put_json_string(&l, kv[i]);
 			rf_strbuf_putc(&l, ':');
-			put_json_string(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
+			if (rf_log_value_is_bare(kv[i + 1]))
+				rf_strbuf_puts(&l, kv[i + 1]);
+			else
+				put_json_string(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
 		}
 		rf_strbuf_putc(&l, '}');
 	} else {
@@ -143,10 +180,10 @@ emit(enum rf_log_level lvl, int v, const char *file, int line_no, const char *ms
 			rf_strbuf_putc(&l, ' ');
 			put_key(&l, kv[i]);
 			rf_strbuf_putc(&l, '=');
-			if (kv[i + 1])
+			if (kv[i + 1] && !rf_log_value_is_bare(kv[i + 1]))
 				put_go_quoted(&l, kv[i + 1]);
 			else
-				rf_strbuf_puts(&l, "<nil>");
+				rf_strbuf_puts(&l, kv[i + 1] ? kv[i + 1] : "<nil>");
 		}
 	}
 

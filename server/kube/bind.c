@@ -14,6 +14,7 @@
 #include "server/http/extender.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
+#include "server/snapshot/snapshot.h"
 
 #define POOL_MAX 16
 
@@ -22,6 +23,8 @@ struct rf_binder {
 	struct rf_store *store;
 	int64_t assume_ttl_ms;
 	long timeout_ms;
+	const struct rf_strv *scheduler_names;
+	struct rf_cache *cache;
 	pthread_mutex_t lock;
 	struct rf_kube_conn *idle[POOL_MAX];
 	size_t n_idle;
@@ -29,7 +32,7 @@ struct rf_binder {
 
 static const char *const results[] = { "ok",        "already_bound", "conflict",  "not_found",
 				       "forbidden", "rejected",      "throttled", "timeout",
-				       "error",     "invalid" };
+				       "error",     "invalid",       "refused" };
 
 int
 rf_binder_new(const struct rf_binder_options *o, struct rf_binder **ret)
@@ -41,6 +44,8 @@ rf_binder_new(const struct rf_binder_options *o, struct rf_binder **ret)
 	b->store = o->store;
 	b->assume_ttl_ms = o->assume_ttl_ms;
 	b->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : 4000;
+	b->scheduler_names = o->scheduler_names;
+	b->cache = o->cache;
 	pthread_mutex_init(&b->lock, NULL);
 	char l[64];
 	for (size_t i = 0; i < sizeof(results) / sizeof(results[0]); i++)
@@ -142,6 +147,88 @@ reply_error(struct rf_http_response *resp, int status, const char *text)
 	return rf_http_reply_json(resp, status, j);
 }
 
+/* spec.schedulerName of a Pod object (kube-apiserver defaults it); NULL when it is not a Pod. */
+static const char *
+scheduler_of(const json_t *pod, const char *uid)
+{
+	const char *have =
+		json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
+	if (!json_is_object(pod) || (uid && *uid && have && strcmp(uid, have) != 0))
+		return NULL;
+	const char *s =
+		json_string_value(json_object_get(json_object_get(pod, "spec"), "schedulerName"));
+	return s ? s : "default-scheduler";
+}
+
+/* The pod's scheduler name into out: from the cache, else from the API server (a list by name,
+ * which the list permission railfit holds anyway allows). 0, -ENOENT (no such pod, or another
+ * UID), or an error with err set. */
+static int
+pod_scheduler(struct rf_binder *b, struct rf_kube_conn *conn, const struct rf_extender_bind_args *a,
+	      char *out, size_t outlen, char *err, size_t errlen)
+{
+	const char *name = NULL;
+	json_t *pod = NULL, *list = NULL;
+	struct rf_kube_response kr = { 0 };
+	int r = -ENOENT;
+	struct rf_cluster *gen = b->cache ? rf_cache_get(b->cache) : NULL;
+	const struct rf_pod *p = gen ? rf_cluster_pod(gen, a->pod_namespace, a->pod_name) : NULL;
+	if (p && (pod = rf_snapshot_expand(p->json, NULL)))
+		name = scheduler_of(pod, a->pod_uid);
+	rf_cluster_unref(gen);
+	if (!name) {
+		char path[1200], *ens = curl_easy_escape(NULL, a->pod_namespace, 0),
+				 *sel = curl_easy_escape(NULL, a->pod_name, 0);
+		if (!ens || !sel) {
+			curl_free(ens);
+			curl_free(sel);
+			r = -ENOMEM;
+			goto out;
+		}
+		snprintf(path, sizeof(path),
+			 "/api/v1/namespaces/%s/pods?fieldSelector=metadata.name%%3D%s&limit=1",
+			 ens, sel);
+		curl_free(ens);
+		curl_free(sel);
+		struct rf_kube_request kreq = { .path = path,
+						.timeout_ms = b->timeout_ms / 2,
+						.max_body = 4 << 20 };
+		r = rf_kube_do(conn, &kreq, &kr);
+		if (r < 0 || kr.status != 200) {
+			snprintf(err, errlen, "cannot read pod %s/%s: %s", a->pod_namespace,
+				 a->pod_name,
+				 r < 0 || kr.error[0] ? kr.error : "unexpected status");
+			r = r < 0 ? r : -EIO;
+			goto out;
+		}
+		list = json_loadb(kr.body, kr.body_len, 0, NULL);
+		name = scheduler_of(json_array_get(json_object_get(list, "items"), 0), a->pod_uid);
+		r = -ENOENT;
+	}
+	if (name) {
+		snprintf(out, outlen, "%s", name);
+		r = 0;
+	} else {
+		snprintf(err, errlen, "pod %s/%s%s%s not found", a->pod_namespace, a->pod_name,
+			 a->pod_uid && *a->pod_uid ? " with UID " : "",
+			 a->pod_uid ? a->pod_uid : "");
+	}
+out:
+	json_decref(pod);
+	json_decref(list);
+	rf_kube_response_release(&kr);
+	return r;
+}
+
+static bool
+served_profile(const struct rf_binder *b, const char *name)
+{
+	for (size_t i = 0; i < b->scheduler_names->n; i++)
+		if (strcmp(b->scheduler_names->v[i], name) == 0)
+			return true;
+	return false;
+}
+
 static char *
 binding_body(const struct rf_extender_bind_args *a)
 {
@@ -170,7 +257,7 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 		return r;
 	if (r < 0) {
 		count("invalid");
-		rf_v(2, "rejected ExtenderBindingArgs", "detail", err);
+		rf_v(2, "rejected ExtenderBindingArgs", "err", err);
 		return reply_error(resp, 400, err);
 	}
 	if (!a.pod_name || !*a.pod_name || !a.pod_namespace || !*a.pod_namespace || !a.node ||
@@ -185,6 +272,28 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 	    !(ens = curl_easy_escape(NULL, a.pod_namespace, 0)) ||
 	    !(ename = curl_easy_escape(NULL, a.pod_name, 0))) {
 		r = -ENOMEM;
+		goto out;
+	}
+	char sched[256];
+	char pod[600];
+	snprintf(pod, sizeof(pod), "%s/%s", a.pod_namespace, a.pod_name);
+	/* without a list of profiles (tests), any pod */
+	r = b->scheduler_names ? pod_scheduler(b, conn, &a, sched, sizeof(sched), err, sizeof(err))
+			       : 0;
+	if (r == -ENOMEM)
+		goto out;
+	if (r == 0 && b->scheduler_names && !served_profile(b, sched)) {
+		snprintf(err, sizeof(err),
+			 "pod %s has schedulerName \"%s\", which is not in bind.schedulerNames: "
+			 "railfit binds only the pods of the profiles it serves",
+			 pod, sched);
+		r = -EPERM;
+	}
+	if (r < 0) {
+		const char *res = r == -ENOENT ? "not_found" : r == -EPERM ? "refused" : "error";
+		count(res);
+		rf_warn("cannot bind pod", "pod", pod, "node", a.node, "result", res, "err", err);
+		r = reply_error(resp, 200, err);
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/binding", ens, ename);
@@ -206,8 +315,6 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 			continue;
 		break;
 	}
-	char pod[600];
-	snprintf(pod, sizeof(pod), "%s/%s", a.pod_namespace, a.pod_name);
 	const char *result = NULL;
 	if (r < 0) {
 		result = r == -ETIMEDOUT ? "timeout" : "error";
@@ -229,7 +336,7 @@ rf_verb_bind(void *userdata, const struct rf_http_request *req, struct rf_http_r
 	}
 	count(result);
 	if (strcmp(result, "ok") != 0 && strcmp(result, "already_bound") != 0) {
-		rf_warn("cannot bind pod", "pod", pod, "node", a.node, "result", result, "detail",
+		rf_warn("cannot bind pod", "pod", pod, "node", a.node, "result", result, "err",
 			err);
 		r = reply_error(resp, 200, err);
 		goto out;

@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "config/config.h"
 #include "server/http/http.h"
+#include "server/kube/cache.h"
 #include "server/kube/kube.h"
 #include "server/kube/store.h"
 
@@ -21,6 +23,11 @@ struct rf_binder_options {
 	struct rf_store *store; /* outlives the binder */
 	int64_t assume_ttl_ms;  /* kube.assumeTTL */
 	long timeout_ms;        /* whole bind budget; 0 = 4 s */
+	/* bind.schedulerNames: a pod whose spec.schedulerName is not one of them is refused
+	 * (looked up in cache, else listed from the API server by name); borrowed, outlives the
+	 * binder */
+	const struct rf_strv *scheduler_names;
+	struct rf_cache *cache; /* may be NULL: always ask the API server */
 };
 
 struct rf_binder;
@@ -30,7 +37,8 @@ int rf_binder_new(const struct rf_binder_options *o, struct rf_binder **ret);
 /** Free (with its pooled connections). Accepts NULL. */
 void rf_binder_free(struct rf_binder *b);
 
-/** The route handler; userdata is the struct rf_binder. */
+/** The route handler; userdata is the struct rf_binder. A pod of another scheduler profile (or
+ * one that does not exist) is refused with the verb's Error, before any Binding is created. */
 int rf_verb_bind(void *binder, const struct rf_http_request *req, struct rf_http_response *resp);
 
 /**

@@ -163,10 +163,10 @@ failed(struct reflector *r, const char *reason, int retry_after, const char *fmt
 		char n[16];
 		snprintf(n, sizeof(n), "%u", r->streak);
 		rf_warn("watch of the API server failed", "resource", r->resource, "reason", reason,
-			"failures", n, "detail", r->msg);
+			"failures", n, "err", r->msg);
 	} else {
 		rf_v(2, "watch of the API server failed", "resource", r->resource, "reason", reason,
-		     "detail", r->msg);
+		     "err", r->msg);
 	}
 }
 
@@ -378,7 +378,7 @@ detect_version(struct reflector *r)
 	if (!set->detect_version)
 		return;
 	if (rf_kube_server_version(r->conn, gv, sizeof(gv), err, sizeof(err)) < 0) {
-		rf_v(2, "cannot read the API server version yet", "detail", err);
+		rf_v(2, "cannot read the API server version yet", "err", err);
 		return;
 	}
 	rf_reflectors_use_server_version(set->store, gv);
@@ -431,7 +431,7 @@ do_list(struct reflector *r)
 						rf_list_rv_too_large(resp.status, resp.body))) {
 		/* the RV is gone (or not there yet): a consistent list, at once */
 		r->rv_unavailable = true;
-		rf_v(2, "relisting without a resourceVersion", "resource", r->resource, "detail",
+		rf_v(2, "relisting without a resourceVersion", "resource", r->resource, "err",
 		     resp.error);
 		rf_kube_response_release(&resp);
 		rc = list_once(r, "", page, &items, list_rv, &paginated, &resp);

@@ -134,9 +134,9 @@ prune_interner(struct rf_store *s, enum rf_kind kind)
 	pthread_mutex_unlock(&ki->lock);
 }
 
-static const char *const kind_names[RF_KIND_COUNT] = {
-	"Node", "Pod", "ResourceSlice", "ResourceClaim", "DeviceClass", "DeviceTaintRule"
-};
+static const char *const kind_names[RF_KIND_COUNT] = { "Node",          "Pod",
+						       "ResourceSlice", "ResourceClaim",
+						       "DeviceClass",   "DeviceTaintRule" };
 
 const char *
 rf_kind_name(enum rf_kind k)
@@ -956,8 +956,9 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	if (rf_config_copy(o->cfg, &s->cfgs[0]) < 0)
 		goto fail;
 	s->n_cfgs = 1;
-	/* every pod label is kept here: a label railfit does not read today costs little */
+	/* only what railfit reads: /debug/snapshot shows no more than that (issue 12) */
 	s->slim.topology_annotation = s->cfgs[0].devices.topology_annotation;
+	s->slim.pod_labels = &s->cfgs[0].groups.labels;
 	if ((r = -pthread_create(&s->thread, NULL, publisher, s)) < 0)
 		goto fail;
 	s->thread_started = true;

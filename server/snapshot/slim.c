@@ -385,6 +385,7 @@ static const struct field f_container[] = { { "name", KEEP, NULL },
 					    { "resources", SUB, f_ctr_resources },
 					    END };
 static const struct field f_pod_spec[] = { { "nodeName", KEEP, NULL },
+					   { "schedulerName", KEEP, NULL }, /* for POST /bind */
 					   { "resourceClaims", EACH, f_pod_claim },
 					   { "initContainers", EXT_EACH, f_container },
 					   { "containers", EXT_EACH, f_container },

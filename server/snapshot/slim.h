@@ -9,7 +9,8 @@
  *   Pod            metadata.{name,namespace,uid}, the labels of groups.labels (all when not
  *                  known), the pod annotations railfit reads
  *                  (railfit.io/..., kubernetes.io/egress-bandwidth,
- * kubernetes.io/ingress-bandwidth), spec.{nodeName,resourceClaims[].{name,resourceClaimName,
+ *                  kubernetes.io/ingress-bandwidth), spec.{nodeName,schedulerName (for
+ *                  POST /bind), resourceClaims[].{name,resourceClaimName,
  *                  resourceClaimTemplateName}}, status.{phase,resourceClaimStatuses[].{name,
  *                  resourceClaimName}}. Containers, volumes, env, commands: never (with
  *                  keep_requests: containers[].resources.requests and creationTimestamp).

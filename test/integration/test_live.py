@@ -842,7 +842,8 @@ class LiveScheduling(unittest.TestCase):
                 objs += [self.claim("train-%d-gpu-nic" % i),
                          self.pod("train-%d" % i, "train-%d-gpu-nic" % i)]
             api.put(*objs)
-            with railfit(kc) as rf:
+            # binding is off by default (issue 12): this profile's pods are railfit's
+            with railfit(kc, config=CONFIG + "bind: {enabled: true}\n") as rf:
                 wait_ready(self, rf)
                 converge(self, api, rf)
                 client = rf.client(node_cache_capable=True)

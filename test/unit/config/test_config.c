@@ -665,7 +665,7 @@ static const struct error_case errors[] = {
 	/* groups that are not mappings */
 	{ "server: 5",
 	  "server: expected a mapping with keys listen, debugListen, maxBodyBytes, requestTimeout, "
-	  "threads, tls, debugEndpoints, got \"5\"" },
+	  "threads, tls, debugEndpoints, debugTokenFile, got \"5\"" },
 	{ "server: {tls: [a]}",
 	  "server.tls: expected a mapping with keys certFile, keyFile, clientCAFile, got a list" },
 	{ "scoring: {levels: PIX}",
@@ -673,16 +673,16 @@ static const struct error_case errors[] = {
 	  "\"PIX\"" },
 	{ "[server]",
 	  "configuration: expected a mapping with keys server, kube, devices, filter, scoring, groups, "
-	  "got a list" },
+	  "bind, got a list" },
 	{ "railfit",
 	  "configuration: expected a mapping with keys server, kube, devices, filter, scoring, groups, "
-	  "got \"railfit\"" },
+	  "bind, got \"railfit\"" },
 	/* unknown keys at every level */
 	{ "srever: {}",
-	  "srever: unknown key (expected one of server, kube, devices, filter, scoring, groups)" },
+	  "srever: unknown key (expected one of server, kube, devices, filter, scoring, groups, bind)" },
 	{ "server: {port: 8888}",
 	  "server.port: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints)" },
+	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "server: {tls: {caFile: x}}",
 	  "server.tls.caFile: unknown key (expected one of certFile, keyFile, clientCAFile)" },
 	{ "kube: {QPS: 5}",
@@ -702,10 +702,10 @@ static const struct error_case errors[] = {
 	  "groups.annotations: unknown key (expected one of labels, blockLabels, spineLabels)" },
 	{ "server: {Listen: x}",
 	  "server.Listen: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints)" },
+	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "server: {\"a\\tb\": x}",
 	  "server.a\\x09b: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints)" },
+	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "groups: {0123456789012345678901234567890123456789012345678901234567890123456789: 1}",
 	  "groups.0123456789012345678901234567890123456789012345678901234567890123...: unknown key "
 	  "(expected one of labels, blockLabels, spineLabels)" },
@@ -810,7 +810,7 @@ START_TEST(test_config_to_json_defaults)
 		"{\"server\": {\"listen\": \"0.0.0.0:8888\", \"debugListen\": \"\","
 		" \"maxBodyBytes\": \"128Mi\", \"requestTimeout\": \"10s\", \"threads\": 0,"
 		" \"tls\": {\"certFile\": \"\", \"keyFile\": \"\", \"clientCAFile\": \"\"},"
-		" \"debugEndpoints\": true},"
+		" \"debugEndpoints\": true, \"debugTokenFile\": \"\"},"
 		" \"kube\": {\"kubeconfig\": \"\", \"qps\": 50, \"staleAfter\": \"2m0s\","
 		" \"assumeTTL\": \"30s\", \"watchTimeout\": \"5m0s\", \"draVersion\": \"auto\"},"
 		" \"devices\": {\"gpuDrivers\": [\"gpu.nvidia.com\"], \"nicDrivers\": [\"dra.net\"],"
@@ -829,7 +829,8 @@ START_TEST(test_config_to_json_defaults)
 		" \"blockLabels\": [\"network.topology.kubernetes.io/block\","
 		" \"cloud.google.com/gce-topology-subblock\", \"topology.k8s.aws/network-node-layer-3\"],"
 		" \"spineLabels\": [\"network.topology.kubernetes.io/spine\","
-		" \"cloud.google.com/gce-topology-block\", \"topology.k8s.aws/network-node-layer-2\"]}}";
+		" \"cloud.google.com/gce-topology-block\", \"topology.k8s.aws/network-node-layer-2\"]},"
+		" \"bind\": {\"enabled\": false, \"schedulerNames\": [\"railfit\"]}}";
 	struct rf_config c;
 	json_error_t jerr;
 	json_t *got, *exp = json_loads(want, 0, &jerr);
