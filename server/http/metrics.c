@@ -638,6 +638,20 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 		.help = "How long the oldest watch event not yet in the published cache generation "
 			"has waited (0 when the generation is current).",
 	},
+	[RF_METRIC_HTTP_REJECTED_TOTAL] = {
+		.name = "railfit_http_rejected_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Requests refused or connections cut off before a handler ran, by reason "
+			"(deadline, budget, target, headers, framing).",
+		.labels = { "reason" },
+	},
+	[RF_METRIC_RV_RESETS_TOTAL] = {
+		.name = "railfit_resource_version_resets_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Times the API server's resourceVersion went backwards (an etcd restore), "
+			"each followed by a relist of everything, by the resource that noticed.",
+		.labels = { "resource" },
+	},
 };
 
 const char *
@@ -726,4 +740,10 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", 0);
 	rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 0);
 	rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 0);
+	static const char *const rejected[] = { "deadline", "budget", "target", "headers",
+						"framing" };
+	for (size_t i = 0; i < sizeof(rejected) / sizeof(rejected[0]); i++)
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_HTTP_REJECTED_TOTAL, rejected[i],
+				     NULL) >= 0)
+			rf_metric_add(RF_METRIC_HTTP_REJECTED_TOTAL, l, 0);
 }

@@ -29,6 +29,8 @@ enum rf_metric {
 	RF_METRIC_TOPOLOGY_ANNOTATION_ERRORS, /* gauge; no labels */
 	RF_METRIC_UNJUDGED_NODES_TOTAL,       /* no labels */
 	RF_METRIC_CACHE_LAG_SECONDS,          /* gauge; no labels */
+	RF_METRIC_HTTP_REJECTED_TOTAL,        /* labels: reason */
+	RF_METRIC_RV_RESETS_TOTAL,            /* labels: resource */
 	RF_METRIC__COUNT
 };
 

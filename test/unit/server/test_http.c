@@ -614,13 +614,15 @@ START_TEST(test_http_keepalive)
 	ck_assert_int_eq(r.status, 404);
 	ck_assert_int_eq(r.new_connects, 0);
 	reply_free(&r);
+	/* A chunked body of unknown size to a path without a route is answered at once, before
+	 * the body (which could be endless): the connection closes after the answer. */
 	request(c, port, "POST", "/healthz", "{\"x\":1}", 7, BODY_CHUNKED, false, &r);
 	ck_assert_int_eq(r.status, 405);
 	ck_assert_int_eq(r.new_connects, 0);
 	reply_free(&r);
 	request(c, port, "POST", "/fail", "{}", 2, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 500);
-	ck_assert_int_eq(r.new_connects, 0);
+	ck_assert_int_eq(r.new_connects, 1);
 	reply_free(&r);
 	request(c, port, "GET", "/healthz", NULL, 0, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 200);
