@@ -519,32 +519,45 @@ do_list(struct reflector *r)
 
 /* The current RV of the API server (a list with limit=1, a consistent read) against the last
  * one seen: a watch at an RV a restored server has not reached would only be silent.
- * @return true when it went backwards (the caller relists). */
+ * @return true when the reflector relists: the RV went backwards, or the server answered the
+ * check with an error (counted and backed off like a failed list). */
 static bool
 ask_current_rv(struct reflector *r)
 {
 	struct rf_kube_response resp;
-	char path[512], rv[RV_MAX];
-	bool back = false;
+	char path[512], rv[RV_MAX], text[1000];
+	bool relist = false;
 	snprintf(path, sizeof(path), "%s", r->spec->path);
 	if (rf_path_add_param(path, sizeof(path), "limit", "1") < 0)
 		return false;
 	struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
-	if (rf_kube_do(r->conn, &req, &resp) == 0 && resp.status == 200) {
+	int rc = rf_kube_do(r->conn, &req, &resp);
+	if (rc == 0 && resp.status == 200) {
 		json_t *doc = json_loadb(resp.body, resp.body_len, 0, NULL);
 		const char *v = json_string_value(
 			json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
 		if (v && strlen(v) < sizeof(rv)) {
 			snprintf(rv, sizeof(rv), "%s", v);
-			back = rf_rv_went_backwards(r->last_rv, rv);
+			relist = rf_rv_went_backwards(r->last_rv, rv);
 		}
 		json_decref(doc);
-		if (back)
+		if (relist)
 			rv_went_backwards(r, rv, "a check after a reconnect");
+	} else if (rc != -ECANCELED) {
+		int retry_after;
+		const char *reason = rf_list_failure(rc == 0 ? 1 : rc, resp.status,
+						     resp.retry_after, &retry_after);
+		if (rc == 0)
+			rf_kube_describe_failure(&resp, "list", r->resource, r->spec->group, text,
+						 sizeof(text));
+		else
+			snprintf(text, sizeof(text), "%s", resp.error);
+		failed(r, reason, retry_after, "list %s (current resourceVersion): %s", r->resource,
+		       text);
+		relist = true;
 	}
-	/* a failure here is the watch's to report */
 	rf_kube_response_release(&resp);
-	return back;
+	return relist;
 }
 
 /* ---------------------------------------------------------------------------------------------
