@@ -124,6 +124,15 @@ static const struct option options[] = {
 	  .valid = valid_listen, .what = "an address such as 127.0.0.1:8889, or \"\"" },
 	{ "server.maxBodyBytes", OPT_BYTES, FIELD(server.max_body_bytes, int64_t), .def = "128Mi",
 	  .min = KiB, .max = GiB },
+	/* request bodies held at once, over all connections: 0 = 4 x maxBodyBytes; else at least
+	 * maxBodyBytes (validate()) */
+	{ "server.maxBufferedBytes", OPT_BYTES, FIELD(server.max_buffered_bytes, int64_t),
+	  .def = "0", .min = 0, .max = 64 * GiB },
+	{ "server.maxConnectionsPerAddress", OPT_INT,
+	  FIELD(server.max_connections_per_address, int), .def = "128", .min = 1, .max = 1024 },
+	/* "" = the probes are served with everything else */
+	{ "server.probeListen", OPT_STRING, FIELD(server.probe_listen, char *), .def = "",
+	  .valid = valid_listen, .what = "an address such as 0.0.0.0:8890, or \"\"" },
 	/* 0 would mean "no timeout" to libmicrohttpd: a stalled client could hold a thread */
 	{ "server.requestTimeout", OPT_DURATION, FIELD(server.request_timeout_ms, int64_t),
 	  .def = "10s" },
@@ -229,7 +238,7 @@ static const struct option options[] = {
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
 
-/* Most keys one group has (server: 8). */
+/* Most keys one group has (server: 11). */
 #define MAX_CHILDREN 16
 /* Longest key path built from known keys, plus room for an unknown key's excerpt. */
 #define PATH_MAX_LEN 256
@@ -1086,6 +1095,13 @@ validate(const struct rf_config *c, struct errbuf *e)
 		return fail(e, -EINVAL,
 			    "server.tls: expected certFile and keyFile together, got only %s",
 			    *cert ? "certFile" : "keyFile");
+	if (c->server.max_buffered_bytes && c->server.max_buffered_bytes < c->server.max_body_bytes)
+		return fail(
+			e, -EINVAL,
+			"server.maxBufferedBytes: expected at least server.maxBodyBytes (%lld), "
+			"got %lld",
+			(long long)c->server.max_body_bytes,
+			(long long)c->server.max_buffered_bytes);
 	if (*c->server.tls.client_ca_file && !*cert)
 		return fail(e, -EINVAL,
 			    "server.tls.clientCAFile: expected certFile and keyFile to be set too");

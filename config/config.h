@@ -33,11 +33,14 @@ enum rf_bandwidth_policy { RF_BW_SPREAD, RF_BW_BINPACK };
 
 struct rf_config {
 	struct {
-		char *listen;               /* "0.0.0.0:8888" */
-		char *debug_listen;         /* "" = same listener */
-		int64_t max_body_bytes;     /* 128Mi */
-		int64_t request_timeout_ms; /* 10s */
-		int threads;                /* 0 = automatic */
+		char *listen;                    /* "0.0.0.0:8888" */
+		char *debug_listen;              /* "" = same listener */
+		int64_t max_body_bytes;          /* 128Mi */
+		int64_t max_buffered_bytes;      /* 512Mi: bodies held at once */
+		int max_connections_per_address; /* 128 */
+		char *probe_listen;              /* "" = same listener */
+		int64_t request_timeout_ms;      /* 10s */
+		int threads;                     /* 0 = automatic */
 		struct {
 			char *cert_file;
 			char *key_file;

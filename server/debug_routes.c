@@ -12,6 +12,7 @@
 #include "config/strbuf.h"
 #include "server/app_state.h"
 #include "server/explain_table.h"
+#include "server/http/extender.h"
 #include "server/predictions.h"
 #include "server/snapshot/snapshot.h"
 
@@ -421,9 +422,14 @@ rf_route_debug_explain(void *userdata, const struct rf_http_request *req,
 			r = rf_http_reply_error(resp, 400, "invalid pod", d);
 			goto out;
 		}
+		char d[300];
 		if (!json_is_object(json_object_get(pod, "metadata"))) {
 			r = rf_http_reply_error(resp, 400, "invalid pod",
 						"expected a Pod with metadata.name");
+			goto out;
+		}
+		if (rf_extender_pod_check(pod, "", d, sizeof(d)) < 0) {
+			r = rf_http_reply_error(resp, 400, "invalid pod", d);
 			goto out;
 		}
 	}

@@ -540,8 +540,21 @@ rf_verb_preempt(void *userdata, const struct rf_http_request *req, struct rf_htt
 	have_demand = true;
 	if (demand.kind != RF_DEMAND_KNOWN)
 		goto reply;
+	/* the filter's time budget: candidates left when it is spent are kept (kube-scheduler's
+	 * own choice stands), as filter passes the nodes it did not judge */
+	double deadline = verb_deadline(app);
 	for (size_t i = 0; i < args.n_nodes; i++) {
 		const struct rf_extender_victims *v = &args.nodes[i];
+		if (mono_ms() > deadline) {
+			char d[32], t[32];
+			snprintf(d, sizeof(d), "%zu", i);
+			snprintf(t, sizeof(t), "%zu", args.n_nodes);
+			rf_warn("time budget spent: the remaining candidates are kept unjudged",
+				"verb", "preempt", "pod", demand.pod_key, "judged", d, "nodes", t);
+			rf_metric_add(RF_METRIC_UNJUDGED_NODES_TOTAL, "",
+				      (double)(args.n_nodes - i));
+			break;
+		}
 		struct rf_release rel;
 		size_t nv = 0;
 		free(victims);

@@ -134,6 +134,16 @@ static const struct rf_http_route ops_routes[] = {
 	{ "GET", "/metrics", false, "metrics", rf_route_metrics, NULL },
 };
 
+/* The probe listener (server.probeListen): kubelet's probes on connections of their own, which
+ * clients of the main listener cannot use up. */
+static const struct rf_http_route probe_routes[] = {
+	{ "GET", "/healthz", false, "healthz", rf_route_healthz, NULL },
+	{ "GET", "/livez", false, "livez", rf_route_healthz, NULL },
+	{ "GET", "/readyz", false, "readyz", rf_route_readyz, NULL },
+};
+#define PROBE_CONNECTIONS 64u
+#define PROBE_PER_ADDRESS 16u
+
 static const struct rf_http_route debug_routes[] = {
 	{ "GET", "/debug/nodes", false, "debug", rf_route_debug_nodes, NULL },
 	{ "GET", "/debug/nodes/", true, "debug", rf_route_debug_nodes, NULL },
@@ -227,7 +237,7 @@ rf_cmd_serve(int argc, char **argv)
 	bool demo = false;
 	int c, rc = 1;
 	struct rf_app app = { 0 };
-	struct rf_http_server *srv = NULL, *dbg = NULL;
+	struct rf_http_server *srv = NULL, *dbg = NULL, *probe = NULL;
 	struct rf_tls *tls = NULL;
 	struct rf_token *token = NULL;
 	struct rf_cluster_objects objs = { 0 };
@@ -382,7 +392,7 @@ rf_cmd_serve(int argc, char **argv)
 		}
 	}
 
-	struct rf_http_route routes[32], droutes[32];
+	struct rf_http_route routes[32], droutes[32], proutes[N_ROUTES(probe_routes)];
 	enum rf_http_access racc[32], dacc[32];
 	size_t nr = 0, nd = 0;
 	bool split = app.cfg.server.debug_listen && app.cfg.server.debug_listen[0];
@@ -416,6 +426,10 @@ rf_cmd_serve(int argc, char **argv)
 		.tls = tls,
 		.token = token,
 		.access = racc,
+		.max_per_address = (unsigned)app.cfg.server.max_connections_per_address,
+		.max_buffered_bytes = app.cfg.server.max_buffered_bytes
+					      ? app.cfg.server.max_buffered_bytes
+					      : 4 * app.cfg.server.max_body_bytes,
 	};
 	if (rf_http_start(&ho, routes, nr, &srv, err, sizeof(err)) < 0) {
 		rf_error("cannot start the extender server", "listen", app.cfg.server.listen, "err",
@@ -431,6 +445,26 @@ rf_cmd_serve(int argc, char **argv)
 				 app.cfg.server.debug_listen, "err", err);
 			goto out;
 		}
+	}
+	if (app.cfg.server.probe_listen[0]) {
+		enum rf_http_access pacc[N_ROUTES(probe_routes)];
+		size_t np = add_routes(proutes, pacc, 0, probe_routes, N_ROUTES(probe_routes), &app,
+				       RF_HTTP_OPEN);
+		struct rf_http_options po = ho;
+		po.listen = app.cfg.server.probe_listen;
+		po.tls = NULL; /* kubelet's probes: plain HTTP, open */
+		po.access = pacc;
+		po.threads = 1;
+		po.max_connections = PROBE_CONNECTIONS;
+		po.max_per_address = PROBE_PER_ADDRESS;
+		if (rf_http_start(&po, proutes, np, &probe, err, sizeof(err)) < 0) {
+			rf_error("cannot start the probe server", "listen",
+				 app.cfg.server.probe_listen, "err", err);
+			goto out;
+		}
+		char pport[16];
+		snprintf(pport, sizeof(pport), "%u", (unsigned)rf_http_port(probe));
+		rf_info("serving probes", "listen", app.cfg.server.probe_listen, "port", pport);
 	}
 	char port[16];
 	snprintf(port, sizeof(port), "%u", (unsigned)rf_http_port(srv));
@@ -458,6 +492,7 @@ out:
 		pthread_join(freer, NULL);
 		freer_started = false;
 	}
+	rf_http_stop(probe);
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
 	rf_tls_free(tls);

@@ -173,14 +173,94 @@ load_object(const char *body, size_t len, const char *what, json_t **ret, char *
 	return 0;
 }
 
+/* A field Go would refuse to decode into its type: want 's' string, 'o' object, 'a' array, 'm'
+ * object of strings (labels, annotations); null is every type's zero value. */
+static int
+check_field(const json_t *obj, const char *prefix, const char *key, char want, char *err,
+	    size_t errlen)
+{
+	const json_t *v = json_object_get(obj, key);
+	if (!v || json_is_null(v))
+		return 0;
+	const char *expect = want == 's' ? "a string" : want == 'a' ? "an array" : "an object";
+	bool ok = want == 's'   ? json_is_string(v)
+		  : want == 'a' ? json_is_array(v)
+				: json_is_object(v);
+	if (!ok)
+		return fail(err, errlen, "%s%s: expected %s, got %s", prefix, key, expect,
+			    type_name(v));
+	if (want == 'm') {
+		const char *k;
+		const json_t *x;
+		json_object_foreach ((json_t *)v, k, x)
+			if (!json_is_string(x))
+				return fail(err, errlen,
+					    "%s%s[\"%.100s\"]: expected a string, got %s", prefix,
+					    key, k, type_name(x));
+	}
+	return 0;
+}
+
+int
+rf_extender_pod_check(const json_t *pod, const char *prefix, char *err, size_t errlen)
+{
+	char p[96];
+	int r;
+	if (!json_is_object(pod))
+		return fail(err, errlen, "%s: expected an object, got %s", prefix, type_name(pod));
+	const json_t *md = json_object_get(pod, "metadata");
+	const json_t *spec = json_object_get(pod, "spec");
+	const json_t *st = json_object_get(pod, "status");
+	snprintf(p, sizeof(p), "%s%s", prefix, *prefix ? "." : "");
+	if ((r = check_field(pod, p, "metadata", 'o', err, errlen)) < 0 ||
+	    (r = check_field(pod, p, "spec", 'o', err, errlen)) < 0 ||
+	    (r = check_field(pod, p, "status", 'o', err, errlen)) < 0)
+		return r;
+	snprintf(p, sizeof(p), "%s%smetadata.", prefix, *prefix ? "." : "");
+	static const char *const md_strings[] = { "name", "namespace", "uid", "generateName",
+						  "resourceVersion" };
+	for (size_t i = 0; md && i < sizeof(md_strings) / sizeof(md_strings[0]); i++)
+		if ((r = check_field(md, p, md_strings[i], 's', err, errlen)) < 0)
+			return r;
+	if (md && ((r = check_field(md, p, "labels", 'm', err, errlen)) < 0 ||
+		   (r = check_field(md, p, "annotations", 'm', err, errlen)) < 0))
+		return r;
+	snprintf(p, sizeof(p), "%s%sspec.", prefix, *prefix ? "." : "");
+	if (spec && ((r = check_field(spec, p, "nodeName", 's', err, errlen)) < 0 ||
+		     (r = check_field(spec, p, "schedulerName", 's', err, errlen)) < 0 ||
+		     (r = check_field(spec, p, "resourceClaims", 'a', err, errlen)) < 0))
+		return r;
+	const json_t *rcs = json_object_get(spec, "resourceClaims");
+	for (size_t i = 0; i < json_array_size(rcs); i++) {
+		const json_t *rc = json_array_get(rcs, i);
+		snprintf(p, sizeof(p), "%s%sspec.resourceClaims[%zu]", prefix, *prefix ? "." : "",
+			 i);
+		if (!json_is_object(rc))
+			return fail(err, errlen, "%s: expected an object, got %s", p,
+				    type_name(rc));
+		size_t pl = strlen(p);
+		snprintf(p + pl, sizeof(p) - pl, ".");
+		if ((r = check_field(rc, p, "name", 's', err, errlen)) < 0 ||
+		    (r = check_field(rc, p, "resourceClaimName", 's', err, errlen)) < 0 ||
+		    (r = check_field(rc, p, "resourceClaimTemplateName", 's', err, errlen)) < 0)
+			return r;
+	}
+	snprintf(p, sizeof(p), "%s%sstatus.", prefix, *prefix ? "." : "");
+	if (st && ((r = check_field(st, p, "phase", 's', err, errlen)) < 0 ||
+		   (r = check_field(st, p, "resourceClaimStatuses", 'a', err, errlen)) < 0))
+		return r;
+	return 0;
+}
+
 static int
 get_pod(json_t *root, json_t **ret, char *err, size_t errlen)
 {
 	json_t *pod = get_field(root, "Pod");
 	if (!pod)
 		return fail(err, errlen, "Pod: missing");
-	if (!json_is_object(pod))
-		return fail(err, errlen, "Pod: expected an object, got %s", type_name(pod));
+	int r = rf_extender_pod_check(pod, "Pod", err, errlen);
+	if (r < 0)
+		return r;
 	*ret = pod;
 	return 0;
 }
@@ -600,6 +680,8 @@ parse_fast(const char *body, size_t len, struct rf_extender_args *ret)
 			r = -ENOMEM;
 		goto out;
 	}
+	if (rf_extender_pod_check(pod_json, "Pod", NULL, 0) < 0)
+		goto out; /* the reference decoder words it */
 	/* Room for every decoded string and Node text with its NUL. */
 	size_t room = 1;
 	for (size_t i = 0; i < n; i++)

@@ -117,4 +117,15 @@ json_t *rf_extender_bind_result(const char *error);
 /** Case-insensitive object lookup, as Go's encoding/json matches struct fields. Borrowed. */
 json_t *rf_json_get_ci(const json_t *obj, const char *key);
 
+/**
+ * Check the fields of a Pod that railfit reads against the types Go decodes them into (a
+ * metadata.name that is a number, annotations that are a list: kube-scheduler's decoder refuses
+ * them): metadata, spec, status objects; metadata name, namespace, uid, generateName,
+ * resourceVersion strings; labels and annotations objects of strings; spec.nodeName,
+ * schedulerName strings, spec.resourceClaims an array of objects with string names;
+ * status.phase a string, status.resourceClaimStatuses an array. null is accepted anywhere.
+ * @return 0, or -EINVAL with "<prefix>.metadata.name: expected a string, got integer" in err.
+ */
+int rf_extender_pod_check(const json_t *pod, const char *prefix, char *err, size_t errlen);
+
 #endif

@@ -11,8 +11,20 @@
  * a running total, are discarded once over the cap (up to RF_HTTP_DISCARD_MAX more bytes, then the
  * connection is closed) and answered 413 at their end. A body is an rf_strbuf bounded by the cap
  * (and by Content-Length, when announced), so it grows geometrically and never past either.
- * Stalled clients are cut off by MHD's idle timeout (request_timeout_ms rounded up to seconds);
- * a body that keeps trickling in past the same timeout is cut off here. */
+ * Stalled clients are cut off by MHD's idle timeout (request_timeout_ms rounded up to seconds).
+ * A client that trickles bytes never goes idle: a reaper thread shuts down every connection
+ * whose request (head and body) has not arrived within request_timeout_ms of the connection's
+ * opening or of its previous response (MHD's CLOSED notice comes before it closes the socket,
+ * and both take the server's lock, so the reaper never touches a reused descriptor).
+ *
+ * Limits per client and in total: MHD's per-address and total connection limits; a budget for
+ * the request bodies held at once, shared by every server of the process (a Content-Length is
+ * reserved whole before the body is read, a chunked body as its buffer grows; beyond it 503 with
+ * Retry-After); the request head is checked against RF_HTTP_MAX_* before routing (JSON 414 and
+ * 431). libmicrohttpd parses a query string into records in the connection's memory pool before
+ * the application sees the request, runs out of pool on a few hundred parameters and then never
+ * sends the 431 it decides on (0.9.75): the URI callback sees the target first and empties an
+ * oversized query, so that our 414 goes out instead. */
 #include "server/http/http.h"
 
 #include <arpa/inet.h>
@@ -20,10 +32,13 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
@@ -36,12 +51,25 @@
 #include "server/http/metrics.h"
 #include "server/http/tls.h"
 
-#define RF_HTTP_CONNECTION_LIMIT  1024u
 #define RF_HTTP_CONNECTION_MEMORY ((size_t)64 * 1024)
 #define RF_HTTP_DISCARD_MAX       ((size_t)1024 * 1024)
 #define RF_HTTP_INITIAL_BUFFER    ((size_t)16 * 1024)
 #define RF_HTTP_FIRST_BUFFER_MAX  ((size_t)1024 * 1024)
 #define RF_HTTP_BACKLOG           511
+#define RF_HTTP_REAP_INTERVAL_MS  100
+#define RF_HTTP_RETRY_AFTER       "1"
+
+/* One connection, from MHD's STARTED notice to its CLOSED notice (under the server's lock). */
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	struct timespec since; /* when its current request began to be awaited */
+	bool busy;             /* the request has arrived: handler or response under way */
+	bool cut;              /* shut down by the reaper */
+};
+
+/* Bytes of request bodies held (or reserved) by every server of the process. */
+static atomic_llong buffered_bytes;
 
 struct rf_http_server {
 	struct MHD_Daemon *daemon;
@@ -55,6 +83,15 @@ struct rf_http_server {
 	struct rf_tls *tls; /* borrowed; NULL = plain HTTP */
 	struct rf_token *token;      /* borrowed */
 	enum rf_http_access *access; /* per route; NULL = all open */
+	int64_t max_buffered;        /* 0 = no budget */
+	struct MHD_OptionItem limits[6];
+
+	pthread_mutex_t lock; /* conns, stopping */
+	pthread_cond_t wake;
+	struct conn *conns;
+	bool stopping;
+	pthread_t reaper;
+	bool reaper_started;
 };
 
 struct req {
@@ -65,10 +102,44 @@ struct req {
 	size_t discarded;
 	int pending_status; /* 404 or 405, answered once the (discarded) body has been read */
 	char allow[128];    /* for 405 */
+	long long reserved; /* bytes of the body budget this request holds */
+	int head_status;    /* 414 decided by the URI callback, answered at the first call */
+	size_t target_len, target_params;
+	bool started; /* the access handler saw the request */
 	bool responded;
 	bool overflow;
+	bool over_budget;
 	bool oom;
 };
+
+static void
+count_rejected(const char *reason)
+{
+	char l[64];
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_HTTP_REJECTED_TOTAL, reason, NULL) >= 0)
+		rf_metric_add(RF_METRIC_HTTP_REJECTED_TOTAL, l, 1);
+}
+
+/* Take bytes more of the body budget for r (all or nothing). */
+static bool
+budget_take(struct rf_http_server *s, struct req *r, long long bytes)
+{
+	long long cur = atomic_load(&buffered_bytes);
+	do {
+		if (s->max_buffered > 0 && cur + bytes > s->max_buffered)
+			return false;
+	} while (!atomic_compare_exchange_weak(&buffered_bytes, &cur, cur + bytes));
+	r->reserved += bytes;
+	return true;
+}
+
+static void
+budget_release(struct req *r)
+{
+	if (r->reserved)
+		atomic_fetch_sub(&buffered_bytes, r->reserved);
+	r->reserved = 0;
+}
 
 static double
 elapsed_s(const struct timespec *start)
@@ -226,7 +297,7 @@ count_request(const struct req *r, int status)
 /* Queue resp (taking its body) and destroy the MHD response at once. */
 static enum MHD_Result
 send_response(struct MHD_Connection *conn, struct req *r, const char *method, const char *url,
-	      struct rf_http_response *resp, const char *allow)
+	      struct rf_http_response *resp, const char *hname, const char *hvalue)
 {
 	struct MHD_Response *mr;
 	if (resp->body)
@@ -243,8 +314,8 @@ send_response(struct MHD_Connection *conn, struct req *r, const char *method, co
 	resp->body = NULL; /* owned by mr now */
 	const char *ctype = resp->content_type ? resp->content_type : "application/json";
 	MHD_add_response_header(mr, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	if (allow)
-		MHD_add_response_header(mr, MHD_HTTP_HEADER_ALLOW, allow);
+	if (hname && hvalue)
+		MHD_add_response_header(mr, hname, hvalue);
 	count_request(r, resp->status);
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned int)resp->status, mr);
 	MHD_destroy_response(mr);
@@ -267,7 +338,23 @@ send_error(struct MHD_Connection *conn, struct req *r, const char *method, const
 {
 	struct rf_http_response resp = { 0 };
 	rf_http_reply_error(&resp, status, error, detail);
-	return send_response(conn, r, method, url, &resp, allow);
+	if (status == 503)
+		return send_response(conn, r, method, url, &resp, MHD_HTTP_HEADER_RETRY_AFTER,
+				     RF_HTTP_RETRY_AFTER);
+	return send_response(conn, r, method, url, &resp, allow ? MHD_HTTP_HEADER_ALLOW : NULL,
+			     allow);
+}
+
+static enum MHD_Result
+send_busy(struct MHD_Connection *conn, struct req *r, const char *method, const char *url)
+{
+	char detail[256];
+	snprintf(detail, sizeof(detail),
+		 "request bodies being received exceed server.maxBufferedBytes (%lld bytes); "
+		 "retry later",
+		 (long long)r->srv->max_buffered);
+	count_rejected("budget");
+	return send_error(conn, r, method, url, 503, "server busy", detail, NULL);
 }
 
 static bool
@@ -349,15 +436,96 @@ send_route_error(struct MHD_Connection *conn, struct req *r, const char *method,
 	return send_error(conn, r, method, url, 404, "not found", detail, NULL);
 }
 
+/* What the request head holds, for the checks before routing. */
+struct head {
+	size_t count, bytes;
+	size_t n_length;      /* Content-Length headers */
+	const char *length;   /* the first */
+	bool lengths_differ;  /* a later one has another value */
+	const char *encoding; /* Transfer-Encoding */
+};
+
+static enum MHD_Result
+scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct head *h = cls;
+	h->count++;
+	h->bytes += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (h->n_length++ == 0)
+			h->length = value;
+		else if (strcmp(value ? value : "", h->length ? h->length : "") != 0)
+			h->lengths_differ = true;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) && !h->encoding) {
+		h->encoding = value ? value : "";
+	}
+	return MHD_YES;
+}
+
+/* The request head against the documented limits and the framing rules this server takes
+ * (RFC 9112 section 6): an answer now, or MHD_YES with *done false. */
+static enum MHD_Result
+check_head(struct MHD_Connection *conn, struct req *r, const char *url, const char *method,
+	   struct head *h, bool *done)
+{
+	char detail[512];
+	*done = true;
+	if (r->head_status == 414) {
+		snprintf(detail, sizeof(detail),
+			 "the request target has %zu bytes and %zu query parameters; at most %u "
+			 "bytes and %u parameters are accepted",
+			 r->target_len, r->target_params, RF_HTTP_MAX_TARGET,
+			 RF_HTTP_MAX_QUERY_PARAMS);
+		count_rejected("target");
+		return send_error(conn, r, method, url, MHD_HTTP_URI_TOO_LONG,
+				  "request target too long", detail, NULL);
+	}
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, h);
+	if (h->count > RF_HTTP_MAX_HEADERS || h->bytes > RF_HTTP_MAX_HEADER_BYTES) {
+		snprintf(detail, sizeof(detail),
+			 "the request has %zu header fields of %zu bytes; at most %u fields and %u "
+			 "bytes are accepted",
+			 h->count, h->bytes, RF_HTTP_MAX_HEADERS, RF_HTTP_MAX_HEADER_BYTES);
+		count_rejected("headers");
+		return send_error(conn, r, method, url, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+				  "request header fields too large", detail, NULL);
+	}
+	const char *bad = NULL;
+	int status = 400;
+	if (h->lengths_differ)
+		bad = "the request has Content-Length headers with different values";
+	else if (h->encoding && h->n_length)
+		bad = "the request has both Transfer-Encoding and Content-Length";
+	else if (h->encoding && strcasecmp(h->encoding, "chunked") != 0) {
+		snprintf(detail, sizeof(detail),
+			 "Transfer-Encoding \"%.200s\" is not supported; expected \"chunked\" or a "
+			 "Content-Length",
+			 h->encoding);
+		bad = detail;
+		status = MHD_HTTP_NOT_IMPLEMENTED;
+	}
+	if (bad) {
+		count_rejected("framing");
+		return send_error(conn, r, method, url, status,
+				  status == 400 ? "bad request framing" : "not implemented", bad,
+				  NULL);
+	}
+	*done = false;
+	return MHD_YES;
+}
+
 static enum MHD_Result
 first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, const char *url,
 	   const char *method)
 {
-	bool known = false;
+	bool known = false, done = false;
 	unsigned long long cl_value = 0;
 	bool have_cl = false;
-	const char *cl =
-		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	struct head h = { 0 };
+	enum MHD_Result ret = check_head(conn, r, url, method, &h, &done);
+	if (done)
+		return ret;
+	const char *cl = h.length;
 	if (cl) {
 		char *end = NULL;
 		errno = 0;
@@ -368,9 +536,10 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 				      sizeof(r->allow));
 	if (!r->route) {
 		r->pending_status = known ? 405 : 404;
-		/* Answer after the body so the connection stays usable, unless the body is big:
-		 * then answer now, and MHD refuses the body and closes the connection. */
-		if (have_cl && cl_value > RF_HTTP_DISCARD_MAX)
+		/* Answer after the body so the connection stays usable, unless the body is big or
+		 * of unknown size: then answer now, and MHD refuses the body and closes the
+		 * connection. */
+		if ((have_cl && cl_value > RF_HTTP_DISCARD_MAX) || h.encoding)
 			return send_route_error(conn, r, method, url);
 		return MHD_YES;
 	}
@@ -392,6 +561,8 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 			return send_error(conn, r, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
 					  "request body too large", detail, NULL);
 		}
+		if (n > 0 && !budget_take(s, r, (long long)n + 1))
+			return send_busy(conn, r, method, url);
 		if (n > 0) {
 			/* Buffers grow with the bytes that really arrive (a client announcing a big
 			 * body and sending nothing costs little), but never past the announced
@@ -414,7 +585,7 @@ first_call(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r,
 static void
 append_body(struct rf_http_server *s, struct req *r, const char *data, size_t n)
 {
-	if (r->overflow || r->oom) {
+	if (r->overflow || r->oom || r->over_budget) {
 		r->discarded += n;
 		return;
 	}
@@ -435,6 +606,16 @@ append_body(struct rf_http_server *s, struct req *r, const char *data, size_t n)
 		r->oom = true;
 		r->discarded += n;
 		rf_strbuf_release(&r->body);
+		return;
+	}
+	/* A chunked body holds the budget as its buffer grows (a Content-Length reserved it
+	 * whole); past the budget it is discarded and answered 503. */
+	if ((long long)r->body.cap > r->reserved &&
+	    !budget_take(s, r, (long long)r->body.cap - r->reserved)) {
+		r->over_budget = true;
+		r->discarded += r->body.len;
+		rf_strbuf_release(&r->body);
+		budget_release(r);
 	}
 }
 
@@ -449,6 +630,8 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 		return send_error(conn, r, method, url, MHD_HTTP_CONTENT_TOO_LARGE,
 				  "request body too large", detail, NULL);
 	}
+	if (r->over_budget)
+		return send_busy(conn, r, method, url);
 	if (r->oom)
 		return send_error(conn, r, method, url, 500, "internal error",
 				  "out of memory while reading the request body", NULL);
@@ -475,7 +658,142 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 		rf_error("request handler failed", "method", method, "path", url, "err", detail);
 		return send_error(conn, r, method, url, 500, "internal error", detail, NULL);
 	}
-	return send_response(conn, r, method, url, &resp, NULL);
+	return send_response(conn, r, method, url, &resp, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Connections and their deadline
+ */
+
+static struct conn *
+conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* The request on conn has arrived (busy) or been answered (a new one is awaited from now). */
+static void
+conn_mark(struct rf_http_server *s, struct MHD_Connection *conn, bool busy)
+{
+	struct conn *c = conn_of(conn);
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->lock);
+	c->busy = busy;
+	if (!busy)
+		clock_gettime(CLOCK_MONOTONIC, &c->since);
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void
+connection_notice(void *cls, struct MHD_Connection *conn, void **socket_context,
+		  enum MHD_ConnectionNotificationCode code)
+{
+	struct rf_http_server *s = cls;
+	struct conn *c = *socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci || !(c = calloc(1, sizeof(*c))))
+			return; /* untracked: only the idle timeout applies */
+		c->fd = ci->connect_fd;
+		clock_gettime(CLOCK_MONOTONIC, &c->since);
+		pthread_mutex_lock(&s->lock);
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		pthread_mutex_unlock(&s->lock);
+		*socket_context = c;
+		return;
+	}
+	if (!c)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	pthread_mutex_unlock(&s->lock);
+	free(c);
+	*socket_context = NULL;
+}
+
+/* Shuts down connections whose request is overdue; MHD then sees the end of the stream and
+ * closes them (its CLOSED notice waits for the lock held here). */
+static void *
+reaper(void *arg)
+{
+	struct rf_http_server *s = arg;
+	pthread_mutex_lock(&s->lock);
+	while (!s->stopping) {
+		struct timespec now, until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += RF_HTTP_REAP_INTERVAL_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->wake, &s->lock, &until);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		unsigned cut = 0;
+		for (struct conn *c = s->conns; c; c = c->next) {
+			double age = (double)(now.tv_sec - c->since.tv_sec) * 1000.0 +
+				     (double)(now.tv_nsec - c->since.tv_nsec) / 1e6;
+			if (c->busy || c->cut || age <= (double)s->timeout_ms)
+				continue;
+			shutdown(c->fd, SHUT_RDWR);
+			c->cut = true;
+			cut++;
+		}
+		if (cut) {
+			pthread_mutex_unlock(&s->lock);
+			char n[16];
+			snprintf(n, sizeof(n), "%u", cut);
+			rf_v(1,
+			     "closed connections whose request did not arrive within "
+			     "server.requestTimeout",
+			     "connections", n);
+			for (unsigned i = 0; i < cut; i++)
+				count_rejected("deadline");
+			pthread_mutex_lock(&s->lock);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* MHD shows the request target here before it parses the query: the request's state starts
+ * here, and a target over the limits is answered 414 at the first call. */
+static void *
+target_seen(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct rf_http_server *s = cls;
+	struct req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->srv = s;
+	clock_gettime(CLOCK_MONOTONIC, &r->start);
+	if (!uri)
+		return r;
+	/* MHD hands over its own (writable) copy of the line. */
+	char *q = strchr(uri, '?');
+	r->target_len = strlen(uri);
+	if (q) {
+		r->target_params = 1;
+		for (const char *p = q + 1; *p; p++)
+			r->target_params += *p == '&';
+	}
+	if (r->target_len > RF_HTTP_MAX_TARGET || r->target_params > RF_HTTP_MAX_QUERY_PARAMS) {
+		r->head_status = 414;
+		if (q)
+			q[1] = '\0'; /* MHD parses what follows the '?' into pool records */
+	}
+	return r;
 }
 
 static enum MHD_Result
@@ -492,7 +810,13 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 		r->srv = s;
 		clock_gettime(CLOCK_MONOTONIC, &r->start);
 		*con_cls = r;
-		return first_call(s, conn, r, url, method);
+	}
+	if (!r->started) {
+		r->started = true;
+		enum MHD_Result ret = first_call(s, conn, r, url, method);
+		if (r->responded)
+			conn_mark(s, conn, true);
+		return ret;
 	}
 	if (r->responded) {
 		/* Answered early (404/405/413); MHD refuses the rest of the body. */
@@ -522,6 +846,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 		}
 		return MHD_YES;
 	}
+	conn_mark(s, conn, true); /* the handler's own time budget applies from here */
 	return dispatch(s, conn, r, url, method);
 }
 
@@ -530,10 +855,12 @@ request_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		  enum MHD_RequestTerminationCode toe)
 {
 	struct req *r = *con_cls;
+	conn_mark(cls, conn, false);
 	if (!r)
 		return;
 	if (!r->responded && toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
 		rf_v(1, "request cut off by server.requestTimeout before it was complete");
+	budget_release(r);
 	rf_strbuf_release(&r->body);
 	free(r);
 	*con_cls = NULL;
@@ -698,6 +1025,33 @@ describe_routes(const struct rf_http_route *routes, size_t n)
 	return rf_strbuf_steal(&b);
 }
 
+static void
+free_server(struct rf_http_server *s)
+{
+	/* MHD sent a CLOSED notice for every connection it started */
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->wake);
+	free(s->route_list);
+	free(s->access);
+	free(s);
+}
+
+/* The options this file adds to MHD's (an MHD_OPTION_ARRAY, so that the daemon's argument list
+ * stays as it was): connection tracking, the target check, the per-address limit. */
+static void
+set_limits(struct rf_http_server *s, const struct rf_http_options *o)
+{
+	size_t i = 0;
+	s->limits[i++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION,
+						  (intptr_t)connection_notice, s };
+	s->limits[i++] =
+		(struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)target_seen, s };
+	if (o->max_per_address)
+		s->limits[i++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+							  (intptr_t)o->max_per_address, NULL };
+	s->limits[i] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+}
+
 int
 rf_http_start(const struct rf_http_options *o, const struct rf_http_route *routes, size_t n_routes,
 	      struct rf_http_server **ret, char *err, size_t errlen)
@@ -732,20 +1086,22 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	s->n_routes = n_routes;
 	s->max_body = (uint64_t)o->max_body_bytes > SIZE_MAX - 1 ? SIZE_MAX - 1
 								 : (size_t)o->max_body_bytes;
-	s->timeout_ms = o->request_timeout_ms;
+	s->timeout_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : 1000;
+	s->max_buffered = o->max_buffered_bytes > 0 ? o->max_buffered_bytes : 0;
 	s->tls = o->tls;
 	s->token = o->token;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->wake, NULL);
 	if (o->access && n_routes && (s->access = malloc(n_routes * sizeof(*s->access))))
 		memcpy(s->access, o->access, n_routes * sizeof(*s->access));
 	if (o->access && n_routes && !s->access) {
-		free(s);
+		free_server(s);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	s->route_list = describe_routes(routes, n_routes);
 	if (!s->route_list) {
-		free(s->access);
-		free(s);
+		free_server(s);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -753,9 +1109,7 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	int family = AF_UNSPEC;
 	int r = listen_on(o->listen, &s->listen_fd, &family, err, errlen);
 	if (r < 0) {
-		free(s->route_list);
-		free(s->access);
-		free(s);
+		free_server(s);
 		return r;
 	}
 	struct sockaddr_storage ss;
@@ -776,6 +1130,10 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 	int64_t tmo_s64 = (tmo_ms + 999) / 1000;
 	unsigned int tmo_s = tmo_s64 < 1 ? 1u : tmo_s64 > 86400 ? 86400u : (unsigned int)tmo_s64;
 
+	unsigned int conn_limit =
+		o->max_connections ? o->max_connections : RF_HTTP_CONNECTION_LIMIT;
+	set_limits(s, o);
+
 	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
 	if (family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -792,27 +1150,33 @@ rf_http_start(const struct rf_http_options *o, const struct rf_http_route *route
 			flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_EXTERNAL_LOGGER,
 			mhd_logger, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
 			MHD_OPTION_CONNECTION_TIMEOUT, tmo_s, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned int)RF_HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			RF_HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
-			NULL, MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_ARRAY,
-			tls_opts, MHD_OPTION_END);
+			conn_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, RF_HTTP_CONNECTION_MEMORY,
+			MHD_OPTION_NOTIFY_COMPLETED, request_completed, s,
+			MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads, MHD_OPTION_ARRAY,
+			s->limits, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 	else
 		s->daemon = MHD_start_daemon(
 			flags, 0, NULL, NULL, access_handler, s, MHD_OPTION_EXTERNAL_LOGGER,
 			mhd_logger, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
 			MHD_OPTION_CONNECTION_TIMEOUT, tmo_s, MHD_OPTION_CONNECTION_LIMIT,
-			(unsigned int)RF_HTTP_CONNECTION_LIMIT, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			RF_HTTP_CONNECTION_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
-			NULL, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+			conn_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT, RF_HTTP_CONNECTION_MEMORY,
+			MHD_OPTION_NOTIFY_COMPLETED, request_completed, s, MHD_OPTION_ARRAY,
+			s->limits, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
 	if (!s->daemon) {
 		snprintf(err, errlen, "cannot start the HTTP server on \"%s\" (libmicrohttpd)",
 			 o->listen);
 		close(s->listen_fd);
-		free(s->route_list);
-		free(s->access);
-		free(s);
+		free_server(s);
 		return -EIO;
 	}
+	int e = pthread_create(&s->reaper, NULL, reaper, s);
+	if (e) {
+		snprintf(err, errlen, "cannot start the HTTP server's reaper thread: %s",
+			 strerror(e));
+		rf_http_stop(s);
+		return -e;
+	}
+	s->reaper_started = true;
 	const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	if (di && di->port)
 		s->port = di->port;
@@ -831,10 +1195,15 @@ rf_http_stop(struct rf_http_server *s)
 {
 	if (!s)
 		return;
+	if (s->reaper_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reaper, NULL);
+	}
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
 	/* MHD closes a listen socket it was given along with the daemon. */
-	free(s->route_list);
-	free(s->access);
-	free(s);
+	free_server(s);
 }

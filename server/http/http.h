@@ -51,20 +51,36 @@ struct rf_http_route {
 struct rf_http_options {
 	const char *listen; /* "host:port", "[::1]:port" or ":port"; port 0 picks a free one */
 	int64_t max_body_bytes;
-	int64_t request_timeout_ms;
-	unsigned threads;       /* 0 = min(4, ncpu) */
+	int64_t request_timeout_ms; /* idle timeout, and the deadline for a request's arrival */
+	unsigned threads;           /* 0 = min(4, ncpu) */
+	unsigned max_connections;   /* 0 = RF_HTTP_CONNECTION_LIMIT */
+	unsigned max_per_address;   /* connections from one client address; 0 = no limit */
+	/* request bodies held at once, over every server of the process (the smallest budget any
+	 * running server was given applies); 0 = no budget */
+	int64_t max_buffered_bytes;
 	struct rf_tls *tls;     /* HTTPS with these credentials (tls.h); NULL = plain HTTP */
 	struct rf_token *token; /* bearer token of RF_HTTP_OPERATOR routes; NULL = none */
 	/* who may call each route (auth.h), parallel to the routes; NULL = all RF_HTTP_OPEN */
 	const enum rf_http_access *access;
 };
 
+/* The documented request-head limits: a longer request target, or more query parameters, gets a
+ * JSON 414; more header bytes or lines a JSON 431 (see README "Limits"). */
+#define RF_HTTP_CONNECTION_LIMIT 1024u
+#define RF_HTTP_MAX_TARGET       8192u
+#define RF_HTTP_MAX_QUERY_PARAMS 256u
+#define RF_HTTP_MAX_HEADER_BYTES 16384u
+#define RF_HTTP_MAX_HEADERS      100u
+
 struct rf_http_server;
 
 /**
  * Start serving. Routes are copied by pointer: the array must outlive the server.
  * Unknown paths answer 404, a known path with the wrong method 405, both with a JSON error body;
- * bodies above max_body_bytes answer 413 before they are read in full.
+ * bodies above max_body_bytes answer 413 before they are read in full, bodies beyond the shared
+ * max_buffered_bytes budget 503 with Retry-After. A request (head and body) must arrive within
+ * request_timeout_ms of the connection's opening or of the previous response, else the
+ * connection is closed.
  * @return 0 and the server in *ret, or -errno (-EADDRINUSE, -EINVAL bad listen address) with a
  * message in err.
  */

@@ -666,6 +666,20 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 		.help = "Nodes whose front-end NIC carries more egress or ingress bandwidth "
 			"(kubernetes.io/egress-bandwidth, ingress-bandwidth of their pods) than it has.",
 	},
+	[RF_METRIC_HTTP_REJECTED_TOTAL] = {
+		.name = "railfit_http_rejected_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Requests refused or connections cut off before a handler ran, by reason "
+			"(deadline, budget, target, headers, framing).",
+		.labels = { "reason" },
+	},
+	[RF_METRIC_RV_RESETS_TOTAL] = {
+		.name = "railfit_resource_version_resets_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Times the API server's resourceVersion went backwards (an etcd restore), "
+			"each followed by a relist of everything, by the resource that noticed.",
+		.labels = { "resource" },
+	},
 };
 
 const char *
@@ -768,4 +782,10 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 			rf_metric_add(RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL, l, 0);
 	rf_metric_set(RF_METRIC_NIC_OVERCOMMITTED, "", 0);
 	rf_metric_set(RF_METRIC_FRONTEND_OVERCOMMITTED, "", 0);
+	static const char *const rejected[] = { "deadline", "budget", "target", "headers",
+						"framing" };
+	for (size_t i = 0; i < sizeof(rejected) / sizeof(rejected[0]); i++)
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_HTTP_REJECTED_TOTAL, rejected[i],
+				     NULL) >= 0)
+			rf_metric_add(RF_METRIC_HTTP_REJECTED_TOTAL, l, 0);
 }

@@ -33,6 +33,8 @@ enum rf_metric {
 	RF_METRIC_PLACEMENT_ALIGNMENT_TOTAL,  /* labels: level */
 	RF_METRIC_NIC_OVERCOMMITTED,          /* gauge; no labels */
 	RF_METRIC_FRONTEND_OVERCOMMITTED,     /* gauge; no labels */
+	RF_METRIC_HTTP_REJECTED_TOTAL,        /* labels: reason */
+	RF_METRIC_RV_RESETS_TOTAL,            /* labels: resource */
 	RF_METRIC__COUNT
 };
 

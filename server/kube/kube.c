@@ -682,7 +682,11 @@ on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ult
 		double now = rf_kube_now();
 		if (now - c->last_tick >= 1.0) {
 			c->last_tick = now;
-			c->req->on_tick(c->req->userdata);
+			int r = c->req->on_tick(c->req->userdata);
+			if (r < 0) {
+				c->cb_error = r;
+				return 1;
+			}
 		}
 	}
 	return 0;
@@ -960,14 +964,14 @@ perform(struct rf_kube_conn *c, const struct rf_kube_request *req, struct rf_kub
 			parse_status(resp, method, req->path);
 		goto out;
 	}
-	if (cc == CURLE_WRITE_ERROR && c->cb_error)
+	if ((cc == CURLE_WRITE_ERROR || cc == CURLE_ABORTED_BY_CALLBACK) && c->cb_error)
 		r = c->cb_error;
 	else
 		r = map_curl_error(cc);
 	if (r == -EMSGSIZE)
 		snprintf(resp->error, sizeof(resp->error), "%s %s: response body too large", method,
 			 req->path);
-	else if (cc == CURLE_WRITE_ERROR && c->cb_error)
+	else if ((cc == CURLE_WRITE_ERROR || cc == CURLE_ABORTED_BY_CALLBACK) && c->cb_error)
 		snprintf(resp->error, sizeof(resp->error), "%s %s: stream aborted: %s", method,
 			 req->path, strerror(-r));
 	else if (r == -ECONNREFUSED || r == -EHOSTUNREACH)

@@ -89,8 +89,9 @@ void rf_kube_response_release(struct rf_kube_response *r);
 
 /** Streaming body callback: 0 to go on, a negative errno to abort the transfer with it. */
 typedef int rf_kube_data_cb(void *userdata, const char *data, size_t len);
-/** Called about once a second while a streamed 2xx response is open (liveness). */
-typedef void rf_kube_tick_cb(void *userdata);
+/** Called about once a second while a streamed 2xx response is open (liveness): 0 to go on, a
+ * negative errno to abort the transfer with it. */
+typedef int rf_kube_tick_cb(void *userdata);
 
 struct rf_kube_request {
 	const char *method; /* "GET" (default), "POST", "PATCH", "PUT", "DELETE" */
@@ -113,7 +114,7 @@ struct rf_kube_request {
  * errno with ret->error filled: -ECANCELED (stopping), -ETIMEDOUT (timeout or idle limit),
  * -ECONNREFUSED / -EHOSTUNREACH (cannot connect or resolve), -ECONNRESET (the connection broke,
  * also mid-body: ret->status tells whether headers had arrived), -EPROTO (TLS or HTTP failure),
- * -EMSGSIZE (body above max_body), -ENOMEM, or the negative value on_data returned.
+ * -EMSGSIZE (body above max_body), -ENOMEM, or the negative value on_data or on_tick returned.
  * ret is always initialised; release it.
  */
 int rf_kube_do(struct rf_kube_conn *c, const struct rf_kube_request *req,

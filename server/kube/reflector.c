@@ -66,7 +66,10 @@ struct reflector {
 	bool rv_unavailable;   /* relist with RV "" */
 	bool paginated_before; /* an RV "0" list came back paginated: always page */
 	struct rf_backoff backoff;
-	int retry_after; /* seconds, from the last failure; -1 = none */
+	int retry_after;  /* seconds, from the last failure; -1 = none */
+	bool list_failed; /* the last failure was a list's: a list that works resets the backoff */
+	bool check_rv;    /* ask for the current RV before the next watch (rf_watch_check_rv) */
+	unsigned epoch;   /* the set's rv_epoch this reflector has acted on */
 
 	/* failure reporting */
 	unsigned streak;
@@ -90,6 +93,9 @@ struct rf_reflectors {
 	int64_t watch_timeout_ms;
 	long idle_ms;
 	bool detect_version;
+	/* bumped when the API server's resourceVersion went backwards: every reflector relists */
+	atomic_uint rv_epoch;
+	pthread_mutex_t reset_lock; /* one reflector raises a reset; the others take it */
 	struct reflector r[RF_KIND_COUNT];
 };
 
@@ -168,6 +174,59 @@ failed(struct reflector *r, const char *reason, int retry_after, const char *fmt
 		rf_v(2, "watch of the API server failed", "resource", r->resource, "reason", reason,
 		     "err", r->msg);
 	}
+}
+
+/* Drop what this reflector knows of the API server's RVs: the next list is a consistent read
+ * and marks the kind synced again once its generation is published. */
+static void
+forget_rv(struct reflector *r)
+{
+	r->synced = false;
+	r->rv_unavailable = true;
+	r->last_rv[0] = '\0';
+	r->check_rv = false;
+}
+
+/* The API server answered now_rv below an RV it gave before: etcd was restored from a backup
+ * (or the server's storage replaced). Every kind is unsynced first (/readyz 503 at once, and no
+ * reflector can mark itself synced before it noticed), then the epoch tells the others to relist;
+ * this one relists (or applies the list it just got). */
+static void
+rv_went_backwards(struct reflector *r, const char *now_rv, const char *where)
+{
+	struct rf_reflectors *set = r->set;
+	char l[128];
+	pthread_mutex_lock(&set->reset_lock);
+	unsigned e = atomic_load(&set->rv_epoch);
+	if (e != r->epoch) {
+		/* another reflector saw the same restore a moment ago */
+		pthread_mutex_unlock(&set->reset_lock);
+		r->epoch = e;
+		forget_rv(r);
+		return;
+	}
+	rf_error("the API server's resourceVersion went backwards (etcd restored from a backup?); "
+		 "relisting every resource",
+		 "resource", r->resource, "seen", where, "last", r->last_rv, "now", now_rv);
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_RV_RESETS_TOTAL, r->resource, NULL) >= 0)
+		rf_metric_add(RF_METRIC_RV_RESETS_TOTAL, l, 1);
+	for (int k = 0; k < RF_KIND_COUNT; k++)
+		rf_cache_set_synced(set->cache, (enum rf_kind)k, false);
+	r->epoch = atomic_fetch_add(&set->rv_epoch, 1) + 1;
+	pthread_mutex_unlock(&set->reset_lock);
+	forget_rv(r);
+}
+
+/* Another reflector saw the RV go backwards since this one last looked: true (relist). */
+static bool
+notice_rv_reset(struct reflector *r)
+{
+	unsigned e = atomic_load(&r->set->rv_epoch);
+	if (e == r->epoch)
+		return false;
+	r->epoch = e;
+	forget_rv(r);
+	return true;
 }
 
 static void
@@ -473,10 +532,13 @@ do_list(struct reflector *r)
 		const char *reason =
 			rf_list_failure(rc, resp.status, resp.retry_after, &retry_after);
 		failed(r, reason, retry_after, "list %s: %s", r->resource, text);
+		r->list_failed = true;
 		rf_kube_response_release(&resp);
 		return -1;
 	}
 	rf_kube_response_release(&resp);
+	if (r->synced && rf_rv_went_backwards(r->last_rv, list_rv))
+		rv_went_backwards(r, list_rv, "list"); /* this list is the relist */
 	if (!strcmp(rv, "0") && paginated)
 		r->paginated_before = true;
 	int n = rf_store_replace_slim(r->set->store, r->kind, items);
@@ -507,7 +569,53 @@ do_list(struct reflector *r)
 	}
 	touch(r, true);
 	healthy(r, "list");
+	if (r->list_failed) /* what was failing works again; a list alone proves no watch */
+		rf_backoff_reset(&r->backoff);
+	r->list_failed = false;
 	return 0;
+}
+
+/* The current RV of the API server (a list with limit=1, a consistent read) against the last
+ * one seen: a watch at an RV a restored server has not reached would only be silent.
+ * @return true when the reflector relists: the RV went backwards, or the server answered the
+ * check with an error (counted and backed off like a failed list). */
+static bool
+ask_current_rv(struct reflector *r)
+{
+	struct rf_kube_response resp;
+	char path[512], rv[RV_MAX], text[1000];
+	bool relist = false;
+	snprintf(path, sizeof(path), "%s", r->spec->path);
+	if (rf_path_add_param(path, sizeof(path), "limit", "1") < 0)
+		return false;
+	struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
+	int rc = rf_kube_do(r->conn, &req, &resp);
+	if (rc == 0 && resp.status == 200) {
+		json_t *doc = json_loadb(resp.body, resp.body_len, 0, NULL);
+		const char *v = json_string_value(
+			json_object_get(json_object_get(doc, "metadata"), "resourceVersion"));
+		if (v && strlen(v) < sizeof(rv)) {
+			snprintf(rv, sizeof(rv), "%s", v);
+			relist = rf_rv_went_backwards(r->last_rv, rv);
+		}
+		json_decref(doc);
+		if (relist)
+			rv_went_backwards(r, rv, "a check after a reconnect");
+	} else if (rc != -ECANCELED) {
+		int retry_after;
+		const char *reason = rf_list_failure(rc == 0 ? 1 : rc, resp.status,
+						     resp.retry_after, &retry_after);
+		if (rc == 0)
+			rf_kube_describe_failure(&resp, "list", r->resource, r->spec->group, text,
+						 sizeof(text));
+		else
+			snprintf(text, sizeof(text), "%s", resp.error);
+		failed(r, reason, retry_after, "list %s (current resourceVersion): %s", r->resource,
+		       text);
+		relist = true;
+	}
+	rf_kube_response_release(&resp);
+	return relist;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -538,13 +646,18 @@ on_event(void *userdata, struct rf_watch_event *ev)
 		rf_watch_event_release(ev);
 		return 0;
 	}
-	if (rv) {
-		int cmp = 0;
-		if (rf_log_verbosity() >= 3 && rf_rv_compare(rv, r->last_rv, &cmp) == 0 && cmp < 0)
-			rf_v(3, "resourceVersion went backwards in a watch", "resource",
-			     r->resource, "rv", rv, "last", r->last_rv);
-		snprintf(r->last_rv, sizeof(r->last_rv), "%s", rv);
+	if (rv && rf_rv_went_backwards(r->last_rv, rv)) {
+		/* real servers never do this within a stream (kube-watch.md section 15): the
+		 * server's storage went back */
+		rv_went_backwards(r, rv, "watch event");
+		r->failure = RF_SF_RV_RESET;
+		snprintf(r->err_text, sizeof(r->err_text),
+			 "the resourceVersion went backwards to %s", rv);
+		rf_watch_event_release(ev);
+		return -ESTALE;
 	}
+	if (rv)
+		snprintf(r->last_rv, sizeof(r->last_rv), "%s", rv);
 	if (a == RF_EVENT_APPLY) {
 		int c = rf_store_apply(r->set->store, r->kind, ev->type, ev->object);
 		if (c == -ENOMEM) {
@@ -575,12 +688,19 @@ on_data(void *userdata, const char *data, size_t len)
 	return rc;
 }
 
-static void
+static int
 on_tick(void *userdata)
 {
 	struct reflector *r = userdata;
+	if (notice_rv_reset(r)) {
+		r->failure = RF_SF_RV_RESET;
+		snprintf(r->err_text, sizeof(r->err_text),
+			 "the API server's resourceVersion went backwards; relisting");
+		return -ESTALE;
+	}
 	touch(r, false); /* the watch is open and within its idle limit */
 	flush_counts(r);
+	return 0;
 }
 
 /* One watch request; its end classified by rf_watch_classify(), here only logged and counted. */
@@ -654,7 +774,12 @@ watch_once(struct reflector *r)
 		     "resourceVersion", r->last_rv);
 		if (r->streak && v.healthy)
 			healthy(r, "watch");
+		if (v.healthy)
+			rf_backoff_reset(&r->backoff);
 	}
+	if (v.failure)
+		r->list_failed = false;
+	r->check_rv = r->last_rv[0] && rf_watch_check_rv(&v);
 	rf_kube_response_release(&resp);
 	return v.next;
 }
@@ -662,9 +787,8 @@ watch_once(struct reflector *r)
 static int
 backoff_sleep(struct reflector *r)
 {
-	double d = rf_backoff_step(&r->backoff, rf_kube_now(), rand01(r));
-	if (r->retry_after > d)
-		d = r->retry_after;
+	double d = rf_backoff_delay(rf_backoff_step(&r->backoff, rf_kube_now(), rand01(r)),
+				    r->retry_after);
 	r->retry_after = -1;
 	return rf_kube_sleep(r->set->kube, d);
 }
@@ -678,6 +802,8 @@ list_and_watch(struct reflector *r)
 	if (lr < 0)
 		return lr;
 	for (;;) {
+		if (notice_rv_reset(r) || (r->check_rv && ask_current_rv(r)))
+			return 0; /* relist */
 		switch (watch_once(r)) {
 		case RF_NEXT_REWATCH:
 			continue;
@@ -724,6 +850,7 @@ rf_reflectors_start(const struct rf_reflectors_options *o, struct rf_reflectors 
 	set->watch_timeout_ms = o->watch_timeout_ms > 0 ? o->watch_timeout_ms : 300000;
 	set->idle_ms = rf_watch_idle_ms(set->watch_timeout_ms);
 	set->detect_version = o->detect_dra_version;
+	pthread_mutex_init(&set->reset_lock, NULL);
 
 	/* every label value from the first scrape */
 	char l[128];
@@ -776,5 +903,6 @@ rf_reflectors_stop(struct rf_reflectors *set)
 		rf_kube_conn_free(r->conn);
 		rf_watch_stream_release(&r->ws);
 	}
+	pthread_mutex_destroy(&set->reset_lock);
 	free(set);
 }

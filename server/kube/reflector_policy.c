@@ -12,12 +12,34 @@ void
 rf_backoff_init(struct rf_backoff *b)
 {
 	*b = (struct rf_backoff){ .initial = 0.8,
-				  .cap = 30,
+				  .cap = RF_BACKOFF_CAP,
 				  .factor = 2,
-				  .jitter = 1.0,
+				  .jitter = 0.5,
 				  .reset_after = 120,
 				  .next = 0.8,
 				  .last = -1 };
+}
+
+void
+rf_backoff_reset(struct rf_backoff *b)
+{
+	b->next = b->initial;
+	b->last = -1;
+}
+
+double
+rf_backoff_delay(double backoff, int retry_after)
+{
+	if (retry_after <= backoff)
+		return backoff;
+	return retry_after > RF_RETRY_AFTER_MAX_S ? RF_RETRY_AFTER_MAX_S : retry_after;
+}
+
+bool
+rf_rv_went_backwards(const char *last, const char *now)
+{
+	int c = 0;
+	return last && *last && rf_rv_compare(now, last, &c) == 0 && c < 0;
 }
 
 double
@@ -233,6 +255,9 @@ rf_watch_classify(const struct rf_watch_end *e)
 		case RF_SF_STORE:
 			v.reason = "error";
 			return v;
+		case RF_SF_RV_RESET:
+			v.reason = "rv-reset";
+			return v;
 		case RF_SF_NONE:
 			break;
 		}
@@ -275,4 +300,12 @@ rf_watch_classify(const struct rf_watch_end *e)
 		v.retry_after = e->status >= 500 ? e->retry_after : -1;
 	}
 	return v;
+}
+
+bool
+rf_watch_check_rv(const struct rf_watch_verdict *v)
+{
+	if (v->next != RF_NEXT_REWATCH && v->next != RF_NEXT_BACKOFF_REWATCH)
+		return false;
+	return !v->reason || strcmp(v->reason, "timeout") != 0;
 }

@@ -11,16 +11,36 @@
 
 #include "server/kube/watch_stream.h"
 
-/** client-go's backoff manager (k8s.io/apimachinery wait.Backoff + backoffManager). */
+/**
+ * client-go's backoff manager (k8s.io/apimachinery wait.Backoff + backoffManager) with a lower
+ * cap: client-go's 30 s (jitter 1.0, so up to 60 s) protects the API server from thousands of
+ * kubelets; railfit has five watches, and must notice an API server that is back within 10 s.
+ * Delays 0.8, 1.6, 3.2, 4, 4, ... s, each jittered up to +50% (at most 6 s).
+ */
 struct rf_backoff {
-	double initial, cap, factor, jitter, reset_after; /* 0.8, 30, 2, 1.0, 120 */
+	double initial, cap, factor, jitter, reset_after; /* 0.8, 4, 2, 0.5, 120 */
 	double next;                                      /* the next base delay */
 	double last;                                      /* time of the last step; < 0 = never */
 };
 
+#define RF_BACKOFF_CAP       4.0
+#define RF_RETRY_AFTER_MAX_S 120 /* a Retry-After beyond this is taken as this */
+
 void rf_backoff_init(struct rf_backoff *b);
 /** The next delay at time now, jittered with rand01 in [0, 1): in [d, d * (1 + jitter)). */
 double rf_backoff_step(struct rf_backoff *b, double now, double rand01);
+/** Back to the initial delay: a list or watch succeeded. */
+void rf_backoff_reset(struct rf_backoff *b);
+/** The sleep before the next attempt: the backoff delay, or the server's Retry-After (seconds,
+ * -1 = none) when longer, also above the cap, up to RF_RETRY_AFTER_MAX_S. */
+double rf_backoff_delay(double backoff, int retry_after);
+
+/**
+ * Has the API server's resourceVersion gone backwards (an etcd restore): is now, an RV the
+ * server just gave, lower than last, one it gave before? RVs that are not decimal numbers
+ * (opaque elsewhere) or an empty last never count.
+ */
+bool rf_rv_went_backwards(const char *last, const char *now);
 
 /** The watch's timeoutSeconds: floor(min_s * (1 + rand01)), at least 1 (client-go). */
 long rf_watch_timeout_seconds(double min_s, double rand01);
@@ -114,6 +134,7 @@ enum rf_stream_failure {
 	RF_SF_GARBAGE,     /* a line that is no event */
 	RF_SF_OVERSIZE,    /* an event over the line limit */
 	RF_SF_STORE,       /* the store could not take an event (out of memory) */
+	RF_SF_RV_RESET,    /* the resourceVersion went backwards (here or in another reflector) */
 };
 
 /** How one watch request ended: what watch_once knows after rf_kube_do. */
@@ -169,5 +190,14 @@ struct rf_watch_verdict {
  * http-4xx, http-5xx honouring Retry-After).
  */
 struct rf_watch_verdict rf_watch_classify(const struct rf_watch_end *e);
+
+/**
+ * Whether, before the next watch after v, the reflector asks the API server for its current
+ * resourceVersion (a list with limit=1): after a watch that did not end by its own timeout (a
+ * dropped connection, a restarted API server), a watch at a resourceVersion a restored API
+ * server has not reached would stay silent until its idle limit (kube-watch.md: "a watch at a
+ * future RV just waits"). False for STOP and RELIST (the list itself compares).
+ */
+bool rf_watch_check_rv(const struct rf_watch_verdict *v);
 
 #endif

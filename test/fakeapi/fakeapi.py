@@ -1506,6 +1506,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     self.entry = fake.log_request(self, method, path, url.query, q)
                 self.control(method, path, q, body)
                 return
+            fake.up.wait(30)  # a restarting server answers once it is back
             self.entry = fake.log_request(self, method, path, url.query, q)
             self.api_request = True
             self.api(method, path, q, body)
@@ -2321,6 +2322,8 @@ class FakeServer:
         self.requests = deque(maxlen=int(self.cfg["requestLogSize"]))
         self.req_id = 0
         self.watches = {}
+        self.up = threading.Event()  # cleared while a restore plays a restarting server
+        self.up.set()
         self.rng = random.Random(7)
         self.pf_flowschema = str(uuid.uuid4())
         self.pf_prioritylevel = str(uuid.uuid4())
@@ -2645,6 +2648,41 @@ class FakeServer:
                 self.load_items(self.snapshot_items())
             return {"resourceVersion": str(self.store.rv)}
 
+    def restore(self, data):
+        """An etcd restore from a backup: the objects go back to an earlier state (the snapshot,
+        or `objects`), the resourceVersion counter back to `resourceVersion` (lower than now),
+        the history is gone, and open watches end as a restarting API server ends them
+        (`drop`: reset, eof or clean). Unlike reset, faults, config and the request log stay."""
+        d = data or {}
+        mode = d.get("drop", "reset")
+        if mode not in ("clean", "eof", "reset"):
+            raise ControlError(400, "drop must be clean, eof or reset")
+        try:
+            rv = int(d["resourceVersion"])
+        except (KeyError, TypeError, ValueError):
+            raise ControlError(400, "restore needs resourceVersion, an integer")
+        with self.store.cond:
+            if rv >= self.store.rv:
+                raise ControlError(400, "resourceVersion %d is not below the current %d: a "
+                                   "restore goes back" % (rv, self.store.rv))
+            # down: new requests wait until the restored server is up, none sees the old state
+            self.up.clear()
+            for ws in self.watches.values():
+                ws.kill = mode
+            self.store.cond.notify_all()
+        try:
+            end = time.monotonic() + 2
+            while self.watches and time.monotonic() < end:
+                time.sleep(0.01)
+            with self.store.cond:
+                self.store.rv = rv
+                self.store.clear()
+                items = d.get("objects")
+                self.load_items(self.snapshot_items() if items is None else list(items))
+                return {"resourceVersion": str(self.store.rv)}
+        finally:
+            self.up.set()
+
     def set_config(self, data):
         if not isinstance(data, dict):
             raise ControlError(400, "config must be a JSON object")
@@ -2800,6 +2838,8 @@ class FakeServer:
             return None
         if method == "POST" and head == "reset":
             return self.reset(data)
+        if method == "POST" and head == "restore":
+            return self.restore(data)
         return None
 
 
@@ -2992,6 +3032,12 @@ class FakeAPI:
 
     def reset(self, **kw):
         return self.ctl("POST", "reset", kw or None)
+
+    def restore(self, rv, drop="reset", objects=None):
+        body = {"resourceVersion": rv, "drop": drop}
+        if objects is not None:
+            body["objects"] = objects
+        return self.ctl("POST", "restore", body)
 
     def compact(self, rv=None):
         return self.ctl("POST", "compact", {} if rv is None else {"resourceVersion": rv})

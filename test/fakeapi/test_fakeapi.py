@@ -954,6 +954,35 @@ class Writes(Base):
         self.assertGreater(self.rv(), rv)  # the counter never goes back
         self.assertEqual(self.get("/api/v1/nodes")[0], 200)
 
+    def test_restore_goes_back(self):
+        """An etcd restore: older objects, a lower RV counter, watches dropped; faults and the
+        config stay; a request during the restore waits for the restored server."""
+        for i in range(5):
+            self.api.put(node("r%d" % i))
+        before = self.rv()
+        self.api.config(bookmarkInterval=7)
+        self.api.fault("500", kind="pods", count=-1)
+        w = self.watch("/api/v1/nodes?watch=true&resourceVersion=%d&timeoutSeconds=5" % before)
+        with self.assertRaises(RuntimeError):  # a restore goes back
+            self.api.restore(before + 1)
+        out = self.api.restore(900, drop="eof")
+        self.assertLess(int(out["resourceVersion"]), before)
+        w.drain(3)
+        self.assertEqual(w.end, "eof")
+        names, d = self.list_names("/api/v1/nodes")
+        self.assertEqual(names, ["n1", "n2", "n3"])  # the snapshot, not the r* nodes
+        self.assertLess(int(d["metadata"]["resourceVersion"]), before)
+        self.assertEqual(self.api.config()["bookmarkInterval"], 7.0)
+        self.assertEqual(self.get("/api/v1/pods")[0], 500)
+        # a watch at an RV the restored server has not reached is silent
+        w2 = self.watch("/api/v1/nodes?watch=true&resourceVersion=%d&timeoutSeconds=0.2" % before)
+        self.api.put(node("n9"))
+        w2.drain(3)
+        self.assertEqual(w2.items, [])
+        # the objects to restore can be given
+        self.api.restore(800, objects=[node("only")])
+        self.assertEqual(self.list_names("/api/v1/nodes")[0], ["only"])
+
 
 # ------------------------------------------------------------------------------------------------
 # Faults (kube-watch.md section 15)

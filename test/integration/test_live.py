@@ -512,8 +512,12 @@ class LiveFaults(unittest.TestCase):
         for rid in KINDS:
             self.assertEqual(after.get((rid, "expired"), 0), before.get((rid, "expired"), 0),
                              rid)
-        # no list had to fall back to a consistent read (RV "") for lack of history
+        # no list had to fall back to a consistent read (RV "") for lack of history (the
+        # limit=1 lists ask for the current RV after a dropped watch: a restored server's
+        # would be lower)
         for r in self.api.requests(verb="list"):
+            if r["query"].get("limit") == "1" and "resourceVersion" not in r["query"]:
+                continue
             self.assertNotIn(r["query"].get("resourceVersion", ""), ("", "0"), r["rawQuery"])
 
     def test_server_before_1_34(self):

@@ -506,6 +506,14 @@ static const struct error_case errors[] = {
 	/* the examples of the contract */
 	{ "scoring: {weights: {alignment: high}}",
 	  "scoring.weights.alignment: expected a number >= 0, got \"high\"" },
+	{ "server: {maxBodyBytes: 64Mi, maxBufferedBytes: 32Mi}",
+	  "server.maxBufferedBytes: expected at least server.maxBodyBytes (67108864), got "
+	  "33554432" },
+	{ "server: {maxConnectionsPerAddress: 0}",
+	  "server.maxConnectionsPerAddress: expected an integer between 1 and 1024, got \"0\"" },
+	{ "server: {probeListen: nowhere}",
+	  "server.probeListen: expected an address such as 0.0.0.0:8890, or \"\", got "
+	  "\"nowhere\"" },
 	{ "server: {maxBodyBytes: lots}",
 	  "server.maxBodyBytes: expected a Kubernetes quantity such as 128Mi, got \"lots\"" },
 	{ "filter: {minAlignment: FOO}",
@@ -664,7 +672,7 @@ static const struct error_case errors[] = {
 	  "got \"railfit.io/\"" },
 	/* groups that are not mappings */
 	{ "server: 5",
-	  "server: expected a mapping with keys listen, debugListen, maxBodyBytes, requestTimeout, "
+	  "server: expected a mapping with keys listen, debugListen, maxBodyBytes, maxBufferedBytes, maxConnectionsPerAddress, probeListen, requestTimeout, "
 	  "threads, tls, debugEndpoints, debugTokenFile, got \"5\"" },
 	{ "server: {tls: [a]}",
 	  "server.tls: expected a mapping with keys certFile, keyFile, clientCAFile, got a list" },
@@ -682,7 +690,7 @@ static const struct error_case errors[] = {
 	  "srever: unknown key (expected one of server, kube, devices, filter, scoring, groups, bind)" },
 	{ "server: {port: 8888}",
 	  "server.port: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
+	  "maxBufferedBytes, maxConnectionsPerAddress, probeListen, requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "server: {tls: {caFile: x}}",
 	  "server.tls.caFile: unknown key (expected one of certFile, keyFile, clientCAFile)" },
 	{ "kube: {QPS: 5}",
@@ -702,10 +710,10 @@ static const struct error_case errors[] = {
 	  "groups.annotations: unknown key (expected one of labels, blockLabels, spineLabels)" },
 	{ "server: {Listen: x}",
 	  "server.Listen: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
+	  "maxBufferedBytes, maxConnectionsPerAddress, probeListen, requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "server: {\"a\\tb\": x}",
 	  "server.a\\x09b: unknown key (expected one of listen, debugListen, maxBodyBytes, "
-	  "requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
+	  "maxBufferedBytes, maxConnectionsPerAddress, probeListen, requestTimeout, threads, tls, debugEndpoints, debugTokenFile)" },
 	{ "groups: {0123456789012345678901234567890123456789012345678901234567890123456789: 1}",
 	  "groups.0123456789012345678901234567890123456789012345678901234567890123...: unknown key "
 	  "(expected one of labels, blockLabels, spineLabels)" },
@@ -808,7 +816,9 @@ START_TEST(test_config_to_json_defaults)
 {
 	static const char want[] =
 		"{\"server\": {\"listen\": \"0.0.0.0:8888\", \"debugListen\": \"\","
-		" \"maxBodyBytes\": \"128Mi\", \"requestTimeout\": \"10s\", \"threads\": 0,"
+		" \"maxBodyBytes\": \"128Mi\", \"maxBufferedBytes\": \"0\","
+		" \"maxConnectionsPerAddress\": 128, \"probeListen\": \"\","
+		" \"requestTimeout\": \"10s\", \"threads\": 0,"
 		" \"tls\": {\"certFile\": \"\", \"keyFile\": \"\", \"clientCAFile\": \"\"},"
 		" \"debugEndpoints\": true, \"debugTokenFile\": \"\"},"
 		" \"kube\": {\"kubeconfig\": \"\", \"qps\": 50, \"staleAfter\": \"2m0s\","

@@ -614,13 +614,15 @@ START_TEST(test_http_keepalive)
 	ck_assert_int_eq(r.status, 404);
 	ck_assert_int_eq(r.new_connects, 0);
 	reply_free(&r);
+	/* A chunked body of unknown size to a path without a route is answered at once, before
+	 * the body (which could be endless): the connection closes after the answer. */
 	request(c, port, "POST", "/healthz", "{\"x\":1}", 7, BODY_CHUNKED, false, &r);
 	ck_assert_int_eq(r.status, 405);
 	ck_assert_int_eq(r.new_connects, 0);
 	reply_free(&r);
 	request(c, port, "POST", "/fail", "{}", 2, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 500);
-	ck_assert_int_eq(r.new_connects, 0);
+	ck_assert_int_eq(r.new_connects, 1);
 	reply_free(&r);
 	request(c, port, "GET", "/healthz", NULL, 0, BODY_LENGTH, false, &r);
 	ck_assert_int_eq(r.status, 200);
@@ -820,6 +822,407 @@ START_TEST(test_http_metrics)
 	ck_assert_ptr_nonnull(strstr(
 		m, "railfit_request_duration_seconds_bucket{verb=\"other\",le=\"+Inf\"} 2\n"));
 	free(m);
+	rf_http_stop(s);
+}
+END_TEST
+
+/* ---------------------------------------------------------------------------------------------
+ * Hostile clients: deadline, per-address limit, body budget, head limits, framing
+ */
+
+static struct rf_http_server *
+start_limited(int64_t max_body, int64_t timeout_ms, unsigned per_address, int64_t budget)
+{
+	struct rf_http_options o = {
+		.listen = "127.0.0.1:0",
+		.max_body_bytes = max_body,
+		.request_timeout_ms = timeout_ms,
+		.max_per_address = per_address,
+		.max_buffered_bytes = budget,
+	};
+	struct rf_http_server *s = NULL;
+	char err[256] = "";
+	int r = rf_http_start(&o, routes, N_ROUTES, &s, err, sizeof(err));
+	ck_assert_msg(r == 0, "rf_http_start: %d %s", r, err);
+	return s;
+}
+
+/* A connection from 127.0.0.<host> (Linux routes all of 127/8 to lo). */
+static int
+connect_from(uint16_t port, int host)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	struct sockaddr_in src = { .sin_family = AF_INET };
+	src.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* strcasestr is a GNU extension */
+static const char *
+ci_strstr(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return hay;
+	return NULL;
+}
+
+struct raw_reply {
+	int status;
+	char head[4096];
+	char *body; /* after the blank line, NUL-terminated */
+	size_t len;
+};
+
+/* Send req on fd (n bytes), then read until the server closes or a whole Content-Length
+ * response arrived, for at most limit seconds. status -1: nothing came back. */
+static void
+raw_exchange(int fd, const char *req, size_t n, double limit, struct raw_reply *ret)
+{
+	*ret = (struct raw_reply){ .status = -1 };
+	size_t sent = 0;
+	while (sent < n) {
+		ssize_t k = send(fd, req + sent, n - sent, MSG_NOSIGNAL);
+		if (k <= 0)
+			break; /* the server may answer and close before the body is sent */
+		sent += (size_t)k;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	double t0 = now_s();
+	while (now_s() - t0 < limit) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		char b[8192];
+		ssize_t k = recv(fd, b, sizeof(b), 0);
+		if (k <= 0)
+			break;
+		buf = realloc(buf, len + (size_t)k + 1);
+		memcpy(buf + len, b, (size_t)k);
+		len += (size_t)k;
+		buf[len] = '\0';
+		char *eoh = strstr(buf, "\r\n\r\n");
+		const char *cl = eoh ? ci_strstr(buf, "\r\nContent-Length: ") : NULL;
+		if (cl && cl < eoh && len - (size_t)(eoh + 4 - buf) >= strtoul(cl + 18, NULL, 10))
+			break;
+	}
+	if (!buf)
+		return;
+	sscanf(buf, "HTTP/1.%*d %d", &ret->status);
+	char *eoh = strstr(buf, "\r\n\r\n");
+	size_t hl = eoh ? (size_t)(eoh - buf) : len;
+	snprintf(ret->head, sizeof(ret->head), "%.*s", (int)hl, buf);
+	ret->body = strdup(eoh ? eoh + 4 : "");
+	ret->len = strlen(ret->body);
+	free(buf);
+}
+
+static void
+raw_once(uint16_t port, const char *req, size_t n, struct raw_reply *ret)
+{
+	int fd = connect_raw(port);
+	raw_exchange(fd, req, n, 5.0, ret);
+	close(fd);
+}
+
+static void
+assert_raw_error(const struct raw_reply *r, int status, const char *error, const char *detail)
+{
+	ck_assert_msg(r->status == status, "status %d, want %d (%s)", r->status, status, r->head);
+	ck_assert_msg(ci_strstr(r->head, "Content-Type: application/json") != NULL, "%s", r->head);
+	json_error_t e;
+	json_t *j = json_loads(r->body, 0, &e);
+	ck_assert_msg(j != NULL, "not JSON: %s", r->body);
+	ck_assert_str_eq(json_string_value(json_object_get(j, "error")), error);
+	const char *d = json_string_value(json_object_get(j, "detail"));
+	ck_assert_msg(d && strstr(d, detail), "detail \"%s\" lacks \"%s\"", d ? d : "", detail);
+	json_decref(j);
+}
+
+/* Slow headers: a byte every 100 ms never leaves MHD idle, but the request must have arrived
+ * within the timeout of the connection's opening. Everyone else is served meanwhile. */
+START_TEST(test_http_slow_headers_deadline)
+{
+	struct rf_http_server *s = start_limited(SMALL_MAX, 1000, 0, 0);
+	uint16_t port = rf_http_port(s);
+	enum { N = 20 };
+	int fds[N];
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_raw(port);
+	const char *req =
+		"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	double t0 = now_s();
+	bool closed[N] = { false };
+	int n_closed = 0;
+	for (size_t k = 0; k < strlen(req) && n_closed < N && now_s() - t0 < 5; k++) {
+		for (int i = 0; i < N; i++)
+			if (!closed[i] && send(fds[i], req + k, 1, MSG_NOSIGNAL) < 0) {
+				closed[i] = true;
+				n_closed++;
+			}
+		struct reply r;
+		request(NULL, port, "GET", "/healthz", NULL, 0, BODY_LENGTH, false, &r);
+		ck_assert_int_eq(r.status, 200);
+		reply_free(&r);
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < N; i++) {
+		double w = wait_closed(fds[i], 3);
+		ck_assert_msg(w >= 0, "slow client %d was not cut off", i);
+		close(fds[i]);
+	}
+	double took = now_s() - t0;
+	ck_assert_msg(took >= 0.9 && took < 2.5, "cut off after %.2f s", took);
+	char *m = rf_metrics_render(NULL);
+	ck_assert_msg(strstr(m, "railfit_http_rejected_total{reason=\"deadline\"} 20\n"), "%s", m);
+	free(m);
+
+	/* keep-alive: the next request must arrive within the timeout of the previous answer */
+	int fd = connect_raw(port);
+	struct raw_reply rr;
+	const char *ok = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	raw_exchange(fd, ok, strlen(ok), 2, &rr);
+	ck_assert_int_eq(rr.status, 200);
+	free(rr.body);
+	t0 = now_s();
+	for (int i = 0; i < 30; i++) {
+		if (send(fd, "G", 1, MSG_NOSIGNAL) < 0)
+			break;
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_msg(wait_closed(fd, 3) >= 0, "slow second request was not cut off");
+	ck_assert_msg(now_s() - t0 < 2.5, "second request cut off after %.2f s", now_s() - t0);
+	close(fd);
+	rf_http_stop(s);
+}
+END_TEST
+
+/* At most max_per_address connections from one address; other addresses are not affected. */
+START_TEST(test_http_per_address_limit)
+{
+	struct rf_http_server *s = start_limited(SMALL_MAX, 5000, 3, 0);
+	uint16_t port = rf_http_port(s);
+	int held[3];
+	for (int i = 0; i < 3; i++)
+		held[i] = connect_from(port, 2);
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	/* the fourth from 127.0.0.2 is closed without an answer */
+	int extra = connect_from(port, 2);
+	struct raw_reply r;
+	const char *req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	raw_exchange(extra, req, strlen(req), 2, &r);
+	ck_assert_int_eq(r.status, -1);
+	close(extra);
+	/* 127.0.0.1 and 127.0.0.3 are served */
+	for (int host = 1; host <= 3; host += 2) {
+		int fd = connect_from(port, host);
+		raw_exchange(fd, req, strlen(req), 2, &r);
+		ck_assert_msg(r.status == 200, "from 127.0.0.%d: %d", host, r.status);
+		free(r.body);
+		close(fd);
+	}
+	/* a slot freed is a slot again */
+	close(held[0]);
+	nanosleep(&ts, NULL);
+	int again = connect_from(port, 2);
+	raw_exchange(again, req, strlen(req), 2, &r);
+	ck_assert_int_eq(r.status, 200);
+	free(r.body);
+	close(again);
+	close(held[1]);
+	close(held[2]);
+	rf_http_stop(s);
+}
+END_TEST
+
+/* Bodies held at once are bounded: a Content-Length is reserved whole, a chunked body as it
+ * grows; beyond the budget 503 with Retry-After and a JSON body, and the budget comes back. */
+START_TEST(test_http_body_budget)
+{
+	struct rf_http_server *s = start_limited(4096, 5000, 0, 6000);
+	uint16_t port = rf_http_port(s);
+	/* holds 4001 bytes of the budget, sending no body yet */
+	int a = connect_raw(port);
+	const char *ha = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n";
+	ck_assert_int_eq(send(a, ha, strlen(ha), 0), (ssize_t)strlen(ha));
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	struct raw_reply r;
+	char big[3000 + 200];
+	int n = snprintf(big, sizeof(big),
+			 "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3000\r\n\r\n");
+	memset(big + n, 'x', 3000);
+	raw_once(port, big, (size_t)n + 3000, &r);
+	assert_raw_error(&r, 503, "server busy", "server.maxBufferedBytes (6000 bytes)");
+	ck_assert_msg(ci_strstr(r.head, "Retry-After: 1"), "%s", r.head);
+	free(r.body);
+	/* a small one still fits */
+	const char *small = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}";
+	raw_once(port, small, strlen(small), &r);
+	ck_assert_int_eq(r.status, 200);
+	free(r.body);
+	/* a chunked body that outgrows what is left */
+	char chunked[4096];
+	n = snprintf(chunked, sizeof(chunked),
+		     "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+	for (int i = 0; i < 6; i++) {
+		n += snprintf(chunked + n, sizeof(chunked) - (size_t)n, "1f4\r\n");
+		memset(chunked + n, 'y', 500);
+		n += 500;
+		n += snprintf(chunked + n, sizeof(chunked) - (size_t)n, "\r\n");
+	}
+	n += snprintf(chunked + n, sizeof(chunked) - (size_t)n, "0\r\n\r\n");
+	raw_once(port, chunked, (size_t)n, &r);
+	assert_raw_error(&r, 503, "server busy", "retry later");
+	free(r.body);
+	/* the held request completes; its share comes back */
+	char body[4000];
+	memset(body, 'z', sizeof(body));
+	raw_exchange(a, body, sizeof(body), 5, &r);
+	ck_assert_int_eq(r.status, 200);
+	free(r.body);
+	close(a);
+	raw_once(port, big,
+		 (size_t)snprintf(big, 80,
+				  "POST /echo HTTP/1.1\r\nHost: x\r\n"
+				  "Content-Length: 3000\r\n\r\n") +
+			 3000,
+		 &r);
+	ck_assert_int_eq(r.status, 200);
+	free(r.body);
+	char *m = rf_metrics_render(NULL);
+	ck_assert_msg(strstr(m, "railfit_http_rejected_total{reason=\"budget\"} 2\n"), "%s", m);
+	free(m);
+	rf_http_stop(s);
+}
+END_TEST
+
+/* Request heads beyond the documented limits: JSON 414/431 at once, never a hang. */
+START_TEST(test_http_head_limits)
+{
+	struct rf_http_server *s = start_limited(SMALL_MAX, 5000, 0, 0);
+	uint16_t port = rf_http_port(s);
+	size_t cap = 64 * 1024;
+	char *req = malloc(cap);
+	struct raw_reply r;
+	double t0;
+
+	/* 1,000 query parameters (6.9 KB): libmicrohttpd alone ran out of pool and hung */
+	int n = snprintf(req, cap, "GET /q?o=1");
+	for (int i = 0; i < 999; i++)
+		n += snprintf(req + n, cap - (size_t)n, "&p%d=", i);
+	n += snprintf(req + n, cap - (size_t)n, " HTTP/1.1\r\nHost: x\r\n\r\n");
+	t0 = now_s();
+	raw_once(port, req, (size_t)n, &r);
+	assert_raw_error(&r, 414, "request target too long", "1000 query parameters");
+	ck_assert_msg(now_s() - t0 < 1.0, "answered after %.2f s", now_s() - t0);
+	free(r.body);
+	/* 256 parameters are fine */
+	n = snprintf(req, cap, "GET /q?o=table");
+	for (int i = 0; i < 255; i++)
+		n += snprintf(req + n, cap - (size_t)n, "&p%d=", i);
+	n += snprintf(req + n, cap - (size_t)n, " HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_once(port, req, (size_t)n, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_msg(strstr(r.body, "\"o\":\"table\""), "%s", r.body);
+	free(r.body);
+	/* a 9,000-byte path */
+	n = snprintf(req, cap, "GET /");
+	memset(req + n, 'a', 9000);
+	n += 9000;
+	n += snprintf(req + n, cap - (size_t)n, " HTTP/1.1\r\nHost: x\r\n\r\n");
+	raw_once(port, req, (size_t)n, &r);
+	assert_raw_error(&r, 414, "request target too long", "at most 8192 bytes");
+	free(r.body);
+	/* 150 header fields */
+	n = snprintf(req, cap, "GET /healthz HTTP/1.1\r\nHost: x\r\n");
+	for (int i = 0; i < 150; i++)
+		n += snprintf(req + n, cap - (size_t)n, "X-H%d: v\r\n", i);
+	n += snprintf(req + n, cap - (size_t)n, "\r\n");
+	raw_once(port, req, (size_t)n, &r);
+	assert_raw_error(&r, 431, "request header fields too large", "at most 100 fields");
+	free(r.body);
+	/* a 20 KB header */
+	n = snprintf(req, cap, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ");
+	memset(req + n, 'b', 20000);
+	n += 20000;
+	n += snprintf(req + n, cap - (size_t)n, "\r\n\r\n");
+	raw_once(port, req, (size_t)n, &r);
+	assert_raw_error(&r, 431, "request header fields too large", "16384 bytes");
+	free(r.body);
+	/* beyond the connection's memory (3,000 header lines): libmicrohttpd's own 431, which has
+	 * an HTML body, but an answer and at once */
+	n = snprintf(req, cap, "GET /healthz HTTP/1.1\r\nHost: x\r\n");
+	for (int i = 0; i < 3000; i++)
+		n += snprintf(req + n, cap - (size_t)n, "a:\r\n");
+	n += snprintf(req + n, cap - (size_t)n, "\r\n");
+	t0 = now_s();
+	raw_once(port, req, (size_t)n, &r);
+	ck_assert_int_eq(r.status, 431);
+	ck_assert_msg(now_s() - t0 < 1.0, "answered after %.2f s", now_s() - t0);
+	free(r.body);
+	free(req);
+	char *m = rf_metrics_render(NULL);
+	ck_assert_msg(strstr(m, "railfit_http_rejected_total{reason=\"target\"} 2\n"), "%s", m);
+	ck_assert_msg(strstr(m, "railfit_http_rejected_total{reason=\"headers\"} 2\n"), "%s", m);
+	free(m);
+	rf_http_stop(s);
+}
+END_TEST
+
+/* Framing this server does not take: conflicting lengths, Transfer-Encoding other than chunked
+ * or together with a length; bodies of unknown size to unknown routes answered at once. */
+START_TEST(test_http_framing)
+{
+	struct rf_http_server *s = start_limited(SMALL_MAX, 5000, 0, 0);
+	uint16_t port = rf_http_port(s);
+	struct raw_reply r;
+	const char *two = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+			  "Content-Length: 5\r\n\r\n{}";
+	raw_once(port, two, strlen(two), &r);
+	assert_raw_error(&r, 400, "bad request framing", "different values");
+	free(r.body);
+	const char *same = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+			   "Content-Length: 2\r\n\r\n{}";
+	raw_once(port, same, strlen(same), &r);
+	ck_assert_int_eq(r.status, 200);
+	free(r.body);
+	const char *both = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+			   "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+	raw_once(port, both, strlen(both), &r);
+	assert_raw_error(&r, 400, "bad request framing", "both Transfer-Encoding");
+	free(r.body);
+	const char *gz = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nxx";
+	raw_once(port, gz, strlen(gz), &r);
+	assert_raw_error(&r, 501, "not implemented", "Transfer-Encoding \"gzip\"");
+	free(r.body);
+	/* 2 MiB chunked to a path without a route: 404 before the body */
+	size_t cap = 2200 * 1024, n = 0;
+	char *req = malloc(cap);
+	n += (size_t)snprintf(
+		req, cap,
+		"POST /nowhere HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+	for (int i = 0; i < 64; i++) {
+		n += (size_t)snprintf(req + n, cap - n, "8000\r\n");
+		memset(req + n, 'c', 0x8000);
+		n += 0x8000;
+		n += (size_t)snprintf(req + n, cap - n, "\r\n");
+	}
+	n += (size_t)snprintf(req + n, cap - n, "0\r\n\r\n");
+	raw_once(port, req, n, &r);
+	assert_raw_error(&r, 404, "not found", "no route for POST /nowhere");
+	free(r.body);
+	free(req);
 	rf_http_stop(s);
 }
 END_TEST
@@ -1175,6 +1578,11 @@ http_suite(void)
 	tcase_add_test(tc, test_http_slow_body);
 	tcase_add_test(tc, test_http_concurrent);
 	tcase_add_test(tc, test_http_metrics);
+	tcase_add_test(tc, test_http_slow_headers_deadline);
+	tcase_add_test(tc, test_http_per_address_limit);
+	tcase_add_test(tc, test_http_body_budget);
+	tcase_add_test(tc, test_http_head_limits);
+	tcase_add_test(tc, test_http_framing);
 	tcase_add_test(tc, test_http_listen);
 	tcase_add_test(tc, test_http_helpers);
 	tcase_set_timeout(tc, 60);

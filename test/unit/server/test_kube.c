@@ -480,20 +480,25 @@ END_TEST
 
 START_TEST(test_backoff_client_go)
 {
+	/* client-go's shape (0.8 s doubling, reset after 2 idle minutes) with a 4 s cap */
 	struct rf_backoff b;
 	rf_backoff_init(&b);
-	const double want[] = { 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30, 30 };
+	const double want[] = { 0.8, 1.6, 3.2, 4, 4, 4, 4 };
 	double t = 0;
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		ck_assert_double_eq_tol(rf_backoff_step(&b, t, 0), want[i], 1e-9);
 		t += 1;
 	}
-	/* jitter 1.0: each delay in [d, 2d) */
-	ck_assert_double_eq_tol(rf_backoff_step(&b, t, 0.5), 45, 1e-9);
-	ck_assert(rf_backoff_step(&b, t + 1, 0.9999999) < 60);
+	/* jitter 0.5: each delay in [d, 1.5 d), never above 6 s */
+	ck_assert_double_eq_tol(rf_backoff_step(&b, t, 0.5), 5, 1e-9);
+	ck_assert(rf_backoff_step(&b, t + 1, 0.9999999) < 6);
 	/* more than 2 minutes since the last step: back to 0.8 s */
 	ck_assert_double_eq_tol(rf_backoff_step(&b, t + 200, 0), 0.8, 1e-9);
 	ck_assert_double_eq_tol(rf_backoff_step(&b, t + 201, 0), 1.6, 1e-9);
+	/* a success resets it at once */
+	rf_backoff_step(&b, t + 202, 0);
+	rf_backoff_reset(&b);
+	ck_assert_double_eq_tol(rf_backoff_step(&b, t + 203, 0), 0.8, 1e-9);
 }
 END_TEST
 

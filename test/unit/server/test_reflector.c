@@ -629,6 +629,16 @@ static const struct end_case {
 	    .n_events = 1 },
 	  { REWATCH, "closed", false, -1, true, D_NONE } },
 
+	{ "the resourceVersion went backwards: relist",
+	  { .rc = -ESTALE,
+	    .status = 200,
+	    .retry_after = -1,
+	    .failure = RF_SF_RV_RESET,
+	    .elapsed = 3,
+	    .timeout_s = 412,
+	    .n_events = 4 },
+	  { RELIST, "rv-reset", true, -1, false, D_STREAM } },
+
 	/* no response */
 	{ "connection refused: back off, watch again",
 	  { .rc = -ECONNREFUSED,
@@ -710,6 +720,81 @@ START_TEST(test_reflector_watch_classify)
 }
 END_TEST
 
+/* ---------------------------------------------------------------------------------------------
+ * Recovery: backoff delays, Retry-After, resourceVersions going backwards, the RV check
+ */
+
+static const struct delay_case {
+	double backoff;
+	int retry_after;
+	double want;
+} delay_cases[] = {
+	{ 0.8, -1, 0.8 },   /* no Retry-After */
+	{ 3.2, 1, 3.2 },    /* a shorter Retry-After does not shorten the backoff */
+	{ 1.6, 5, 5 },      /* a longer one wins */
+	{ 4.0, 30, 30 },    /* also above the backoff's cap */
+	{ 4.0, 3600, 120 }, /* within reason */
+};
+
+START_TEST(test_reflector_backoff_delay)
+{
+	const struct delay_case *c = &delay_cases[_i];
+	ck_assert_double_eq_tol(rf_backoff_delay(c->backoff, c->retry_after), c->want, 1e-9);
+}
+END_TEST
+
+/* The sequence of delays over a fault storm stays within 6 s; a fault that clears is seen
+ * within 10 s of clearing whatever the jitter. */
+START_TEST(test_reflector_backoff_bounded)
+{
+	struct rf_backoff b;
+	rf_backoff_init(&b);
+	double t = 0, worst = 0;
+	for (int i = 0; i < 200; i++) {
+		double d = rf_backoff_delay(rf_backoff_step(&b, t, (double)(i % 10) / 10.0), -1);
+		worst = d > worst ? d : worst;
+		t += d;
+	}
+	ck_assert_msg(worst <= 6.0, "a delay of %.2f s", worst);
+	ck_assert_msg(worst >= 4.0, "the cap is never reached: %.2f s", worst);
+}
+END_TEST
+
+static const struct backwards_case {
+	const char *last, *now;
+	bool want;
+} backwards_cases[] = {
+	{ "5000", "3001", true },    { "5000", "5000", false },  { "5000", "5001", false },
+	{ "10000", "9999", true },   { "9999", "10000", false }, { "", "3", false },
+	{ NULL, "3", false },        { "5000", "abc", false },   { "opaque", "3", false },
+	{ "0005000", "4999", true },
+};
+
+START_TEST(test_reflector_rv_went_backwards)
+{
+	const struct backwards_case *c = &backwards_cases[_i];
+	ck_assert_msg(rf_rv_went_backwards(c->last, c->now) == c->want, "%s -> %s",
+		      str_or_null(c->last), c->now);
+}
+END_TEST
+
+START_TEST(test_reflector_check_rv)
+{
+	struct rf_watch_verdict v = { .next = RF_NEXT_REWATCH, .reason = "timeout" };
+	ck_assert(!rf_watch_check_rv(&v)); /* the routine end of a watch */
+	v.reason = "closed";
+	ck_assert(rf_watch_check_rv(&v)); /* a dropped connection: the server may be another */
+	v.reason = "truncated";
+	ck_assert(rf_watch_check_rv(&v));
+	v = (struct rf_watch_verdict){ .next = RF_NEXT_BACKOFF_REWATCH, .reason = "connect" };
+	ck_assert(rf_watch_check_rv(&v));
+	v.next = RF_NEXT_RELIST; /* the list compares */
+	ck_assert(!rf_watch_check_rv(&v));
+	v.next = RF_NEXT_STOP;
+	ck_assert(!rf_watch_check_rv(&v));
+}
+END_TEST
+
 Suite *reflector_suite(void);
 
 Suite *
@@ -730,6 +815,10 @@ reflector_suite(void)
 	tcase_add_loop_test(tc, test_reflector_event_action, 0, (int)N_ELEMS(event_cases));
 	tcase_add_test(tc, test_reflector_event_stream);
 	tcase_add_loop_test(tc, test_reflector_watch_classify, 0, (int)N_ELEMS(end_cases));
+	tcase_add_loop_test(tc, test_reflector_backoff_delay, 0, (int)N_ELEMS(delay_cases));
+	tcase_add_test(tc, test_reflector_backoff_bounded);
+	tcase_add_loop_test(tc, test_reflector_rv_went_backwards, 0, (int)N_ELEMS(backwards_cases));
+	tcase_add_test(tc, test_reflector_check_rv);
 	suite_add_tcase(s, tc);
 	return s;
 }
