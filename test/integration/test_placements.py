@@ -75,7 +75,9 @@ class Placements(unittest.TestCase):
             kc = write_kubeconfig(os.path.join(d, "kc"), api.url, {"token": "t"})
             api.put(claim("good-c", True), pod("good", "good-c"),
                     claim("bad-c", False), pod("bad", "bad-c"))
-            with railfit(kc) as rf:
+            # the test binds through railfit as a profile with bindVerb would (bind is off
+            # unless enabled, and only for pods of the railfit profile)
+            with railfit(kc, config=live.CONFIG + "bind: {enabled: true}\n") as rf:
                 wait_ready(self, rf)
                 converge(self, api, rf)
                 client = rf.client(node_cache_capable=True)
