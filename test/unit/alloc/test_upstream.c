@@ -208,9 +208,13 @@ missing_gate(const json_t *fx, const char **ret_field)
 		const char *feature, *alias, *field;
 	} used[16];
 	size_t n = 0;
+	/* one entry per feature (the first field that needs it): there are fewer than 16 */
 #define USE(f, a, fld)                                                                             \
 	do {                                                                                       \
-		if (n < 16)                                                                        \
+		size_t u_ = 0;                                                                     \
+		while (u_ < n && strcmp(used[u_].feature, f) != 0)                                 \
+			u_++;                                                                      \
+		if (u_ == n && n < 16)                                                             \
 			used[n++] = (struct gate_use){ f, a, fld };                                \
 	} while (0)
 	size_t i, j, k;
@@ -281,7 +285,7 @@ missing_gate(const json_t *fx, const char **ret_field)
 /* ---- one case ---- */
 
 static json_t *
-with_kind(json_t *arr)
+copy_items(json_t *arr)
 {
 	json_t *out = json_array();
 	size_t i;
@@ -435,9 +439,9 @@ run_case(const json_t *fx, const char *dra, bool deterministic, struct run *run)
 	objs.nodes = json_array();
 	objs.pods = json_array();
 	objs.templates = json_array();
-	objs.slices = with_kind(json_object_get(fx, "slices"));
-	objs.classes = with_kind(json_object_get(fx, "classes"));
-	objs.claims = with_kind(json_object_get(fx, "claims"));
+	objs.slices = copy_items(json_object_get(fx, "slices"));
+	objs.classes = copy_items(json_object_get(fx, "classes"));
+	objs.claims = copy_items(json_object_get(fx, "claims"));
 	/* upstream's Allocate may get no node (then no slice selects it): a bare Node stands in */
 	const json_t *node = json_object_get(fx, "node");
 	json_array_append_new(objs.nodes,
