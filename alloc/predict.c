@@ -167,7 +167,19 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	const char *text = NULL;
 	err.pos = 0;
 	err.msg[0] = 0;
-	if (alt->class) {
+	/* the allocator converts all of a device's attributes before it evaluates a selector: an
+	 * attribute of a kind it does not know fails every selector on the device */
+	if ((alt->class && alt->class->n_selectors) || alt->n_selectors) {
+		for (size_t i = 0; i < it->dev->n_attrs && res == M_YES; i++)
+			if (it->dev->attrs[i].kind == RF_ATTR_OTHER) {
+				res = M_ERROR;
+				text = "(every selector)";
+				snprintf(err.msg, sizeof(err.msg),
+					 "attribute %s: unsupported attribute value",
+					 it->dev->attrs[i].name);
+			}
+	}
+	if (alt->class && res == M_YES) {
 		int r = rf_class_matches(s->req->cluster, alt->class, it->dev,
 					 record_error ? &err : NULL, &text);
 		res = r < 0 ? M_ERROR : r == 0 ? M_NO : M_YES;

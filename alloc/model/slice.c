@@ -124,7 +124,7 @@ parse_attrs(struct slice_parse *sp, struct strs *st, struct rf_device *d, const 
 			if (!(at->s = K(st, json_string_value(v))))
 				return -ENOMEM;
 		} else {
-			at->kind = RF_ATTR_OTHER; /* a newer value kind: tolerated, never matches */
+			at->kind = RF_ATTR_OTHER; /* a newer value kind: fails selectors on d */
 		}
 		d->n_attrs++;
 	}

@@ -331,7 +331,11 @@ func deviceID(v any) map[string]any {
 	}
 	out := map[string]any{}
 	for _, k := range s.Keys {
-		out[jsonName(s.Type, k)] = s.F[k]
+		v := deref(s.F[k])
+		if _, scalar := v.(string); !scalar {
+			fail("device ID field %s is a %s", k, typeOf(v))
+		}
+		out[jsonName(s.Type, k)] = v
 	}
 	return out
 }
