@@ -72,9 +72,10 @@ rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char
 static int
 hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
-	json_t **dst[] = { &c->objs.nodes,  &c->objs.pods,	&c->objs.slices,     &c->objs.claims,
-			   &c->objs.classes, &c->objs.templates, &c->objs.taint_rules };
-	json_t *src[] = { objs->nodes,	 objs->pods,	  objs->slices,	     objs->claims,
+	json_t **dst[] = { &c->objs.nodes,      &c->objs.pods,    &c->objs.slices,
+			   &c->objs.claims,     &c->objs.classes, &c->objs.templates,
+			   &c->objs.taint_rules };
+	json_t *src[] = { objs->nodes,   objs->pods,      objs->slices,     objs->claims,
 			  objs->classes, objs->templates, objs->taint_rules };
 	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
 		*dst[i] = json_is_array(src[i]) ? json_incref(src[i]) : json_array();
