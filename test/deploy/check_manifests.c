@@ -476,7 +476,8 @@ main(int argc, char **argv)
 			check_file(argv[i]);
 		}
 	}
-	qsort(problems, n_problems, sizeof(*problems), cmp);
+	if (n_problems)
+		qsort(problems, n_problems, sizeof(*problems), cmp);
 	int rc = n_problems ? 1 : 0;
 	if (expect) {
 		/* the expected lines, sorted, must equal the problems */

@@ -1,4 +1,5 @@
-"""deploy/examples/ match what railfit reads: every example ResourceClaimTemplate, with the example
+"""deploy/examples/ match what railfit reads (and monitoring/'s PrometheusRule holds alerts.yaml's
+rules): every example ResourceClaimTemplate, with the example
 DeviceClasses, gives a pod whose demand railfit knows (no unknown selector or class), and the
 aligned pair lands on a GPU and a NIC under one PCIe root on a generated HGX cluster. The YAML is
 turned into a List by check-manifests --list (no YAML library needed)."""
@@ -13,6 +14,11 @@ import unittest
 RAILFIT = os.environ.get("RAILFIT")
 CHECK = os.environ.get("CHECK_MANIFESTS")
 EXAMPLES = os.environ.get("EXAMPLES_DIR")
+
+
+def documents(*paths):
+    return json.loads(subprocess.run([CHECK, "--list"] + list(paths), check=True,
+                                     capture_output=True, text=True).stdout)["items"]
 
 
 class Examples(unittest.TestCase):
@@ -50,6 +56,17 @@ class Examples(unittest.TestCase):
                     self.assertTrue(ok, doc)
                     levels = {p["level"] for p in ok[0]["predicted"] if p.get("level")}
                     self.assertTrue(levels and levels <= {"PIX", "PXB", "PHB"}, ok[0])
+
+
+class Monitoring(unittest.TestCase):
+    def test_prometheusrule_holds_the_rules_of_alerts_yaml(self):
+        if not (CHECK and EXAMPLES):
+            self.skipTest("set CHECK_MANIFESTS and EXAMPLES_DIR")
+        mon = os.path.join(os.path.dirname(EXAMPLES), "monitoring")
+        plain = documents(os.path.join(mon, "alerts.yaml"))[0]["groups"]
+        rule = documents(os.path.join(mon, "prometheusrule.yaml"))[0]["spec"]["groups"]
+        self.assertEqual(rule, plain)
+        self.assertTrue(plain[0]["rules"])
 
 
 if __name__ == "__main__":
