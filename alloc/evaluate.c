@@ -1476,8 +1476,9 @@ cpu_score_fn(const struct rf_assignment *a, void *userdata)
 	return (double)aligned / (double)known;
 }
 
-/* GPU to CPU: explain says where the CPUs come from; a pod's min-alignment of NODE or better
- * covers its DRA CPUs (they must sit on its GPUs' NUMA node). */
+/* GPU to CPU: explain says where the CPUs come from; a min-alignment (the pod's or
+ * filter.minAlignment) of NODE or better covers its DRA CPUs: they must sit on its GPUs' NUMA
+ * node. */
 static int
 judge_cpu_alignment(struct pipeline *p)
 {
@@ -1504,7 +1505,7 @@ judge_cpu_alignment(struct pipeline *p)
 	}
 	note(e, "CPUs %s: %u of %u on NUMA node %s of the pod's %s", cpus, e->n_cpus_aligned,
 	     e->n_cpus_known, numa, e->n_gpus ? "GPUs" : "NICs");
-	if (!d->min_alignment_from_pod || !rf_level_at_least(d->min_alignment, RF_LEVEL_NODE) ||
+	if (!rf_level_at_least(d->min_alignment, RF_LEVEL_NODE) ||
 	    e->n_cpus_aligned == e->n_cpus_known)
 		return 0;
 

@@ -94,7 +94,7 @@ struct rf_node_eval {
 	unsigned n_gpus;
 	enum rf_level gpu_level;
 	enum rf_level_source gpu_source;
-	enum rf_place place;
+	enum rf_place place; /* the node against where the pod's group runs (locality part) */
 	/* GPU to CPU: CPU devices (devices.cpuDrivers) predicted, how many sit on a NUMA node of
 	 * the pod's GPUs (NICs when it has no GPU), and those NUMA nodes as a mask */
 	unsigned n_cpus, n_cpus_known, n_cpus_aligned;

@@ -74,14 +74,18 @@ node_row(const struct rf_cluster *c, const struct rf_node *n, const struct rf_co
 	bool any;
 	nic_headroom(c, n, cfg, &mn, &mx, &any);
 	enum rf_level bl = best_free_level(c, n);
-	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s}", "node",
-			 n->name, "ready", rf_cluster_node_ready(c, n), "gpusFree",
+	/* block and spine only where the node has them: rows of unlabelled fleets stay as they were
+	 */
+	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s, s:s*, "
+			 "s:s*}",
+			 "node", n->name, "ready", rf_cluster_node_ready(c, n), "gpusFree",
 			 (int)u->n_gpus_free, "gpus", (int)n->n_gpus, "nicsFree",
 			 (int)u->n_nics_free, "nics", (int)n->n_nics, "bestFreeAlignment",
 			 u->n_gpus_free && u->n_nics_free ? rf_level_name(bl) : NULL,
 			 "nicHeadroomMin", any ? rf_quantity_format(mn, b1) : NULL,
 			 "nicHeadroomMax", any ? rf_quantity_format(mx, b2) : NULL, "pools",
-			 (int)n->n_pools, "pods", (int)u->n_pods, "dataAge", age);
+			 (int)n->n_pools, "pods", (int)u->n_pods, "dataAge", age, "block", n->block,
+			 "spine", n->spine);
 }
 
 static char *

@@ -18,8 +18,10 @@ struct group_rails {
 	uint64_t rails;
 };
 
-/* A running pod of a group on a node (the locality part): sorted by group, then node. */
+/* A running pod of a group on a node (the locality part): sorted by group hash, group, then
+ * node. */
 struct group_node {
+	uint64_t hash; /* rf_group_hash(group) */
 	const char *group;
 	unsigned node_idx;
 };

@@ -539,6 +539,16 @@ group_rails_cmp(const void *a, const void *b)
 	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
 }
 
+static int
+group_node_cmp(const void *a, const void *b)
+{
+	const struct group_node *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	int r = x->group == y->group ? 0 : strcmp(x->group, y->group);
+	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+}
+
 /* The claim a pod's entry e names in this generation: the one the last build found while it is
  * still part of the generation (seen by this build; names are unique unless claim_dups), else
  * looked up and remembered. */
@@ -558,14 +568,6 @@ static bool
 same_group(const struct group_rails *r, const struct group_index *g)
 {
 	return r->hash == g->hash && (r->group == g->group || strcmp(r->group, g->group) == 0);
-}
-
-static int
-group_node_cmp(const void *a, const void *b)
-{
-	const struct group_node *x = a, *y = b;
-	int r = strcmp(x->group, y->group);
-	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
 }
 
 /* The group index over the sorted group_rails entries: per group, the rails used anywhere and
@@ -670,7 +672,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 			if (p->group)
 				c->group_nodes[c->n_group_nodes++] =
-					(struct group_node){ p->group, n->idx };
+					(struct group_node){ p->group_hash, p->group, n->idx };
 			if (p->group && rails) {
 				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
 				gr->hash = p->group_hash;

@@ -720,16 +720,20 @@ rf_cluster_group_places(const struct rf_cluster *c, const char *group, struct rf
 	if (!group || !group[0])
 		return;
 	/* the group's entries are adjacent: a binary search for the first, then one per pod */
+	uint64_t h = rf_group_hash(group);
 	size_t lo = 0, hi = c->n_group_nodes;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(c->group_nodes[mid].group, group) < 0)
+		const struct group_node *g = &c->group_nodes[mid];
+		if (g->hash < h || (g->hash == h && strcmp(g->group, group) < 0))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	unsigned last = UINT32_MAX;
-	for (; lo < c->n_group_nodes && strcmp(c->group_nodes[lo].group, group) == 0; lo++) {
+	for (; lo < c->n_group_nodes && c->group_nodes[lo].hash == h &&
+	       strcmp(c->group_nodes[lo].group, group) == 0;
+	     lo++) {
 		const struct rf_node *n = c->nodes[c->group_nodes[lo].node_idx];
 		ret->members++;
 		if (n->idx == last)

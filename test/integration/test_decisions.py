@@ -434,6 +434,13 @@ class NetworkLocality(unittest.TestCase):
             want = {"b3": 1.0, "b1": 0.0, "b2": 0.0}.get(self.BLOCKS.get(n, ("-",))[0], 0.0)
             self.assertEqual(by[n]["parts"]["locality"], want, n)
             self.assertEqual(by[n]["score"], scores[n], n)
+        # the table shows the network column only when the part applies somewhere
+        table = self.rf.client().post_raw("/debug/explain?o=table",
+                                          json.dumps(pod).encode()).body.decode()
+        self.assertIn(" NET ", table.splitlines()[2])
+        table = self.rf.client().post_raw("/debug/explain?o=table", json.dumps(
+            PODS["demo/trainer-loose"]).encode()).body.decode()
+        self.assertNotIn(" NET ", table.splitlines()[2])
         # without the group the part is gone and the scores are the demo's
         plain = dict(RF.client().prioritize(PODS["demo/trainer-loose"], feasible))
         doc = self.rf.client().post_raw("/debug/explain",

@@ -445,6 +445,13 @@ START_TEST(test_cpu_grouped_mode)
 			      RF_DEMAND_KNOWN),
 			 0);
 	ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+	/* filter.minAlignment NODE covers them as well */
+	f.cfg.filter.min_alignment = RF_LEVEL_NODE;
+	fixture_build(&f);
+	ck_assert_int_eq(eval(&f, "gpu-cpus", NULL, node, e, RF_DEMAND_KNOWN), 0);
+	ck_assert_int_eq(e->verdict, RF_VERDICT_FAIL);
+	ck_assert_ptr_nonnull(
+		strstr(e->reasons[0], "min-alignment NODE: allocator would pick CPUs"));
 	fixture_release(&f);
 	free(e);
 }

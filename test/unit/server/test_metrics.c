@@ -157,6 +157,7 @@ START_TEST(test_metrics_railfit_families)
 		{ "railfit_prediction_total", "counter" },
 		{ "railfit_bind_total", "counter" },
 		{ "railfit_build_info", "gauge" },
+		{ "railfit_placement_gpu_level_total", "counter" },
 		{ "process_cpu_seconds_total", "counter" },
 		{ "process_resident_memory_bytes", "gauge" },
 		{ "process_virtual_memory_bytes", "gauge" },
@@ -180,6 +181,8 @@ START_TEST(test_metrics_railfit_families)
 	ck_assert_double_eq(sample(s, "railfit_filter_nodes_total{result=\"unresolvable\"}"), 0);
 	ck_assert_double_eq(sample(s, "railfit_pods_total{demand=\"unknown\"}"), 0);
 	ck_assert_double_eq(sample(s, "railfit_prediction_total{outcome=\"same_level\"}"), 0);
+	ck_assert_double_eq(sample(s, "railfit_placement_gpu_level_total{level=\"NVL\"}"), 0);
+	ck_assert_double_eq(sample(s, "railfit_placement_gpu_level_total{level=\"UNKNOWN\"}"), 0);
 	ck_assert(sample(s, "process_open_fds") >= 3);
 	ck_assert(sample(s, "process_max_fds") >= sample(s, "process_open_fds"));
 	ck_assert(sample(s, "process_resident_memory_bytes") > 0);
