@@ -215,20 +215,22 @@ instantiate_templates(struct sim *s, json_t *pod, json_t **ret)
 			     ? json_copy(json_object_get(pod, "status"))
 			     : json_object();
 	const json_t *have = json_object_get(st, "resourceClaimStatuses");
-	if (!st || (json_is_array(have) && json_array_extend(statuses, (json_t *)have) < 0)) {
+	if (!st || (json_is_array(have) && json_array_extend(statuses, (json_t *)have) < 0) ||
+	    json_object_set(st, "resourceClaimStatuses", statuses) < 0 ||
+	    !(copy = json_copy(pod)) || json_object_set(copy, "status", st) < 0) {
 		json_decref(st);
+		json_decref(copy);
 		goto oom;
 	}
-	if (json_object_set_new(st, "resourceClaimStatuses", statuses) < 0 ||
-	    !(copy = json_copy(pod)) || json_object_set_new(copy, "status", st) < 0) {
-		json_decref(copy);
-		return -ENOMEM;
-	}
+	json_decref(st);
+	json_decref(statuses);
 	json_decref(*ret);
 	*ret = copy;
 	return 0;
 oom:
 	json_decref(statuses);
+	json_decref(*ret);
+	*ret = NULL;
 	return -ENOMEM;
 }
 

@@ -312,6 +312,45 @@ START_TEST(test_simulate_lazy_builds_agree)
 }
 END_TEST
 
+/* Two pending pods whose claim the resourceclaim controller has not created yet (a template):
+ * simulate creates it as the controller would, the pods share nothing, and each gets an aligned
+ * pair on its node; the second sees the first's devices taken. */
+START_TEST(test_simulate_claim_templates)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	char *t = fixture_read("dra/resourceclaimtemplate-gpu-nic-pcieroot.json");
+	fixture_add_json(&f, t);
+	free(t);
+	json_t *queue = json_array();
+	const char *names[] = { "t1", "t2" };
+	for (int i = 0; i < 2; i++) {
+		char pod[512];
+		snprintf(
+			pod, sizeof(pod),
+			"{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml-train\",\"uid\":\"%s\"},"
+			"\"spec\":{\"resourceClaims\":[{\"name\":\"pair\","
+			"\"resourceClaimTemplateName\":\"gpu-nic-aligned\"}]}}",
+			names[i], names[i]);
+		json_array_append_new(queue, json_loads(pod, 0, NULL));
+	}
+	json_t *report = simulate(&f, queue, &OPTS);
+	for (int k = 0; k < 2; k++) {
+		const json_t *c = col(report, k ? "railfit" : "kube-scheduler");
+		ck_assert_int_eq(num(c, "placed"), 2);
+		ck_assert_int_eq(level(c, "PHB"), 2);
+		ck_assert_int_eq(num(c, "freeAlignedPairs"), 8 - 2);
+	}
+	/* the objects the caller passed are not changed */
+	ck_assert_uint_eq(json_array_size(f.objs.claims), 0);
+	ck_assert_ptr_null(json_object_get(json_array_get(queue, 0), "status"));
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_simulate_golden_table)
 {
 	struct fixture f;
@@ -418,6 +457,7 @@ simulate_suite(void)
 	tcase_add_test(tc, test_simulate_frontend_overcommit);
 	tcase_add_test(tc, test_simulate_deterministic_per_seed);
 	tcase_add_test(tc, test_simulate_lazy_builds_agree);
+	tcase_add_test(tc, test_simulate_claim_templates);
 	tcase_add_test(tc, test_simulate_golden_table);
 	tcase_add_test(tc, test_workload_grammar);
 	tcase_add_test(tc, test_feasible_nodes_to_find);
