@@ -246,8 +246,12 @@ prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 	    !(s->q_cpu = calloc(s->n_queue + 1, sizeof(double))) ||
 	    !(s->q_mem = calloc(s->n_queue + 1, sizeof(double))))
 		return -ENOMEM;
-	if (in->pods && json_array_extend(s->objs.pods, in->pods) < 0)
-		return -ENOMEM;
+	/* finished pods hold nothing a decision reads: left out, every build is that much smaller
+	 */
+	for (size_t i = 0; i < json_array_size(in->pods); i++)
+		if (!pod_terminated(json_array_get(in->pods, i)) &&
+		    json_array_append(s->objs.pods, json_array_get(in->pods, i)) < 0)
+			return -ENOMEM;
 	if (in->claims && json_array_extend(s->objs.claims, in->claims) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(s->objs.claims); i++)
@@ -259,8 +263,8 @@ prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 		if (!json_is_object(pod) || !rf_jstr(md, "name"))
 			return sim_error(s, "pod %zu of the queue has no metadata.name", q + 1);
 		size_t at = json_array_size(s->objs.pods);
-		for (size_t i = 0; i < json_array_size(in->pods); i++)
-			if (json_array_get(in->pods, i) == pod)
+		for (size_t i = 0; i < json_array_size(s->objs.pods); i++)
+			if (json_array_get(s->objs.pods, i) == pod)
 				at = i;
 		if (instantiate_templates(s, pod, &qp) < 0)
 			return -ENOMEM;
