@@ -666,10 +666,12 @@ place_one(struct sim *s, struct column *c, size_t q)
 	json_t *pod = json_array_get(c->pods, s->queue_idx[q]);
 	struct rf_demand d;
 	struct rf_judge_ctx jc = { 0 };
-	size_t fails[N_REASONS] = { 0 }, n_cands = 0, processed = 0, rf_failed = 0;
+	size_t fails[N_REASONS] = { 0 }, n_cands = 0, processed = 0, rf_failed = 0, scanned = 0;
 	const struct rf_node *rf_first_failed = NULL;
+	const struct rf_node *best = NULL;
+	size_t n = c->n_nodes, want = rf_sim_feasible_nodes_to_find(s->o->pct_nodes_to_score, n);
 	int r;
-again:
+again: /* scanned stays: a build in the middle of an attempt does not start a new one */
 	if ((r = rf_demand_resolve(c->gen, pod, &d)) < 0)
 		return r;
 	if (demand_touched(c, &d)) {
@@ -687,7 +689,7 @@ again:
 	bool judge = d.kind == RF_DEMAND_KNOWN;
 	if (judge && (r = rf_judge_begin(c->gen, &d, &jc)) < 0)
 		goto out;
-	size_t n = c->n_nodes, want = rf_sim_feasible_nodes_to_find(s->o->pct_nodes_to_score, n);
+scan:
 	for (size_t k = 0; k < n && n_cands < want; k++) {
 		const struct rf_node *nd = c->nodes[(c->next_start + k) % n];
 		if (c->dirty_node[nd->idx]) {
@@ -739,8 +741,8 @@ again:
 		c->cands[n_cands++] = cd;
 	}
 	c->next_start = n ? (c->next_start + processed) % n : 0;
+	scanned += processed;
 	/* pick the highest score; ties at random (kube-scheduler's selectHost) */
-	const struct rf_node *best = NULL;
 	long best_score = -1, ties = 0;
 	for (size_t i = 0; i < n_cands; i++) {
 		if (!c->cands[i].node)
@@ -756,6 +758,14 @@ again:
 		} else if (sc == best_score && next_rand(&c->rng) % (uint64_t)++ties == 0) {
 			best = c->cands[i].node;
 		}
+	}
+	if (!best && rf_failed && scanned < n) {
+		/* railfit failed every node of this attempt's window: kube-scheduler requeues the
+		 * pod, and its next attempt searches from where this one stopped */
+		memset(fails, 0, sizeof(fails));
+		n_cands = processed = rf_failed = 0;
+		rf_first_failed = NULL;
+		goto scan;
 	}
 	if (!best) {
 		const char *why = "no node";

@@ -351,6 +351,51 @@ START_TEST(test_simulate_claim_templates)
 }
 END_TEST
 
+/* 150 nodes: kube-scheduler stops at 100 feasible nodes, here hgx-001..hgx-100, whose front-end
+ * NICs already carry 50G each. railfit fails all of them for a 60G loader; as kube-scheduler
+ * requeues the pod, its next attempt searches on from hgx-101, where railfit passes. */
+START_TEST(test_simulate_retry_after_the_window)
+{
+	struct fixture f;
+	fixture_init(&f);
+	struct rf_gen_options go = { .nodes = 150, .seed = 2, .used = 0 };
+	json_t *doc = rf_gen_cluster(&go);
+	size_t i;
+	json_t *it;
+	json_decref(f.objs.classes);
+	f.objs.classes = json_array();
+	json_array_foreach (json_object_get(doc, "items"), i, it) {
+		char *txt = json_dumps(it, 0);
+		fixture_add_json(&f, txt);
+		free(txt);
+	}
+	json_decref(doc);
+	for (int n = 1; n <= 100; n++) {
+		char pod[512];
+		snprintf(
+			pod, sizeof(pod),
+			"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"busy-%d\",\"namespace\":\"ml\","
+			"\"uid\":\"busy-%d\",\"annotations\":{\"kubernetes.io/egress-bandwidth\":"
+			"\"50G\"}},\"spec\":{\"nodeName\":\"hgx-%03d\"},\"status\":{\"phase\":"
+			"\"Running\"}}",
+			n, n, n);
+		fixture_add_json(&f, pod);
+	}
+	json_t *queue = json_array();
+	json_array_append_new(
+		queue, fixture_pod("loader", NULL, "\"kubernetes.io/egress-bandwidth\":\"60G\""));
+	json_t *report = simulate(&f, queue, &OPTS);
+	ck_assert_int_eq(num(col(report, "kube-scheduler"), "placed"), 1);
+	ck_assert_int_eq(num(col(report, "kube-scheduler"), "frontendOvercommitted"), 1);
+	ck_assert_int_eq(num(col(report, "railfit"), "placed"), 1);
+	ck_assert_int_eq(num(col(report, "railfit"), "frontendOvercommitted"), 0);
+	ck_assert_str_ge(placed_on(report, 0, "railfit"), "hgx-101");
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_simulate_golden_table)
 {
 	struct fixture f;
@@ -458,6 +503,7 @@ simulate_suite(void)
 	tcase_add_test(tc, test_simulate_deterministic_per_seed);
 	tcase_add_test(tc, test_simulate_lazy_builds_agree);
 	tcase_add_test(tc, test_simulate_claim_templates);
+	tcase_add_test(tc, test_simulate_retry_after_the_window);
 	tcase_add_test(tc, test_simulate_golden_table);
 	tcase_add_test(tc, test_workload_grammar);
 	tcase_add_test(tc, test_feasible_nodes_to_find);
