@@ -49,6 +49,7 @@ struct sim {
 	size_t *queue_idx;     /* queue pod i is objs.pods[queue_idx[i]] */
 	double *q_cpu, *q_mem; /* requests of queue pod i */
 	json_t *claim_idx;     /* "ns/name" -> index in objs.claims */
+	const json_t *in_pods; /* every pod of the cluster (the caller's), for CPU and memory */
 	char *err;
 	size_t errlen;
 };
@@ -234,11 +235,46 @@ oom:
 	return -ENOMEM;
 }
 
+static bool
+in_queue(const json_t *queue, const json_t *pod)
+{
+	for (size_t q = 0; q < json_array_size(queue); q++)
+		if (json_array_get(queue, q) == pod)
+			return true;
+	return false;
+}
+
+/* Does a pod of the cluster change any decision? A finished pod does not; nor does a bound pod
+ * without the bandwidth annotations railfit reads and without a rail group (what its claims
+ * hold is the claims' business: a claim stays allocated whoever holds it). Only preemption
+ * reads the others, and simulate does not preempt. */
+static bool
+pod_matters(const struct sim *s, const json_t *pod, const json_t *queue)
+{
+	static const char *const ann[] = { "railfit.io/nic-bandwidth", "railfit.io/group",
+					   "kubernetes.io/egress-bandwidth",
+					   "kubernetes.io/ingress-bandwidth" };
+	const json_t *md = json_object_get(pod, "metadata");
+	if (pod_terminated(pod))
+		return false;
+	if (!rf_jstr(json_object_get(pod, "spec"), "nodeName") || in_queue(queue, pod))
+		return true;
+	for (size_t i = 0; i < sizeof(ann) / sizeof(ann[0]); i++)
+		if (json_object_get(json_object_get(md, "annotations"), ann[i]))
+			return true;
+	const struct rf_strv *labels = &s->cfg->groups.labels;
+	for (size_t i = 0; i < labels->n; i++)
+		if (json_object_get(json_object_get(md, "labels"), labels->v[i]))
+			return true;
+	return false;
+}
+
 static int
 prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 {
 	s->objs = *in;
 	s->objs.pods = s->objs.claims = NULL;
+	s->in_pods = in->pods;
 	s->n_queue = json_array_size(queue);
 	if (!(s->objs.pods = json_array()) || !(s->objs.claims = json_array()) ||
 	    !(s->claim_idx = json_object()) ||
@@ -246,12 +282,13 @@ prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 	    !(s->q_cpu = calloc(s->n_queue + 1, sizeof(double))) ||
 	    !(s->q_mem = calloc(s->n_queue + 1, sizeof(double))))
 		return -ENOMEM;
-	/* finished pods hold nothing a decision reads: left out, every build is that much smaller
-	 */
-	for (size_t i = 0; i < json_array_size(in->pods); i++)
-		if (!pod_terminated(json_array_get(in->pods, i)) &&
-		    json_array_append(s->objs.pods, json_array_get(in->pods, i)) < 0)
+	/* pods no decision reads are left out, so every build is that much smaller (their CPU
+	 * and memory still count: column_init() reads in->pods) */
+	for (size_t i = 0; i < json_array_size(in->pods); i++) {
+		json_t *p = json_array_get(in->pods, i);
+		if (pod_matters(s, p, queue) && json_array_append(s->objs.pods, p) < 0)
 			return -ENOMEM;
+	}
 	if (in->claims && json_array_extend(s->objs.claims, in->claims) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(s->objs.claims); i++)
@@ -314,8 +351,8 @@ column_init(struct sim *s, struct column *c)
 					  ? quantity(json_object_get(al, "memory"))
 					  : -1;
 	}
-	for (size_t i = 0; i < json_array_size(c->pods); i++) {
-		const json_t *p = json_array_get(c->pods, i);
+	for (size_t i = 0; i < json_array_size(s->in_pods); i++) {
+		const json_t *p = json_array_get(s->in_pods, i);
 		const char *nn = rf_jstr(json_object_get(p, "spec"), "nodeName");
 		const struct rf_node *nd = nn ? rf_cluster_node(c->gen, nn) : NULL;
 		double cpu, mem;
