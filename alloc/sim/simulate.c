@@ -997,7 +997,9 @@ rf_simulate(const struct rf_cluster_objects *objs, json_t *queue, const struct r
 	*ret = NULL;
 	if ((r = prepare(&s, objs, queue)) < 0)
 		goto out;
-	/* the columns share nothing but the objects they start from, which nobody changes */
+	/* the columns share nothing but the objects they start from, which nobody changes (their
+	 * reference counts are atomic; clean under TSan with the jansson suppressions the live
+	 * server needs as well) */
 	if (o->threads > 1)
 		threaded = pthread_create(&thread, NULL, run_column, &cols[1]) == 0;
 	run_column(&cols[0]);
