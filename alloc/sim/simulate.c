@@ -680,7 +680,7 @@ pend(struct column *c, const char *why)
 static const char *
 scheduler_filter(const struct column *c, const struct sim *s, size_t q, const struct rf_node *n)
 {
-	if (!n->ready)
+	if (!rf_cluster_node_ready(c->gen, n))
 		return "node not ready";
 	if (c->cpu_alloc[n->idx] >= 0 && c->cpu_used[n->idx] + s->q_cpu[q] > c->cpu_alloc[n->idx])
 		return "Insufficient cpu";
