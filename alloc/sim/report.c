@@ -198,6 +198,7 @@ xml_text(struct rf_strbuf *b, const char *s)
 #define GROUP_W    64
 #define COLOR_BASE "#9e9e9e"
 #define COLOR_RF   "#1f6fb4"
+#define SVG_LINE   140 /* characters of the footnote per line (font-size 9 in SVG_W) */
 
 struct bar_group {
 	const char *label;
@@ -266,7 +267,7 @@ rf_sim_svg(const json_t *report)
 		for (int k = 0; k < 2; k++)
 			over[i].v[k] = num(column(report, (size_t)k), over_path[i]);
 	}
-	int h = 2 * CHART_H + 180;
+	int h = 2 * CHART_H + 220;
 	rf_strbuf_printf(&b,
 			 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -290,9 +291,26 @@ rf_sim_svg(const json_t *report)
 	      levels, RF_LEVEL_COUNT);
 	chart(&b, 40, 2 * CHART_H + 150, "Over-committed NICs, pods below PHB, pods pending", over,
 	      4);
-	rf_strbuf_puts(&b, "<text x=\"20\" y=\"");
-	rf_strbuf_printf(&b, "%d\" font-size=\"9\" fill=\"#555\">", h - 8);
-	xml_text(&b, json_string_value(json_object_get(report, "approximation")));
-	rf_strbuf_puts(&b, "</text>\n</svg>\n");
+	/* the approximation's words, wrapped into lines that fit the width */
+	const char *p = json_string_value(json_object_get(report, "approximation"));
+	for (int y = h - 40; p && *p; y += 11) {
+		size_t len = strlen(p), cut = len;
+		if (len > SVG_LINE) {
+			cut = SVG_LINE;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (!cut)
+				cut = SVG_LINE;
+		}
+		char line[SVG_LINE + 1];
+		snprintf(line, sizeof(line), "%.*s", (int)cut, p);
+		rf_strbuf_printf(&b, "<text x=\"20\" y=\"%d\" font-size=\"9\" fill=\"#555\">", y);
+		xml_text(&b, line);
+		rf_strbuf_puts(&b, "</text>\n");
+		p += cut;
+		while (*p == ' ')
+			p++;
+	}
+	rf_strbuf_puts(&b, "</svg>\n");
 	return rf_strbuf_steal(&b);
 }

@@ -49,6 +49,7 @@ struct sim {
 	size_t *queue_idx;     /* queue pod i is objs.pods[queue_idx[i]] */
 	double *q_cpu, *q_mem; /* requests of queue pod i */
 	json_t *claim_idx;     /* "ns/name" -> index in objs.claims */
+	const json_t *in_pods; /* every pod of the cluster (the caller's), for CPU and memory */
 	char *err;
 	size_t errlen;
 };
@@ -215,21 +216,57 @@ instantiate_templates(struct sim *s, json_t *pod, json_t **ret)
 			     ? json_copy(json_object_get(pod, "status"))
 			     : json_object();
 	const json_t *have = json_object_get(st, "resourceClaimStatuses");
-	if (!st || (json_is_array(have) && json_array_extend(statuses, (json_t *)have) < 0)) {
+	if (!st || (json_is_array(have) && json_array_extend(statuses, (json_t *)have) < 0) ||
+	    json_object_set(st, "resourceClaimStatuses", statuses) < 0 ||
+	    !(copy = json_copy(pod)) || json_object_set(copy, "status", st) < 0) {
 		json_decref(st);
+		json_decref(copy);
 		goto oom;
 	}
-	if (json_object_set_new(st, "resourceClaimStatuses", statuses) < 0 ||
-	    !(copy = json_copy(pod)) || json_object_set_new(copy, "status", st) < 0) {
-		json_decref(copy);
-		return -ENOMEM;
-	}
+	json_decref(st);
+	json_decref(statuses);
 	json_decref(*ret);
 	*ret = copy;
 	return 0;
 oom:
 	json_decref(statuses);
+	json_decref(*ret);
+	*ret = NULL;
 	return -ENOMEM;
+}
+
+static bool
+in_queue(const json_t *queue, const json_t *pod)
+{
+	for (size_t q = 0; q < json_array_size(queue); q++)
+		if (json_array_get(queue, q) == pod)
+			return true;
+	return false;
+}
+
+/* Does a pod of the cluster change any decision? A finished pod does not; nor does a bound pod
+ * without the bandwidth annotations railfit reads and without a rail group (what its claims
+ * hold is the claims' business: a claim stays allocated whoever holds it). Only preemption
+ * reads the others, and simulate does not preempt. */
+static bool
+pod_matters(const struct sim *s, const json_t *pod, const json_t *queue)
+{
+	static const char *const ann[] = { "railfit.io/nic-bandwidth", "railfit.io/group",
+					   "kubernetes.io/egress-bandwidth",
+					   "kubernetes.io/ingress-bandwidth" };
+	const json_t *md = json_object_get(pod, "metadata");
+	if (pod_terminated(pod))
+		return false;
+	if (!rf_jstr(json_object_get(pod, "spec"), "nodeName") || in_queue(queue, pod))
+		return true;
+	for (size_t i = 0; i < sizeof(ann) / sizeof(ann[0]); i++)
+		if (json_object_get(json_object_get(md, "annotations"), ann[i]))
+			return true;
+	const struct rf_strv *labels = &s->cfg->groups.labels;
+	for (size_t i = 0; i < labels->n; i++)
+		if (json_object_get(json_object_get(md, "labels"), labels->v[i]))
+			return true;
+	return false;
 }
 
 static int
@@ -237,6 +274,7 @@ prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 {
 	s->objs = *in;
 	s->objs.pods = s->objs.claims = NULL;
+	s->in_pods = in->pods;
 	s->n_queue = json_array_size(queue);
 	if (!(s->objs.pods = json_array()) || !(s->objs.claims = json_array()) ||
 	    !(s->claim_idx = json_object()) ||
@@ -244,8 +282,13 @@ prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 	    !(s->q_cpu = calloc(s->n_queue + 1, sizeof(double))) ||
 	    !(s->q_mem = calloc(s->n_queue + 1, sizeof(double))))
 		return -ENOMEM;
-	if (in->pods && json_array_extend(s->objs.pods, in->pods) < 0)
-		return -ENOMEM;
+	/* pods no decision reads are left out, so every build is that much smaller (their CPU
+	 * and memory still count: column_init() reads in->pods) */
+	for (size_t i = 0; i < json_array_size(in->pods); i++) {
+		json_t *p = json_array_get(in->pods, i);
+		if (pod_matters(s, p, queue) && json_array_append(s->objs.pods, p) < 0)
+			return -ENOMEM;
+	}
 	if (in->claims && json_array_extend(s->objs.claims, in->claims) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < json_array_size(s->objs.claims); i++)
@@ -257,8 +300,8 @@ prepare(struct sim *s, const struct rf_cluster_objects *in, json_t *queue)
 		if (!json_is_object(pod) || !rf_jstr(md, "name"))
 			return sim_error(s, "pod %zu of the queue has no metadata.name", q + 1);
 		size_t at = json_array_size(s->objs.pods);
-		for (size_t i = 0; i < json_array_size(in->pods); i++)
-			if (json_array_get(in->pods, i) == pod)
+		for (size_t i = 0; i < json_array_size(s->objs.pods); i++)
+			if (json_array_get(s->objs.pods, i) == pod)
 				at = i;
 		if (instantiate_templates(s, pod, &qp) < 0)
 			return -ENOMEM;
@@ -308,8 +351,8 @@ column_init(struct sim *s, struct column *c)
 					  ? quantity(json_object_get(al, "memory"))
 					  : -1;
 	}
-	for (size_t i = 0; i < json_array_size(c->pods); i++) {
-		const json_t *p = json_array_get(c->pods, i);
+	for (size_t i = 0; i < json_array_size(s->in_pods); i++) {
+		const json_t *p = json_array_get(s->in_pods, i);
 		const char *nn = rf_jstr(json_object_get(p, "spec"), "nodeName");
 		const struct rf_node *nd = nn ? rf_cluster_node(c->gen, nn) : NULL;
 		double cpu, mem;
@@ -637,7 +680,7 @@ pend(struct column *c, const char *why)
 static const char *
 scheduler_filter(const struct column *c, const struct sim *s, size_t q, const struct rf_node *n)
 {
-	if (!n->ready)
+	if (!rf_cluster_node_ready(c->gen, n))
 		return "node not ready";
 	if (c->cpu_alloc[n->idx] >= 0 && c->cpu_used[n->idx] + s->q_cpu[q] > c->cpu_alloc[n->idx])
 		return "Insufficient cpu";
@@ -660,10 +703,12 @@ place_one(struct sim *s, struct column *c, size_t q)
 	json_t *pod = json_array_get(c->pods, s->queue_idx[q]);
 	struct rf_demand d;
 	struct rf_judge_ctx jc = { 0 };
-	size_t fails[N_REASONS] = { 0 }, n_cands = 0, processed = 0, rf_failed = 0;
+	size_t fails[N_REASONS] = { 0 }, n_cands = 0, processed = 0, rf_failed = 0, scanned = 0;
 	const struct rf_node *rf_first_failed = NULL;
+	const struct rf_node *best = NULL;
+	size_t n = c->n_nodes, want = rf_sim_feasible_nodes_to_find(s->o->pct_nodes_to_score, n);
 	int r;
-again:
+again: /* scanned stays: a build in the middle of an attempt does not start a new one */
 	if ((r = rf_demand_resolve(c->gen, pod, &d)) < 0)
 		return r;
 	if (demand_touched(c, &d)) {
@@ -681,7 +726,7 @@ again:
 	bool judge = d.kind == RF_DEMAND_KNOWN;
 	if (judge && (r = rf_judge_begin(c->gen, &d, &jc)) < 0)
 		goto out;
-	size_t n = c->n_nodes, want = rf_sim_feasible_nodes_to_find(s->o->pct_nodes_to_score, n);
+scan:
 	for (size_t k = 0; k < n && n_cands < want; k++) {
 		const struct rf_node *nd = c->nodes[(c->next_start + k) % n];
 		if (c->dirty_node[nd->idx]) {
@@ -733,8 +778,8 @@ again:
 		c->cands[n_cands++] = cd;
 	}
 	c->next_start = n ? (c->next_start + processed) % n : 0;
+	scanned += processed;
 	/* pick the highest score; ties at random (kube-scheduler's selectHost) */
-	const struct rf_node *best = NULL;
 	long best_score = -1, ties = 0;
 	for (size_t i = 0; i < n_cands; i++) {
 		if (!c->cands[i].node)
@@ -750,6 +795,14 @@ again:
 		} else if (sc == best_score && next_rand(&c->rng) % (uint64_t)++ties == 0) {
 			best = c->cands[i].node;
 		}
+	}
+	if (!best && rf_failed && scanned < n) {
+		/* railfit failed every node of this attempt's window: kube-scheduler requeues the
+		 * pod, and its next attempt searches from where this one stopped */
+		memset(fails, 0, sizeof(fails));
+		n_cands = processed = rf_failed = 0;
+		rf_first_failed = NULL;
+		goto scan;
 	}
 	if (!best) {
 		const char *why = "no node";
@@ -944,7 +997,9 @@ rf_simulate(const struct rf_cluster_objects *objs, json_t *queue, const struct r
 	*ret = NULL;
 	if ((r = prepare(&s, objs, queue)) < 0)
 		goto out;
-	/* the columns share nothing but the objects they start from, which nobody changes */
+	/* the columns share nothing but the objects they start from, which nobody changes (their
+	 * reference counts are atomic; clean under TSan with the jansson suppressions the live
+	 * server needs as well) */
 	if (o->threads > 1)
 		threaded = pthread_create(&thread, NULL, run_column, &cols[1]) == 0;
 	run_column(&cols[0]);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,7 +162,7 @@ rf_cmd_simulate(int argc, char **argv)
 			workload = optarg;
 			break;
 		case 'S':
-			if (parse_uint("--seed", optarg, 0, UINT64_MAX, &v) < 0)
+			if (parse_uint("--seed", optarg, 0, INT64_MAX, &v) < 0)
 				return 2;
 			so.seed = v;
 			break;

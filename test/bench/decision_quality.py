@@ -14,7 +14,7 @@ multi-pod Jobs), then a mixed workload replayed without and with railfit:
 and prints one Markdown table row per size and seed: pods placed, GPU-NIC pairs at PHB or better,
 pods with GPUs and NICs below PHB, min-alignment met, NICs and front-end NICs over-committed, Jobs
 whose pods all landed on the same rails, nodes left with every GPU and rail NIC free, and the time
-simulate took (both columns, two threads).
+simulate took (both columns, two threads: wall clock and CPU).
 
     python3 test/bench/decision_quality.py [--railfit build/server/railfit]
         [--sizes 100,1000] [--seeds 1,2,3] [--workload SPEC] [--json]
@@ -25,6 +25,7 @@ The kube-scheduler column is an approximation (see `railfit simulate --help` and
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -51,10 +52,10 @@ def scale(spec, factor):
 
 
 def pct(a, b):
-    return "%.0f%%" % (100.0 * a / b) if b else "-"
+    return "%.1f%%" % (100.0 * a / b) if b else "-"
 
 
-def row(nodes, seed, rep, secs):
+def row(nodes, seed, rep, secs, cpu):
     k, r = rep["columns"]
     cells = [str(nodes), str(seed), str(rep["pods"])]
 
@@ -73,15 +74,17 @@ def row(nodes, seed, rep, secs):
                                               c["minAlignment"]["asked"])))
     cells.append(pair(lambda c: str(c["nicsOvercommitted"])))
     cells.append(pair(lambda c: str(c["frontendOvercommitted"])))
-    cells.append(pair(lambda c: "%d of %d" % (c["jobsOnSameRails"], len(c["jobs"]))))
+    cells.append(pair(lambda c: "%d of %d (%s)" % (
+        c["jobsOnSameRails"], len(c["jobs"]),
+        "%.0f%%" % (100 * c["railConsistency"]) if c["railConsistency"] is not None else "-")))
     cells.append(pair(lambda c: str(c["freeWholeNodes"])))
-    cells.append("%.1f" % secs)
+    cells.append("%.1f / %.1f" % (secs, cpu))
     return "| " + " | ".join(cells) + " |"
 
 
 HEADER = ("| nodes | seed | pods | placed | GPU-NIC pairs PHB or better | pods below PHB | "
           "min-alignment met | NICs over-committed | front-end over-committed | "
-          "Jobs on the same rails | whole nodes left free | simulate s |\n"
+          "Jobs on the same rails (mean share on the Job's most common rails) | whole nodes left free | simulate s (wall / CPU) |\n"
           "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
@@ -106,14 +109,17 @@ def main():
                     f.write(run([a.railfit, "gen-cluster", "--nodes", str(nodes), "--seed",
                                  str(seed), "--used", "0.5", "--pods-per-node", "2.4"]))
                 t0 = time.monotonic()
+                c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 rep = json.loads(run([a.railfit, "simulate", "--snapshot", snap, "--workload",
                                       spec, "--seed", str(seed), "-o", "json"]))
                 secs = time.monotonic() - t0
+                c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
                 os.unlink(snap)
-                print(row(nodes, seed, rep, secs), flush=True)
+                print(row(nodes, seed, rep, secs, cpu), flush=True)
                 rep.pop("placements", None)
                 reports.append({"nodes": nodes, "seed": seed, "workload": spec,
-                                "seconds": secs, "report": rep})
+                                "seconds": secs, "cpu_seconds": cpu, "report": rep})
     print("\nworkload at 1,000 nodes: " + a.workload)
     if a.json:
         print(json.dumps(reports, indent=1))

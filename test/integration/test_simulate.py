@@ -91,7 +91,10 @@ class Simulate(unittest.TestCase):
         early = json.loads(json.dumps(pod))
         early["metadata"].update(name="early", uid="u-early",
                                  creationTimestamp="2030-01-01T00:00:00Z")
-        doc["items"] += [pod, early]
+        done = json.loads(json.dumps(pod))
+        done["metadata"].update(name="done", uid="u-done")
+        done["status"]["phase"] = "Succeeded"
+        doc["items"] += [pod, early, done]
         path = os.path.join(self.tmp.name, "pending.json")
         with open(path, "w") as f:
             json.dump(doc, f)

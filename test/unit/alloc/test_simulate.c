@@ -312,6 +312,90 @@ START_TEST(test_simulate_lazy_builds_agree)
 }
 END_TEST
 
+/* Two pending pods whose claim the resourceclaim controller has not created yet (a template):
+ * simulate creates it as the controller would, the pods share nothing, and each gets an aligned
+ * pair on its node; the second sees the first's devices taken. */
+START_TEST(test_simulate_claim_templates)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	char *t = fixture_read("dra/resourceclaimtemplate-gpu-nic-pcieroot.json");
+	fixture_add_json(&f, t);
+	free(t);
+	json_t *queue = json_array();
+	const char *names[] = { "t1", "t2" };
+	for (int i = 0; i < 2; i++) {
+		char pod[512];
+		snprintf(
+			pod, sizeof(pod),
+			"{\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml-train\",\"uid\":\"%s\"},"
+			"\"spec\":{\"resourceClaims\":[{\"name\":\"pair\","
+			"\"resourceClaimTemplateName\":\"gpu-nic-aligned\"}]}}",
+			names[i], names[i]);
+		json_array_append_new(queue, json_loads(pod, 0, NULL));
+	}
+	json_t *report = simulate(&f, queue, &OPTS);
+	for (int k = 0; k < 2; k++) {
+		const json_t *c = col(report, k ? "railfit" : "kube-scheduler");
+		ck_assert_int_eq(num(c, "placed"), 2);
+		ck_assert_int_eq(level(c, "PHB"), 2);
+		ck_assert_int_eq(num(c, "freeAlignedPairs"), 8 - 2);
+	}
+	/* the objects the caller passed are not changed */
+	ck_assert_uint_eq(json_array_size(f.objs.claims), 0);
+	ck_assert_ptr_null(json_object_get(json_array_get(queue, 0), "status"));
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
+/* 150 nodes: kube-scheduler stops at 100 feasible nodes, here hgx-001..hgx-100, whose front-end
+ * NICs already carry 50G each. railfit fails all of them for a 60G loader; as kube-scheduler
+ * requeues the pod, its next attempt searches on from hgx-101, where railfit passes. */
+START_TEST(test_simulate_retry_after_the_window)
+{
+	struct fixture f;
+	fixture_init(&f);
+	struct rf_gen_options go = { .nodes = 150, .seed = 2, .used = 0 };
+	json_t *doc = rf_gen_cluster(&go);
+	size_t i;
+	json_t *it;
+	json_decref(f.objs.classes);
+	f.objs.classes = json_array();
+	json_array_foreach (json_object_get(doc, "items"), i, it) {
+		char *txt = json_dumps(it, 0);
+		fixture_add_json(&f, txt);
+		free(txt);
+	}
+	json_decref(doc);
+	for (int n = 1; n <= 100; n++) {
+		char pod[512];
+		snprintf(
+			pod, sizeof(pod),
+			"{\"kind\":\"Pod\",\"metadata\":{\"name\":\"busy-%d\",\"namespace\":\"ml\","
+			"\"uid\":\"busy-%d\",\"annotations\":{\"kubernetes.io/egress-bandwidth\":"
+			"\"50G\"}},\"spec\":{\"nodeName\":\"hgx-%03d\"},\"status\":{\"phase\":"
+			"\"Running\"}}",
+			n, n, n);
+		fixture_add_json(&f, pod);
+	}
+	json_t *queue = json_array();
+	json_array_append_new(
+		queue, fixture_pod("loader", NULL, "\"kubernetes.io/egress-bandwidth\":\"60G\""));
+	json_t *report = simulate(&f, queue, &OPTS);
+	ck_assert_int_eq(num(col(report, "kube-scheduler"), "placed"), 1);
+	ck_assert_int_eq(num(col(report, "kube-scheduler"), "frontendOvercommitted"), 1);
+	ck_assert_int_eq(num(col(report, "railfit"), "placed"), 1);
+	ck_assert_int_eq(num(col(report, "railfit"), "frontendOvercommitted"), 0);
+	ck_assert_str_ge(placed_on(report, 0, "railfit"), "hgx-101");
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_simulate_golden_table)
 {
 	struct fixture f;
@@ -418,6 +502,8 @@ simulate_suite(void)
 	tcase_add_test(tc, test_simulate_frontend_overcommit);
 	tcase_add_test(tc, test_simulate_deterministic_per_seed);
 	tcase_add_test(tc, test_simulate_lazy_builds_agree);
+	tcase_add_test(tc, test_simulate_claim_templates);
+	tcase_add_test(tc, test_simulate_retry_after_the_window);
 	tcase_add_test(tc, test_simulate_golden_table);
 	tcase_add_test(tc, test_workload_grammar);
 	tcase_add_test(tc, test_feasible_nodes_to_find);
