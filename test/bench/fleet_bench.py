@@ -729,7 +729,12 @@ def churn(a, tmp):
 
             wb.measure(client, target, names, 1.0)  # warm up
             probe_builds0 = len(build_lags(rf.stderr()))
-            idle_lags = [lag_probe() for _ in range(5)]
+            idle_lags = []
+            for _ in range(5):
+                # a single event: railfit has been idle for a while (its publisher spaces
+                # builds by twice the last build's time, at least 50 ms)
+                time.sleep(1.0)
+                idle_lags.append(lag_probe())
             idle_store_lags = sorted(build_lags(rf.stderr())[probe_builds0:])
             h0 = wb.filter_histogram(rf.url)
             idle = wb.measure(client, target, names, a.seconds)
