@@ -529,24 +529,83 @@ out:
 	return r;
 }
 
+/* A group's entries must be adjacent, in node order: sorting by the group's hash and the node
+ * compares no strings (the pods of a group each carry its name). Two groups with one hash
+ * would interleave: sort_groups() then sorts again comparing names. */
+#define CMP_HASH_NODE(x, y)                                                                        \
+	((x)->hash != (y)->hash                                                                    \
+		 ? ((x)->hash < (y)->hash ? -1 : 1)                                                \
+		 : ((x)->node_idx > (y)->node_idx) - ((x)->node_idx < (y)->node_idx))
+#define CMP_HASH_NAME_NODE(x, y)                                                                   \
+	((x)->hash != (y)->hash                ? ((x)->hash < (y)->hash ? -1 : 1)                  \
+	 : (x)->group == (y)->group            ? CMP_HASH_NODE(x, y)                               \
+	 : strcmp((x)->group, (y)->group) != 0 ? strcmp((x)->group, (y)->group)                    \
+					       : CMP_HASH_NODE(x, y))
+
 static int
 group_rails_cmp(const void *a, const void *b)
 {
 	const struct group_rails *x = a, *y = b;
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	int r = x->group == y->group ? 0 : strcmp(x->group, y->group);
-	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+	return CMP_HASH_NODE(x, y);
+}
+
+static int
+group_rails_cmp_names(const void *a, const void *b)
+{
+	const struct group_rails *x = a, *y = b;
+	return CMP_HASH_NAME_NODE(x, y);
 }
 
 static int
 group_node_cmp(const void *a, const void *b)
 {
 	const struct group_node *x = a, *y = b;
-	if (x->hash != y->hash)
-		return x->hash < y->hash ? -1 : 1;
-	int r = x->group == y->group ? 0 : strcmp(x->group, y->group);
-	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+	return CMP_HASH_NODE(x, y);
+}
+
+static int
+group_node_cmp_names(const void *a, const void *b)
+{
+	const struct group_node *x = a, *y = b;
+	return CMP_HASH_NAME_NODE(x, y);
+}
+
+/* Whether a run of equal hashes holds two names (entries sorted by hash). */
+static bool
+rails_collide(const struct group_rails *v, size_t n)
+{
+	for (size_t i = 1, first = 0; i < n; i++) {
+		if (v[i].hash != v[first].hash)
+			first = i;
+		else if (v[i].group != v[first].group && strcmp(v[i].group, v[first].group) != 0)
+			return true;
+	}
+	return false;
+}
+
+static bool
+nodes_collide(const struct group_node *v, size_t n)
+{
+	for (size_t i = 1, first = 0; i < n; i++) {
+		if (v[i].hash != v[first].hash)
+			first = i;
+		else if (v[i].group != v[first].group && strcmp(v[i].group, v[first].group) != 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+sort_groups(struct rf_cluster *c)
+{
+	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
+	if (rails_collide(c->group_rails, c->n_group_rails))
+		qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails),
+		      group_rails_cmp_names);
+	qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes), group_node_cmp);
+	if (nodes_collide(c->group_nodes, c->n_group_nodes))
+		qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes),
+		      group_node_cmp_names);
 }
 
 /* The claim a pod's entry e names in this generation: the one the last build found while it is
@@ -697,8 +756,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 		}
 	}
-	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
-	qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes), group_node_cmp);
+	sort_groups(c);
 	return index_groups(c);
 }
 
