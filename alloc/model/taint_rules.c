@@ -51,10 +51,11 @@ apply_rule(struct rf_cluster *c, const json_t *rule)
 	if (!name)
 		name = "?";
 	if (!key || !key[0] || !effect || !effect[0]) {
-		rf_cluster_warn(c,
-				"devicetaintrule %s: expected spec.taint.key and spec.taint.effect; "
-				"ignored",
-				name);
+		rf_cluster_warn(
+			c,
+			"devicetaintrule %s: expected spec.taint.key and spec.taint.effect; "
+			"ignored",
+			name);
 		return 0;
 	}
 	if ((sel && !json_is_null(sel) && !json_is_object(sel)) ||
