@@ -281,6 +281,7 @@ search_error(const struct rf_search_result *res, struct rf_node_eval *e)
 		break;
 	case RF_SEARCH_SCHEDULER_CRASH:
 		/* kube-scheduler never places the pod: railfit predicts no placement either */
+		e->scheduler_crash = true;
 		fail(e, RF_VERDICT_FAIL,
 		     "warning: %s; fix: upgrade to 1.36.2 or drop allocationMode All", res->error);
 		break;
