@@ -73,9 +73,9 @@ node_row(const struct rf_cluster *c, const struct rf_node *n, const struct rf_co
 	nic_headroom(c, n, cfg, &mn, &mx, &any);
 	enum rf_level bl = best_free_level(c, n);
 	return json_pack("{s:s, s:b, s:i, s:i, s:i, s:i, s:s?, s:s?, s:s?, s:i, s:i, s:s}", "node",
-			 n->name, "ready", n->ready, "gpusFree", (int)u->n_gpus_free, "gpus",
-			 (int)n->n_gpus, "nicsFree", (int)u->n_nics_free, "nics", (int)n->n_nics,
-			 "bestFreeAlignment",
+			 n->name, "ready", rf_cluster_node_ready(c, n), "gpusFree",
+			 (int)u->n_gpus_free, "gpus", (int)n->n_gpus, "nicsFree",
+			 (int)u->n_nics_free, "nics", (int)n->n_nics, "bestFreeAlignment",
 			 u->n_gpus_free && u->n_nics_free ? rf_level_name(bl) : NULL,
 			 "nicHeadroomMin", any ? rf_quantity_format(mn, b1) : NULL,
 			 "nicHeadroomMax", any ? rf_quantity_format(mx, b2) : NULL, "pools",

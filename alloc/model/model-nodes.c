@@ -41,8 +41,8 @@ rf_model_find_node(const struct rf_cluster *c, const char *name)
 	return NULL;
 }
 
-static bool
-node_ready(const json_t *node)
+bool
+rf_model_node_ready(const json_t *node)
 {
 	const json_t *conds = rf_jpath(node, "status.conditions");
 	for (size_t i = 0; i < json_array_size(conds); i++) {
@@ -78,7 +78,7 @@ rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes)
 		nd->json = nj;
 		nd->labels = rf_jpath(nj, "metadata.labels");
 		nd->annotations = rf_jpath(nj, "metadata.annotations");
-		nd->ready = node_ready(nj);
+		nd->ready = rf_model_node_ready(nj);
 		c->nodes[c->n_nodes++] = nd;
 	}
 	qsort(c->nodes, c->n_nodes, sizeof(*c->nodes), node_cmp);

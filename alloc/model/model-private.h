@@ -12,6 +12,7 @@
 #define MAX_WARNINGS 256
 
 struct group_rails {
+	uint64_t hash; /* rf_group_hash(group): sorting compares no strings but on a tie */
 	const char *group;
 	unsigned node_idx;
 	uint64_t rails;
@@ -21,6 +22,7 @@ struct group_rails {
  * and the rails it uses on two or more nodes, so that "rails on nodes other than N" costs two
  * binary searches instead of a scan of every pod. */
 struct group_index { /* struct rf_group of model.h */
+	uint64_t hash;
 	const char *group;
 	size_t first, n;
 	uint64_t any, multi;
@@ -99,9 +101,10 @@ struct rf_cluster {
 	size_t n_pods_by_uid;
 	const json_t **templates;
 	size_t n_templates;
-	struct group_rails *group_rails; /* sorted by group, then node index */
+	struct group_rails *group_rails; /* sorted by group hash, group, then node index */
 	size_t n_group_rails;
-	struct group_index *groups; /* sorted by group */
+	struct group_index *groups; /* sorted by group hash, then group */
+	bool claim_dups; /* two claims share a namespace and name (see rf_model_index_claims) */
 	size_t n_groups;
 
 	const char **warnings;
@@ -130,6 +133,10 @@ struct rf_cluster {
 	size_t node_mask;
 	char *node_names;
 
+	/* Ready of each node by index when a generation shares a layout built from other Node
+	 * objects (only their status changed, see rf_cluster_build_next); NULL: the nodes' own */
+	bool *node_ready;
+
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error; the
 	 * layout's */
 	atomic_uchar *class_memo;
@@ -154,6 +161,8 @@ struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *d
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
+/** The Node's Ready condition (true when it has no conditions at all). */
+bool rf_model_node_ready(const json_t *node);
 int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);

@@ -148,6 +148,11 @@ rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old)
 	p->claim_names = copy_strings(&k, o->claim_names, o->n_claim_names);
 	p->claim_hashes =
 		copy_array(&k, o->claim_hashes, o->n_claim_names, sizeof(*o->claim_hashes));
+	/* found anew: the old ones are another layout's claims */
+	p->claims_found = o->n_claim_names
+				  ? rf_arena_calloc(k.a, o->n_claim_names, sizeof(*p->claims_found))
+				  : NULL;
+	k.oom |= o->n_claim_names && !p->claims_found;
 	const struct rf_node *n = p->node_name ? rf_cluster_node(c, p->node_name) : NULL;
 	p->node_idx1 = n ? n->idx + 1 : 0;
 	return k.oom ? NULL : p;

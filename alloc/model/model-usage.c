@@ -455,13 +455,19 @@ parse_pod(struct rf_cluster *c, void *strtab, const json_t *pj, const json_t *el
 	const char *g = rf_jstr(annotations, "railfit.io/group");
 	for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
 		g = rf_jstr(labels, c->cfg->groups.labels.v[l]);
-	if (g && g[0] && !(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
-		return NULL;
+	if (g && g[0]) {
+		if (!(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
+			return NULL;
+		p->group_hash = rf_group_hash(p->group);
+	}
+	p->terminated =
+		p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
 	/* what accounting its usage needs, resolved once (pods live with one layout) */
 	const json_t *entries = rf_jpath(pj, "spec.resourceClaims");
 	size_t ne = json_array_size(entries);
 	if (ne && (!(p->claim_names = rf_arena_calloc(a, ne, sizeof(char *))) ||
-		   !(p->claim_hashes = rf_arena_calloc(a, ne, sizeof(uint64_t)))))
+		   !(p->claim_hashes = rf_arena_calloc(a, ne, sizeof(uint64_t))) ||
+		   !(p->claims_found = rf_arena_calloc(a, ne, sizeof(*p->claims_found)))))
 		return NULL;
 	for (size_t e = 0; e < ne; e++) {
 		const char *cn = rf_pod_claim_name(pj, json_array_get(entries, e));
@@ -523,18 +529,35 @@ out:
 	return r;
 }
 
-static bool
-pod_terminated(const struct rf_pod *p)
-{
-	return p->phase && (strcmp(p->phase, "Succeeded") == 0 || strcmp(p->phase, "Failed") == 0);
-}
-
 static int
 group_rails_cmp(const void *a, const void *b)
 {
 	const struct group_rails *x = a, *y = b;
-	int r = strcmp(x->group, y->group);
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	int r = x->group == y->group ? 0 : strcmp(x->group, y->group);
 	return r ? r : (x->node_idx > y->node_idx) - (x->node_idx < y->node_idx);
+}
+
+/* The claim a pod's entry e names in this generation: the one the last build found while it is
+ * still part of the generation (seen by this build; names are unique unless claim_dups), else
+ * looked up and remembered. */
+static const struct rf_claim *
+pod_claim(struct rf_cluster *c, struct rf_pod *p, size_t e)
+{
+	const struct rf_claim *cl = p->claims_found ? p->claims_found[e] : NULL;
+	if (cl && cl->marks.seen == c->reuse->marker && !c->claim_dups)
+		return cl;
+	cl = rf_cluster_claim_hashed(c, p->ns, p->claim_names[e], p->claim_hashes[e]);
+	if (p->claims_found)
+		p->claims_found[e] = cl;
+	return cl;
+}
+
+static bool
+same_group(const struct group_rails *r, const struct group_index *g)
+{
+	return r->hash == g->hash && (r->group == g->group || strcmp(r->group, g->group) == 0);
 }
 
 /* The group index over the sorted group_rails entries: per group, the rails used anywhere and
@@ -547,14 +570,14 @@ index_groups(struct rf_cluster *c)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_group_rails;) {
 		struct group_index *g = &c->groups[c->n_groups++];
+		g->hash = c->group_rails[i].hash;
 		g->group = c->group_rails[i].group;
 		g->first = i;
-		while (i < c->n_group_rails && strcmp(c->group_rails[i].group, g->group) == 0) {
+		while (i < c->n_group_rails && same_group(&c->group_rails[i], g)) {
 			/* the rails of one node: its entries are adjacent */
 			unsigned node = c->group_rails[i].node_idx;
 			uint64_t mine = 0;
-			for (; i < c->n_group_rails &&
-			       strcmp(c->group_rails[i].group, g->group) == 0 &&
+			for (; i < c->n_group_rails && same_group(&c->group_rails[i], g) &&
 			       c->group_rails[i].node_idx == node;
 			     i++)
 				mine |= c->group_rails[i].rails;
@@ -605,7 +628,7 @@ rf_model_place_pods(struct rf_cluster *c)
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < c->n_pods; i++) {
 			struct rf_pod *p = c->pods[i];
-			if (!p->node_idx1 || pod_terminated(p))
+			if (!p->node_idx1 || p->terminated)
 				continue;
 			const struct rf_node *n = c->nodes[p->node_idx1 - 1];
 			struct rf_node_use *nu = &c->node_use[p->node_idx1 - 1];
@@ -622,8 +645,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			/* devices of its claims: NIC bandwidth and rails */
 			uint64_t rails = 0;
 			for (size_t e = 0; e < p->n_claim_names; e++) {
-				const struct rf_claim *cl = rf_cluster_claim_hashed(
-					c, p->ns, p->claim_names[e], p->claim_hashes[e]);
+				const struct rf_claim *cl = pod_claim(c, p, e);
 				for (size_t r = 0; cl && r < cl->n_results; r++) {
 					const struct rf_alloc_result *ar = &cl->results[r];
 					if (!ar->dev || !ar->nic || ar->admin_access)
@@ -638,6 +660,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 			if (p->group && rails) {
 				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
+				gr->hash = p->group_hash;
 				gr->group = p->group;
 				gr->node_idx = n->idx;
 				gr->rails = rails;

@@ -198,6 +198,40 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	return 0;
 }
 
+/* A generation sharing its layout sees the Node objects it was given, not the layout's: the
+ * server rebuilds no layout when only a Node's status changed (a Ready condition flipping on
+ * hundreds of nodes during an outage must not rebuild the whole cluster hundreds of times), so
+ * Ready is read from the current objects here. Nothing else of the status is read. */
+static int
+refresh_ready(struct rf_cluster *c)
+{
+	const json_t *cur = c->objs.nodes, *was = c->layout->nodes;
+	size_t n = json_array_size(cur);
+	bool same = n == json_array_size(was);
+	for (size_t i = 0; same && i < n; i++)
+		same = json_array_get(cur, i) == json_array_get(was, i);
+	if (same)
+		return 0;
+	if (!(c->node_ready = rf_arena_alloc(c->arena, (c->n_nodes + 1) * sizeof(bool))))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		c->node_ready[i] = c->nodes[i]->ready;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *nj = json_array_get(cur, i);
+		const char *name = json_string_value(rf_jpath(nj, "metadata.name"));
+		const struct rf_node *nd = name ? rf_cluster_node(c, name) : NULL;
+		if (nd && nd->json)
+			c->node_ready[nd->idx] = rf_model_node_ready(nj);
+	}
+	return 0;
+}
+
+bool
+rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n)
+{
+	return c->node_ready ? c->node_ready[n->idx] : n->ready;
+}
+
 /* Claims, pods and what they use: the part of a generation that changes with every event. */
 static int
 build_usage(struct rf_cluster *c)
@@ -241,7 +275,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		.taint_rules = json_array_size(c->objs.taint_rules),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
-	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0)
+	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0 ||
+	    (reuse && (r = refresh_ready(c)) < 0))
 		goto fail;
 	if (reuse && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
@@ -524,6 +559,12 @@ rf_claim_key_hash(const char *ns, const char *name)
 	return rf_fingerprint(ns ? ns : "", name, NULL);
 }
 
+uint64_t
+rf_group_hash(const char *group)
+{
+	return rf_fingerprint(group, NULL, NULL);
+}
+
 const struct rf_claim *
 rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns, const char *name, uint64_t hash)
 {
@@ -568,6 +609,7 @@ rf_model_index_claims(struct rf_cluster *c)
 						   cl->name) == 0;
 		if (!dup)
 			slots[i] = (struct claim_slot){ cl->key_hash, cl };
+		c->claim_dups |= dup;
 	}
 	c->claim_mask = cap - 1;
 	c->claim_slots = slots;
@@ -630,16 +672,26 @@ rf_cluster_template(const struct rf_cluster *c, const char *ns, const char *name
 	return NULL;
 }
 
+struct group_key {
+	uint64_t hash;
+	const char *group;
+};
+
 static int
 group_key_cmp(const void *key, const void *elem)
 {
-	return strcmp(key, ((const struct group_index *)elem)->group);
+	const struct group_key *k = key;
+	const struct group_index *g = elem;
+	if (k->hash != g->hash)
+		return k->hash < g->hash ? -1 : 1;
+	return strcmp(k->group, g->group);
 }
 
 const struct rf_group *
 rf_cluster_group(const struct rf_cluster *c, const char *group)
 {
-	return bsearch(group, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
+	struct group_key k = { rf_group_hash(group), group };
+	return bsearch(&k, c->groups, c->n_groups, sizeof(*c->groups), group_key_cmp);
 }
 
 uint64_t

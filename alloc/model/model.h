@@ -125,7 +125,7 @@ struct rf_node {
 	unsigned idx;       /* index among the generation's nodes (sorted by name) */
 	const json_t *json; /* NULL when only slices name this node */
 	const json_t *labels, *annotations; /* borrowed, may be NULL */
-	bool ready;
+	bool ready;                         /* as of the layout: read rf_cluster_node_ready() */
 	struct rf_pool **pools;
 	size_t n_pools;
 	struct rf_device **devices; /* pool order, then pool device order; only devices of the
@@ -235,12 +235,17 @@ struct rf_pod {
 	/* the element it was parsed from (the object, or what stands for it: see
 	 * rf_cluster_objects.expand); the strings above are the model's own */
 	const json_t *json;
-	const char *group; /* rail group key "ns/name" or NULL */
+	const char *group;   /* rail group key "ns/name" or NULL */
+	uint64_t group_hash; /* rf_group_hash(group) */
+	bool terminated;     /* phase Succeeded or Failed: holds nothing */
 	bool has_nic_bw, has_egress, has_ingress;
 	struct rf_quantity nic_bw, egress, ingress;
 	const char *bad_annotation; /* message for a malformed bandwidth annotation, or NULL */
 	const char **claim_names;   /* of its resourceClaims entries that name a claim */
 	uint64_t *claim_hashes;     /* rf_claim_key_hash(ns, claim_names[i]) */
+	/* the claims found for claim_names by the last build that placed the pod, to skip the
+	 * lookup while they stay in the generation; written by the builder thread only */
+	const struct rf_claim **claims_found;
 	size_t n_claim_names;
 	unsigned node_idx1; /* index + 1 of the node it is bound to, 0 = none or unknown */
 	struct rf_build_marks marks;
@@ -299,9 +304,13 @@ int rf_cluster_dra_patch(const struct rf_cluster *c);
 size_t rf_cluster_n_nodes(const struct rf_cluster *c);
 const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */
 const struct rf_node *rf_cluster_node(const struct rf_cluster *c, const char *name);
+/** Whether the node's Ready condition is True in this generation (n->ready may be older). */
+bool rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n);
 const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *ns,
 					const char *name);
 uint64_t rf_claim_key_hash(const char *ns, const char *name);
+/** The hash rail groups are sorted and looked up by. */
+uint64_t rf_group_hash(const char *group);
 /** rf_cluster_claim() with the key's hash known. */
 const struct rf_claim *rf_cluster_claim_hashed(const struct rf_cluster *c, const char *ns,
 					       const char *name, uint64_t hash);

@@ -208,12 +208,31 @@ layout_kind(enum rf_kind kind)
 	       kind == RF_KIND_TAINT_RULES; /* rules change devices' taints */
 }
 
-/* Under the lock: a change the next build must include. */
+/* Whether two slim copies of a Node differ in their status only (its Ready condition): the
+ * model reads that from the current objects (rf_cluster_node_ready()), so the layout stays. */
+static bool
+node_status_only(const json_t *old, const json_t *now)
+{
+	const char *k;
+	const json_t *v;
+	if (!json_is_object(old) || !json_is_object(now))
+		return false;
+	json_object_foreach ((json_t *)now, k, v)
+		if (strcmp(k, "status") != 0 && !json_equal(v, json_object_get(old, k)))
+			return false;
+	json_object_foreach ((json_t *)old, k, v)
+		if (strcmp(k, "status") != 0 && !json_object_get(now, k))
+			return false;
+	return true;
+}
+
+/* Under the lock: a change the next build must include; layout: one the layout is built
+ * from (see layout_kind()). */
 static void
-changed_locked(struct rf_store *s, enum rf_kind kind)
+changed_locked(struct rf_store *s, enum rf_kind kind, bool layout)
 {
 	s->seq++;
-	if (layout_kind(kind))
+	if (layout && layout_kind(kind))
 		s->layout_dirty = true;
 	if (!s->pending_since) {
 		s->pending_since = rf_kube_now();
@@ -342,7 +361,7 @@ replace_slices(struct rf_store *s, json_t *items, bool slim_already)
 	s->slices = t;
 	r = (int)t.n;
 	if (!unchanged)
-		changed_locked(s, RF_KIND_SLICES);
+		changed_locked(s, RF_KIND_SLICES, true);
 	pthread_mutex_unlock(&s->lock);
 	rf_slice_table_release(&old); /* outside the lock: may free many */
 out:
@@ -365,6 +384,7 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 	char key[KEY_MAX];
 	size_t i, same = 0;
 	int kept = 0;
+	bool layout = false; /* for Nodes: a change beyond their status */
 	if (!m)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->lock);
@@ -394,6 +414,8 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 			json_decref(slim);
 			slim = json_incref(old);
 			same++;
+		} else if (slim && !(kind == RF_KIND_NODES && old && node_status_only(old, slim))) {
+			layout = true;
 		}
 		if (!slim || json_object_set_new(m, key, slim) < 0) {
 			json_decref(m);
@@ -409,7 +431,7 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 	json_t *old = s->maps[kind];
 	s->maps[kind] = m;
 	if (!unchanged || old != cur)
-		changed_locked(s, kind);
+		changed_locked(s, kind, layout || json_object_size(cur) != (size_t)kept);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(cur);
 	json_decref(old);        /* outside the lock: may free many objects */
@@ -437,7 +459,7 @@ apply_slice(struct rf_store *s, enum rf_watch_type type, json_t *obj, const char
 		changed = 1;
 	}
 	if (changed > 0)
-		changed_locked(s, RF_KIND_SLICES);
+		changed_locked(s, RF_KIND_SLICES, true);
 	pthread_mutex_unlock(&s->lock);
 	rf_slice_entry_release(&old);
 	rf_slice_entry_release(&e);
@@ -480,7 +502,9 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 		changed = 1;
 	}
 	if (changed)
-		changed_locked(s, kind);
+		changed_locked(
+			s, kind,
+			!(kind == RF_KIND_NODES && old && slim && node_status_only(old, slim)));
 	pthread_mutex_unlock(&s->lock);
 	/* a claim that just got its allocation: tell the owner (prediction bookkeeping) */
 	if (kind == RF_KIND_CLAIMS && type != RF_WATCH_DELETED && changed &&
@@ -530,7 +554,7 @@ rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char
 		seq = -ENOMEM;
 		goto out;
 	}
-	changed_locked(s, RF_KIND_PODS);
+	changed_locked(s, RF_KIND_PODS, false);
 	seq = s->seq;
 	s->urgent = true;
 out:

@@ -728,7 +728,9 @@ def churn(a, tmp):
                         t.join()
 
             wb.measure(client, target, names, 1.0)  # warm up
+            probe_builds0 = len(build_lags(rf.stderr()))
             idle_lags = [lag_probe() for _ in range(5)]
+            idle_store_lags = sorted(build_lags(rf.stderr())[probe_builds0:])
             h0 = wb.filter_histogram(rf.url)
             idle = wb.measure(client, target, names, a.seconds)
             h1 = wb.filter_histogram(rf.url)
@@ -798,6 +800,11 @@ def churn(a, tmp):
                                churn_lags[-1]))
     print("put-to-visible lag (new pod in the fake -> railfit's explain finds it): idle %s; "
           "under churn %s" % (lagstr(idle_lags), lagstr(prober.lags)))
+    if idle_store_lags:
+        print("of which railfit's part while idle (the probe pod in railfit's store -> published, "
+              "lagMs): median %.0f ms, max %.0f ms over %d builds" % (
+                  idle_store_lags[len(idle_store_lags) // 2], idle_store_lags[-1],
+                  len(idle_store_lags)))
     if not alive:
         print("railfit exited during the run")
         return 1

@@ -739,6 +739,28 @@ START_TEST(test_store_builds_only_what_changed)
 	rf_store_stats(f.store, &st);
 	ck_assert_uint_gt(st.incremental, incremental);
 
+	/* the node turns NotReady (its status only): the layout stays, Ready is the new one; as
+	 * part of a relist too */
+	ck_assert(rf_cluster_node_ready(g2, n1));
+	json_object_set_new(
+		node, "status",
+		json_pack("{s:[{s:s, s:s}]}", "conditions", "type", "Ready", "status", "False"));
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, node), 1);
+	struct rf_cluster *g2b = settled(&f);
+	ck_assert_ptr_eq(rf_cluster_node(g2b, "n1"), n1);
+	ck_assert(!rf_cluster_node_ready(g2b, n1));
+	ck_assert(rf_cluster_node_ready(g2, n1));
+	json_t *relisted = json_pack("[o]", json_deep_copy(node));
+	json_object_set_new(json_object_get(json_array_get(relisted, 0), "status"), "conditions",
+			    json_pack("[{s:s, s:s}]", "type", "Ready", "status", "True"));
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, relisted), 1);
+	json_decref(relisted);
+	struct rf_cluster *g2c = settled(&f);
+	ck_assert_ptr_eq(rf_cluster_node(g2c, "n1"), n1);
+	ck_assert(rf_cluster_node_ready(g2c, n1));
+	rf_cluster_unref(g2b);
+	rf_cluster_unref(g2c);
+
 	/* a node event: a new layout */
 	json_object_set_new(json_object_get(node, "metadata"), "labels",
 			    json_pack("{s:s}", "zone", "b"));
