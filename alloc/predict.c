@@ -906,8 +906,10 @@ enough_candidates(struct search *s, const struct rf_claim *cl, const struct rf_r
 		enum memo m = selectable(s, cl, alt, aid, it, false);
 		if (m == M_ERROR)
 			return true; /* the search must reach it in scan order to decide */
-		if (m == M_YES && capacity_fits(s, alt, it->dev) && counters_fit(s, it->dev) &&
-		    taints_ok(s, alt, it->dev))
+		/* with 1.36's pool-name keyed counters the check depends on which pool a later
+		 * device makes the owner: not a test a necessary condition may use */
+		if (m == M_YES && capacity_fits(s, alt, it->dev) &&
+		    (s->counter_owner || counters_fit(s, it->dev)) && taints_ok(s, alt, it->dev))
 			n += it->dev->allow_multiple ? alt->count
 						     : 1; /* a shared device may serve again */
 	}
