@@ -167,6 +167,8 @@ class DraVersions(unittest.TestCase):
         self.assertEqual(cfg["draRules"]["version"], "1.37.0")
         entry = explain(self, rf)
         self.assertEqual([p["device"] for p in entry["predicted"]], ["gpu-1"], entry)
+        self.assertIn("device gpu-0 carries taint maintenance=firmware:NoSchedule from "
+                      "DeviceTaintRule drain-gpu-0", entry["reasons"], entry)
         status, node = http_get(rf, "/debug/nodes/" + NODE)
         gpu0 = [d for d in node["devices"] if d["device"] == "gpu-0"][0]
         self.assertEqual(gpu0["taints"], [{"key": "maintenance", "value": "firmware",
