@@ -67,7 +67,7 @@ cache_gauges(struct rf_app *app)
 	struct rf_cluster_counts cnt = { 0 };
 	if (gen)
 		cnt = rf_cluster_counts(gen);
-	const size_t counts[RF_KIND_COUNT] = { cnt.nodes,  cnt.pods,	  cnt.slices,
+	const size_t counts[RF_KIND_COUNT] = { cnt.nodes,  cnt.pods,    cnt.slices,
 					       cnt.claims, cnt.classes, cnt.taint_rules };
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		rf_metric_labels(labels, sizeof(labels), RF_METRIC_CACHE_OBJECTS,

@@ -9,7 +9,7 @@
 
 struct kind_state {
 	bool synced;
-	bool absent; /* not served by the API server: not watched */
+	bool absent;    /* not served by the API server: not watched */
 	double last_ok; /* CLOCK_MONOTONIC seconds */
 };
 
@@ -33,8 +33,10 @@ now_s(void)
 const char *
 rf_kind_resource(enum rf_kind k)
 {
-	static const char *const names[] = { "nodes", "pods", "resourceslices", "resourceclaims",
-					     "deviceclasses", "devicetaintrules" };
+	static const char *const names[] = {
+		"nodes",          "pods",          "resourceslices",
+		"resourceclaims", "deviceclasses", "devicetaintrules"
+	};
 	return k < RF_KIND_COUNT ? names[k] : "?";
 }
 
