@@ -414,6 +414,7 @@ search_error(const struct rf_search_result *res, struct rf_node_eval *e)
 		break;
 	case RF_SEARCH_SCHEDULER_CRASH:
 		/* kube-scheduler never places the pod: railfit predicts no placement either */
+		e->scheduler_crash = true;
 		fail(e, RF_VERDICT_FAIL,
 		     "warning: %s; fix: upgrade to 1.36.2 or drop allocationMode All", res->error);
 		break;
@@ -454,6 +455,28 @@ worst_outcome(const struct pipeline *p, const struct rf_search_result *res, size
 	return 0;
 }
 
+/* Explain: the node's devices a DeviceTaintRule taints, with the rule (the search treats them as
+ * slice taints; this says where a taint came from). At most 4. */
+static void
+note_rule_taints(const struct pipeline *p)
+{
+	size_t shown = 0;
+	if (!p->e->explain)
+		return;
+	for (size_t i = 0; i < p->n->n_devices && shown < 4; i++) {
+		const struct rf_device *d = p->n->devices[i];
+		for (size_t t = 0; t < d->n_taints && shown < 4; t++) {
+			const struct rf_taint *tt = &d->taints[t];
+			if (!tt->rule)
+				continue;
+			note(p->e, "device %s carries taint %s%s%s:%s from DeviceTaintRule %s",
+			     d->name, tt->key, tt->value ? "=" : "", tt->value ? tt->value : "",
+			     tt->effect, tt->rule);
+			shown++;
+		}
+	}
+}
+
 /* Fills e->predicted (has_predicted) when the search found a solution; otherwise the verdict or
  * the reason is already set. */
 static int
@@ -477,6 +500,7 @@ predict(struct pipeline *p)
 		return 0;
 	}
 
+	note_rule_taints(p);
 	res = p->work ? &p->work->res : malloc(sizeof(*res));
 	if (!res)
 		return -ENOMEM;

@@ -82,6 +82,7 @@ struct rf_node_eval {
 	enum rf_level best_level;
 	bool best_exhaustive;
 	bool cel_error;
+	bool scheduler_crash; /* kube-scheduler itself crashes on this pod (1.36.0-1.36.1) */
 
 	size_t n_nics;
 	bool fe_applies;

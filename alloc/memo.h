@@ -37,6 +37,7 @@ struct rf_judgement {
 	enum rf_verdict verdict;
 	int score;
 	bool cel_error;
+	bool scheduler_crash; /* see rf_node_eval */
 	bool has_predicted;
 	bool level_applies;
 	enum rf_level level;

@@ -152,6 +152,17 @@ alt_id(const struct search *s, size_t ci, size_t ri, size_t ai)
 	return s->alt_base[base + ri] + ai;
 }
 
+/* Does the device carry a list-typed attribute? (1.36 without DRAListTypeAttributes cannot
+ * hand such a device to CEL.) The first one, or NULL. */
+static const struct rf_attr *
+list_attribute(const struct rf_device *d)
+{
+	for (size_t i = 0; i < d->n_attrs; i++)
+		if (d->attrs[i].kind == RF_ATTR_LIST)
+			return &d->attrs[i];
+	return NULL;
+}
+
 /* Class selectors, then request selectors, stopping at the first false (dra-allocator.md 8). */
 static enum memo
 selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_alt *alt,
@@ -165,8 +176,24 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	struct rf_cel_error err; /* large: set only what is read when no error fills it */
 	enum memo res = M_YES;
 	const char *text = NULL;
+	const struct rf_attr *la;
 	err.pos = 0;
 	err.msg[0] = 0;
+	view.list_attributes = s->ver >= RF_DRA_1_37;
+	if (s->ver == RF_DRA_1_36 && alt->n_selectors && (la = list_attribute(it->dev)) &&
+	    (!alt->class || alt->class->n_selectors == 0)) {
+		/* 1.36 converts every attribute before evaluating (D362 cel/compile.go
+		 * DeviceMatches); a list is an error there unless DRAListTypeAttributes is on. A
+		 * class with selectors reports it first (rf_class_matches). */
+		res = M_ERROR;
+		text = alt->selector_texts[0];
+		snprintf(
+			err.msg, sizeof(err.msg),
+			"attribute %s: unsupported attribute value (a list: Kubernetes 1.36 reads it "
+			"only with the DRAListTypeAttributes feature gate)",
+			la->name);
+		goto done;
+	}
 	/* the allocator converts all of a device's attributes before it evaluates a selector: an
 	 * attribute of a kind it does not know fails every selector on the device */
 	if ((alt->class && alt->class->n_selectors) || alt->n_selectors) {
@@ -193,6 +220,7 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 			res = M_NO;
 		}
 	}
+done:
 	if (res == M_ERROR && record_error && s->err && !s->err[0])
 		snprintf(s->err, s->errlen,
 			 "claim %s/%s request %s: selector \"%s\" on device %s/%s/%s: %s", cl->ns,
@@ -663,6 +691,7 @@ attr_equal(const struct rf_attr *a, const struct rf_attr *b)
 	case RF_ATTR_VERSION:
 		return strcmp(a->s, b->s) == 0;
 	case RF_ATTR_OTHER:
+	case RF_ATTR_LIST: /* the default allocator compares scalars only */
 		break;
 	}
 	return false;
@@ -679,7 +708,10 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 		if (co->match_attribute) {
 			const struct rf_attr *mine =
 				rf_attr_find(d->attrs, d->n_attrs, co->match_attribute);
-			if (!mine || mine->kind == RF_ATTR_OTHER)
+			/* up to 1.35 a value it cannot read fails at once; from 1.36 a list is
+			 * accepted as the first (reference) value and matches nothing after */
+			if (!mine || mine->kind == RF_ATTR_OTHER ||
+			    (mine->kind == RF_ATTR_LIST && s->ver < RF_DRA_1_36))
 				return false;
 			for (size_t p = 0; p < s->cur.n; p++) {
 				const struct rf_pick *pk = &s->cur.picks[p];
@@ -929,8 +961,10 @@ enough_candidates(struct search *s, const struct rf_claim *cl, const struct rf_r
 		enum memo m = selectable(s, cl, alt, aid, it, false);
 		if (m == M_ERROR)
 			return true; /* the search must reach it in scan order to decide */
-		if (m == M_YES && capacity_fits(s, alt, it->dev) && counters_fit(s, it->dev) &&
-		    taints_ok(s, alt, it->dev))
+		/* with 1.36's pool-name keyed counters the check depends on which pool a later
+		 * device makes the owner: not a test a necessary condition may use */
+		if (m == M_YES && capacity_fits(s, alt, it->dev) &&
+		    (s->counter_owner || counters_fit(s, it->dev)) && taints_ok(s, alt, it->dev))
 			n += it->dev->allow_multiple ? alt->count
 						     : 1; /* a shared device may serve again */
 	}

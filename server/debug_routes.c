@@ -136,6 +136,17 @@ attrs_json(const struct rf_device *d)
 		case RF_ATTR_OTHER:
 			json_object_set_new(o, a->name, json_string("<unsupported value kind>"));
 			break;
+		case RF_ATTR_LIST: {
+			json_t *l = json_array();
+			for (size_t k = 0; l && k < a->list->n; k++)
+				json_array_append_new(l, a->list->elem == RF_ATTR_INT
+								 ? json_integer(a->list->i[k])
+							 : a->list->elem == RF_ATTR_BOOL
+								 ? json_boolean(a->list->b[k])
+								 : json_string(a->list->s[k]));
+			json_object_set_new(o, a->name, l);
+			break;
+		}
 		}
 	}
 	return o;

@@ -234,6 +234,7 @@ struct node_result {
 	enum rf_verdict verdict;
 	int score;
 	bool cel_error;
+	bool scheduler_crash;
 	const char *msg; /* "railfit: ..." for a failing node (filter): own_msg or the memo's */
 	char *own_msg;
 	bool has_predicted, level_applies;
@@ -262,6 +263,7 @@ keep_result(struct judge_job *job, struct node_result *out, const struct rf_judg
 	out->verdict = j->verdict;
 	out->score = j->score;
 	out->cel_error = j->cel_error;
+	out->scheduler_crash = j->scheduler_crash;
 	out->has_predicted = j->has_predicted;
 	out->level_applies = j->level_applies;
 	out->level = j->level;
@@ -412,7 +414,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				 v.demand.claims[k]->name);
 			batches[k] = rf_predictions_begin(key);
 		}
-		bool cel_error_seen = false;
+		bool cel_error_seen = false, crash_seen = false;
 		for (size_t i = 0; i < n; i++) {
 			struct node_result *nr = &job.res[i];
 			if (!nr->judged) {
@@ -430,6 +432,12 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				      : nr->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
 								       : RF_FILTER_UNRESOLVABLE;
 			counts[nr->verdict]++;
+			if (nr->scheduler_crash && !crash_seen) {
+				crash_seen = true;
+				rf_warn("kube-scheduler of this version crashes on the pod: no node is "
+					"predicted to take it",
+					"pod", v.demand.pod_key, "detail", nr->msg ? nr->msg : "");
+			}
 			if (nr->cel_error && !cel_error_seen) {
 				cel_error_seen = true;
 				rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 1);

@@ -15,15 +15,31 @@ enum rf_attr_kind {
 	RF_ATTR_BOOL,
 	RF_ATTR_STRING,
 	RF_ATTR_VERSION, /* semver 2.0.0 text in s */
-	RF_ATTR_OTHER, /* a value kind this build does not know (1.36 list types): never matches */
+	RF_ATTR_OTHER,   /* a value kind this build does not know: never matches */
+	RF_ATTR_LIST,    /* ints, bools, strings or versions (KEP-5491, 1.36): list */
 };
+
+/** A list-typed attribute's values (elem: RF_ATTR_INT, _BOOL, _STRING or _VERSION). */
+struct rf_attr_list {
+	enum rf_attr_kind elem;
+	size_t n;
+	union {
+		const int64_t *i;
+		const bool *b;
+		const char *const *s;
+	};
+};
+
+/* ResourceSliceMaxAttributeValuesPerDevice: CEL's includes() refuses longer lists */
+#define RF_ATTR_LIST_MAX 48
 
 struct rf_attr {
 	const char *name; /* "domain/id", borrowed from the owning device */
 	union {           /* by kind: a fleet's devices hold millions of these */
 		int64_t i;
 		bool b;
-		const char *s; /* string or version text */
+		const char *s;                   /* string or version text */
+		const struct rf_attr_list *list; /* RF_ATTR_LIST */
 	};
 	enum rf_attr_kind kind;
 };
@@ -54,6 +70,9 @@ struct rf_cel_device {
 	const struct rf_capacity *caps; /* sorted by name */
 	size_t n_caps;
 	bool allow_multiple_allocations;
+	/* list-typed attributes are CEL lists (1.37 always converts them); false: reading one is
+	 * the "unsupported attribute value" error of older allocators */
+	bool list_attributes;
 };
 
 /** Find an attribute by its full "domain/id" name; NULL if absent. */

@@ -200,6 +200,52 @@ count_domains(const struct rf_cel_device *d, bool caps)
 	return n;
 }
 
+/* A list-typed attribute as a CEL list (KEP-5491; 1.37 converts them whatever the gate). */
+static int
+list_attr_value(struct cel_ctx *c, size_t pos, const struct rf_attr *a, struct cel_value *out)
+{
+	const struct rf_attr_list *l = a->list;
+	struct cel_value *items = NULL;
+	if (charge(c, pos, 1 + l->n) != 0)
+		return -1;
+	if (l->n && !(items = ealloc(c, pos, l->n * sizeof(*items))))
+		return -1;
+	for (size_t k = 0; k < l->n; k++) {
+		switch (l->elem) {
+		case RF_ATTR_INT:
+			items[k].type = CEL_INT;
+			items[k].i = l->i[k];
+			break;
+		case RF_ATTR_BOOL:
+			items[k].type = CEL_BOOL;
+			items[k].b = l->b[k];
+			break;
+		case RF_ATTR_VERSION: {
+			const char *msg = NULL;
+			struct cel_semver *sv = ealloc(c, pos, sizeof(*sv));
+			if (!sv)
+				return -1;
+			if (cel_semver_parse(l->s[k], strlen(l->s[k]), sv, &msg) != 0)
+				return fail_at(c, pos,
+					       "attribute %s: invalid semantic version \"%s\": %s",
+					       a->name, l->s[k], msg);
+			items[k].type = CEL_SEMVER;
+			items[k].sv = sv;
+			break;
+		}
+		default:
+			items[k].type = CEL_STRING;
+			items[k].s.p = l->s[k];
+			items[k].s.len = strlen(l->s[k]);
+			break;
+		}
+	}
+	out->type = CEL_LIST;
+	out->list.items = items;
+	out->list.n = l->n;
+	return 0;
+}
+
 static int
 attr_value(struct cel_ctx *c, size_t pos, const struct rf_attr *a, struct cel_value *out)
 {
@@ -230,6 +276,10 @@ attr_value(struct cel_ctx *c, size_t pos, const struct rf_attr *a, struct cel_va
 		out->sv = sv;
 		return 0;
 	}
+	case RF_ATTR_LIST:
+		if (c->dev->list_attributes)
+			return list_attr_value(c, pos, a, out);
+		return fail_at(c, pos, "attribute %s: unsupported attribute value type", a->name);
 	case RF_ATTR_OTHER:
 	default:
 		return fail_at(c, pos, "attribute %s: unsupported attribute value type", a->name);
@@ -1139,6 +1189,31 @@ call_fn(struct cel_ctx *c, const struct cel_node *n, struct cel_value *out)
 		return 0;
 	case CEL_FN_MATCHES:
 		return call_matches(c, n, a, b, out);
+	case CEL_FN_INCLUDES: {
+		/* D362 cel/compile.go includesFunc: a list includes an equal element (at most 48
+		 * elements: ResourceSliceMaxAttributeValuesPerDevice); anything else equals */
+		bool eq = false;
+		out->type = CEL_BOOL;
+		out->b = false;
+		if (a->type != CEL_LIST) {
+			out->b = equal(c, pos, a, b, &eq) == 0 && eq;
+			return c->fatal ? -1 : 0;
+		}
+		if (charge(c, pos, a->list.n) != 0)
+			return -1;
+		for (size_t k = 0; k < a->list.n && !out->b; k++) {
+			if (k >= RF_ATTR_LIST_MAX)
+				return fail_at(
+					c, pos,
+					"'includes' function cannot be applied to lists longer "
+					"than %d values",
+					RF_ATTR_LIST_MAX);
+			out->b = equal(c, pos, &a->list.items[k], b, &eq) == 0 && eq;
+			if (c->fatal)
+				return -1;
+		}
+		return 0;
+	}
 	case CEL_FN_STARTS_WITH:
 	case CEL_FN_ENDS_WITH:
 	case CEL_FN_CONTAINS: {

@@ -1199,6 +1199,7 @@ static const struct fn_def {
 	{ "startsWith", CEL_FN_STARTS_WITH, 0, A(1) },
 	{ "endsWith", CEL_FN_ENDS_WITH, 0, A(1) },
 	{ "contains", CEL_FN_CONTAINS, 0, A(1) },
+	{ "includes", CEL_FN_INCLUDES, 0, A(1) },
 	{ "lowerAscii", CEL_FN_LOWER_ASCII, 0, A(0) },
 	{ "upperAscii", CEL_FN_UPPER_ASCII, 0, A(0) },
 	{ "quantity", CEL_FN_QUANTITY, A(1), 0 },

@@ -377,6 +377,28 @@ rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const s
 	/* evaluate (again, for the message of an error); racing threads store the same value */
 	struct rf_cel_device view = rf_device_cel_view(d);
 	int r = 1;
+	enum rf_dra_version ver = rf_cluster_dra_version(c);
+	view.list_attributes = ver >= RF_DRA_1_37;
+	if (ver == RF_DRA_1_36 && cls->n_selectors) {
+		/* 1.36 converts every attribute before evaluating: a list is an error unless
+		 * DRAListTypeAttributes is on (D362 cel/compile.go DeviceMatches) */
+		for (size_t i = 0; i < d->n_attrs && r == 1; i++) {
+			if (d->attrs[i].kind != RF_ATTR_LIST)
+				continue;
+			r = -1;
+			if (ret_selector)
+				*ret_selector = cls->selector_texts[0];
+			if (err) {
+				err->pos = 0;
+				snprintf(
+					err->msg, sizeof(err->msg),
+					"attribute %s: unsupported attribute value (a list: "
+					"Kubernetes 1.36 reads it only with the DRAListTypeAttributes "
+					"feature gate)",
+					d->attrs[i].name);
+			}
+		}
+	}
 	for (size_t i = 0; i < cls->n_selectors && r == 1; i++) {
 		r = rf_cel_eval(cls->selectors[i], &view, err);
 		if (r < 0 && ret_selector)

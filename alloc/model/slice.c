@@ -91,6 +91,71 @@ qualify(struct strs *st, const char *driver, const char *name)
 	return r;
 }
 
+/* A list-typed attribute (ints, bools, strings, versions: KEP-5491, 1.36) into at; any other
+ * value a newer API may add is RF_ATTR_OTHER: tolerated, never matches. -ENOMEM only. */
+static int
+parse_list_attr(struct slice_parse *sp, struct strs *st, const json_t *val, struct rf_attr *at)
+{
+	static const struct {
+		const char *key;
+		enum rf_attr_kind elem;
+	} kinds[] = { { "ints", RF_ATTR_INT },
+		      { "bools", RF_ATTR_BOOL },
+		      { "strings", RF_ATTR_STRING },
+		      { "versions", RF_ATTR_VERSION } };
+	at->kind = RF_ATTR_OTHER;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		const json_t *arr = json_object_get(val, kinds[k].key);
+		size_t n = json_array_size(arr);
+		if (!json_is_array(arr))
+			continue;
+		struct rf_attr_list *l = rf_arena_calloc(sp->s->arena, 1, sizeof(*l));
+		void *vals = NULL;
+		if (!l)
+			return -ENOMEM;
+		l->elem = kinds[k].elem;
+		if (n) {
+			size_t sz = kinds[k].elem == RF_ATTR_INT    ? sizeof(int64_t)
+				    : kinds[k].elem == RF_ATTR_BOOL ? sizeof(bool)
+								    : sizeof(char *);
+			if (!(vals = rf_arena_calloc(sp->s->arena, n, sz)))
+				return -ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const json_t *e = json_array_get(arr, i);
+			switch (kinds[k].elem) {
+			case RF_ATTR_INT:
+				if (!json_is_integer(e))
+					return 0; /* not what the API allows: never matches */
+				((int64_t *)vals)[i] = json_integer_value(e);
+				break;
+			case RF_ATTR_BOOL:
+				if (!json_is_boolean(e))
+					return 0;
+				((bool *)vals)[i] = json_is_true(e);
+				break;
+			default:
+				if (!json_is_string(e))
+					return 0;
+				if (!(((const char **)vals)[i] = K(st, json_string_value(e))))
+					return -ENOMEM;
+				break;
+			}
+		}
+		l->n = n;
+		if (kinds[k].elem == RF_ATTR_INT)
+			l->i = vals;
+		else if (kinds[k].elem == RF_ATTR_BOOL)
+			l->b = vals;
+		else
+			l->s = vals;
+		at->kind = RF_ATTR_LIST;
+		at->list = l;
+		return 0;
+	}
+	return 0;
+}
+
 static int
 parse_attrs(struct slice_parse *sp, struct strs *st, struct rf_device *d, const char *driver,
 	    const json_t *attrs)
@@ -123,8 +188,8 @@ parse_attrs(struct slice_parse *sp, struct strs *st, struct rf_device *d, const 
 			at->kind = RF_ATTR_VERSION;
 			if (!(at->s = K(st, json_string_value(v))))
 				return -ENOMEM;
-		} else {
-			at->kind = RF_ATTR_OTHER; /* a newer value kind: fails selectors on d */
+		} else if (parse_list_attr(sp, st, val, at) < 0) {
+			return -ENOMEM;
 		}
 		d->n_attrs++;
 	}

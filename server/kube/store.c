@@ -223,7 +223,12 @@ node_status_only(const json_t *old, const json_t *now)
 	json_object_foreach ((json_t *)old, k, v)
 		if (strcmp(k, "status") != 0 && !json_object_get(now, k))
 			return false;
-	return true;
+	/* allocatable decides whether a device plugin or DRA serves an extended resource there
+	 * (1.36+): the layout's node must have the current one */
+	return json_equal(json_object_get(json_object_get(old, "status"), "allocatable"),
+			  json_object_get(json_object_get(now, "status"), "allocatable")) ||
+	       (!json_object_get(json_object_get(old, "status"), "allocatable") &&
+		!json_object_get(json_object_get(now, "status"), "allocatable"));
 }
 
 /* Under the lock: a change the next build must include; layout: one the layout is built

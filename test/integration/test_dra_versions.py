@@ -126,6 +126,36 @@ class DraVersions(unittest.TestCase):
         self.assertIn("not watching it", rf.stderr())
         self.assertIn('draRules="1.36.1"', rf.stderr())
 
+    def all_counters_objects(self):
+        """The partitionable H100 (its devices consume counters) as the node's GPU pool, and a
+        pod asking allocationMode All of class gpu.nvidia.com."""
+        mig = load("resourceslice-gpu-nvidia-mig-partitionable-k134.json")
+        mig["spec"]["pool"]["resourceSliceCount"] = 1
+        claim_all = claim("all-gpus")
+        claim_all["spec"]["devices"]["requests"][0]["exactly"] = {
+            "deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}
+        return [mig, claim_all, pod("takes-all", "all-gpus")]
+
+    def test_1361_all_mode_with_counters_crashes_the_scheduler(self):
+        """1.36.0-1.36.1: allocationMode All over counter-consuming devices crashes
+        kube-scheduler (#138885): the node fails with a warning naming the fix, logged once;
+        1.36.2 places the pod."""
+        objs = self.all_counters_objects()
+        api, rf = self.run_rf("v1.36.1", objs)
+        wait_ready(self, rf)
+        client = rf.client(node_cache_capable=True)
+        res = client.filter(objs[2], [NODE])
+        self.assertEqual(res.nodes, [], res)
+        msg = str(res.failed.get(NODE, ""))
+        self.assertIn("crashes kube-scheduler 1.36.1", msg, res)
+        self.assertIn("upgrade to 1.36.2", msg, res)
+        client.filter(objs[2], [NODE])
+        self.assertEqual(rf.stderr().count("kube-scheduler of this version crashes"), 2)
+        api2, rf2 = self.run_rf("v1.36.2", objs)
+        wait_ready(self, rf2)
+        res = rf2.client(node_cache_capable=True).filter(objs[2], [NODE])
+        self.assertEqual(res.nodes, [NODE], res)
+
     def test_137_taint_rules_listed_watched_applied(self):
         """1.37: a DeviceTaintRule draining gpu-0 moves the pick to gpu-1, shows in
         /debug/nodes with the rule as its source; deleting it (a watch event) brings gpu-0
@@ -137,6 +167,8 @@ class DraVersions(unittest.TestCase):
         self.assertEqual(cfg["draRules"]["version"], "1.37.0")
         entry = explain(self, rf)
         self.assertEqual([p["device"] for p in entry["predicted"]], ["gpu-1"], entry)
+        self.assertIn("device gpu-0 carries taint maintenance=firmware:NoSchedule from "
+                      "DeviceTaintRule drain-gpu-0", entry["reasons"], entry)
         status, node = http_get(rf, "/debug/nodes/" + NODE)
         gpu0 = [d for d in node["devices"] if d["device"] == "gpu-0"][0]
         self.assertEqual(gpu0["taints"], [{"key": "maintenance", "value": "firmware",

@@ -697,6 +697,7 @@ class LiveConfigs(unittest.TestCase):
                                   {"certificate-authority-data": ca})
             with railfit(kc) as rf:
                 doc = wait_ready(self, rf, 503)
+                # the five kinds and DeviceTaintRules (whether served is not known yet)
                 self.assertEqual(len(doc["notSynced"]), 6)
                 end = time.monotonic() + 10 * SLOW
                 while "watch of the API server failed" not in rf.stderr():

@@ -525,6 +525,49 @@ START_TEST(test_137_device_taint_rules)
 }
 END_TEST
 
+START_TEST(test_136_list_attributes_by_version)
+{
+	/* ids is a list-typed attribute (KEP-5491). 1.36 (DRAListTypeAttributes off) converts
+	 * every attribute before evaluating a selector: a device carrying a list is a CEL error
+	 * that fails the pod's attempt, whether the selector reads it or not; 1.37 converts lists
+	 * always, and includes() works. Without selectors nothing is evaluated. matchAttribute on a
+	 * list: the first device sets the value from 1.36 on, later ones never match (the default
+	 * allocator compares scalars); railfit's 1.35 rules refuse it at once, as before. */
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"d0\",\"attributes\":{\"ids\":{\"ints\":[1,2]},\"x\":{\"int\":1}}},"
+		  "{\"name\":\"d1\",\"attributes\":{\"ids\":{\"ints\":[3]},\"x\":{\"int\":1}}}]",
+		  "");
+	add_request_claim(&f, "cls", "a", 1, NULL);
+	fixture_add_claim(&f, "ml", "incl",
+			  "{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+			  "\"deviceClassName\":\"any\",\"selectors\":[{\"cel\":{\"expression\":"
+			  "\"device.attributes['a.example'].ids.includes(3)\"}}]}}]}}",
+			  NULL, NULL);
+	add_request_claim(&f, "match1", "any", 1,
+			  ",\"constraints\":[{\"matchAttribute\":\"a.example/ids\"}]");
+	add_request_claim(&f, "match2", "any", 2,
+			  ",\"constraints\":[{\"matchAttribute\":\"a.example/ids\"}]");
+	struct rf_search_result *r = run(&f, RF_DRA_1_36, 2, "cls");
+	ck_assert_msg(strstr(r->error, "a.example/ids") &&
+			      strstr(r->error, "DRAListTypeAttributes"),
+		      "%s", r->error);
+	expect_status(r, RF_SEARCH_CEL_ERROR);
+	expect_status(run(&f, RF_DRA_1_36, 2, "incl"), RF_SEARCH_CEL_ERROR);
+	expect_one(run(&f, RF_DRA_1_37, -1, "cls"), "d0");
+	expect_one(run(&f, RF_DRA_1_37, -1, "incl"), "d1");
+	expect_one(run(&f, RF_DRA_1_35, -1, "cls"), "d0"); /* lazy, as before */
+	expect_status(run(&f, RF_DRA_1_35, -1, "incl"), RF_SEARCH_CEL_ERROR);
+	expect_status(run(&f, RF_DRA_1_35, -1, "match1"), RF_SEARCH_INFEASIBLE);
+	expect_one(run(&f, RF_DRA_1_36, 2, "match1"), "d0");
+	expect_one(run(&f, RF_DRA_1_37, -1, "match1"), "d0");
+	expect_status(run(&f, RF_DRA_1_37, -1, "match2"), RF_SEARCH_INFEASIBLE);
+	fixture_release(&f);
+}
+END_TEST
+
 /* ---- extended resources backed by DRA (1.36+) ---- */
 
 static json_t *
@@ -698,6 +741,7 @@ predict136_suite(void)
 	tcase_add_test(tc, test_136_explain_deterministic);
 	tcase_add_test(tc, test_136_explain_scheduler_crash);
 	tcase_add_test(tc, test_137_device_taint_rules);
+	tcase_add_test(tc, test_136_list_attributes_by_version);
 	tcase_add_test(tc, test_136_extended_resource_pod);
 	tcase_add_test(tc, test_136_extended_resource_after_claims_and_device_plugin);
 	tcase_add_test(tc, test_136_extended_resource_newest_class_wins);

@@ -700,6 +700,67 @@ static const struct compile_case compile_cases[] = {
 	{ "", -EINVAL, 0, "end of expression" },
 };
 
+/* List-typed attributes (KEP-5491): CEL lists when the device view allows them (1.37), the
+ * "unsupported attribute value" error otherwise; includes() on lists and scalars, refused on a
+ * list longer than 48. */
+START_TEST(test_cel_list_attributes)
+{
+	static const int64_t ints[] = { 1, 3, 5 };
+	static const char *const strs[] = { "a", "b" };
+	static const char *const vers[] = { "1.2.3", "2.0.0" };
+	static int64_t many[60];
+	static const struct rf_attr_list li = { .elem = RF_ATTR_INT, .n = 3, .i = ints };
+	static const struct rf_attr_list ls = { .elem = RF_ATTR_STRING, .n = 2, .s = strs };
+	static const struct rf_attr_list lv = { .elem = RF_ATTR_VERSION, .n = 2, .s = vers };
+	struct rf_attr_list lm = { .elem = RF_ATTR_INT, .n = 60, .i = many };
+	for (int k = 0; k < 60; k++)
+		many[k] = k;
+	struct rf_attr attrs[] = {
+		{ .name = "d/ints", .kind = RF_ATTR_LIST, .list = &li },
+		{ .name = "d/many", .kind = RF_ATTR_LIST, .list = &lm },
+		{ .name = "d/one", .kind = RF_ATTR_INT, .i = 3 },
+		{ .name = "d/strs", .kind = RF_ATTR_LIST, .list = &ls },
+		{ .name = "d/vers", .kind = RF_ATTR_LIST, .list = &lv },
+	};
+	struct rf_cel_device dev = { .driver = "d", .attrs = attrs, .n_attrs = 5 };
+	static const struct {
+		const char *expr;
+		int lists_on, lists_off;
+	} cases[] = {
+		{ "device.attributes['d'].ints.includes(3)", 1, -1 },
+		{ "device.attributes['d'].ints.includes(4)", 0, -1 },
+		{ "device.attributes['d'].strs.includes('b') && 'a' in device.attributes['d'].strs",
+		  1, -1 },
+		{ "size(device.attributes['d'].ints) == 3", 1, -1 },
+		{ "device.attributes['d'].vers.includes(semver('2.0.0'))", 1, -1 },
+		{ "device.attributes['d'].one.includes(3)", 1, 1 },
+		{ "device.attributes['d'].one.includes('3')", 0, 0 },
+		{ "device.attributes['d'].many.includes(70)", -1, -1 },
+		{ "device.attributes['d'].many.includes(2)", 1, -1 },
+		{ "device.attributes['d'].one == 3", 1, 1 },
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct rf_cel_program *p = NULL;
+		struct rf_cel_error err = { 0 };
+		ck_assert_msg(rf_cel_compile(cases[k].expr, &p, &err) == 0, "%s: %s", cases[k].expr,
+			      err.msg);
+		for (int on = 0; on < 2; on++) {
+			dev.list_attributes = on;
+			int want = on ? cases[k].lists_on : cases[k].lists_off;
+			int r = rf_cel_eval(p, &dev, &err);
+			ck_assert_msg(want < 0 ? r < 0 : r == want, "%s (lists %s): %d %s",
+				      cases[k].expr, on ? "on" : "off", r, err.msg);
+			if (!on && want < 0)
+				ck_assert_msg(strstr(err.msg, "unsupported attribute value"), "%s",
+					      err.msg);
+			if (on && want < 0)
+				ck_assert_msg(strstr(err.msg, "longer than 48"), "%s", err.msg);
+		}
+		rf_cel_program_free(p);
+	}
+}
+END_TEST
+
 START_TEST(test_cel_compile_errors)
 {
 	const struct compile_case *tc = &compile_cases[_i];
@@ -1120,6 +1181,7 @@ cel_suite(void)
 	tcase_add_loop_test(tc, test_cel_compile_errors, 0,
 			    (int)(sizeof(compile_cases) / sizeof(compile_cases[0])));
 	tcase_add_test(tc, test_cel_unsupported_message);
+	tcase_add_test(tc, test_cel_list_attributes);
 	tcase_add_test(tc, test_attr_find);
 	tcase_add_test(tc, test_cel_api_edges);
 	suite_add_tcase(s, tc);

@@ -766,6 +766,23 @@ START_TEST(test_store_builds_only_what_changed)
 	rf_cluster_unref(g2b);
 	rf_cluster_unref(g2c);
 
+	/* its allocatable changes (a device plugin registers): a new layout, whose node holds the
+	 * new allocatable (it decides who serves an extended resource there) */
+	json_object_set_new(json_object_get(node, "status"), "allocatable",
+			    json_pack("{s:s}", "nvidia.com/gpu", "8"));
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, node), 1);
+	struct rf_cluster *g2d = settled(&f);
+	ck_assert_ptr_ne(rf_cluster_node(g2d, "n1"), n1);
+	ck_assert_ptr_nonnull(json_object_get(
+		json_object_get(json_object_get(rf_cluster_node(g2d, "n1")->json, "status"),
+				"allocatable"),
+		"nvidia.com/gpu"));
+	json_object_del(json_object_get(node, "status"), "allocatable");
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, node), 1);
+	rf_cluster_unref(g2d);
+	g2d = settled(&f); /* held to the end: n1 is compared with the next layout's node */
+	n1 = rf_cluster_node(g2d, "n1");
+
 	/* a node event: a new layout */
 	json_object_set_new(json_object_get(node, "metadata"), "labels",
 			    json_pack("{s:s}", "zone", "b"));
@@ -777,6 +794,7 @@ START_TEST(test_store_builds_only_what_changed)
 	rf_cluster_unref(g1);
 	rf_cluster_unref(g2);
 	rf_cluster_unref(g3);
+	rf_cluster_unref(g2d);
 	json_decref(node);
 	json_decref(nodes);
 	json_decref(p1);
