@@ -3,8 +3,10 @@
  * Owns: the listening socket, the MHD daemon and one `struct req` per request (allocated on the
  * first access-handler call, freed in the NOTIFY_COMPLETED callback on every path, including
  * aborts and timeouts). Threads: MHD's internal polling threads (a pool of min(4, ncpu) by
- * default) run the access handler, so route handlers run concurrently; this file keeps no mutable
- * shared state of its own (the route table is read-only, metrics and logging lock internally).
+ * default) run the access handler, so route handlers run concurrently; the route table is
+ * read-only, metrics and logging lock internally. Shared state of this file: each server's list
+ * of connections (under its lock, read by its reaper thread) and the process-wide count of
+ * buffered body bytes (atomic).
  *
  * Request bodies are bounded by max_body_bytes: a Content-Length above it is answered 413 before
  * any body byte is read (MHD then refuses the body and closes the connection); chunked bodies keep
