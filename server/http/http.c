@@ -292,6 +292,8 @@ count_request(const struct req *r, int status)
 		rf_metric_observe(RF_METRIC_REQUEST_DURATION_SECONDS, labels, elapsed_s(&r->start));
 }
 
+static void conn_mark(struct rf_http_server *s, struct MHD_Connection *conn, bool busy);
+
 /* Queue resp (taking its body) and destroy the MHD response at once. */
 static enum MHD_Result
 send_response(struct MHD_Connection *conn, struct req *r, const char *method, const char *url,
@@ -318,6 +320,7 @@ send_response(struct MHD_Connection *conn, struct req *r, const char *method, co
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned int)resp->status, mr);
 	MHD_destroy_response(mr);
 	r->responded = true;
+	conn_mark(r->srv, conn, true); /* answered: no arrival deadline until it is sent */
 	if (rf_log_verbosity() >= 2) {
 		char code[16], dur[32];
 		snprintf(code, sizeof(code), "%d", resp->status);
@@ -803,10 +806,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 	}
 	if (!r->started) {
 		r->started = true;
-		enum MHD_Result ret = first_call(s, conn, r, url, method);
-		if (r->responded)
-			conn_mark(s, conn, true);
-		return ret;
+		return first_call(s, conn, r, url, method);
 	}
 	if (r->responded) {
 		/* Answered early (404/405/413); MHD refuses the rest of the body. */
