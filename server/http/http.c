@@ -3,8 +3,10 @@
  * Owns: the listening socket, the MHD daemon and one `struct req` per request (allocated on the
  * first access-handler call, freed in the NOTIFY_COMPLETED callback on every path, including
  * aborts and timeouts). Threads: MHD's internal polling threads (a pool of min(4, ncpu) by
- * default) run the access handler, so route handlers run concurrently; this file keeps no mutable
- * shared state of its own (the route table is read-only, metrics and logging lock internally).
+ * default) run the access handler, so route handlers run concurrently; the route table is
+ * read-only, metrics and logging lock internally. Shared state of this file: each server's list
+ * of connections (under its lock, read by its reaper thread) and the process-wide count of
+ * buffered body bytes (atomic).
  *
  * Request bodies are bounded by max_body_bytes: a Content-Length above it is answered 413 before
  * any body byte is read (MHD then refuses the body and closes the connection); chunked bodies keep
@@ -294,6 +296,8 @@ count_request(const struct req *r, int status)
 		rf_metric_observe(RF_METRIC_REQUEST_DURATION_SECONDS, labels, elapsed_s(&r->start));
 }
 
+static void conn_mark(struct rf_http_server *s, struct MHD_Connection *conn, bool busy);
+
 /* Queue resp (taking its body) and destroy the MHD response at once. */
 static enum MHD_Result
 send_response(struct MHD_Connection *conn, struct req *r, const char *method, const char *url,
@@ -320,6 +324,7 @@ send_response(struct MHD_Connection *conn, struct req *r, const char *method, co
 	enum MHD_Result ret = MHD_queue_response(conn, (unsigned int)resp->status, mr);
 	MHD_destroy_response(mr);
 	r->responded = true;
+	conn_mark(r->srv, conn, true); /* answered: no arrival deadline until it is sent */
 	if (rf_log_verbosity() >= 2) {
 		char code[16], dur[32];
 		snprintf(code, sizeof(code), "%d", resp->status);
@@ -813,10 +818,7 @@ access_handler(void *cls, struct MHD_Connection *conn, const char *url, const ch
 	}
 	if (!r->started) {
 		r->started = true;
-		enum MHD_Result ret = first_call(s, conn, r, url, method);
-		if (r->responded)
-			conn_mark(s, conn, true);
-		return ret;
+		return first_call(s, conn, r, url, method);
 	}
 	if (r->responded) {
 		/* Answered early (404/405/413); MHD refuses the rest of the body. */

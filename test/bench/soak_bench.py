@@ -236,22 +236,27 @@ def main():
     print("%8s %9s %6s %8s" % ("t s", "RSS MB", "fds", "threads"))
     for t, rss, fds, th in samples:
         print("%8.0f %9.1f %6d %8d" % (t, rss, fds, th))
-    base = next((s for s in samples if s[0] >= 60), samples[0]) if samples else None
     growth = slope = None
-    if samples and base:
-        last = samples[-1]
-        growth = last[1] - base[1]
-        half = [s for s in samples if s[0] >= samples[-1][0] / 2]
-        if len(half) >= 2:
-            n = len(half)
-            mx = sum(s[0] for s in half) / n
-            my = sum(s[1] for s in half) / n
-            den = sum((s[0] - mx) ** 2 for s in half) or 1.0
-            slope = sum((s[0] - mx) * (s[1] - my) for s in half) / den * 60.0
-        print("RSS %.1f MB at %.0f s -> %.1f MB at the end (%+.1f MB); second half slope "
-              "%+.2f MB/min; fds %d -> %d (max %d); threads %d -> %d"
-              % (base[1], base[0], last[1], growth, slope or 0.0, base[2], last[2],
-                 max(s[2] for s in samples), base[3], last[3]))
+    if len(samples) >= 2:
+        # medians, not single samples: the heap is given back now and then (malloc_trim)
+        def median(xs):
+            xs = sorted(xs)
+            return xs[len(xs) // 2]
+        end_t = samples[-1][0]
+        first = [s for s in samples if 10 <= s[0] <= 70] or samples[:1]
+        last = [s for s in samples if s[0] >= end_t - 60] or samples[-1:]
+        base_rss, end_rss = median([s[1] for s in first]), median([s[1] for s in last])
+        growth = end_rss - base_rss
+        half = [s for s in samples if s[0] >= end_t / 2]
+        n = len(half)
+        mx = sum(s[0] for s in half) / n
+        my = sum(s[1] for s in half) / n
+        den = sum((s[0] - mx) ** 2 for s in half) or 1.0
+        slope = sum((s[0] - mx) * (s[1] - my) for s in half) / den * 60.0
+        print("RSS median %.1f MB over 10-70 s -> %.1f MB over the last minute (%+.1f MB); "
+              "second half slope %+.2f MB/min; fds %d -> %d (max %d); threads %d -> %d"
+              % (base_rss, end_rss, growth, slope, first[0][2], samples[-1][2],
+                 max(s[2] for s in samples), first[0][3], samples[-1][3]))
     print("%-28s %9s %8s" % ("requests", "count", "failed"))
     failed = 0
     for kind in sorted(counts.counts):
