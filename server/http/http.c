@@ -651,6 +651,10 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 	};
 	struct rf_http_response resp = { .status = 200 };
 	int rc = rt->fn(rt->userdata, &hreq, &resp);
+	/* the handler is done with the body: its memory and its share of the budget go now, not
+	 * once the client has read the answer (a client that reads slowly holds no budget) */
+	rf_strbuf_release(&r->body);
+	budget_release(r);
 	if (rc != 0 || resp.status < 100 || resp.status > 599) {
 		free(resp.body);
 		char detail[256];
