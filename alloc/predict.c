@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "alloc/list_constraints.h"
 
 #define STEP_BUDGET          200000UL /* device checks per scan order */
 #define NODE_BUDGET          400000UL /* device checks per node, over all scan orders */
@@ -40,6 +41,10 @@ struct search {
 	const struct rf_search_request *req;
 	enum rf_dra_version ver;
 	int patch; /* RF_DRA_PATCH_NEWEST or the patch level (1.36.0-1.36.1 differ from 1.36.2) */
+	struct rf_dra_list_rules lists; /* list-typed attributes: version and feature gate */
+	/* lists.sets: the constraints' own state, added to and removed from as the allocator
+	 * does (its stale intersection included); NULL otherwise */
+	struct rf_lc_state *lc;
 	struct scan_item *scan;
 	size_t n_scan;
 	bool binding;        /* the node has devices with bindingConditions */
@@ -179,9 +184,9 @@ selectable(struct search *s, const struct rf_claim *cl, const struct rf_request_
 	const struct rf_attr *la;
 	err.pos = 0;
 	err.msg[0] = 0;
-	view.list_attributes = s->ver >= RF_DRA_1_37;
-	if (s->ver == RF_DRA_1_36 && alt->n_selectors && (la = list_attribute(it->dev)) &&
-	    (!alt->class || alt->class->n_selectors == 0)) {
+	view.list_attributes = s->lists.cel;
+	if (s->ver == RF_DRA_1_36 && !s->lists.cel && alt->n_selectors &&
+	    (la = list_attribute(it->dev)) && (!alt->class || alt->class->n_selectors == 0)) {
 		/* 1.36 converts every attribute before evaluating (D362 cel/compile.go
 		 * DeviceMatches); a list is an error there unless DRAListTypeAttributes is on. A
 		 * class with selectors reports it first (rf_class_matches). */
@@ -662,21 +667,6 @@ taints_ok(const struct search *s, const struct rf_request_alt *alt, const struct
 	return blocking_taint(s, alt, d) == NULL;
 }
 
-/* Does constraint co cover request (alt) name? "req" covers "req/sub" (dra-allocator.md 4). */
-static bool
-covers(const struct rf_constraint *co, const char *name)
-{
-	if (co->n_requests == 0)
-		return true;
-	size_t base = strcspn(name, "/");
-	for (size_t i = 0; i < co->n_requests; i++) {
-		const char *r = co->requests[i];
-		if (strcmp(r, name) == 0 || (strlen(r) == base && strncmp(r, name, base) == 0))
-			return true;
-	}
-	return false;
-}
-
 static bool
 attr_equal(const struct rf_attr *a, const struct rf_attr *b)
 {
@@ -701,9 +691,11 @@ static bool
 constraints_ok(const struct search *s, const struct rf_claim *cl, const char *alt_name,
 	       const struct rf_device *d)
 {
+	if (s->lists.sets)
+		return rf_lc_fits(&s->cur, cl, alt_name, d);
 	for (size_t i = 0; i < cl->n_constraints; i++) {
 		const struct rf_constraint *co = &cl->constraints[i];
-		if (!covers(co, alt_name))
+		if (!rf_constraint_covers(co, alt_name))
 			continue;
 		if (co->match_attribute) {
 			const struct rf_attr *mine =
@@ -715,7 +707,8 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 				return false;
 			for (size_t p = 0; p < s->cur.n; p++) {
 				const struct rf_pick *pk = &s->cur.picks[p];
-				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
+				if (pk->claim != cl || pk->pinned ||
+				    !rf_constraint_covers(co, pk->request))
 					continue;
 				const struct rf_attr *ref = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->match_attribute);
@@ -736,7 +729,8 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 			 * a duplicate); 1.37 compares every device (#140600) */
 			for (size_t p = s->cur.n; p-- > 0;) {
 				const struct rf_pick *pk = &s->cur.picks[p];
-				if (pk->claim != cl || pk->pinned || !covers(co, pk->request))
+				if (pk->claim != cl || pk->pinned ||
+				    !rf_constraint_covers(co, pk->request))
 					continue;
 				bool latest = true;
 				if (!rules_distinct_per_request(s))
@@ -747,6 +741,10 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 				if (!latest)
 					continue;
 compare:;
+				/* a list against any value compared with: the scalar comparison's
+				 * "unknown value type" (D362 incubating/constraint.go:125-130) */
+				if (mine->kind == RF_ATTR_LIST && s->ver >= RF_DRA_1_36)
+					return false;
 				const struct rf_attr *o = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
 				if (s->ver == RF_DRA_1_34 ? pk->dev == d : o && attr_equal(o, mine))
@@ -755,6 +753,34 @@ compare:;
 		}
 	}
 	return true;
+}
+
+/* Step 6 for claim ci: with list semantics the allocator's constraints keep state, added to
+ * here and undone by constraints_release() (list_constraints.h); otherwise, and for the
+ * best-achievable search, a check against the picks. */
+static bool
+constraints_take(struct search *s, size_t ci, const char *alt_name, const struct rf_device *d)
+{
+	if (s->lc && !s->best)
+		return rf_lc_add(s->lc, ci, alt_name, d);
+	return constraints_ok(s, s->req->claims[ci], alt_name, d);
+}
+
+static void
+constraints_release(struct search *s, size_t ci, const char *alt_name, const struct rf_device *d)
+{
+	if (s->lc && !s->best)
+		rf_lc_remove(s->lc, ci, alt_name, d);
+}
+
+/* Drop the picks of claim ci after the first n, newest first (the allocator's rollbacks). */
+static void
+unwind(struct search *s, size_t ci, size_t n)
+{
+	while (s->cur.n > n) {
+		const struct rf_pick *pk = &s->cur.picks[--s->cur.n];
+		constraints_release(s, ci, pk->request, pk->dev);
+	}
 }
 
 static bool
@@ -900,7 +926,7 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 		}
 		if (!counters_check(s, it->dev) || !taints_ok(s, alt, it->dev))
 			goto fail;
-		if (!constraints_ok(s, cl, alt->name, it->dev)) {
+		if (!constraints_take(s, ci, alt->name, it->dev)) {
 			if (s->err && !s->err[0])
 				snprintf(s->err, s->errlen,
 					 "claim %s/%s request %s (allocationMode All): device %s "
@@ -909,7 +935,8 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 			return fatal(s, RF_SEARCH_POOL_ERROR);
 		}
 		if (claim_exceeds(s, cl, 1)) {
-			s->cur.n = start;
+			constraints_release(s, ci, alt->name, it->dev);
+			unwind(s, ci, start);
 			return LIMIT;
 		}
 		if (push(s, cl, alt, it->dev) < 0)
@@ -920,10 +947,10 @@ dfs_all(struct search *s, size_t ci, size_t ri, size_t ai)
 		goto fail;
 	int r = next_request(s, ci, ri);
 	if (r == 0 || r == LIMIT)
-		s->cur.n = start;
+		unwind(s, ci, start);
 	return r;
 fail:
-	s->cur.n = start;
+	unwind(s, ci, start);
 	return 0;
 }
 
@@ -1015,7 +1042,7 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 		if (m != M_YES || !capacity_fits(s, alt, it->dev) ||
 		    (s->best ? !counters_fit(s, it->dev) : !counters_check(s, it->dev)))
 			continue;
-		if (!taints_ok(s, alt, it->dev) || !constraints_ok(s, cl, alt->name, it->dev)) {
+		if (!taints_ok(s, alt, it->dev) || !constraints_take(s, ci, alt->name, it->dev)) {
 			/* the released allocators up to 1.36 keep this candidate's counters
 			 * reserved */
 			if (!s->best && it->dev->n_counters && rules_counter_leak(s) &&
@@ -1029,7 +1056,7 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 		int r = dfs_slot(s, ci, ri, ai, k + 1, i + 1);
 		if (r > 0 || r == -1)
 			return r; /* keep the picks: they are the solution */
-		s->cur.n--;
+		unwind(s, ci, s->cur.n - 1);
 		if (r == LIMIT)
 			return LIMIT;
 	}
@@ -1166,6 +1193,7 @@ search_init(struct search *s, const struct rf_search_request *req)
 	s->req = req;
 	s->ver = rf_cluster_dra_version(req->cluster);
 	s->patch = rf_cluster_dra_patch(req->cluster);
+	s->lists = rf_cluster_dra_list_rules(req->cluster);
 	s->binding = node_has_binding(n);
 	s->n_devs = n->n_devices;
 	size_t n_req = 0;
@@ -1191,9 +1219,29 @@ search_init(struct search *s, const struct rf_search_request *req)
 	return counters_init(s);
 }
 
+/* The constraints' state of the allocator with list semantics (rf_predict only). */
+static int
+list_constraints_init(struct search *s)
+{
+	const struct rf_node *n = s->req->node;
+	size_t max_list = 1;
+	if (!s->lists.sets)
+		return 0;
+	for (size_t i = 0; i < n->n_devices; i++)
+		for (size_t a = 0; a < n->devices[i]->n_attrs; a++)
+			if (n->devices[i]->attrs[a].kind == RF_ATTR_LIST &&
+			    n->devices[i]->attrs[a].list->n > max_list)
+				max_list = n->devices[i]->attrs[a].list->n;
+	s->lc = rf_lc_new(s->req->claims, s->req->n_claims, !rules_distinct_per_request(s),
+			  max_list);
+	return s->lc ? 0 : -ENOMEM;
+}
+
 static void
 search_release(struct search *s)
 {
+	rf_lc_free(s->lc);
+	s->lc = NULL;
 	counters_release(s);
 	free(s->alt_base);
 	free(s->memo);
@@ -1312,7 +1360,7 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 
 	memset(ret, 0, offsetof(struct rf_search_result, outcomes));
 	ret->status = RF_SEARCH_INFEASIBLE;
-	if (search_init(&s, req) < 0)
+	if (search_init(&s, req) < 0 || list_constraints_init(&s) < 0)
 		goto out;
 	s.budget = STEP_BUDGET;
 	s.err = ret->error;
@@ -1365,6 +1413,8 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 				s.n_scan = build_scan(n, s.binding, !rules_sorted(&s), &o, s.scan);
 			s.scan_identity = false;
 			s.cur.n = s.n_pinned;
+			if (s.lc)
+				rf_lc_reset(s.lc);
 			s.n_leaked = 0; /* one Allocate call per scan order */
 			s.steps = 0;
 			s.fatal = RF_SEARCH_FOUND;

@@ -155,6 +155,8 @@ static const struct option options[] = {
 	  .flags = F_ZERO_OK },
 	{ "kube.watchTimeout", OPT_DURATION, FIELD(kube.watch_timeout_ms, int64_t), .def = "5m" },
 	{ "kube.draVersion", OPT_DRA, FIELD(kube.dra_version, enum rf_dra_version), .def = "auto" },
+	{ "kube.featureGates.DRAListTypeAttributes", OPT_BOOL,
+	  FIELD(kube.gates.list_type_attributes, bool), .def = "false" },
 
 	{ "devices.gpuDrivers", OPT_STRV, FIELD(devices.gpu_drivers, struct rf_strv),
 	  .def_list = gpu_drivers_def, .valid = valid_dns_subdomain,

@@ -61,6 +61,14 @@ struct rf_config {
 		int64_t watch_timeout_ms;        /* 5m */
 		enum rf_dra_version dra_version; /* auto */
 		int dra_patch; /* RF_DRA_PATCH_NEWEST, or the patch level of "1.36.2" */
+		/* kube.featureGates: the non-default gates kube-scheduler runs with that change
+		 * the allocator's pick for the same objects */
+		struct {
+			bool list_type_attributes; /* DRAListTypeAttributes: false */
+		} gates;
+		/* not a key: the allocator library's ListTypeAttributes feature forced on (the
+		 * replay of upstream's suite; see rf_dra_list_rules()) */
+		bool dra_library_list_feature;
 		/* not keys: what kube.draVersion auto found (the live store fills them in the
 		 * configuration its generations use; /debug/config shows them) */
 		char dra_server_version[64]; /* the server's gitVersion, "" = not known */

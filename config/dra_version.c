@@ -105,3 +105,17 @@ rf_dra_version_from_git(const char *git_version, enum rf_dra_version *ret, int *
 	}
 	return 0;
 }
+
+struct rf_dra_list_rules
+rf_dra_list_rules(enum rf_dra_version v, bool gate, bool library_feature)
+{
+	struct rf_dra_list_rules r = { 0 };
+	/* the gate and KEP-5491 exist from 1.36 */
+	if (v < RF_DRA_1_36)
+		return r;
+	/* 1.36 passes the gate to CEL (EnableListTypeAttributes), not to AllocatorFeatures();
+	 * 1.37 converts lists whatever the gate (DM 5afedd9) and passes it to both (#139332) */
+	r.cel = v >= RF_DRA_1_37 || gate || library_feature;
+	r.sets = (v >= RF_DRA_1_37 && gate) || library_feature;
+	return r;
+}

@@ -33,4 +33,27 @@ const char *rf_dra_version_format(enum rf_dra_version v, int patch, char *buf);
 int rf_dra_version_from_git(const char *git_version, enum rf_dra_version *ret, int *ret_patch,
 			    bool *ret_newer);
 
+/* What the allocator of a version does with list-typed attributes (KEP-5491), from
+ * kube-scheduler's DRAListTypeAttributes gate (kube.featureGates; reference/dra-allocator-1.36.md
+ * 1.2 and 3.9). The other DRA gates need no key: railfit follows the fields the API server
+ * serves, and it drops those of a gate that is off. */
+struct rf_dra_list_rules {
+	/* selectors see lists as CEL lists; false: a list attribute on a device is the
+	 * "unsupported attribute value" CEL error (1.36 without the gate; 1.34-1.35 when read) */
+	bool cel;
+	/* matchAttribute and distinctAttribute compare sets (the experimental allocator's
+	 * ListTypeAttributes: a non-empty running intersection, pairwise disjoint); false: scalars
+	 * only, a list matches nothing after the first device */
+	bool sets;
+};
+
+/**
+ * The list rules of a version. gate: kube-scheduler runs with DRAListTypeAttributes=true.
+ * library_feature: the allocator library's own ListTypeAttributes feature is on, whatever the
+ * version's kube-scheduler derives from its gates (kube-scheduler 1.36 derives it from none:
+ * kubernetes#139332 is 1.37 only; only a replay of upstream's suite, which calls the library
+ * directly, sets it).
+ */
+struct rf_dra_list_rules rf_dra_list_rules(enum rf_dra_version v, bool gate, bool library_feature);
+
 #endif

@@ -378,8 +378,8 @@ rf_class_matches(const struct rf_cluster *c, const struct rf_class *cls, const s
 	struct rf_cel_device view = rf_device_cel_view(d);
 	int r = 1;
 	enum rf_dra_version ver = rf_cluster_dra_version(c);
-	view.list_attributes = ver >= RF_DRA_1_37;
-	if (ver == RF_DRA_1_36 && cls->n_selectors) {
+	view.list_attributes = rf_cluster_dra_list_rules(c).cel;
+	if (ver == RF_DRA_1_36 && !view.list_attributes && cls->n_selectors) {
 		/* 1.36 converts every attribute before evaluating: a list is an error unless
 		 * DRAListTypeAttributes is on (D362 cel/compile.go DeviceMatches) */
 		for (size_t i = 0; i < d->n_attrs && r == 1; i++) {
@@ -440,6 +440,13 @@ rf_cluster_dra_version(const struct rf_cluster *c)
 	 * the live store hands its builds the version the server reported */
 	enum rf_dra_version v = c->cfg->kube.dra_version;
 	return v == RF_DRA_AUTO ? RF_DRA_NEWEST : v;
+}
+
+struct rf_dra_list_rules
+rf_cluster_dra_list_rules(const struct rf_cluster *c)
+{
+	return rf_dra_list_rules(rf_cluster_dra_version(c), c->cfg->kube.gates.list_type_attributes,
+				 c->cfg->kube.dra_library_list_feature);
 }
 
 int

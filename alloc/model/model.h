@@ -303,6 +303,8 @@ const struct rf_config *rf_cluster_config(const struct rf_cluster *c);
  * snapshot), and its patch level (RF_DRA_PATCH_NEWEST: the newest patch railfit knows). */
 enum rf_dra_version rf_cluster_dra_version(const struct rf_cluster *c);
 int rf_cluster_dra_patch(const struct rf_cluster *c);
+/** What the generation's allocator does with list-typed attributes (version and gates). */
+struct rf_dra_list_rules rf_cluster_dra_list_rules(const struct rf_cluster *c);
 
 size_t rf_cluster_n_nodes(const struct rf_cluster *c);
 const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */

@@ -568,6 +568,90 @@ START_TEST(test_136_list_attributes_by_version)
 }
 END_TEST
 
+/* kube.featureGates.DRAListTypeAttributes (reference/dra-allocator-1.36.md 1.2, 3.9): 1.36
+ * passes the gate to CEL only (lists readable, no error), AllocatorFeatures() gets it from 1.37
+ * (#139332): then matchAttribute and distinctAttribute compare sets (D362
+ * experimental/allocator_experimental.go:865-963, experimental/constraint.go:96-125, unchanged
+ * in DM). Without the sets a list matches nothing after the first device, and distinct refuses
+ * a list against any value (D362 incubating/constraint.go:125-130). */
+START_TEST(test_136_list_attributes_feature_gate)
+{
+	struct fixture f;
+	fixture_init(&f);
+	f.cfg.kube.gates.list_type_attributes = true;
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"d0\",\"attributes\":{\"ids\":{\"ints\":[1,2]}}},"
+		  "{\"name\":\"d1\",\"attributes\":{\"ids\":{\"ints\":[2,3]}}},"
+		  "{\"name\":\"d2\",\"attributes\":{\"ids\":{\"ints\":[3,4]}}},"
+		  "{\"name\":\"d3\",\"attributes\":{\"ids\":{\"ints\":[1]}}},"
+		  "{\"name\":\"d4\",\"attributes\":{\"ids\":{\"ints\":[5]}}}]",
+		  "");
+	add_request_claim(&f, "cls", "a", 1, NULL);
+	fixture_add_claim(&f, "ml", "incl",
+			  "{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+			  "\"deviceClassName\":\"any\",\"selectors\":[{\"cel\":{\"expression\":"
+			  "\"device.attributes['a.example'].ids.includes(4)\"}}]}}]}}",
+			  NULL, NULL);
+	add_request_claim(&f, "match2", "any", 2,
+			  ",\"constraints\":[{\"matchAttribute\":\"a.example/ids\"}]");
+	add_request_claim(&f, "distinct2", "any", 2,
+			  ",\"constraints\":[{\"distinctAttribute\":\"a.example/ids\"}]");
+	add_request_claim(&f, "distinct3", "any", 3,
+			  ",\"constraints\":[{\"distinctAttribute\":\"a.example/ids\"}]");
+	/* 1.36 with the gate: CEL reads the lists, the constraints stay scalar */
+	expect_one(run(&f, RF_DRA_1_36, 2, "cls"), "d0");
+	expect_one(run(&f, RF_DRA_1_36, 2, "incl"), "d2");
+	expect_status(run(&f, RF_DRA_1_36, 2, "match2"), RF_SEARCH_INFEASIBLE);
+	expect_status(run(&f, RF_DRA_1_36, 2, "distinct2"), RF_SEARCH_INFEASIBLE);
+	/* 1.37 with the gate: sets; d1 shares 2 with d0, d2 shares nothing */
+	expect_one(run(&f, RF_DRA_1_37, -1, "match2"), "d0 d1");
+	expect_one(run(&f, RF_DRA_1_37, -1, "distinct2"), "d0 d2");
+	/* distinct over three devices: 1.37 compares every device (#140600), so d3 (1, as d0)
+	 * is refused; the library at v0.36.2 keeps the latest device of the request only */
+	expect_one(run(&f, RF_DRA_1_37, -1, "distinct3"), "d0 d2 d4");
+	f.cfg.kube.dra_library_list_feature = true;
+	expect_one(run(&f, RF_DRA_1_36, 2, "distinct3"), "d0 d2 d3");
+	expect_one(run(&f, RF_DRA_1_36, 2, "match2"), "d0 d1");
+	f.cfg.kube.dra_library_list_feature = false;
+	/* 1.37 without the gate: scalar constraints again */
+	f.cfg.kube.gates.list_type_attributes = false;
+	expect_status(run(&f, RF_DRA_1_37, -1, "match2"), RF_SEARCH_INFEASIBLE);
+	expect_status(run(&f, RF_DRA_1_37, -1, "distinct2"), RF_SEARCH_INFEASIBLE);
+	expect_status(run(&f, RF_DRA_1_36, 2, "cls"), RF_SEARCH_CEL_ERROR);
+	fixture_release(&f);
+}
+END_TEST
+
+/* matchAttribute with sets keeps a running intersection that remove() does not widen again
+ * (D362 experimental/allocator_experimental.go:965-973; the fix #140326 was closed): r1 takes
+ * d0 {1,2} and d1 {1} (intersection {1}); r2 finds nothing with 1; d1 goes but the
+ * intersection stays {1}, so d2 {2} is refused although d0 and d2 share 2. The allocator ends
+ * with r1 = d2 d3, r2 = d0; the order-free meaning would give r1 = d0 d2, r2 = d3. */
+START_TEST(test_137_list_match_stale_intersection)
+{
+	struct fixture f;
+	fixture_init(&f);
+	f.cfg.kube.gates.list_type_attributes = true;
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"d0\",\"attributes\":{\"ids\":{\"ints\":[1,2]}}},"
+		  "{\"name\":\"d1\",\"attributes\":{\"ids\":{\"ints\":[1]}}},"
+		  "{\"name\":\"d2\",\"attributes\":{\"ids\":{\"ints\":[2]}}},"
+		  "{\"name\":\"d3\",\"attributes\":{\"ids\":{\"int\":2}}}]",
+		  "");
+	fixture_add_claim(
+		&f, "ml", "two",
+		"{\"devices\":{\"requests\":["
+		"{\"name\":\"r1\",\"exactly\":{\"deviceClassName\":\"any\",\"count\":2}},"
+		"{\"name\":\"r2\",\"exactly\":{\"deviceClassName\":\"any\",\"count\":1}}],"
+		"\"constraints\":[{\"matchAttribute\":\"a.example/ids\"}]}}",
+		NULL, NULL);
+	expect_one(run(&f, RF_DRA_1_37, -1, "two"), "d2 d3 d0");
+	fixture_release(&f);
+}
+END_TEST
+
 /* ---- extended resources backed by DRA (1.36+) ---- */
 
 static json_t *
@@ -742,6 +826,8 @@ predict136_suite(void)
 	tcase_add_test(tc, test_136_explain_scheduler_crash);
 	tcase_add_test(tc, test_137_device_taint_rules);
 	tcase_add_test(tc, test_136_list_attributes_by_version);
+	tcase_add_test(tc, test_136_list_attributes_feature_gate);
+	tcase_add_test(tc, test_137_list_match_stale_intersection);
 	tcase_add_test(tc, test_136_extended_resource_pod);
 	tcase_add_test(tc, test_136_extended_resource_after_claims_and_device_plugin);
 	tcase_add_test(tc, test_136_extended_resource_newest_class_wins);

@@ -366,6 +366,47 @@ END_TEST
 
 /* kube.draVersion with patch levels round-trips through /debug/config's JSON; /version
  * gitVersions choose the rules (a newer server: the newest, flagged). */
+/* kube.featureGates.DRAListTypeAttributes: parsed, shown, and what it does per version
+ * (reference/dra-allocator-1.36.md 1.2, 3.9) */
+START_TEST(test_config_feature_gates)
+{
+	static const char yaml[] = "kube:\n  featureGates:\n    DRAListTypeAttributes: true\n";
+	struct rf_config c;
+	char err[256];
+	rf_config_init(&c);
+	ck_assert(!c.kube.gates.list_type_attributes);
+	ck_assert_int_eq(rf_config_parse_yaml(yaml, strlen(yaml), &c, err, sizeof(err)), 0);
+	ck_assert(c.kube.gates.list_type_attributes);
+	json_t *j = rf_config_to_json(&c);
+	ck_assert(json_is_true(
+		json_object_get(json_object_get(json_object_get(j, "kube"), "featureGates"),
+				"DRAListTypeAttributes")));
+	json_decref(j);
+	rf_config_release(&c);
+
+	static const struct {
+		enum rf_dra_version v;
+		bool gate, library, cel, sets;
+	} rules[] = {
+		/* the gate does not exist before 1.36 */
+		{ RF_DRA_1_34, true, false, false, false },
+		{ RF_DRA_1_35, true, true, false, false },
+		/* 1.36: CEL gets the gate, AllocatorFeatures() does not (#139332 is 1.37) */
+		{ RF_DRA_1_36, false, false, false, false },
+		{ RF_DRA_1_36, true, false, true, false },
+		{ RF_DRA_1_36, false, true, true, true },
+		/* 1.37: CEL always reads lists (5afedd9); the gate selects the set semantics */
+		{ RF_DRA_1_37, false, false, true, false },
+		{ RF_DRA_1_37, true, false, true, true },
+	};
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct rf_dra_list_rules r =
+			rf_dra_list_rules(rules[i].v, rules[i].gate, rules[i].library);
+		ck_assert_msg(r.cel == rules[i].cel && r.sets == rules[i].sets, "row %zu", i);
+	}
+}
+END_TEST
+
 START_TEST(test_config_dra_versions)
 {
 	static const struct {
@@ -695,7 +736,15 @@ static const struct error_case errors[] = {
 	  "server.tls.caFile: unknown key (expected one of certFile, keyFile, clientCAFile)" },
 	{ "kube: {QPS: 5}",
 	  "kube.QPS: unknown key (expected one of kubeconfig, qps, staleAfter, assumeTTL, "
-	  "watchTimeout, draVersion)" },
+	  "watchTimeout, draVersion, featureGates)" },
+	/* kube.featureGates: the gates that change the pick for the same objects, by name */
+	{ "kube: {featureGates: {DRAConsumableCapacity: true}}",
+	  "kube.featureGates.DRAConsumableCapacity: unknown key (expected one of "
+	  "DRAListTypeAttributes)" },
+	{ "kube: {featureGates: {DRAListTypeAttributes: on}}",
+	  "kube.featureGates.DRAListTypeAttributes: expected true or false, got \"on\"" },
+	{ "kube: {featureGates: [DRAListTypeAttributes]}",
+	  "kube.featureGates: expected a mapping with keys DRAListTypeAttributes, got a list" },
 	{ "devices: {gpu_drivers: []}",
 	  "devices.gpu_drivers: unknown key (expected one of gpuDrivers, nicDrivers, cpuDrivers, "
 	  "bandwidthCapacities, defaultNicBandwidth, frontendBandwidth, rails, topologyAnnotation)" },
@@ -822,7 +871,8 @@ START_TEST(test_config_to_json_defaults)
 		" \"tls\": {\"certFile\": \"\", \"keyFile\": \"\", \"clientCAFile\": \"\"},"
 		" \"debugEndpoints\": true, \"debugTokenFile\": \"\"},"
 		" \"kube\": {\"kubeconfig\": \"\", \"qps\": 50, \"staleAfter\": \"2m0s\","
-		" \"assumeTTL\": \"30s\", \"watchTimeout\": \"5m0s\", \"draVersion\": \"auto\"},"
+		" \"assumeTTL\": \"30s\", \"watchTimeout\": \"5m0s\", \"draVersion\": \"auto\","
+		" \"featureGates\": {\"DRAListTypeAttributes\": false}},"
 		" \"devices\": {\"gpuDrivers\": [\"gpu.nvidia.com\"], \"nicDrivers\": [\"dra.net\"],"
 		" \"cpuDrivers\": [\"dra.cpu\"],"
 		" \"bandwidthCapacities\": [\"bandwidth\"], \"defaultNicBandwidth\": \"400G\","
@@ -1049,6 +1099,7 @@ config_suite(void)
 
 	tc = tcase_create("level");
 	tcase_add_test(tc, test_config_dra_versions);
+	tcase_add_test(tc, test_config_feature_gates);
 	tcase_add_test(tc, test_level_names);
 	tcase_add_test(tc, test_level_parse_invalid);
 	tcase_add_test(tc, test_level_at_least);
