@@ -78,6 +78,9 @@ struct search {
 	 * per node otherwise); only cur.n and n_leaked entries are ever read */
 	struct rf_assignment cur;
 	const struct rf_device *leaked[RF_MAX_LEAKED];
+	/* leaked[i] is a multi-allocatable device taken and given back (the success-undo leak),
+	 * not a rejected candidate */
+	bool leaked_undo[RF_MAX_LEAKED];
 };
 
 const char *
@@ -131,6 +134,25 @@ static bool
 rules_counter_leak(const struct search *s)
 {
 	return s->ver <= RF_DRA_1_36;
+}
+
+/* 1.36: giving a multi-allocatable device back (backtracking) keeps the counters it reserved
+ * (D362 allocator_incubating.go:1439-1458 releases them only for other devices); fixed in 1.37
+ * (#140431). The released 1.34/1.35 allocators have the same code; railfit's rules for them are
+ * kept as they were. */
+static bool
+rules_undo_leak(const struct search *s)
+{
+	return s->ver == RF_DRA_1_36;
+}
+
+/* 1.37: a multi-allocatable device allocated as shared skips the counter check even when its
+ * allocations carry no consumedCapacity (#140437); up to 1.36 only a consumedCapacity entry
+ * (AggregatedCapacity) does (D362 allocator_incubating.go:1603-1606) */
+static bool
+rules_persisted_share_skips(const struct search *s)
+{
+	return s->ver >= RF_DRA_1_37;
 }
 
 /* 1.36: available and consumed counters keyed by pool name (two drivers' pools of one name
@@ -441,10 +463,21 @@ counters_skipped(const struct search *s, const struct rf_device *d, size_t upto)
 {
 	if (!d->allow_multiple)
 		return false;
-	if (rf_dev_use(s->req->cluster, d)->n_shares > 0 && !s->req->ignore_usage)
+	/* a persisted share: up to 1.36 only one with consumedCapacity counts, and the scheduler
+	 * writes consumedCapacity exactly when the device has capacities (D362
+	 * allocator_incubating.go:1413-1431), so a device without any is the one recorded only by
+	 * its shareID */
+	if (rf_dev_use(s->req->cluster, d)->n_shares > 0 && !s->req->ignore_usage &&
+	    (rules_persisted_share_skips(s) || d->n_caps > 0))
 		return true;
 	for (size_t i = 0; i < upto && i < s->cur.n; i++)
 		if (s->cur.picks[i].dev == d && !s->cur.picks[i].pinned)
+			return true;
+	/* given back, the entry of a device without capacities stays in allocatingCapacity (an
+	 * empty consumedCapacity is never removed, :1444-1448): it is "in use" for the rest of
+	 * the Allocate call */
+	for (size_t i = 0; d->n_caps == 0 && i < s->n_leaked; i++)
+		if (s->leaked_undo[i] && s->leaked[i] == d)
 			return true;
 	return false;
 }
@@ -778,8 +811,18 @@ static void
 unwind(struct search *s, size_t ci, size_t n)
 {
 	while (s->cur.n > n) {
-		const struct rf_pick *pk = &s->cur.picks[--s->cur.n];
-		constraints_release(s, ci, pk->request, pk->dev);
+		const struct rf_pick *pk = &s->cur.picks[s->cur.n - 1];
+		const struct rf_device *d = pk->dev;
+		/* whether this pick reserved counters is what counters_skipped() said when it was
+		 * taken: nothing about d changed since (a later pick of d skipped the check) */
+		if (!s->best && rules_undo_leak(s) && !pk->pinned && d->allow_multiple &&
+		    d->n_counters && !counters_skipped(s, d, s->cur.n - 1) &&
+		    s->n_leaked < RF_MAX_LEAKED) {
+			s->leaked_undo[s->n_leaked] = true;
+			s->leaked[s->n_leaked++] = d;
+		}
+		s->cur.n--;
+		constraints_release(s, ci, pk->request, d);
 	}
 }
 
@@ -1047,8 +1090,10 @@ dfs_slot(struct search *s, size_t ci, size_t ri, size_t ai, int64_t k, size_t fr
 			 * reserved */
 			if (!s->best && it->dev->n_counters && rules_counter_leak(s) &&
 			    !(s->ver >= RF_DRA_1_36 && counters_skipped(s, it->dev, s->cur.n)) &&
-			    s->n_leaked < RF_MAX_LEAKED)
+			    s->n_leaked < RF_MAX_LEAKED) {
+				s->leaked_undo[s->n_leaked] = false;
 				s->leaked[s->n_leaked++] = it->dev;
+			}
 			continue;
 		}
 		if (push(s, cl, alt, it->dev) < 0)

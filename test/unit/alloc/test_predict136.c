@@ -374,6 +374,90 @@ START_TEST(test_136_shared_device_counters_from_1362)
 }
 END_TEST
 
+/* A shared allocation recorded by its shareID alone (the device has no capacities, so the
+ * scheduler wrote no consumedCapacity): from 1.36.2 its counters are subtracted (3caec45), but up
+ * to 1.36 only a consumedCapacity entry lets a further share skip the counter check (D362
+ * allocator_incubating.go:1340, :1603-1606), so the new share is charged again and refused;
+ * 1.36.0-1.36.1 charge it once; 1.37 skips the check (#140437). With capacities (and
+ * consumedCapacity) every version from 1.36 skips it. */
+START_TEST(test_137_persisted_share_skips_counters)
+{
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"shared\",\"allowMultipleAllocations\":true,\"consumesCounters\":[{"
+		  "\"counterSet\":\"mem\",\"counters\":{\"c\":{\"value\":\"1\"}}}]},"
+		  "{\"name\":\"shcap\",\"allowMultipleAllocations\":true,\"capacity\":{\"bw\":{"
+		  "\"value\":\"10\"}},\"consumesCounters\":[{\"counterSet\":\"mem2\",\"counters\":{"
+		  "\"c\":{\"value\":\"1\"}}}]}]",
+		  ",\"sharedCounters\":[{\"name\":\"mem\",\"counters\":{\"c\":{\"value\":\"1\"}}},"
+		  "{\"name\":\"mem2\",\"counters\":{\"c\":{\"value\":\"1\"}}}]");
+	fixture_add_json(&f, "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"sh\","
+			     "\"namespace\":\"ml\",\"uid\":\"sh\"},\"spec\":{\"devices\":{"
+			     "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":"
+			     "\"a\"}}]}},\"status\":{\"allocation\":{\"devices\":{\"results\":[{"
+			     "\"request\":\"r\",\"driver\":\"a.example\",\"pool\":\"n1\","
+			     "\"device\":\"shared\",\"shareID\":\"0b6a8f9e-1\"},{"
+			     "\"request\":\"r\",\"driver\":\"a.example\",\"pool\":\"n1\","
+			     "\"device\":\"shcap\",\"shareID\":\"0b6a8f9e-2\","
+			     "\"consumedCapacity\":{\"bw\":\"10\"}}]}}}}");
+	fixture_add_claim(&f, "ml", "again",
+			  "{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+			  "\"deviceClassName\":\"a\",\"selectors\":[{\"cel\":{\"expression\":"
+			  "\"device.attributes['a.example'].size() == 0 && "
+			  "!('bw' in device.capacity['a.example'])\"}}]}}]}}",
+			  NULL, NULL);
+	expect_one(run(&f, RF_DRA_1_36, 1, "again"), "shared");
+	expect_status(run(&f, RF_DRA_1_36, 2, "again"), RF_SEARCH_INFEASIBLE);
+	expect_one(run(&f, RF_DRA_1_37, -1, "again"), "shared");
+	/* shcap (consumedCapacity 10 of 10 in use): the counter check is skipped, the capacity
+	 * refuses it; a request for none of it gets it in 1.36.2 and 1.37 alike */
+	fixture_add_claim(
+		&f, "ml", "cap",
+		"{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+		"\"deviceClassName\":\"a\",\"capacity\":{\"requests\":{\"bw\":\"0\"}}}}]}}",
+		NULL, NULL);
+	expect_one(run(&f, RF_DRA_1_36, 2, "cap"), "shcap");
+	expect_one(run(&f, RF_DRA_1_37, -1, "cap"), "shcap");
+	fixture_release(&f);
+}
+END_TEST
+
+/* The success-undo leak (D362 allocator_incubating.go:1439-1458): giving back a
+ * multi-allocatable device releases its counters only for other devices. r1 takes m (1 of the 1
+ * unit of "mem"), r2's only device y has g=2 where m has g=1, so r1 gives m back: 1.36 keeps
+ * m's unit reserved and x, the next candidate for r1, finds none; 1.37 (#140431) releases it:
+ * r1 = x, r2 = y. (y consumes no counters, so no rejected candidate leaks here.) */
+START_TEST(test_136_success_undo_counter_leak)
+{
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(
+		&f, "s", "a.example", "n1", 1,
+		"[{\"name\":\"m\",\"allowMultipleAllocations\":true,\"attributes\":{\"g\":{"
+		"\"int\":1}},\"consumesCounters\":[{\"counterSet\":\"mem\",\"counters\":{\"c\":"
+		"{\"value\":\"1\"}}}]},"
+		"{\"name\":\"x\",\"attributes\":{\"g\":{\"int\":2}},\"consumesCounters\":[{"
+		"\"counterSet\":\"mem\",\"counters\":{\"c\":{\"value\":\"1\"}}}]},"
+		"{\"name\":\"y\",\"attributes\":{\"g\":{\"int\":2},\"kind\":{\"string\":\"y\"}}}]",
+		",\"sharedCounters\":[{\"name\":\"mem\",\"counters\":{\"c\":{\"value\":\"1\"}}}]");
+	fixture_add_claim(
+		&f, "ml", "pair",
+		"{\"devices\":{\"requests\":["
+		"{\"name\":\"r1\",\"exactly\":{\"deviceClassName\":\"a\",\"selectors\":[{"
+		"\"cel\":{\"expression\":\"!('kind' in device.attributes['a.example'])\"}}]}},"
+		"{\"name\":\"r2\",\"exactly\":{\"deviceClassName\":\"a\",\"selectors\":[{"
+		"\"cel\":{\"expression\":\"'kind' in device.attributes['a.example']\"}}]}}],"
+		"\"constraints\":[{\"matchAttribute\":\"a.example/g\"}]}}",
+		NULL, NULL);
+	expect_status(run(&f, RF_DRA_1_36, 2, "pair"), RF_SEARCH_INFEASIBLE);
+	expect_one(run(&f, RF_DRA_1_37, -1, "pair"), "x y");
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_136_all_mode_counters_crash_before_1362)
 {
 	/* allocationMode All with counter-consuming devices: kube-scheduler 1.36.0-1.36.1 panics
@@ -827,6 +911,8 @@ predict136_suite(void)
 	tcase_add_test(tc, test_137_device_taint_rules);
 	tcase_add_test(tc, test_136_list_attributes_by_version);
 	tcase_add_test(tc, test_136_list_attributes_feature_gate);
+	tcase_add_test(tc, test_137_persisted_share_skips_counters);
+	tcase_add_test(tc, test_136_success_undo_counter_leak);
 	tcase_add_test(tc, test_137_list_match_stale_intersection);
 	tcase_add_test(tc, test_136_extended_resource_pod);
 	tcase_add_test(tc, test_136_extended_resource_after_claims_and_device_plugin);
