@@ -223,6 +223,48 @@ START_TEST(test_136_multi_allocatable_not_reused_in_request)
 }
 END_TEST
 
+/* A validRange with fractional bounds: 1.36 rounds in whole units (Quantity.Value(), rounded up:
+ * D362 consumable_capacity.go:114-134), so 1.2 against min 0.5 and step 0.5 becomes 1 + 1 = 2;
+ * 1.37 rounds in milli-units (DRAFractionalCapacityRange, #140161): 1.5. With 1.5 of 3 held by
+ * an allocated share, 1.36 finds no room, 1.37 fills the device; railfit's 1.35 rules round
+ * exactly as they did. */
+START_TEST(test_137_fractional_capacity_range)
+{
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"fr\",\"allowMultipleAllocations\":true,\"capacity\":{\"bw\":{"
+		  "\"value\":\"3\",\"requestPolicy\":{\"validRange\":{\"min\":\"500m\","
+		  "\"step\":\"500m\"}}}}}]",
+		  "");
+	fixture_add_json(&f, "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"sh\","
+			     "\"namespace\":\"ml\",\"uid\":\"sh\"},\"spec\":{\"devices\":{"
+			     "\"requests\":[{\"name\":\"r\",\"exactly\":{\"deviceClassName\":"
+			     "\"a\"}}]}},\"status\":{\"allocation\":{\"devices\":{\"results\":[{"
+			     "\"request\":\"r\",\"driver\":\"a.example\",\"pool\":\"n1\","
+			     "\"device\":\"fr\",\"shareID\":\"0b6a8f9e-3\","
+			     "\"consumedCapacity\":{\"bw\":\"1500m\"}}]}}}}");
+	fixture_add_claim(
+		&f, "ml", "want",
+		"{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+		"\"deviceClassName\":\"a\",\"capacity\":{\"requests\":{\"bw\":\"1.2\"}}}}]}}",
+		NULL, NULL);
+	fixture_add_claim(
+		&f, "ml", "small",
+		"{\"devices\":{\"requests\":[{\"name\":\"r\",\"exactly\":{"
+		"\"deviceClassName\":\"a\",\"capacity\":{\"requests\":{\"bw\":\"200m\"}}}}]}}",
+		NULL, NULL);
+	expect_status(run(&f, RF_DRA_1_36, 2, "want"), RF_SEARCH_INFEASIBLE);
+	expect_one(run(&f, RF_DRA_1_37, -1, "want"), "fr");
+	expect_one(run(&f, RF_DRA_1_35, -1, "want"), "fr");
+	/* below min: min itself (0.5), in every version */
+	expect_one(run(&f, RF_DRA_1_36, 2, "small"), "fr");
+	expect_one(run(&f, RF_DRA_1_37, -1, "small"), "fr");
+	fixture_release(&f);
+}
+END_TEST
+
 static const char *const COLORS =
 	"[{\"name\":\"c0\",\"attributes\":{\"color\":{\"string\":\"red\"}}},"
 	"{\"name\":\"c1\",\"attributes\":{\"color\":{\"string\":\"blue\"}}},"
@@ -913,6 +955,7 @@ predict136_suite(void)
 	tcase_add_test(tc, test_136_list_attributes_feature_gate);
 	tcase_add_test(tc, test_137_persisted_share_skips_counters);
 	tcase_add_test(tc, test_136_success_undo_counter_leak);
+	tcase_add_test(tc, test_137_fractional_capacity_range);
 	tcase_add_test(tc, test_137_list_match_stale_intersection);
 	tcase_add_test(tc, test_136_extended_resource_pod);
 	tcase_add_test(tc, test_136_extended_resource_after_claims_and_device_plugin);
