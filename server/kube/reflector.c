@@ -30,11 +30,15 @@
 #define ABSENT_RECHECK 300.0 /* seconds between lists of an optional kind the server lacks */
 #define LIST_ABSENT    (-2)  /* do_list(): an optional kind the server does not serve */
 
+#define OLDER_PATHS 2
+
 struct kind_spec {
 	const char *path;
 	const char *field_selector;
 	const char *group;
 	bool optional; /* a 404 means the server does not serve the kind: not watched */
+	/* an optional kind's paths in older API versions, tried in order after a 404 */
+	const char *older[OLDER_PATHS];
 };
 
 static const struct kind_spec specs[RF_KIND_COUNT] = {
@@ -44,9 +48,15 @@ static const struct kind_spec specs[RF_KIND_COUNT] = {
 	[RF_KIND_SLICES] = { "/apis/resource.k8s.io/v1/resourceslices", NULL, "resource.k8s.io" },
 	[RF_KIND_CLAIMS] = { "/apis/resource.k8s.io/v1/resourceclaims", NULL, "resource.k8s.io" },
 	[RF_KIND_CLASSES] = { "/apis/resource.k8s.io/v1/deviceclasses", NULL, "resource.k8s.io" },
-	/* GA in 1.37; a 1.36 server serves no v1 DeviceTaintRules (its gate is off) */
-	[RF_KIND_TAINT_RULES] = { "/apis/resource.k8s.io/v1/devicetaintrules", NULL,
-				  "resource.k8s.io", true },
+	/* GA in 1.37; 1.36 serves v1beta2 only with its DRADeviceTaintRules gate on (off by
+	 * default), 1.35 v1alpha3 with the alpha gate: kube-scheduler then applies them alike
+	 * (D362 resourceslice/tracker/tracker.go:122, 669-716: driver, pool, device) */
+	[RF_KIND_TAINT_RULES] = { "/apis/resource.k8s.io/v1/devicetaintrules",
+				  NULL,
+				  "resource.k8s.io",
+				  true,
+				  { "/apis/resource.k8s.io/v1beta2/devicetaintrules",
+				    "/apis/resource.k8s.io/v1alpha3/devicetaintrules" } },
 };
 
 struct reflector {
@@ -63,6 +73,7 @@ struct reflector {
 	char last_rv[RV_MAX];
 	bool synced;           /* the initial list completed */
 	bool absent;           /* an optional kind the server answered 404 for */
+	unsigned version;      /* spec->path (0) or spec->older[version - 1]: the one listed */
 	bool rv_unavailable;   /* relist with RV "" */
 	bool paginated_before; /* an RV "0" list came back paginated: always page */
 	struct rf_backoff backoff;
@@ -98,6 +109,13 @@ struct rf_reflectors {
 	pthread_mutex_t reset_lock; /* one reflector raises a reset; the others take it */
 	struct reflector r[RF_KIND_COUNT];
 };
+
+/* The path of the kind's API version being listed and watched. */
+static const char *
+kind_path(const struct reflector *r)
+{
+	return r->version ? r->spec->older[r->version - 1] : r->spec->path;
+}
 
 /* ---------------------------------------------------------------------------------------------
  * Helpers of one reflector
@@ -321,7 +339,7 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		goto out;
 	}
 	for (;;) {
-		snprintf(path, sizeof(path), "%s", r->spec->path);
+		snprintf(path, sizeof(path), "%s", kind_path(r));
 		if ((cont[0] &&
 		     (rc = rf_path_add_param(path, sizeof(path), "continue", cont)) < 0) ||
 		    (r->spec->field_selector &&
@@ -495,10 +513,20 @@ do_list(struct reflector *r)
 		rf_kube_response_release(&resp);
 		rc = list_once(r, "", page, &items, list_rv, &paginated, &resp);
 	}
-	if (rc == 1 && resp.status == 404 && r->spec->optional) {
-		/* e.g. v1 DeviceTaintRules on a 1.36 server: nothing to watch, nothing to wait for;
-		 * forget what an earlier list found, look again later */
+	if (rc == 1 && resp.status == 404 && r->spec->optional && r->version < OLDER_PATHS &&
+	    r->spec->older[r->version]) {
+		/* e.g. v1 DeviceTaintRules on a 1.36 server: its v1beta2 ones, if served */
 		rf_kube_response_release(&resp);
+		r->version++;
+		r->rv_unavailable = true; /* an RV of another version's list means nothing here */
+		return do_list(r);
+	}
+	if (rc == 1 && resp.status == 404 && r->spec->optional) {
+		/* e.g. DeviceTaintRules on a 1.36 server with the gate off: nothing to watch,
+		 * nothing to wait for; forget what an earlier list found, look again later (from
+		 * the newest version: the server may have been upgraded) */
+		rf_kube_response_release(&resp);
+		r->version = 0;
 		json_t *none = json_array();
 		int n = none ? rf_store_replace_slim(r->set->store, r->kind, none) : -ENOMEM;
 		json_decref(none);
@@ -508,7 +536,7 @@ do_list(struct reflector *r)
 		}
 		if (!r->absent)
 			rf_info("the API server does not serve this kind; not watching it",
-				"resource", r->resource, "path", r->spec->path);
+				"resource", r->resource, "path", kind_path(r));
 		r->absent = true;
 		r->synced = false;
 		rf_cache_set_synced(r->set->cache, r->kind, false);
@@ -585,7 +613,7 @@ ask_current_rv(struct reflector *r)
 	struct rf_kube_response resp;
 	char path[512], rv[RV_MAX], text[1000];
 	bool relist = false;
-	snprintf(path, sizeof(path), "%s", r->spec->path);
+	snprintf(path, sizeof(path), "%s", kind_path(r));
 	if (rf_path_add_param(path, sizeof(path), "limit", "1") < 0)
 		return false;
 	struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
@@ -712,7 +740,7 @@ watch_once(struct reflector *r)
 	struct rf_kube_response resp = { 0 };
 	long timeout_s =
 		rf_watch_timeout_seconds((double)set->watch_timeout_ms / 1000.0, rand01(r));
-	if (rf_watch_path(path, sizeof(path), r->spec->path, r->spec->field_selector, r->last_rv,
+	if (rf_watch_path(path, sizeof(path), kind_path(r), r->spec->field_selector, r->last_rv,
 			  timeout_s) < 0) {
 		failed(r, "error", -1, "watch %s: cannot build the request", r->resource);
 		return RF_NEXT_RELIST;

@@ -96,6 +96,11 @@ RESOURCES = [
     Res("leases", "leases", "coordination.k8s.io", "v1", "Lease", True),
     Res("events.events.k8s.io", "events", "events.k8s.io", "v1", "Event", True),
 ]
+# DeviceTaintRules before v1: v1beta2 (1.36, DRADeviceTaintRules beta and off) and v1alpha3 (1.35,
+# alpha): served only when a test enables the group version ("enabledGroupVersions"), with the
+# objects of the v1 resource
+VERSION_ALIASES = {("resource.k8s.io", "v1beta2", "devicetaintrules"): "devicetaintrules",
+                   ("resource.k8s.io", "v1alpha3", "devicetaintrules"): "devicetaintrules"}
 RES_BY_RID = {r.rid: r for r in RESOURCES}
 RES_BY_PATH = {(r.group, r.version, r.plural): r for r in RESOURCES}
 RES_BY_GK = {(r.group, r.kind): r for r in RESOURCES if r.rid != "events.events.k8s.io"}
@@ -814,6 +819,7 @@ DEFAULT_CONFIG = {
     "version": "v1.35.0",  # /version gitVersion; also picks version-dependent behaviour
     "watchList": None,  # WatchList gate; None = as the version ships it
     "disabledGroupVersions": [],  # e.g. ["resource.k8s.io/v1"] -> plain-text 404 (pre-1.34 cluster)
+    "enabledGroupVersions": [],  # e.g. ["resource.k8s.io/v1beta2"]: VERSION_ALIASES served
     "bookmarkInterval": 60.0,  # seconds between periodic bookmarks
     "bookmarkStyle": "zero",  # zero | zero-null-timestamp | minimal
     "initialOrder": "key",  # key | reverse-key | random: order of synthetic ADDED events
@@ -1551,7 +1557,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if group == "" and rest[0] == "bindings" and ns is not None and len(rest) == 1:
             return Target(BINDINGS, ns, None, None, False)
         res = RES_BY_PATH.get((group, version, rest[0]))
-        if res is None or not fake.res_served(res):
+        if res is None and (group, version, rest[0]) in VERSION_ALIASES:
+            res = RES_BY_RID[VERSION_ALIASES[(group, version, rest[0])]]
+        elif res is None or not fake.res_served(res):
             return None
         if ns is None and res.namespaced and len(rest) > 1:
             return None
@@ -2491,6 +2499,8 @@ class FakeServer:
         gv = "%s/%s" % (group, version) if group else version
         if gv in (self.cfg["disabledGroupVersions"] or []):
             return False
+        if gv in (self.cfg.get("enabledGroupVersions") or []):
+            return True
         if group == "resource.k8s.io":
             return version == "v1" and self.minor() >= (1, 34)
         return (group, version) in (("", "v1"), ("coordination.k8s.io", "v1"), ("events.k8s.io", "v1"))

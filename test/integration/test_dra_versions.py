@@ -100,8 +100,8 @@ def wait_for(tc, what, fn, timeout=15.0):
 
 class DraVersions(unittest.TestCase):
 
-    def run_rf(self, version, objs=()):
-        api = FakeAPI(snapshot=SNAPSHOT, token="t", version=version).start()
+    def run_rf(self, version, objs=(), api_config=None):
+        api = FakeAPI(snapshot=SNAPSHOT, token="t", version=version, config=api_config).start()
         self.addCleanup(api.stop)
         if objs:
             api.put(*objs)
@@ -125,6 +125,23 @@ class DraVersions(unittest.TestCase):
         self.assertEqual([p["device"] for p in entry["predicted"]], ["gpu-0"])
         self.assertIn("not watching it", rf.stderr())
         self.assertIn('draRules="1.36.1"', rf.stderr())
+
+    def test_136_taint_rules_v1beta2_with_the_gate(self):
+        """1.36 with DRADeviceTaintRules on serves DeviceTaintRules as resource.k8s.io/v1beta2
+        (kube-scheduler 1.36 reads that version: D362 resourceslice/tracker/tracker.go:122):
+        v1 answers 404, railfit lists and watches v1beta2 and applies the rule."""
+        api, rf = self.run_rf("v1.36.2", [RULE],
+                              api_config={"enabledGroupVersions": ["resource.k8s.io/v1beta2"]})
+        doc = wait_ready(self, rf)
+        self.assertTrue(doc["kinds"]["devicetaintrules"]["synced"], doc)
+        entry = explain(self, rf)
+        self.assertEqual([p["device"] for p in entry["predicted"]], ["gpu-1"], entry)
+        self.assertIn("device gpu-0 carries taint maintenance=firmware:NoSchedule from "
+                      "DeviceTaintRule drain-gpu-0", entry["reasons"], entry)
+        api.delete("devicetaintrules", "drain-gpu-0")
+        wait_for(self, "the pick to return to gpu-0 (a v1beta2 watch event)",
+                 lambda: [p["device"] for p in explain(self, rf)["predicted"]] == ["gpu-0"])
+        self.assertNotIn("not watching it", rf.stderr())
 
     def all_counters_objects(self):
         """The partitionable H100 (its devices consume counters) as the node's GPU pool, and a
