@@ -265,6 +265,25 @@ START_TEST(test_137_fractional_capacity_range)
 }
 END_TEST
 
+/* nodeAllocatableResourceMappings (KEP-5517, alpha) is not read by the allocator (no reference in
+ * D362 or DM structured/internal/): a device carrying it is picked like any other. */
+START_TEST(test_136_node_allocatable_mappings_do_not_change_the_pick)
+{
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"cpu0\",\"capacity\":{\"cores\":{\"value\":\"8\"}},"
+		  "\"nodeAllocatableResourceMappings\":{\"cpu\":{\"capacityKey\":\"cores\","
+		  "\"allocationMultiplier\":\"1\"}}},{\"name\":\"cpu1\"}]",
+		  "");
+	add_request_claim(&f, "one", "a", 1, NULL);
+	expect_one(run(&f, RF_DRA_1_36, 2, "one"), "cpu0");
+	expect_one(run(&f, RF_DRA_1_37, -1, "one"), "cpu0");
+	fixture_release(&f);
+}
+END_TEST
+
 static const char *const COLORS =
 	"[{\"name\":\"c0\",\"attributes\":{\"color\":{\"string\":\"red\"}}},"
 	"{\"name\":\"c1\",\"attributes\":{\"color\":{\"string\":\"blue\"}}},"
@@ -956,6 +975,7 @@ predict136_suite(void)
 	tcase_add_test(tc, test_137_persisted_share_skips_counters);
 	tcase_add_test(tc, test_136_success_undo_counter_leak);
 	tcase_add_test(tc, test_137_fractional_capacity_range);
+	tcase_add_test(tc, test_136_node_allocatable_mappings_do_not_change_the_pick);
 	tcase_add_test(tc, test_137_list_match_stale_intersection);
 	tcase_add_test(tc, test_136_extended_resource_pod);
 	tcase_add_test(tc, test_136_extended_resource_after_claims_and_device_plugin);
