@@ -26,6 +26,7 @@ struct lc {
 struct rf_lc_state {
 	const struct rf_claim *const *claims;
 	size_t n_claims;
+	bool sets; /* false: the scalar comparisons of the allocator without ListTypeAttributes */
 	bool per_device;
 	struct lc **by_claim; /* [claim][constraint] */
 };
@@ -104,16 +105,43 @@ sets_meet(const struct rf_attr *a, const struct rf_attr *b)
 	return false;
 }
 
+/* The scalar comparison (D362 incubating/allocator_incubating.go:802-830,
+ * incubating/constraint.go:96-131): by the kind of the new value; a list or a value of an
+ * unknown kind is never equal (and never distinct) */
+static bool
+scalar_kind(const struct rf_attr *a)
+{
+	return a->kind == RF_ATTR_INT || a->kind == RF_ATTR_BOOL || a->kind == RF_ATTR_STRING ||
+	       a->kind == RF_ATTR_VERSION;
+}
+
+static bool
+scalar_equal(const struct rf_attr *a, const struct rf_attr *ref)
+{
+	if (!scalar_kind(a) || a->kind != ref->kind)
+		return false;
+	switch (a->kind) {
+	case RF_ATTR_INT:
+		return a->i == ref->i;
+	case RF_ATTR_BOOL:
+		return a->b == ref->b;
+	default:
+		return strcmp(a->s, ref->s) == 0;
+	}
+}
+
 /* ---- the state machine ---- */
 
 struct rf_lc_state *
-rf_lc_new(const struct rf_claim *const *claims, size_t n_claims, bool per_device, size_t max_list)
+rf_lc_new(const struct rf_claim *const *claims, size_t n_claims, bool sets, bool per_device,
+	  size_t max_list)
 {
 	struct rf_lc_state *st = calloc(1, sizeof(*st));
 	if (!st)
 		return NULL;
 	st->claims = claims;
 	st->n_claims = n_claims;
+	st->sets = sets;
 	st->per_device = per_device;
 	if (!(st->by_claim = calloc(n_claims + 1, sizeof(*st->by_claim))))
 		goto fail;
@@ -169,6 +197,20 @@ rf_lc_reset(struct rf_lc_state *st)
 }
 
 static bool
+match_add_scalar(struct lc *l, const struct rf_attr *a)
+{
+	if (l->n == 0) {
+		l->base = a; /* the first device can always be picked, whatever its value */
+		l->n = 1;
+		return true;
+	}
+	if (!scalar_equal(a, l->base))
+		return false;
+	l->n++;
+	return true;
+}
+
+static bool
 match_add(struct lc *l, const struct rf_attr *a)
 {
 	enum rf_attr_kind k = set_kind(a);
@@ -215,10 +257,15 @@ distinct_slot(struct lc *l, const char *request, size_t len, const struct rf_dev
 
 static bool
 distinct_add(struct lc *l, const struct rf_attr *a, const char *alt_name, const struct rf_device *d,
-	     bool per_device)
+	     bool sets, bool per_device)
 {
 	size_t len = strcspn(alt_name, "/");
-	if (l->n > 0) {
+	if (l->n > 0 && !sets) {
+		/* compared with what is left: a request's entry goes with any of its devices */
+		for (size_t i = 0; i < l->n_entries; i++)
+			if (!scalar_kind(a) || scalar_equal(a, l->entries[i].attr))
+				return false;
+	} else if (l->n > 0) {
 		if (set_kind(a) == RF_ATTR_OTHER)
 			return false;
 		for (size_t i = 0; i < l->n_entries; i++)
@@ -276,9 +323,10 @@ rf_lc_add(struct rf_lc_state *st, size_t ci, const char *alt_name, const struct 
 		const char *name =
 			l->co->match_attribute ? l->co->match_attribute : l->co->distinct_attribute;
 		const struct rf_attr *a = name ? rf_attr_find(d->attrs, d->n_attrs, name) : NULL;
-		bool ok = a && (l->co->match_attribute
-					? match_add(l, a)
-					: distinct_add(l, a, alt_name, d, st->per_device));
+		bool ok =
+			a && (l->co->match_attribute
+				      ? (st->sets ? match_add(l, a) : match_add_scalar(l, a))
+				      : distinct_add(l, a, alt_name, d, st->sets, st->per_device));
 		if (ok)
 			continue;
 		for (size_t e = 0; e < i; e++)

@@ -24,11 +24,13 @@
 struct rf_lc_state;
 
 /**
- * State for the constraints of claims[0..n_claims). per_device: distinctAttribute compares
- * every device (1.37) instead of the latest one per request. max_list: the longest list
- * attribute of the devices the search may add. NULL on -ENOMEM.
+ * State for the constraints of claims[0..n_claims). sets: list semantics (ListTypeAttributes);
+ * false: the scalar comparisons of the allocator without it, whose distinctAttribute state is
+ * the same map (a request's entry, dropped when any of its devices goes). per_device:
+ * distinctAttribute compares every device (1.37) instead of the latest one per request.
+ * max_list: the longest list attribute of the devices the search may add. NULL on -ENOMEM.
  */
-struct rf_lc_state *rf_lc_new(const struct rf_claim *const *claims, size_t n_claims,
+struct rf_lc_state *rf_lc_new(const struct rf_claim *const *claims, size_t n_claims, bool sets,
 			      bool per_device, size_t max_list);
 void rf_lc_free(struct rf_lc_state *st);
 /** Forget every device (a new Allocate call). */

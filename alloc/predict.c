@@ -42,8 +42,9 @@ struct search {
 	enum rf_dra_version ver;
 	int patch; /* RF_DRA_PATCH_NEWEST or the patch level (1.36.0-1.36.1 differ from 1.36.2) */
 	struct rf_dra_list_rules lists; /* list-typed attributes: version and feature gate */
-	/* lists.sets: the constraints' own state, added to and removed from as the allocator
-	 * does (its stale intersection included); NULL otherwise */
+	/* from 1.36: the constraints' own state, added to and removed from as the allocator does
+	 * (the stale intersection of lists, distinctAttribute's entry per request); NULL up to
+	 * 1.35 and in the best-achievable search */
 	struct rf_lc_state *lc;
 	struct scan_item *scan;
 	size_t n_scan;
@@ -1307,21 +1308,22 @@ search_init(struct search *s, const struct rf_search_request *req)
 	return counters_init(s);
 }
 
-/* The constraints' state of the allocator with list semantics (rf_predict only). */
+/* The constraints' state of the 1.36+ allocators (rf_predict only). */
 static int
 list_constraints_init(struct search *s)
 {
 	const struct rf_node *n = s->req->node;
 	size_t max_list = 1;
-	if (!s->lists.sets)
+	/* up to 1.35 railfit's rules check the picks (constraints_ok) */
+	if (s->ver < RF_DRA_1_36)
 		return 0;
 	for (size_t i = 0; i < n->n_devices; i++)
 		for (size_t a = 0; a < n->devices[i]->n_attrs; a++)
 			if (n->devices[i]->attrs[a].kind == RF_ATTR_LIST &&
 			    n->devices[i]->attrs[a].list->n > max_list)
 				max_list = n->devices[i]->attrs[a].list->n;
-	s->lc = rf_lc_new(s->req->claims, s->req->n_claims, !rules_distinct_per_request(s),
-			  max_list);
+	s->lc = rf_lc_new(s->req->claims, s->req->n_claims, s->lists.sets,
+			  !rules_distinct_per_request(s), max_list);
 	return s->lc ? 0 : -ENOMEM;
 }
 

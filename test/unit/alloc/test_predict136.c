@@ -335,6 +335,36 @@ add_counter_pool(struct fixture *f, const char *slice, const char *drv, const ch
 	add_slice(f, slice, drv, "n1", 1, devs, extra);
 }
 
+/* The per-request entry is also dropped wholesale when any device of the request is given back
+ * (D362 incubating/constraint.go:76-85): r takes c0 red, c1 blue, c2 green; s needs c2, so c2
+ * goes back, and with it the request's only entry, so c3 (blue, as c1) is compared with nothing
+ * and taken: r = c0 c1 c3, s = c2. 1.37 compares every device and finds no third color. */
+START_TEST(test_136_distinct_entry_dropped_on_give_back)
+{
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"c0\",\"attributes\":{\"color\":{\"string\":\"red\"}}},"
+		  "{\"name\":\"c1\",\"attributes\":{\"color\":{\"string\":\"blue\"}}},"
+		  "{\"name\":\"c2\",\"attributes\":{\"color\":{\"string\":\"green\"}}},"
+		  "{\"name\":\"c3\",\"attributes\":{\"color\":{\"string\":\"blue\"}}}]",
+		  "");
+	fixture_add_claim(&f, "ml", "rs",
+			  "{\"devices\":{\"requests\":["
+			  "{\"name\":\"r\",\"exactly\":{\"deviceClassName\":\"a\",\"count\":3}},"
+			  "{\"name\":\"s\",\"exactly\":{\"deviceClassName\":\"a\",\"selectors\":[{"
+			  "\"cel\":{\"expression\":\"device.attributes['a.example'].color == "
+			  "'green'\"}}]}}],"
+			  "\"constraints\":[{\"distinctAttribute\":\"a.example/color\","
+			  "\"requests\":[\"r\"]}]}}",
+			  NULL, NULL);
+	expect_one(run(&f, RF_DRA_1_36, 2, "rs"), "c0 c1 c3 c2");
+	expect_status(run(&f, RF_DRA_1_37, -1, "rs"), RF_SEARCH_INFEASIBLE);
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_136_counter_leak_fixed_in_137)
 {
 	/* I-LEAK (D362 allocator_incubating.go:1335-1384): d0 reserves one of the set's 2 units,
@@ -972,6 +1002,7 @@ predict136_suite(void)
 	tcase_add_test(tc, test_137_device_taint_rules);
 	tcase_add_test(tc, test_136_list_attributes_by_version);
 	tcase_add_test(tc, test_136_list_attributes_feature_gate);
+	tcase_add_test(tc, test_136_distinct_entry_dropped_on_give_back);
 	tcase_add_test(tc, test_137_persisted_share_skips_counters);
 	tcase_add_test(tc, test_136_success_undo_counter_leak);
 	tcase_add_test(tc, test_137_fractional_capacity_range);
