@@ -1308,16 +1308,20 @@ search_init(struct search *s, const struct rf_search_request *req)
 	return counters_init(s);
 }
 
-/* The constraints' state of the 1.36+ allocators (rf_predict only). */
+/* The constraints' state of the 1.36+ allocators (rf_predict only; none without constraints). */
 static int
 list_constraints_init(struct search *s)
 {
 	const struct rf_node *n = s->req->node;
-	size_t max_list = 1;
+	size_t max_list = 1, n_constraints = 0;
 	/* up to 1.35 railfit's rules check the picks (constraints_ok) */
 	if (s->ver < RF_DRA_1_36)
 		return 0;
-	for (size_t i = 0; i < n->n_devices; i++)
+	for (size_t c = 0; c < s->req->n_claims; c++)
+		n_constraints += s->req->claims[c]->n_constraints;
+	if (!n_constraints)
+		return 0;
+	for (size_t i = 0; s->lists.sets && i < n->n_devices; i++)
 		for (size_t a = 0; a < n->devices[i]->n_attrs; a++)
 			if (n->devices[i]->attrs[a].kind == RF_ATTR_LIST &&
 			    n->devices[i]->attrs[a].list->n > max_list)
