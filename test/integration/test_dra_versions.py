@@ -1,7 +1,8 @@
 """railfit against fake kube-apiservers of Kubernetes 1.36, 1.37 and 1.38: the DRA rules chosen from
 ``/version`` (``/debug/config`` draRules, the log), DeviceTaintRules (not served by 1.36: not watched,
 readiness does not wait; served by 1.37: listed, watched and applied as device taints, named in
-``/debug/nodes`` and explain), and explain's ``deterministic`` flag under the sorted 1.36 search.
+``/debug/nodes`` and explain; 1.36 with DRADeviceTaintRules on: v1beta2), explain's
+``deterministic`` flag under the sorted 1.36 search, and ``kube.featureGates``.
 """
 
 import json
@@ -100,13 +101,13 @@ def wait_for(tc, what, fn, timeout=15.0):
 
 class DraVersions(unittest.TestCase):
 
-    def run_rf(self, version, objs=(), api_config=None):
+    def run_rf(self, version, objs=(), api_config=None, config=CONFIG):
         api = FakeAPI(snapshot=SNAPSHOT, token="t", version=version, config=api_config).start()
         self.addCleanup(api.stop)
         if objs:
             api.put(*objs)
         kc = write_kubeconfig(os.path.join(TMP, "kc-" + version), api.url, {"token": "t"})
-        rf = railfit(kc, config=CONFIG).start()
+        rf = railfit(kc, config=config).start()
         self.addCleanup(rf.stop)
         return api, rf
 
@@ -142,6 +143,33 @@ class DraVersions(unittest.TestCase):
         wait_for(self, "the pick to return to gpu-0 (a v1beta2 watch event)",
                  lambda: [p["device"] for p in explain(self, rf)["predicted"]] == ["gpu-0"])
         self.assertNotIn("not watching it", rf.stderr())
+
+    def test_136_list_attributes_feature_gate(self):
+        """kube.featureGates.DRAListTypeAttributes tells railfit kube-scheduler's gate: on a
+        1.36 server a GPU slice whose devices carry a list attribute is a CEL error for the
+        class selector without it (the pod's attempt fails), and readable with it (gpu-0);
+        /debug/config shows the gate."""
+        gpus = load("resourceslice-gpu-nvidia-8xh100.json")
+        for d in gpus["spec"]["devices"]:
+            d["attributes"]["numaNodes"] = {"ints": [0, 1]}
+        api, rf = self.run_rf("v1.36.2", [gpus])
+        wait_ready(self, rf)
+        entry = wait_for(self, "the list attribute to reach the model",
+                         lambda: (lambda e: e if e["search"] == "cel-error" else None)(
+                             explain(self, rf)))
+        self.assertIn("numaNodes: unsupported attribute value", " ".join(entry["reasons"]), entry)
+        self.assertIn("DRAListTypeAttributes", " ".join(entry["reasons"]), entry)
+        status, cfg = http_get(rf, "/debug/config")
+        self.assertEqual(cfg["kube"]["featureGates"], {"DRAListTypeAttributes": False})
+        gated = CONFIG.rstrip("}\n") + ", featureGates: {DRAListTypeAttributes: true}}\n"
+        api3, rf3 = self.run_rf("v1.36.2", [gpus], config=gated)
+        wait_ready(self, rf3)
+        status, cfg = http_get(rf3, "/debug/config")
+        self.assertEqual(cfg["kube"]["featureGates"], {"DRAListTypeAttributes": True})
+        entry = wait_for(self, "the pick with the gate on",
+                         lambda: (lambda e: e if e.get("predicted") else None)(explain(self, rf3)))
+        self.assertEqual(entry["verdict"], "pass", entry)
+        self.assertEqual([p["device"] for p in entry["predicted"]], ["gpu-0"], entry)
 
     def all_counters_objects(self):
         """The partitionable H100 (its devices consume counters) as the node's GPU pool, and a
