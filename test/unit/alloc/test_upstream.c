@@ -13,7 +13,9 @@
  *
  * A case is "not applicable" when its objects carry a field of a feature the case turns off:
  * the API server drops such fields with the feature gate off, and railfit follows every field it
- * is served (DESIGN 7.1), so the case describes objects railfit never sees. Known failures are
+ * is served (DESIGN 7.1), so the case describes objects railfit never sees. List-typed
+ * attributes are the exception: railfit models that switch (kube.featureGates; the case's
+ * ListTypeAttributes is the library's own feature, set on the configuration). Known failures are
  * listed with their reason in test/data/upstream-allocator/known-failures.txt; a listed case that
  * passes fails the test too, so that the list stays true. */
 #include <stdio.h>
