@@ -824,6 +824,29 @@ START_TEST(test_137_list_match_stale_intersection)
 		NULL, NULL);
 	expect_one(run(&f, RF_DRA_1_37, -1, "two"), "d2 d3 d0");
 	fixture_release(&f);
+
+	/* A later constraint refusing the device undoes the earlier ones (remove), which narrows
+	 * the intersection all the same: e1 {1} passes matchAttribute, then distinctAttribute
+	 * refuses it (red, as e0), so the intersection stays {1} and e2 {2} is refused; e3 {1,3}
+	 * is taken. Order-free: e0 e2. */
+	fixture_init(&f);
+	f.cfg.kube.gates.list_type_attributes = true;
+	add_classes(&f);
+	add_slice(&f, "s", "a.example", "n1", 1,
+		  "[{\"name\":\"e0\",\"attributes\":{\"ids\":{\"ints\":[1,2]},\"color\":{"
+		  "\"string\":\"red\"}}},"
+		  "{\"name\":\"e1\",\"attributes\":{\"ids\":{\"ints\":[1]},\"color\":{"
+		  "\"string\":\"red\"}}},"
+		  "{\"name\":\"e2\",\"attributes\":{\"ids\":{\"ints\":[2]},\"color\":{"
+		  "\"string\":\"blue\"}}},"
+		  "{\"name\":\"e3\",\"attributes\":{\"ids\":{\"ints\":[1,3]},\"color\":{"
+		  "\"string\":\"green\"}}}]",
+		  "");
+	add_request_claim(&f, "pair", "any", 2,
+			  ",\"constraints\":[{\"matchAttribute\":\"a.example/ids\"},"
+			  "{\"distinctAttribute\":\"a.example/color\"}]");
+	expect_one(run(&f, RF_DRA_1_37, -1, "pair"), "e0 e3");
+	fixture_release(&f);
 }
 END_TEST
 
