@@ -1075,6 +1075,13 @@ enough_candidates(struct search *s, const struct rf_claim *cl, const struct rf_r
 		enum memo m = selectable(s, cl, alt, aid, it, false);
 		if (m == M_ERROR)
 			return true; /* the search must reach it in scan order to decide */
+		/* a counter-consuming candidate that 1.36's search visits can leave counters
+		 * reserved although the request fails (I-LEAK, the success-undo leak), which later
+		 * branches see: the search must visit it (railfit's 1.34/1.35 rules keep pruning)
+		 */
+		if (m == M_YES && it->dev->n_counters && s->ver == RF_DRA_1_36 && !s->best &&
+		    capacity_fits(s, alt, it->dev))
+			return true;
 		/* with 1.36's pool-name keyed counters the check depends on which pool a later
 		 * device makes the owner: not a test a necessary condition may use */
 		if (m == M_YES && capacity_fits(s, alt, it->dev) &&

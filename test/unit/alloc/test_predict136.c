@@ -549,6 +549,41 @@ START_TEST(test_136_success_undo_counter_leak)
 }
 END_TEST
 
+/* A request that cannot succeed still leaks: firstAvailable subrequest "b" has one candidate,
+ * b1, tainted; 1.36 reserves b1's unit of "mem" (2) before the taint check refuses it and keeps
+ * it (I-LEAK), so subrequest "a" finds room for a1 only. railfit must not skip "b" for having
+ * too few candidates. 1.37 (#140431) takes a1 a2. */
+START_TEST(test_136_leak_in_a_request_without_candidates)
+{
+	struct fixture f;
+	fixture_init(&f);
+	add_classes(&f);
+	add_slice(
+		&f, "s", "a.example", "n1", 1,
+		"[{\"name\":\"b1\",\"attributes\":{\"kind\":{\"string\":\"b\"}},\"taints\":[{"
+		"\"key\":\"k\",\"effect\":\"NoSchedule\"}],\"consumesCounters\":[{\"counterSet\":"
+		"\"mem\",\"counters\":{\"c\":{\"value\":\"1\"}}}]},"
+		"{\"name\":\"a1\",\"attributes\":{\"kind\":{\"string\":\"a\"}},"
+		"\"consumesCounters\":[{\"counterSet\":\"mem\",\"counters\":{\"c\":{\"value\":"
+		"\"1\"}}}]},"
+		"{\"name\":\"a2\",\"attributes\":{\"kind\":{\"string\":\"a\"}},"
+		"\"consumesCounters\":[{\"counterSet\":\"mem\",\"counters\":{\"c\":{\"value\":"
+		"\"1\"}}}]}]",
+		",\"sharedCounters\":[{\"name\":\"mem\",\"counters\":{\"c\":{\"value\":\"2\"}}}]");
+	fixture_add_claim(
+		&f, "ml", "fa",
+		"{\"devices\":{\"requests\":[{\"name\":\"r\",\"firstAvailable\":["
+		"{\"name\":\"b\",\"deviceClassName\":\"a\",\"count\":1,\"selectors\":[{\"cel\":{"
+		"\"expression\":\"device.attributes['a.example'].kind == 'b'\"}}]},"
+		"{\"name\":\"a\",\"deviceClassName\":\"a\",\"count\":2,\"selectors\":[{\"cel\":{"
+		"\"expression\":\"device.attributes['a.example'].kind == 'a'\"}}]}]}]}}",
+		NULL, NULL);
+	expect_status(run(&f, RF_DRA_1_36, 2, "fa"), RF_SEARCH_INFEASIBLE);
+	expect_one(run(&f, RF_DRA_1_37, -1, "fa"), "a1 a2");
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_136_all_mode_counters_crash_before_1362)
 {
 	/* allocationMode All with counter-consuming devices: kube-scheduler 1.36.0-1.36.1 panics
@@ -1028,6 +1063,7 @@ predict136_suite(void)
 	tcase_add_test(tc, test_136_distinct_entry_dropped_on_give_back);
 	tcase_add_test(tc, test_137_persisted_share_skips_counters);
 	tcase_add_test(tc, test_136_success_undo_counter_leak);
+	tcase_add_test(tc, test_136_leak_in_a_request_without_candidates);
 	tcase_add_test(tc, test_137_fractional_capacity_range);
 	tcase_add_test(tc, test_136_node_allocatable_mappings_do_not_change_the_pick);
 	tcase_add_test(tc, test_137_list_match_stale_intersection);
