@@ -9,9 +9,13 @@
  * stale intersection; the fix, kubernetes#140326, was closed unmerged). distinctAttribute keeps
  * the latest attribute per request name (up to 1.36; per device from 1.37, #140600) and
  * admits a device whose set is disjoint from each of them; remove() drops the request's entry.
+ * Without that feature (sets false: the 1.36+ allocators kube-scheduler runs by default) the
+ * same state machine compares scalars (D362 incubating/allocator_incubating.go:780-842,
+ * incubating/constraint.go): the first device fixes matchAttribute's value; distinctAttribute's
+ * entry per request goes when any of the request's devices is given back.
  * The allocator's constraints run in claim order on every candidate and are undone in reverse
  * when one refuses it: this module mirrors that state machine exactly (rf_lc_add/rf_lc_remove),
- * and offers the order-free meaning (rf_lc_fits) for the best-achievable search.
+ * and offers the order-free meaning of the sets (rf_lc_fits) for the best-achievable search.
  * Pure logic, no I/O. */
 #ifndef RF_ALLOC_LIST_CONSTRAINTS_H
 #define RF_ALLOC_LIST_CONSTRAINTS_H
