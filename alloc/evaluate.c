@@ -809,6 +809,13 @@ cpu_alignment(const struct rf_node *n, const struct rf_assignment *a, unsigned *
 	return known && mask;
 }
 
+bool
+rf_assignment_cpu_alignment(const struct rf_node *n, const struct rf_assignment *a,
+			    unsigned *ret_cpus, unsigned *ret_known, unsigned *ret_aligned)
+{
+	return cpu_alignment(n, a, ret_cpus, ret_known, ret_aligned, NULL);
+}
+
 /* The share of the pod's DRA CPUs on its GPUs' NUMA node. */
 static void
 part_cpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)

@@ -153,6 +153,14 @@ bool rf_assignment_gpu_alignment(const struct rf_node *n, const struct rf_config
 				 const struct rf_assignment *a, enum rf_level *ret_worst,
 				 double *ret_points, enum rf_level_source *ret_src);
 
+/**
+ * GPU to CPU of an assignment (the cpu part): its CPU devices (devices.cpuDrivers), those with
+ * a known NUMA node, and those on a NUMA node of its GPUs (of its NICs when it has no GPU).
+ * False when no CPU's or no accelerator's NUMA node is known (the part does not apply).
+ */
+bool rf_assignment_cpu_alignment(const struct rf_node *n, const struct rf_assignment *a,
+				 unsigned *ret_cpus, unsigned *ret_known, unsigned *ret_aligned);
+
 /** The worst GPU level of an assignment (each GPU to its nearest NIC of the assignment), and
  * the mean alignment points; false when the assignment has no GPU or no NIC. */
 bool rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cfg,
