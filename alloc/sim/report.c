@@ -154,8 +154,8 @@ gpu_cpu_rows(struct rf_strbuf *b, const json_t *report)
 	if (either(report, "cpuClaims.pods")) {
 		row_of(b, report, "pods with every DRA CPU on its GPUs' NUMA",
 		       "cpuClaims.podsAligned", "cpuClaims.pods");
-		row_of(b, report, "DRA CPUs on their GPUs' NUMA node", "cpuClaims.cpusOnGpuNuma",
-		       "cpuClaims.cpusKnown");
+		row_of(b, report, "DRA CPU devices on their GPUs' NUMA node",
+		       "cpuClaims.devicesOnGpuNuma", "cpuClaims.devicesKnown");
 	}
 }
 
@@ -343,9 +343,9 @@ rf_sim_svg(const json_t *report)
 		beyond[n_beyond].label = more_label[i];
 		for (int k = 0; k < 2; k++) {
 			const json_t *col = column(report, (size_t)k);
-			long long v = i == 0   ? num(col, "cpuClaims.cpusOnGpuNuma")
-				      : i == 1 ? num(col, "cpuClaims.cpusKnown") -
-							 num(col, "cpuClaims.cpusOnGpuNuma")
+			long long v = i == 0   ? num(col, "cpuClaims.devicesOnGpuNuma")
+				      : i == 1 ? num(col, "cpuClaims.devicesKnown") -
+							 num(col, "cpuClaims.devicesOnGpuNuma")
 				      : i == 2 ? num(col, "jobLocality.oneBlock")
 				      : i == 3 ? num(col, "jobLocality.oneSpine")
 					       : num(col, "jobLocality.spread") +

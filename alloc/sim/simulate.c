@@ -998,15 +998,15 @@ gpu_cpu_summary(const struct column *c)
 			json_decref(lv);
 			return NULL;
 		}
-	return json_pack("{s:I, s:o, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}}", "multiGpuPods",
-			 (json_int_t)c->gpu_pods, "gpuLevels", lv, "multiGpuBelowPHB",
-			 (json_int_t)(c->gpu_levels[1 + RF_LEVEL_NODE] +
-				      c->gpu_levels[1 + RF_LEVEL_SYS] +
-				      c->gpu_levels[1 + RF_LEVEL_UNKNOWN]),
-			 "minGpuAlignment", "asked", (json_int_t)c->gpu_min_asked, "met",
-			 (json_int_t)c->gpu_min_met, "cpuClaims", "pods", (json_int_t)c->cpu_pods,
-			 "podsAligned", (json_int_t)c->cpu_pods_aligned, "cpusKnown",
-			 (json_int_t)c->cpus_known, "cpusOnGpuNuma", (json_int_t)c->cpus_aligned);
+	return json_pack(
+		"{s:I, s:o, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}}", "multiGpuPods",
+		(json_int_t)c->gpu_pods, "gpuLevels", lv, "multiGpuBelowPHB",
+		(json_int_t)(c->gpu_levels[1 + RF_LEVEL_NODE] + c->gpu_levels[1 + RF_LEVEL_SYS] +
+			     c->gpu_levels[1 + RF_LEVEL_UNKNOWN]),
+		"minGpuAlignment", "asked", (json_int_t)c->gpu_min_asked, "met",
+		(json_int_t)c->gpu_min_met, "cpuClaims", "pods", (json_int_t)c->cpu_pods,
+		"podsAligned", (json_int_t)c->cpu_pods_aligned, "devicesKnown",
+		(json_int_t)c->cpus_known, "devicesOnGpuNuma", (json_int_t)c->cpus_aligned);
 }
 
 static int

@@ -396,6 +396,24 @@ START_TEST(test_simulate_retry_after_the_window)
 }
 END_TEST
 
+/* text against test/data/<relpath>; RF_UPDATE_GOLDEN=1 meson test ... rewrites the file */
+static void
+golden(const char *text, const char *relpath)
+{
+	ck_assert_ptr_nonnull(text);
+	if (getenv("RF_UPDATE_GOLDEN")) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", getenv("RF_TEST_DATA"), relpath);
+		FILE *out = fopen(path, "w");
+		ck_assert_ptr_nonnull(out);
+		fputs(text, out);
+		fclose(out);
+	}
+	char *want = fixture_read(relpath);
+	ck_assert_str_eq(text, want);
+	free(want);
+}
+
 START_TEST(test_simulate_golden_table)
 {
 	struct fixture f;
@@ -409,20 +427,232 @@ START_TEST(test_simulate_golden_table)
 						  "\"kubernetes.io/egress-bandwidth\":\"60G\""));
 	json_t *report = simulate(&f, queue, &OPTS);
 	char *table = rf_sim_table(report);
-	ck_assert_ptr_nonnull(table);
-	if (getenv("RF_UPDATE_GOLDEN")) { /* regenerate: RF_UPDATE_GOLDEN=1 meson test ... */
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/simulate/aligned-pair.table",
-			 getenv("RF_TEST_DATA"));
-		FILE *out = fopen(path, "w");
-		ck_assert_ptr_nonnull(out);
-		fputs(table, out);
-		fclose(out);
-	}
-	char *want = fixture_read("simulate/aligned-pair.table");
-	ck_assert_str_eq(table, want);
+	golden(table, "simulate/aligned-pair.table");
 	free(table);
-	free(want);
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
+/* ---- beyond the NIC (issue 15): GPU to GPU, GPU to CPU, Jobs in the network ---- */
+
+static const char *const SPEC_TWO_GPUS =
+	"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+	"\"gpu.nvidia.com\",\"count\":2}}]}}";
+
+static long long
+sub(const json_t *c, const char *obj, const char *key)
+{
+	const json_t *v = json_object_get(json_object_get(c, obj), key);
+	ck_assert_msg(json_is_integer(v), "%s.%s is not an integer", obj, key);
+	return json_integer_value(v);
+}
+
+/* Two 8 x L4 nodes without NVLink (DRA attributes: two GPUs per pcieRoot, four per NUMA node).
+ * l4a has gpu-0 taken: first fit gives a 2-GPU pod gpu-1 + gpu-2, on two root complexes
+ * (NODE). l4b has gpu-0 and gpu-1 taken: gpu-2 + gpu-3 share a root (PHB), but l4b has fewer
+ * free GPUs, so LeastAllocated prefers l4a. */
+static void
+l4_pair_cluster(struct fixture *f)
+{
+	fixture_init(f);
+	fixture_add_node(f, "l4a", NULL, NULL);
+	fixture_add_node(f, "l4b", NULL, NULL);
+	fixture_add_gpus(f, "l4a", 8, FIXTURE_L4_PCI, FIXTURE_L4_ROOTS, FIXTURE_L4_NUMA);
+	fixture_add_gpus(f, "l4b", 8, FIXTURE_L4_PCI, FIXTURE_L4_ROOTS, FIXTURE_L4_NUMA);
+	fixture_add_claim(f, "ml", "held-a", SPEC_GPU_ONLY, "l4a",
+			  (const char *[]){ "gpu.nvidia.com:gpu-0", NULL });
+	fixture_add_claim(f, "ml", "held-b", SPEC_TWO_GPUS, "l4b",
+			  (const char *[]){ "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1", NULL });
+	fixture_add_claim(f, "ml", "two-1", SPEC_TWO_GPUS, NULL, NULL);
+	fixture_add_claim(f, "ml", "two-2", SPEC_TWO_GPUS, NULL, NULL);
+}
+
+START_TEST(test_simulate_two_gpus_without_nvlink)
+{
+	struct fixture f;
+	l4_pair_cluster(&f);
+	json_t *queue = json_array();
+	json_array_append_new(queue, fixture_pod("first", "two-1", NULL));
+	/* the second asks its GPUs to share a root complex */
+	json_array_append_new(
+		queue, fixture_pod("second", "two-2", "\"railfit.io/min-gpu-alignment\":\"PHB\""));
+	json_t *report = simulate(&f, queue, &OPTS);
+	const json_t *base = col(report, "kube-scheduler"), *rf = col(report, "railfit");
+	const json_t *pl = json_object_get(report, "placements");
+
+	/* kube-scheduler: the first on l4a (gpu-1 + gpu-2, NODE); then l4b has more free GPUs
+	 * (6 against 5): gpu-2 + gpu-3 (PHB) */
+	ck_assert_str_eq(placed_on(report, 0, "kube-scheduler"), "l4a");
+	ck_assert_str_eq(
+		json_string_value(json_object_get(
+			json_object_get(json_array_get(pl, 0), "kube-scheduler"), "gpuLevel")),
+		"NODE");
+	ck_assert_str_eq(placed_on(report, 1, "kube-scheduler"), "l4b");
+	ck_assert_int_eq(num(base, "multiGpuPods"), 2);
+	ck_assert_int_eq(sub(base, "gpuLevels", "NODE"), 1);
+	ck_assert_int_eq(sub(base, "gpuLevels", "PHB"), 1);
+	ck_assert_int_eq(num(base, "multiGpuBelowPHB"), 1);
+	ck_assert_int_eq(sub(base, "minGpuAlignment", "asked"), 1);
+	ck_assert_int_eq(sub(base, "minGpuAlignment", "met"), 1);
+
+	/* railfit: the first on l4b (gpu-2 + gpu-3, PHB); the second would get gpu-1 + gpu-2 on
+	 * l4a (NODE, below its PHB): filtered; gpu-4 + gpu-5 on l4b share a root */
+	ck_assert_str_eq(placed_on(report, 0, "railfit"), "l4b");
+	ck_assert_str_eq(placed_on(report, 1, "railfit"), "l4b");
+	ck_assert_int_eq(num(rf, "multiGpuPods"), 2);
+	ck_assert_int_eq(sub(rf, "gpuLevels", "PHB"), 2);
+	ck_assert_int_eq(sub(rf, "gpuLevels", "NODE") + sub(rf, "gpuLevels", "SYS"), 0);
+	ck_assert_int_eq(num(rf, "multiGpuBelowPHB"), 0);
+	ck_assert_int_eq(sub(rf, "minGpuAlignment", "met"), 1);
+	/* no NIC, no CPU claim, no Job: those parts of the report stay empty */
+	ck_assert_int_eq(num(rf, "gpuNicPods"), 0);
+	ck_assert_int_eq(sub(rf, "cpuClaims", "pods"), 0);
+	ck_assert_int_eq(sub(rf, "jobLocality", "jobs"), 0);
+
+	char *table = rf_sim_table(report), *svg = rf_sim_svg(report);
+	golden(table, "simulate/l4-two-gpus.table");
+	golden(svg, "simulate/l4-two-gpus.svg");
+	free(table);
+	free(svg);
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
+/* kubernetes-sigs/dra-driver-cpu in grouped mode (one consumable dra.cpu/cpu device per NUMA
+ * node) on two HGX nodes. On a the GPUs of NUMA 0 are taken: a pod asking one GPU and 8 CPUs
+ * gets gpu-4 (NUMA 1) and CPUs of cpudevnuma000 (NUMA 0, first in the slice). On b the GPUs
+ * of NUMA 1 and gpu-3 are taken: gpu-0 and NUMA 0's CPUs. a has more free GPUs. */
+static void
+add_cpu_slice(struct fixture *f, const char *node)
+{
+	char *t = fixture_read("dra/resourceslice-dra-cpu-grouped.json");
+	json_t *s = json_loads(t, 0, NULL);
+	free(t);
+	ck_assert_ptr_nonnull(s);
+	json_t *spec = json_object_get(s, "spec");
+	json_object_set_new(spec, "nodeName", json_string(node));
+	json_object_set_new(json_object_get(spec, "pool"), "name", json_string(node));
+	json_object_set_new(json_object_get(s, "metadata"), "name", json_string(node));
+	json_array_append_new(f->objs.slices, s);
+}
+
+START_TEST(test_simulate_cpus_on_the_gpus_numa)
+{
+	struct fixture f;
+	fixture_init(&f);
+	char *t = fixture_read("dra/deviceclass-dra.cpu.json");
+	fixture_add_json(&f, t);
+	free(t);
+	fixture_add_hgx(&f, "a");
+	fixture_add_hgx(&f, "b");
+	add_cpu_slice(&f, "a");
+	add_cpu_slice(&f, "b");
+	static const char *const SPEC_4 = "{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+					  "\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
+					  "\"count\":4}}]}}";
+	fixture_add_claim(&f, "ml", "held-a", SPEC_4, "a",
+			  (const char *[]){ "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1",
+					    "gpu.nvidia.com:gpu-2", "gpu.nvidia.com:gpu-3", NULL });
+	fixture_add_claim(&f, "ml", "held-b", SPEC_4, "b",
+			  (const char *[]){ "gpu.nvidia.com:gpu-4", "gpu.nvidia.com:gpu-5",
+					    "gpu.nvidia.com:gpu-6", "gpu.nvidia.com:gpu-7", NULL });
+	fixture_add_claim(&f, "ml", "held-b3", SPEC_GPU_ONLY, "b",
+			  (const char *[]){ "gpu.nvidia.com:gpu-3", NULL });
+	fixture_add_claim(&f, "ml", "gpu-cpus",
+			  "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+			  "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":1}},{\"name\":"
+			  "\"cpus\",\"exactly\":{\"deviceClassName\":\"dra.cpu\",\"capacity\":{"
+			  "\"requests\":{\"dra.cpu/cpu\":\"8\"}}}}]}}",
+			  NULL, NULL);
+	json_t *queue = json_array();
+	json_array_append_new(queue, fixture_pod("p", "gpu-cpus", NULL));
+	json_t *report = simulate(&f, queue, &OPTS);
+	const json_t *base = col(report, "kube-scheduler"), *rf = col(report, "railfit");
+	const json_t *pl = json_array_get(json_object_get(report, "placements"), 0);
+
+	ck_assert_str_eq(placed_on(report, 0, "kube-scheduler"), "a");
+	ck_assert_int_eq(sub(base, "cpuClaims", "pods"), 1);
+	ck_assert_int_eq(sub(base, "cpuClaims", "podsAligned"), 0);
+	ck_assert_int_eq(sub(base, "cpuClaims", "devicesKnown"), 1);
+	ck_assert_int_eq(sub(base, "cpuClaims", "devicesOnGpuNuma"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(pl, "kube-scheduler"),
+							   "cpusOnGpuNuma")),
+			 "0 of 1");
+
+	ck_assert_str_eq(placed_on(report, 0, "railfit"), "b");
+	ck_assert_int_eq(sub(rf, "cpuClaims", "pods"), 1);
+	ck_assert_int_eq(sub(rf, "cpuClaims", "podsAligned"), 1);
+	ck_assert_int_eq(sub(rf, "cpuClaims", "devicesOnGpuNuma"), 1);
+	ck_assert_int_eq(num(rf, "multiGpuPods"), 0); /* one GPU: no GPU-GPU level */
+
+	char *table = rf_sim_table(report);
+	golden(table, "simulate/cpu-claims.table");
+	free(table);
+	json_decref(report);
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
+/* Three network blocks of two 2-GPU nodes (b1 and b2 in spine s1, b3 in s2) and a Job of four
+ * one-GPU pods. kube-scheduler's LeastAllocated puts each pod on a node with both GPUs free: four
+ * nodes, so at least two blocks. railfit's locality part keeps the Job in the block of its first
+ * pod (two nodes, four GPUs). */
+START_TEST(test_simulate_job_in_one_block)
+{
+	static const struct {
+		const char *name, *labels;
+	} nodes[] = {
+#define BLOCK(b, s)                                                                                \
+	"\"network.topology.kubernetes.io/block\":\"" b "\","                                      \
+	"\"network.topology.kubernetes.io/spine\":\"" s "\""
+		{ "n1", BLOCK("b1", "s1") }, { "n2", BLOCK("b1", "s1") },
+		{ "n3", BLOCK("b2", "s1") }, { "n4", BLOCK("b2", "s1") },
+		{ "n5", BLOCK("b3", "s2") }, { "n6", BLOCK("b3", "s2") },
+#undef BLOCK
+	};
+	struct fixture f;
+	fixture_init(&f);
+	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		fixture_add_node(&f, nodes[i].name, nodes[i].labels, NULL);
+		fixture_add_gpus(&f, nodes[i].name, 2, FIXTURE_L4_PCI, FIXTURE_L4_ROOTS,
+				 FIXTURE_L4_NUMA);
+	}
+	json_t *queue = json_array();
+	for (int i = 0; i < 4; i++) {
+		char name[16], claim[16];
+		snprintf(name, sizeof(name), "train-%d", i);
+		snprintf(claim, sizeof(claim), "train-%d-c", i);
+		fixture_add_claim(&f, "ml", claim, SPEC_GPU_ONLY, NULL, NULL);
+		json_t *pod = fixture_pod(name, claim, NULL);
+		json_object_set_new(json_object_get(pod, "metadata"), "labels",
+				    json_pack("{s:s}", "batch.kubernetes.io/job-name", "train"));
+		json_array_append_new(queue, pod);
+	}
+	json_t *report = simulate(&f, queue, &OPTS);
+	const json_t *base = col(report, "kube-scheduler"), *rf = col(report, "railfit");
+
+	ck_assert_int_eq(num(base, "placed"), 4);
+	ck_assert_int_eq(sub(base, "jobLocality", "jobs"), 1);
+	ck_assert_int_eq(sub(base, "jobLocality", "oneBlock"), 0);
+	for (int i = 0; i < 4; i++)
+		for (int k = 0; k < i; k++)
+			ck_assert_str_ne(placed_on(report, (size_t)i, "kube-scheduler"),
+					 placed_on(report, (size_t)k, "kube-scheduler"));
+
+	ck_assert_int_eq(num(rf, "placed"), 4);
+	ck_assert_int_eq(sub(rf, "jobLocality", "jobs"), 1);
+	ck_assert_int_eq(sub(rf, "jobLocality", "oneBlock"), 1);
+	ck_assert_int_eq(sub(rf, "jobLocality", "spread") + sub(rf, "jobLocality", "unlabelled"),
+			 0);
+
+	char *table = rf_sim_table(report);
+	golden(table, "simulate/three-blocks.table");
+	free(table);
 	json_decref(report);
 	json_decref(queue);
 	fixture_release(&f);
@@ -505,6 +735,9 @@ simulate_suite(void)
 	tcase_add_test(tc, test_simulate_claim_templates);
 	tcase_add_test(tc, test_simulate_retry_after_the_window);
 	tcase_add_test(tc, test_simulate_golden_table);
+	tcase_add_test(tc, test_simulate_two_gpus_without_nvlink);
+	tcase_add_test(tc, test_simulate_cpus_on_the_gpus_numa);
+	tcase_add_test(tc, test_simulate_job_in_one_block);
 	tcase_add_test(tc, test_workload_grammar);
 	tcase_add_test(tc, test_feasible_nodes_to_find);
 	suite_add_tcase(s, tc);
