@@ -704,13 +704,38 @@ part_bandwidth(const struct pipeline *p, struct rf_node_eval *e)
 	}
 }
 
-/* Share of the assignment's rails the pod's group already uses on other nodes. */
+/* A group's first pod with k >= 2 rails: the share of them inside one aligned block of the node's
+ * rails (b = k rounded up to a power of two, rails j*b .. j*b+b-1). Those are the sets DRA's
+ * first fit gives on an empty node and on a node whose other blocks hold pods of the same size,
+ * so the group's next pods can get the same rails; an arbitrary free subset of a partly used
+ * node ({2,3,6,7}) is rarely free anywhere else. Pods with one rail: any rail is a block. */
+static bool
+first_pod_rails(uint64_t rails, double *ret)
+{
+	unsigned k = (unsigned)__builtin_popcountll(rails), b = 1, best = 0;
+	if (k < 2)
+		return false;
+	while (b < k)
+		b <<= 1;
+	const uint64_t block = b >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << b) - 1;
+	for (unsigned j = 0; j < 64; j += b) {
+		unsigned in = (unsigned)__builtin_popcountll(rails & (block << j));
+		if (in > best)
+			best = in;
+	}
+	*ret = (double)best / (double)k;
+	return true;
+}
+
+/* Share of the assignment's rails the pod's group already uses on other nodes; for the group's
+ * first pod with rails, how well its rails fit one aligned block (first_pod_rails()). */
 static void
 part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
 	const struct rf_demand *d = p->d;
+	uint64_t mine = 0;
 	e->group_rails = d->group[0] ? rf_group_rails_elsewhere(p->c, d->rail_group, p->n) : 0;
-	if (!e->group_rails)
+	if (!d->group[0])
 		return;
 	size_t rails = 0, same = 0;
 	for (size_t i = 0; i < a->n; i++) {
@@ -719,6 +744,18 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 			continue;
 		rails++;
 		same += (e->group_rails >> r) & 1;
+		if (r < 64)
+			mine |= UINT64_C(1) << r;
+	}
+	if (!e->group_rails) {
+		e->rail_first = first_pod_rails(mine, &e->parts[RF_PART_RAIL]);
+		e->part_applies[RF_PART_RAIL] = e->rail_first;
+		if (e->rail_first)
+			note(e,
+			     "rails: the first pod of group %s with rails; %.0f%% of its %zu rails "
+			     "in one aligned block (the sets the group's next pods can get too)",
+			     d->group, e->parts[RF_PART_RAIL] * 100, rails);
+		return;
 	}
 	if (rails) {
 		e->parts[RF_PART_RAIL] = (double)same / (double)rails;

@@ -89,6 +89,7 @@ struct rf_node_eval {
 	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
 	const char *fe_source;
 	uint64_t group_rails; /* rails of the pod's group on other nodes */
+	bool rail_first; /* the group's first pod with 2+ rails: the rail part is its block fit */
 
 	/* GPU to GPU (pods that get 2+ GPUs): the worst pair, the source of the levels */
 	bool gpu_applies;

@@ -525,6 +525,10 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		enum rf_place place = rf_demand_place(d, n);
 		if (place != RF_PLACE_NONE)
 			fp ^= (uint64_t)place * 0x9e3779b97f4a7c15ULL;
+		/* a group's first pod scores its rails (the rail part's block fit), a pod of no
+		 * group does not: not the same judgement for the same shape */
+		if (d->group[0] && !rails)
+			fp ^= 0xd1b54a32d192ed03ULL;
 		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}
