@@ -236,6 +236,11 @@ rf_gen_cluster(const struct rf_gen_options *o)
 		char name[GEN_NAME_MAX];
 		snprintf(name, sizeof(name), "hgx-%03u", i + 1);
 		gen_node_init(&nodes[i], name, i, &gen_hw_hgx_h100, o->seed);
+		if (o->blocks) {
+			unsigned b = (unsigned)((unsigned long long)i * o->blocks / n);
+			snprintf(nodes[i].block, sizeof(nodes[i].block), "block-%u", b);
+			snprintf(nodes[i].spine, sizeof(nodes[i].spine), "spine-%u", b / 4);
+		}
 		order[i] = i;
 	}
 

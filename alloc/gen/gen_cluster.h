@@ -18,6 +18,10 @@ struct rf_gen_options {
 	 * reached, and about half of the pods are Job workers (namespace ml-train), the others
 	 * standalone pods (namespace ml-serve). */
 	double pods_per_node;
+	/* > 0: the nodes, in name order, fall into this many network blocks of (about) equal size,
+	 * four blocks to a spine: Node labels network.topology.kubernetes.io/block ("block-0", ...)
+	 * and network.topology.kubernetes.io/spine ("spine-0", ...). 0: no such labels. */
+	unsigned blocks;
 };
 
 /** A kubectl-style v1 List (items carry kind/apiVersion). New reference; NULL on OOM. */

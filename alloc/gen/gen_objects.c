@@ -544,6 +544,10 @@ add_node_object(struct gen *g, const struct gen_node *n, const char *uid)
 		put_str(g, labels, "nvidia.com/gpu.present", "true");
 		put_str(g, labels, "nvidia.com/gpu.product", hw->model->product_label);
 	}
+	if (n->block[0])
+		put_str(g, labels, "network.topology.kubernetes.io/block", n->block);
+	if (n->spine[0])
+		put_str(g, labels, "network.topology.kubernetes.io/spine", n->spine);
 	put(g, meta, "labels", labels);
 	put_str(g, ann, "node.alpha.kubernetes.io/ttl", "0");
 	if (n->frontend_bw)

@@ -98,6 +98,8 @@ struct gen_node {
 	bool gpu_used[GEN_MAX_GPUS]; /* set by gen_add_running(); a second allocation asserts */
 	bool nic_used[GEN_MAX_NICS];
 	unsigned n_pods; /* pods placed so far (pod IPs) */
+	/* network-topology labels (network.topology.kubernetes.io/block, /spine); "" = none */
+	char block[GEN_NAME_MAX], spine[GEN_NAME_MAX];
 };
 
 void gen_node_init(struct gen_node *n, const char *name, unsigned index, const struct gen_hw *hw,
