@@ -222,6 +222,8 @@ rf_gen_cluster(const struct rf_gen_options *o)
 	fleet = o->pods_per_node > 0.0;
 	gen_init(&g, o->seed);
 	gen_add_device_classes(&g);
+	if (o->cpu_slices)
+		gen_add_cpu_class(&g);
 	if (n == 0)
 		return gen_finish(&g);
 	nodes = calloc(n, sizeof(*nodes));
@@ -241,6 +243,7 @@ rf_gen_cluster(const struct rf_gen_options *o)
 			snprintf(nodes[i].block, sizeof(nodes[i].block), "block-%u", b);
 			snprintf(nodes[i].spine, sizeof(nodes[i].spine), "spine-%u", b / 4);
 		}
+		nodes[i].cpu_slice = o->cpu_slices;
 		order[i] = i;
 	}
 

@@ -642,7 +642,8 @@ record_gpu_cpu(struct column *c, const struct rf_demand *d, const struct rf_node
 		if (json_object_set_new(o, "gpuLevel", json_string(rf_level_name(l))) < 0)
 			return -ENOMEM;
 	}
-	if (rf_assignment_cpu_alignment(n, a, &cpus, &known, &aligned) || cpus) {
+	/* as the cpu part: pods whose DRA CPUs and GPUs (NICs) have known NUMA nodes */
+	if (rf_assignment_cpu_alignment(n, a, &cpus, &known, &aligned)) {
 		char v[48];
 		c->cpu_pods++;
 		c->cpus_known += known;

@@ -369,7 +369,7 @@ gen_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION] "
-		"[--pods-per-node P] [--blocks B]\n\n"
+		"[--pods-per-node P] [--blocks B] [--cpu-slices]\n\n"
 		"Write a synthetic cluster snapshot (HGX-like nodes, ResourceSlices shaped like the\n"
 		"NVIDIA and dranet drivers', DeviceClasses, claims and the pods holding them) to\n"
 		"standard output.\n\n"
@@ -382,7 +382,10 @@ gen_usage(FILE *f)
 		"                    (default: one pod per used GPU, all of them Job workers)\n"
 		"  --blocks B        label the nodes with their network block and spine\n"
 		"                    (network.topology.kubernetes.io/block, .../spine): B blocks\n"
-		"                    of consecutive nodes, four blocks to a spine (default: none)\n");
+		"                    of consecutive nodes, four blocks to a spine (default: none)\n"
+		"  --cpu-slices      every node also publishes dra.cpu devices as the DRA CPU\n"
+		"                    driver does in grouped mode (one per NUMA node, its CPUs a\n"
+		"                    consumable capacity dra.cpu/cpu), plus the DeviceClass dra.cpu\n");
 }
 
 int
@@ -395,6 +398,7 @@ rf_cmd_gen_cluster(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "pods-per-node", required_argument, NULL, 'p' },
 		{ "blocks", required_argument, NULL, 'b' },
+		{ "cpu-slices", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_gen_options o = { .nodes = 0, .seed = 1, .used = 0.5 };
@@ -464,6 +468,9 @@ rf_cmd_gen_cluster(int argc, char **argv)
 			o.blocks = (unsigned)v;
 			break;
 		}
+		case 'c':
+			o.cpu_slices = true;
+			break;
 		case 'h':
 			gen_usage(stdout);
 			return 0;

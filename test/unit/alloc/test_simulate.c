@@ -693,10 +693,46 @@ START_TEST(test_workload_grammar)
 		break;
 	}
 	rf_workload_release(&w);
+	/* cpu<k>: k CPUs of a shared dra.cpu device in the same claim, and the class for them */
+	ck_assert_int_eq(
+		rf_workload_generate("2x2gpu-cpu16,1xloader-cpu4", &cfg, 1, &w, err, sizeof(err)),
+		0);
+	ck_assert_uint_eq(json_array_size(w.claims), 3);
+	ck_assert_uint_eq(json_array_size(w.classes), 3);
+	ck_assert_str_eq(
+		json_string_value(json_object_get(
+			json_object_get(json_array_get(w.classes, 2), "metadata"), "name")),
+		RF_WORKLOAD_CPU_CLASS);
+	json_array_foreach (w.claims, i, p) {
+		const json_t *reqs = json_object_get(
+			json_object_get(json_object_get(p, "spec"), "devices"), "requests");
+		const json_t *cpus = json_array_get(reqs, json_array_size(reqs) - 1);
+		ck_assert_uint_eq(json_array_size(reqs),
+				  strstr(json_string_value(json_object_get(
+						 json_object_get(p, "metadata"), "name")),
+					 "loader")
+					  ? 1
+					  : 2);
+		ck_assert_str_eq(json_string_value(json_object_get(cpus, "name")), "cpus");
+		const json_t *ex = json_object_get(cpus, "exactly");
+		ck_assert_str_eq(json_string_value(json_object_get(ex, "deviceClassName")),
+				 RF_WORKLOAD_CPU_CLASS);
+		ck_assert_ptr_nonnull(json_string_value(json_object_get(
+			json_object_get(json_object_get(ex, "capacity"), "requests"),
+			"dra.cpu/cpu")));
+	}
+	rf_workload_release(&w);
+	/* without a CPU driver there is nothing to ask */
+	struct rf_strv keep = cfg.devices.cpu_drivers;
+	cfg.devices.cpu_drivers.n = 0;
+	ck_assert_int_eq(rf_workload_generate("1x1gpu-cpu8", &cfg, 1, &w, err, sizeof(err)),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(err, "devices.cpuDrivers is empty"));
+	cfg.devices.cpu_drivers = keep;
 	static const char *const bad[] = {
-		"",        "x1gpu",         "0x1gpu",        "5",         "5x17gpu",
-		"5x9pair", "5x1gpu-xyz",    "5x1gpu-minSYS", "5x1gpu-bw", "5xloader-egress-5G",
-		"5x1gpu2", "1x1gpu,,1x1gpu"
+		"",        "x1gpu",          "0x1gpu",        "5",          "5x17gpu",
+		"5x9pair", "5x1gpu-xyz",     "5x1gpu-minSYS", "5x1gpu-bw",  "5xloader-egress-5G",
+		"5x1gpu2", "1x1gpu,,1x1gpu", "1x1gpu-cpu0",   "1x1gpu-cpu", "1x1gpu-cpu8x"
 	};
 	for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
 		err[0] = 0;

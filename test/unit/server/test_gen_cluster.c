@@ -1304,6 +1304,53 @@ START_TEST(test_gen_cluster_blocks)
 }
 END_TEST
 
+/* --cpu-slices: a dra.cpu slice per node in the DRA CPU driver's grouped mode (the shape of
+ * test/data/dra/resourceslice-dra-cpu-grouped.json) and the DeviceClass dra.cpu. */
+START_TEST(test_gen_cluster_cpu_slices)
+{
+	struct rf_gen_options o = { .nodes = 2, .seed = 1, .used = 0.5, .cpu_slices = true };
+	json_t *l = rf_gen_cluster(&o), *want = load_ref("resourceslice-dra-cpu-grouped.json");
+	size_t i, slices = 0, classes = 0;
+	json_t *it;
+	ck_assert_ptr_nonnull(l);
+	json_array_foreach (json_object_get(l, "items"), i, it) {
+		if (strcmp(kind_of(it), "DeviceClass") == 0)
+			classes += strcmp(str_at(it, "metadata", "name"), "dra.cpu") == 0;
+		if (strcmp(kind_of(it), "ResourceSlice") != 0 ||
+		    strcmp(str_at(it, "spec", "driver"), "dra.cpu") != 0)
+			continue;
+		slices++;
+		json_t *devs = json_object_get(json_object_get(it, "spec"), "devices");
+		json_t *ref = json_object_get(json_object_get(want, "spec"), "devices");
+		ck_assert_uint_eq(json_array_size(devs), 2);
+		for (size_t k = 0; k < 2; k++) {
+			json_t *d = json_array_get(devs, k), *r = json_array_get(ref, k);
+			ck_assert_str_eq(str_at(d, "name", NULL), str_at(r, "name", NULL));
+			ck_assert(json_is_true(json_object_get(d, "allowMultipleAllocations")));
+			/* the same attribute names as the driver publishes */
+			const char *key;
+			json_t *v;
+			json_object_foreach (json_object_get(r, "attributes"), key, v)
+				ck_assert_msg(
+					json_object_get(json_object_get(d, "attributes"), key),
+					"no %s", key);
+			ck_assert_int_eq(json_integer_value(json_object_get(
+						 json_object_get(json_object_get(d, "attributes"),
+								 "resource.kubernetes.io/numaNode"),
+						 "int")),
+					 (json_int_t)k);
+			ck_assert_str_eq(
+				str_at(json_object_get(d, "capacity"), "dra.cpu/cpu", "value"),
+				"112");
+		}
+	}
+	ck_assert_uint_eq(slices, 2);
+	ck_assert_uint_eq(classes, 1);
+	json_decref(l);
+	json_decref(want);
+}
+END_TEST
+
 Suite *
 gen_cluster_suite(void)
 {
@@ -1332,6 +1379,7 @@ gen_cluster_suite(void)
 	tcase_add_test(tc, test_gen_demo_pending);
 	tcase_add_test(tc, test_gen_cluster_fleet_shape);
 	tcase_add_test(tc, test_gen_cluster_blocks);
+	tcase_add_test(tc, test_gen_cluster_cpu_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }
