@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "alloc/rail_target.h"
 #include "config/grow.h"
 
 const char *
@@ -704,13 +705,13 @@ part_bandwidth(const struct pipeline *p, struct rf_node_eval *e)
 	}
 }
 
-/* A group's first pod with k >= 2 rails: the share of them inside one aligned block of the node's
- * rails (b = k rounded up to a power of two, rails j*b .. j*b+b-1). Those are the sets DRA's
- * first fit gives on an empty node and on a node whose other blocks hold pods of the same size,
- * so the group's next pods can get the same rails; an arbitrary free subset of a partly used
- * node ({2,3,6,7}) is rarely free anywhere else. Pods with one rail: any rail is a block. */
+/* k >= 2 rails of a pod: the share of them inside one aligned block of the node's rails (b = k
+ * rounded up to a power of two, rails j*b .. j*b+b-1). Those are the sets DRA's first fit gives on
+ * an empty node and on a node whose other blocks hold pods of the same size, so the group's next
+ * pods can get the same rails; an arbitrary free subset of a partly used node ({2,3,6,7}) is rarely
+ * free anywhere else. Pods with one rail: any rail is a block. */
 static bool
-first_pod_rails(uint64_t rails, double *ret)
+block_fit(uint64_t rails, double *ret)
 {
 	unsigned k = (unsigned)__builtin_popcountll(rails), b = 1, best = 0;
 	if (k < 2)
@@ -727,14 +728,15 @@ first_pod_rails(uint64_t rails, double *ret)
 	return true;
 }
 
-/* Share of the assignment's rails the pod's group already uses on other nodes; for the group's
- * first pod with rails, how well its rails fit one aligned block (first_pod_rails()). */
+/* Share of the assignment's rails in the rail set the pod's group uses on (most of) its other
+ * nodes; for the group's first pod with rails, how well its rails fit one aligned block
+ * (block_fit()). */
 static void
 part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
 	const struct rf_demand *d = p->d;
 	uint64_t mine = 0;
-	e->group_rails = d->group[0] ? rf_group_rails_elsewhere(p->c, d->rail_group, p->n) : 0;
+	e->group_rails = d->group[0] ? rf_group_rail_target(p->c, d->rail_group, p->n) : 0;
 	if (!d->group[0])
 		return;
 	size_t rails = 0, same = 0;
@@ -748,9 +750,9 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 			mine |= UINT64_C(1) << r;
 	}
 	if (!e->group_rails) {
-		e->rail_first = first_pod_rails(mine, &e->parts[RF_PART_RAIL]);
-		e->part_applies[RF_PART_RAIL] = e->rail_first;
-		if (e->rail_first)
+		e->rail_block = block_fit(mine, &e->parts[RF_PART_RAIL]);
+		e->part_applies[RF_PART_RAIL] = e->rail_block;
+		if (e->rail_block)
 			note(e,
 			     "rails: the first pod of group %s with rails; %.0f%% of its %zu rails "
 			     "in one aligned block (the sets the group's next pods can get too)",
@@ -758,8 +760,21 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 		return;
 	}
 	if (rails) {
+		double fit;
 		e->parts[RF_PART_RAIL] = (double)same / (double)rails;
 		e->part_applies[RF_PART_RAIL] = true;
+		/* the group's nodes hold more rails than the pod gets (two of its pods share a
+		 * node): every subset matches as well; an aligned block is what a sibling can
+		 * take next to it, completing the node's set */
+		if ((unsigned)__builtin_popcountll(e->group_rails) > rails &&
+		    block_fit(mine, &fit)) {
+			e->parts[RF_PART_RAIL] *= fit;
+			e->rail_block = true;
+			note(e,
+			     "rails: group %s holds more rails per node than the pod gets; %.0f%% of "
+			     "its %zu rails in one aligned block",
+			     d->group, fit * 100, rails);
+		}
 	}
 }
 

@@ -88,8 +88,10 @@ struct rf_node_eval {
 	bool fe_applies;
 	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
 	const char *fe_source;
-	uint64_t group_rails; /* rails of the pod's group on other nodes */
-	bool rail_first; /* the group's first pod with 2+ rails: the rail part is its block fit */
+	uint64_t group_rails; /* the rail set of the pod's group on other nodes (rail_target.h) */
+	/* the rail part counts how well the pod's 2+ rails fit one aligned block: the group's
+	 * first pod, or a group whose nodes hold more rails than the pod gets */
+	bool rail_block;
 
 	/* GPU to GPU (pods that get 2+ GPUs): the worst pair, the source of the levels */
 	bool gpu_applies;

@@ -209,7 +209,7 @@ rf_sim_table(const json_t *report)
 		 json_array_size(json_object_get(column(report, 0), "jobs")));
 	snprintf(c, sizeof(c), "%lld of %zu", num(column(report, 1), "jobsOnSameRails"),
 		 json_array_size(json_object_get(column(report, 1), "jobs")));
-	row_text(&b, "jobs with every pod on the same rails", a, c);
+	row_text(&b, "jobs whose nodes all use the same rails", a, c);
 	for (int i = 0; i < 2; i++) {
 		const json_t *rc = json_object_get(column(report, (size_t)i), "railConsistency");
 		snprintf(i ? c : a, sizeof(a), json_is_number(rc) ? "%.0f%%" : "-",

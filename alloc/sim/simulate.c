@@ -676,7 +676,8 @@ record_job(struct column *c, const struct rf_demand *d, const struct rf_node *n,
 		if (!list &&
 		    (!(list = json_array()) || json_object_set_new(c->jobs, d->group, list) < 0))
 			return -ENOMEM;
-		if (json_array_append_new(list, json_integer((json_int_t)rails)) < 0)
+		if (json_array_append_new(list, json_pack("[s, I]", n->name, (json_int_t)rails)) <
+		    0)
 			return -ENOMEM;
 	}
 	if (!(list = json_object_get(c->job_nodes, d->group)) &&
@@ -1032,25 +1033,44 @@ summarize(const struct sim *s, struct column *c, json_t **ret)
 					json_integer((json_int_t)c->levels[l])) < 0)
 			goto oom;
 	json_object_foreach (c->jobs, job, list) {
-		size_t np = json_array_size(list), top = 0;
-		if (np < 2)
-			continue; /* one pod is on the same rails as itself */
+		/* per node, the rails the Job's pods hold there: pods that share a node use
+		 * different NICs, and what crosses the network is node to node */
+		size_t np = json_array_size(list), nn = 0, top = 0;
+		const char *node[64];
+		uint64_t set[64];
 		for (size_t i = 0; i < np; i++) {
+			const json_t *e = json_array_get(list, i);
+			const char *name = json_string_value(json_array_get(e, 0));
+			uint64_t r = (uint64_t)json_integer_value(json_array_get(e, 1));
 			size_t k = 0;
-			for (size_t j = 0; j < np; j++)
-				k += json_integer_value(json_array_get(list, i)) ==
-				     json_integer_value(json_array_get(list, j));
+			while (k < nn && strcmp(node[k], name) != 0)
+				k++;
+			if (k == nn) {
+				if (nn == 64)
+					continue; /* a Job on more nodes: its first 64 are judged */
+				node[nn] = name;
+				set[nn++] = 0;
+			}
+			set[k] |= r;
+		}
+		if (nn < 2)
+			continue; /* on one node: no rail between its pods */
+		for (size_t i = 0; i < nn; i++) {
+			size_t k = 0;
+			for (size_t j = 0; j < nn; j++)
+				k += set[i] == set[j];
 			if (k > top)
 				top = k;
 		}
-		double share = np ? (double)top / (double)np : 1;
+		double share = (double)top / (double)nn;
 		if (json_array_append_new(jobs,
-					  json_pack("{s:s, s:I, s:f}", "job", job, "pods",
-						    (json_int_t)np, "railConsistency", share)) < 0)
+					  json_pack("{s:s, s:I, s:I, s:f}", "job", job, "pods",
+						    (json_int_t)np, "nodes", (json_int_t)nn,
+						    "railConsistency", share)) < 0)
 			goto oom;
 		sum += share;
 		n_jobs++;
-		same += top == np;
+		same += top == nn;
 	}
 	*ret = json_pack("{s:s, s:I, s:I, s:O, s:o, s:I, s:I, s:{s:I, s:I}, s:I, s:I, s:o, s:o, "
 			 "s:I, s:I, s:I}",

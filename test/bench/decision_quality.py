@@ -2,19 +2,20 @@
 """Decision quality: what railfit changes on a fleet-shaped cluster, measured with
 `railfit simulate`.
 
-For each size, a `gen-cluster --seed S --used 0.5 --pods-per-node 2.4 --blocks B` snapshot (the
-shape of the fleet benchmark: HGX H100 nodes, NVIDIA and dranet slices, half of the Running pods
-workers of multi-pod Jobs; B = one network block per 32 nodes, four blocks to a spine), then a
-mixed workload replayed without and with railfit:
+For each size, a `gen-cluster --seed S --used 0.5 --pods-per-node 2.4 --blocks B --cpu-slices`
+snapshot (the shape of the fleet benchmark: HGX H100 nodes, NVIDIA and dranet slices, half of the
+Running pods workers of multi-pod Jobs; B = one network block per 32 nodes, four blocks to a
+spine; the DRA CPU driver's slices in grouped mode), then a mixed workload replayed without and
+with railfit:
 
     --workload W  (default, for 1,000 nodes and scaled with the size: inference pods with one
                    GPU, single GPU+NIC pods without a constraint, GPU+NIC pods asking PHB,
                    aligned pairs, 4-pod training Jobs of 4 GPUs with their rails, data loaders
-                   pulling 25G each through the front-end NIC)
+                   pulling 25G each through the front-end NIC, two-GPU pods with 16 DRA CPUs)
 
 and prints one Markdown table row per size and seed: pods placed, GPU-NIC pairs at PHB or better,
 pods with GPUs and NICs below PHB, min-alignment met, pods with 2+ GPUs whose GPUs straddle the
-sockets (SYS), NICs and front-end NICs over-committed, Jobs whose pods all landed on the same
+sockets (SYS), pods whose DRA CPUs sit on their GPUs' NUMA node, NICs and front-end NICs over-committed, Jobs whose pods all landed on the same
 rails, Jobs inside one network block, nodes left with every GPU and rail NIC free, and the time
 simulate took (both columns, two threads: wall clock and CPU).
 
@@ -39,7 +40,7 @@ import tempfile
 import time
 
 DEFAULT_WORKLOAD = ("300x1gpu,300x1gpu1nic,100x1gpu1nic-minPHB,100x2pair,48x4gpu-job4,"
-                    "300xloader-egress25G")
+                    "300xloader-egress25G,100x2gpu-cpu16")
 
 
 def run(cmd, **kw):
@@ -80,6 +81,8 @@ def row(nodes, seed, rep, secs, cpu):
     cells.append(pair(lambda c: "%d of %d" % (c["minAlignment"]["met"],
                                               c["minAlignment"]["asked"])))
     cells.append(pair(lambda c: "%d of %d" % (c["gpuLevels"]["SYS"], c["multiGpuPods"])))
+    cells.append(pair(lambda c: "%d of %d" % (c["cpuClaims"]["podsAligned"],
+                                              c["cpuClaims"]["pods"])))
     cells.append(pair(lambda c: str(c["nicsOvercommitted"])))
     cells.append(pair(lambda c: str(c["frontendOvercommitted"])))
     cells.append(pair(lambda c: "%d of %d (%s)" % (
@@ -93,11 +96,12 @@ def row(nodes, seed, rep, secs, cpu):
 
 
 HEADER = ("| nodes | seed | pods | placed | GPU-NIC pairs PHB or better | pods below PHB | "
-          "min-alignment met | pods with 2+ GPUs across sockets (SYS) | NICs over-committed | "
+          "min-alignment met | pods with 2+ GPUs across sockets (SYS) | "
+          "pods with DRA CPUs on their GPUs' NUMA node | NICs over-committed | "
           "front-end over-committed | "
           "Jobs on the same rails (mean share on the Job's most common rails) | "
           "Jobs inside one block | whole nodes left free | simulate s (wall / CPU) |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def main():
@@ -122,7 +126,7 @@ def main():
                 snap = os.path.join(tmp, "c%d-%d.json" % (nodes, seed))
                 with open(snap, "w") as f:
                     gen = [a.railfit, "gen-cluster", "--nodes", str(nodes), "--seed",
-                           str(seed), "--used", "0.5", "--pods-per-node", "2.4"]
+                           str(seed), "--used", "0.5", "--pods-per-node", "2.4", "--cpu-slices"]
                     if a.nodes_per_block > 0:
                         gen += ["--blocks", str(max(1, nodes // a.nodes_per_block))]
                     f.write(run(gen))

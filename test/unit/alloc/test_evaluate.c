@@ -474,7 +474,7 @@ START_TEST(test_evaluate_rails_of_a_groups_first_pod)
 			ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 			ck_assert_int_eq(e->group_rails, 0);
 			ck_assert(e->part_applies[RF_PART_RAIL] == (g == 1));
-			ck_assert(e->rail_first == (g == 1));
+			ck_assert(e->rail_block == (g == 1));
 			if (g)
 				ck_assert_double_eq_tol(e->parts[RF_PART_RAIL], k ? 0.5 : 1.0,
 							1e-9);

@@ -659,6 +659,80 @@ START_TEST(test_simulate_job_in_one_block)
 }
 END_TEST
 
+/* Rails of a Job, node by node: four HGX nodes with two free GPUs each, rails 0-1 free on a and c,
+ * 2-3 on b and d. A Job of two pods of two aligned pairs: wherever the first goes, railfit puts
+ * the second on the node with the same free rails; kube-scheduler picks at random. */
+START_TEST(test_simulate_job_rails)
+{
+	static const char *const TWO_PAIRS =
+		"{\"devices\":{\"requests\":[{\"name\":\"g0\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1}},{\"name\":\"n0\",\"exactly\":{"
+		"\"deviceClassName\":\"rdma-nic\",\"count\":1}},{\"name\":\"g1\",\"exactly\":{"
+		"\"deviceClassName\":\"gpu.nvidia.com\",\"count\":1}},{\"name\":\"n1\",\"exactly\":{"
+		"\"deviceClassName\":\"rdma-nic\",\"count\":1}}],\"constraints\":[{\"requests\":["
+		"\"g0\",\"n0\"],\"matchAttribute\":\"resource.kubernetes.io/pcieRoot\"},{"
+		"\"requests\":[\"g1\",\"n1\"],\"matchAttribute\":"
+		"\"resource.kubernetes.io/pcieRoot\"}]}}";
+	static const char *const SIX = "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{"
+				       "\"deviceClassName\":\"gpu.nvidia.com\",\"count\":6}}]}}";
+	struct fixture f;
+	fixture_init(&f);
+	const char *names[] = { "a", "b", "c", "d" };
+	for (int i = 0; i < 4; i++) {
+		char claim[16];
+		const char *held[7];
+		int first_free = i % 2 ? 2 : 0;
+		char dev[6][32];
+		for (int g = 0, k = 0; g < 8; g++)
+			if (g != first_free && g != first_free + 1) {
+				snprintf(dev[k], sizeof(dev[k]), "gpu.nvidia.com:gpu-%d", g);
+				held[k] = dev[k];
+				k++;
+			}
+		held[6] = NULL;
+		fixture_add_hgx(&f, names[i]);
+		snprintf(claim, sizeof(claim), "held-%s", names[i]);
+		fixture_add_claim(&f, "ml", claim, SIX, names[i], held);
+	}
+	json_t *queue = json_array();
+	for (int i = 0; i < 2; i++) {
+		char name[16], claim[16];
+		snprintf(name, sizeof(name), "train-%d", i);
+		snprintf(claim, sizeof(claim), "train-%d-c", i);
+		fixture_add_claim(&f, "ml", claim, TWO_PAIRS, NULL, NULL);
+		json_t *pod = fixture_pod(name, claim, NULL);
+		json_object_set_new(json_object_get(pod, "metadata"), "labels",
+				    json_pack("{s:s}", "batch.kubernetes.io/job-name", "train"));
+		json_array_append_new(queue, pod);
+	}
+	for (uint64_t seed = 1; seed <= 4; seed++) {
+		struct rf_sim_options o = OPTS;
+		o.seed = seed;
+		json_t *report = simulate(&f, queue, &o);
+		const json_t *pl = json_object_get(report, "placements");
+		for (int k = 0; k < 2; k++) {
+			const char *cn = k ? "railfit" : "kube-scheduler";
+			const json_t *c = col(report, cn);
+			const json_t *r0 = json_object_get(
+				json_object_get(json_array_get(pl, 0), cn), "rails");
+			const json_t *r1 = json_object_get(
+				json_object_get(json_array_get(pl, 1), cn), "rails");
+			ck_assert_int_eq(num(c, "placed"), 2);
+			ck_assert_uint_eq(json_array_size(r0), 2);
+			ck_assert_str_ne(placed_on(report, 0, cn), placed_on(report, 1, cn));
+			/* the metric is what the placements say */
+			ck_assert_int_eq(num(c, "jobsOnSameRails"), json_equal(r0, r1) ? 1 : 0);
+			ck_assert_uint_eq(json_array_size(json_object_get(c, "jobs")), 1);
+			if (k)
+				ck_assert_int_eq(num(c, "jobsOnSameRails"), 1);
+		}
+		json_decref(report);
+	}
+	json_decref(queue);
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_workload_grammar)
 {
 	struct rf_config cfg;
@@ -774,6 +848,7 @@ simulate_suite(void)
 	tcase_add_test(tc, test_simulate_two_gpus_without_nvlink);
 	tcase_add_test(tc, test_simulate_cpus_on_the_gpus_numa);
 	tcase_add_test(tc, test_simulate_job_in_one_block);
+	tcase_add_test(tc, test_simulate_job_rails);
 	tcase_add_test(tc, test_workload_grammar);
 	tcase_add_test(tc, test_feasible_nodes_to_find);
 	suite_add_tcase(s, tc);
