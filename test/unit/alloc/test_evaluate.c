@@ -500,6 +500,40 @@ START_TEST(test_evaluate_rails_of_a_groups_first_pod)
 		rf_demand_release(&d);
 	}
 	ck_assert_int_gt(score[1][0], score[1][1]);
+
+	/* a member of g on z holds the NICs of rails 0-3: the group's nodes hold more rails than
+	 * the pod gets, every pair of them is inside; the aligned block decides again */
+	fixture_add_hgx(&f, "z");
+	fixture_build(&f);
+	const struct rf_node *z = rf_cluster_node(f.c, "z");
+	char nics[4][128];
+	const char *held[5] = { NULL };
+	for (size_t i = 0; i < z->n_devices; i++) {
+		const struct rf_device *dv = z->devices[i];
+		if (dv->kind == RF_DEV_NIC && dv->rail >= 0 && dv->rail < 4) {
+			snprintf(nics[dv->rail], sizeof(nics[0]), "dra.net:%s", dv->name);
+			held[dv->rail] = nics[dv->rail];
+		}
+	}
+	for (int r = 0; r < 4; r++)
+		ck_assert_ptr_nonnull(held[r]);
+	fixture_add_claim(&f, "ml", "member-c", SPEC_GPU_ONLY, "z", held);
+	fixture_add_json(&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"member\",\"namespace\":"
+			     "\"ml\",\"uid\":\"u-m\",\"annotations\":{\"railfit.io/group\":\"g\"}},"
+			     "\"spec\":{\"nodeName\":\"z\",\"resourceClaims\":[{\"name\":\"c\","
+			     "\"resourceClaimName\":\"member-c\"}]},\"status\":{\"phase\":"
+			     "\"Running\"}}");
+	fixture_build(&f);
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f.c, grouped, &d), 0);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(rf_evaluate_node(f.c, &d, k ? "y" : "x", true, e), 0);
+		ck_assert_uint_eq(e->group_rails, 0xf);
+		ck_assert(e->part_applies[RF_PART_RAIL]);
+		ck_assert(e->rail_block);
+		ck_assert_double_eq_tol(e->parts[RF_PART_RAIL], k ? 0.5 : 1.0, 1e-9);
+	}
+	rf_demand_release(&d);
 	json_decref(grouped);
 	json_decref(alone);
 	free(e);
