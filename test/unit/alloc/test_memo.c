@@ -392,6 +392,7 @@ START_TEST(test_group_rail_target)
 		fixture_add_json(&f, buf);
 	}
 	fixture_build(&f);
+	na = rf_cluster_node(f.c, "a"); /* the new generation's */
 	uint64_t low = (UINT64_C(1) << rail[0]) | (UINT64_C(1) << rail[1]);
 	uint64_t high = (UINT64_C(1) << rail[2]) | (UINT64_C(1) << rail[3]);
 	const struct rf_group *g = rf_cluster_group(f.c, "ml/g");
