@@ -322,7 +322,7 @@ rf_sim_svg(const json_t *report)
 			over[i].v[k] = num(column(report, (size_t)k), over_path[i]);
 	}
 	/* beyond the NIC (issue 15), when it applies: GPU-GPU levels, DRA CPUs, job locality */
-	struct bar_group beyond[RF_LEVEL_COUNT + 5];
+	struct bar_group beyond[RF_LEVEL_COUNT + 1 + 4];
 	size_t n_beyond = 0;
 	if (either(report, "multiGpuPods"))
 		for (int l = -1; l < RF_LEVEL_COUNT; l++) {
@@ -334,20 +334,18 @@ rf_sim_svg(const json_t *report)
 				beyond[n_beyond].v[k] = num(column(report, (size_t)k), path);
 			n_beyond++;
 		}
-	static const char *const more_label[5] = { "CPU aligned", "CPU off", "1 block", "1 spine",
-						   "spread" };
-	for (int i = 0; i < 5; i++) {
-		const bool cpu = i < 2;
-		if (!either(report, cpu ? "cpuClaims.pods" : "jobLocality.jobs"))
+	/* at most 7 levels and 4 more bars: 11 groups fit SVG_W */
+	static const char *const more_label[4] = { "CPU off-NUMA", "1 block", "1 spine", "spread" };
+	for (int i = 0; i < 4; i++) {
+		if (!either(report, i == 0 ? "cpuClaims.pods" : "jobLocality.jobs"))
 			continue;
 		beyond[n_beyond].label = more_label[i];
 		for (int k = 0; k < 2; k++) {
 			const json_t *col = column(report, (size_t)k);
-			long long v = i == 0   ? num(col, "cpuClaims.devicesOnGpuNuma")
-				      : i == 1 ? num(col, "cpuClaims.devicesKnown") -
-							 num(col, "cpuClaims.devicesOnGpuNuma")
-				      : i == 2 ? num(col, "jobLocality.oneBlock")
-				      : i == 3 ? num(col, "jobLocality.oneSpine")
+			long long v = i == 0 ? num(col, "cpuClaims.devicesKnown") -
+						       num(col, "cpuClaims.devicesOnGpuNuma")
+				      : i == 1 ? num(col, "jobLocality.oneBlock")
+				      : i == 2 ? num(col, "jobLocality.oneSpine")
 					       : num(col, "jobLocality.spread") +
 							 num(col, "jobLocality.unlabelled");
 			beyond[n_beyond].v[k] = v;
@@ -380,8 +378,7 @@ rf_sim_svg(const json_t *report)
 	      4);
 	if (n_beyond)
 		chart(&b, 40, 3 * CHART_H + 240,
-		      "Beyond the NIC: GPU-GPU level of pods with 2+ GPUs, DRA CPUs, Jobs in the "
-		      "network",
+		      "Beyond the NIC: GPU-GPU levels (2+ GPUs), CPUs off NUMA, Jobs in blocks",
 		      beyond, n_beyond);
 	/* the approximation's words, wrapped into lines that fit the width */
 	const char *p = json_string_value(json_object_get(report, "approximation"));

@@ -733,6 +733,62 @@ START_TEST(test_simulate_job_rails)
 }
 END_TEST
 
+/* Every section of the report at once, from a report built by hand: the table shows each, the
+ * SVG fits its bars in its width (11 groups at most in the third chart). */
+START_TEST(test_report_all_sections)
+{
+	json_t *cols = json_array();
+	for (int k = 0; k < 2; k++)
+		json_array_append_new(
+			cols,
+			json_pack(
+				"{s:s, s:i, s:i, s:{}, s:{s:i}, s:i, s:i, s:{s:i, s:i}, s:i, s:i, "
+				"s:[], s:n, s:i, s:i, s:i, s:i, s:{s:i, s:i, s:i, s:i, s:i, s:i, s:i}, "
+				"s:i, s:{s:i, s:i}, s:{s:i, s:i, s:i, s:i}, s:{s:i, s:i, s:i, s:i, s:i}}",
+				"name", k ? "railfit" : "kube-scheduler", "placed", 9, "pending", 0,
+				"pendingReasons", "levels", "PHB", 4, "gpuNicPods", 4,
+				"multiDeviceBelowPHB", 0, "minAlignment", "asked", 0, "met", 0,
+				"nicsOvercommitted", 0, "frontendOvercommitted", 0, "jobs",
+				"railConsistency", "jobsOnSameRails", 0, "freeAlignedPairs", 1,
+				"freeWholeNodes", 0, "multiGpuPods", 3, "gpuLevels", "NVL", 1,
+				"PIX", 0, "PXB", 0, "PHB", 1, "NODE", 0, "SYS", 1 - k, "UNKNOWN", k,
+				"multiGpuBelowPHB", 1, "minGpuAlignment", "asked", 1, "met", k,
+				"cpuClaims", "pods", 2, "podsAligned", 1 + k, "devicesKnown", 2,
+				"devicesOnGpuNuma", 1 + k, "jobLocality", "jobs", 3, "oneBlock", k,
+				"oneSpine", 1, "spread", 1 - k, "unlabelled", 1));
+	json_t *report =
+		json_pack("{s:i, s:i, s:i, s:s, s:o}", "nodes", 3, "pods", 9, "seed", 1,
+			  "approximation", "kube-scheduler is approximated", "columns", cols);
+	char *table = rf_sim_table(report), *svg = rf_sim_svg(report);
+	ck_assert_ptr_nonnull(table);
+	ck_assert_ptr_nonnull(svg);
+	static const char *const rows[] = {
+		"  NVL                                                        1               1\n",
+		"pods given their min-gpu-alignment                      0 of 1          1 of 1\n",
+		"pods with every DRA CPU on its GPUs' NUMA               1 of 2          2 of 2\n",
+		"jobs inside one network block                           0 of 3          1 of 3\n",
+		"jobs on nodes without block/spine labels                1 of 3          1 of 3\n",
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		ck_assert_msg(strstr(table, rows[i]), "no row '%s' in\n%s", rows[i], table);
+	/* 7 levels and 4 more groups of two bars, plus the other charts' 10 and 4 groups */
+	size_t rects = 0, widest = 0;
+	for (const char *p = svg; (p = strstr(p, "<rect x=\"")); p++) {
+		int x = atoi(p + 9);
+		rects++;
+		if ((size_t)x > widest)
+			widest = (size_t)x;
+	}
+	ck_assert_uint_eq(rects, 2 + 2 * (6 + 4 + 11)); /* legend, 6 NIC levels, 4, 11 */
+	ck_assert_uint_lt(widest + 22, 760);
+	ck_assert_ptr_nonnull(strstr(svg, ">CPU off-NUMA</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, "</svg>\n"));
+	free(table);
+	free(svg);
+	json_decref(report);
+}
+END_TEST
+
 START_TEST(test_workload_grammar)
 {
 	struct rf_config cfg;
@@ -849,6 +905,7 @@ simulate_suite(void)
 	tcase_add_test(tc, test_simulate_cpus_on_the_gpus_numa);
 	tcase_add_test(tc, test_simulate_job_in_one_block);
 	tcase_add_test(tc, test_simulate_job_rails);
+	tcase_add_test(tc, test_report_all_sections);
 	tcase_add_test(tc, test_workload_grammar);
 	tcase_add_test(tc, test_feasible_nodes_to_find);
 	suite_add_tcase(s, tc);
