@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "alloc/rail_target.h"
 #include "config/grow.h"
 
 const char *
@@ -704,13 +705,39 @@ part_bandwidth(const struct pipeline *p, struct rf_node_eval *e)
 	}
 }
 
-/* Share of the assignment's rails the pod's group already uses on other nodes. */
+/* k >= 2 rails of a pod: the share of them inside one aligned block of the node's rails (b = k
+ * rounded up to a power of two, rails j*b .. j*b+b-1). Those are the sets DRA's first fit gives on
+ * an empty node and on a node whose other blocks hold pods of the same size, so the group's next
+ * pods can get the same rails; an arbitrary free subset of a partly used node ({2,3,6,7}) is rarely
+ * free anywhere else. Pods with one rail: any rail is a block. */
+static bool
+block_fit(uint64_t rails, double *ret)
+{
+	unsigned k = (unsigned)__builtin_popcountll(rails), b = 1, best = 0;
+	if (k < 2)
+		return false;
+	while (b < k)
+		b <<= 1;
+	const uint64_t block = b >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << b) - 1;
+	for (unsigned j = 0; j < 64; j += b) {
+		unsigned in = (unsigned)__builtin_popcountll(rails & (block << j));
+		if (in > best)
+			best = in;
+	}
+	*ret = (double)best / (double)k;
+	return true;
+}
+
+/* Share of the assignment's rails in the rail set the pod's group uses on (most of) its other
+ * nodes; for the group's first pod with rails, how well its rails fit one aligned block
+ * (block_fit()). */
 static void
 part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
 	const struct rf_demand *d = p->d;
-	e->group_rails = d->group[0] ? rf_group_rails_elsewhere(p->c, d->rail_group, p->n) : 0;
-	if (!e->group_rails)
+	uint64_t mine = 0;
+	e->group_rails = d->group[0] ? rf_group_rail_target(p->c, d->rail_group, p->n) : 0;
+	if (!d->group[0])
 		return;
 	size_t rails = 0, same = 0;
 	for (size_t i = 0; i < a->n; i++) {
@@ -719,10 +746,35 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 			continue;
 		rails++;
 		same += (e->group_rails >> r) & 1;
+		if (r < 64)
+			mine |= UINT64_C(1) << r;
+	}
+	if (!e->group_rails) {
+		e->rail_block = block_fit(mine, &e->parts[RF_PART_RAIL]);
+		e->part_applies[RF_PART_RAIL] = e->rail_block;
+		if (e->rail_block)
+			note(e,
+			     "rails: the first pod of group %s with rails; %.0f%% of its %zu rails "
+			     "in one aligned block (the sets the group's next pods can get too)",
+			     d->group, e->parts[RF_PART_RAIL] * 100, rails);
+		return;
 	}
 	if (rails) {
+		double fit;
 		e->parts[RF_PART_RAIL] = (double)same / (double)rails;
 		e->part_applies[RF_PART_RAIL] = true;
+		/* the group's nodes hold more rails than the pod gets (two of its pods share a
+		 * node): every subset matches as well; an aligned block is what a sibling can
+		 * take next to it, completing the node's set */
+		if ((unsigned)__builtin_popcountll(e->group_rails) > rails &&
+		    block_fit(mine, &fit)) {
+			e->parts[RF_PART_RAIL] *= fit;
+			e->rail_block = true;
+			note(e,
+			     "rails: group %s holds more rails per node than the pod gets; %.0f%% of "
+			     "its %zu rails in one aligned block",
+			     d->group, fit * 100, rails);
+		}
 	}
 }
 
@@ -807,6 +859,13 @@ cpu_alignment(const struct rf_node *n, const struct rf_assignment *a, unsigned *
 	if (ret_mask)
 		*ret_mask = mask;
 	return known && mask;
+}
+
+bool
+rf_assignment_cpu_alignment(const struct rf_node *n, const struct rf_assignment *a,
+			    unsigned *ret_cpus, unsigned *ret_known, unsigned *ret_aligned)
+{
+	return cpu_alignment(n, a, ret_cpus, ret_known, ret_aligned, NULL);
 }
 
 /* The share of the pod's DRA CPUs on its GPUs' NUMA node. */

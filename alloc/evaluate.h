@@ -88,7 +88,10 @@ struct rf_node_eval {
 	bool fe_applies;
 	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
 	const char *fe_source;
-	uint64_t group_rails; /* rails of the pod's group on other nodes */
+	uint64_t group_rails; /* the rail set of the pod's group on other nodes (rail_target.h) */
+	/* the rail part counts how well the pod's 2+ rails fit one aligned block: the group's
+	 * first pod, or a group whose nodes hold more rails than the pod gets */
+	bool rail_block;
 
 	/* GPU to GPU (pods that get 2+ GPUs): the worst pair, the source of the levels */
 	bool gpu_applies;
@@ -152,6 +155,14 @@ void rf_release_free(struct rf_release *r);
 bool rf_assignment_gpu_alignment(const struct rf_node *n, const struct rf_config *cfg,
 				 const struct rf_assignment *a, enum rf_level *ret_worst,
 				 double *ret_points, enum rf_level_source *ret_src);
+
+/**
+ * GPU to CPU of an assignment (the cpu part): its CPU devices (devices.cpuDrivers), those with
+ * a known NUMA node, and those on a NUMA node of its GPUs (of its NICs when it has no GPU).
+ * False when no CPU's or no accelerator's NUMA node is known (the part does not apply).
+ */
+bool rf_assignment_cpu_alignment(const struct rf_node *n, const struct rf_assignment *a,
+				 unsigned *ret_cpus, unsigned *ret_known, unsigned *ret_aligned);
 
 /** The worst GPU level of an assignment (each GPU to its nearest NIC of the assignment), and
  * the mean alignment points; false when the assignment has no GPU or no NIC. */

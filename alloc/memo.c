@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/rail_target.h"
+
 #define SHAPE_MAX (16 * 1024) /* a demand whose canonical text is longer is not memoized */
 
 /* A remembered judgement: immutable once published. Replaced (never changed) when the node's
@@ -518,13 +520,17 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
 	uint64_t rails = 0, fp = 0;
 	if (n) {
-		rails = rf_group_rails_elsewhere(ctx->cluster, ctx->group, n);
+		rails = rf_group_rail_target(ctx->cluster, ctx->group, n);
 		fp = rf_node_use(ctx->cluster, n)->fp;
 		/* the node's network place against the pod's group decides the locality part and
 		 * max-spread: part of the key, as the group's rails are */
 		enum rf_place place = rf_demand_place(d, n);
 		if (place != RF_PLACE_NONE)
 			fp ^= (uint64_t)place * 0x9e3779b97f4a7c15ULL;
+		/* a group's first pod scores its rails (the rail part's block fit), a pod of no
+		 * group does not: not the same judgement for the same shape */
+		if (d->group[0] && !rails)
+			fp ^= 0xd1b54a32d192ed03ULL;
 		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
 			return 0;
 	}

@@ -222,6 +222,8 @@ rf_gen_cluster(const struct rf_gen_options *o)
 	fleet = o->pods_per_node > 0.0;
 	gen_init(&g, o->seed);
 	gen_add_device_classes(&g);
+	if (o->cpu_slices)
+		gen_add_cpu_class(&g);
 	if (n == 0)
 		return gen_finish(&g);
 	nodes = calloc(n, sizeof(*nodes));
@@ -236,6 +238,12 @@ rf_gen_cluster(const struct rf_gen_options *o)
 		char name[GEN_NAME_MAX];
 		snprintf(name, sizeof(name), "hgx-%03u", i + 1);
 		gen_node_init(&nodes[i], name, i, &gen_hw_hgx_h100, o->seed);
+		if (o->blocks) {
+			unsigned b = (unsigned)((unsigned long long)i * o->blocks / n);
+			snprintf(nodes[i].block, sizeof(nodes[i].block), "block-%u", b);
+			snprintf(nodes[i].spine, sizeof(nodes[i].spine), "spine-%u", b / 4);
+		}
+		nodes[i].cpu_slice = o->cpu_slices;
 		order[i] = i;
 	}
 

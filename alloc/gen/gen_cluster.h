@@ -4,6 +4,7 @@
 #ifndef RF_SERVER_GEN_CLUSTER_H
 #define RF_SERVER_GEN_CLUSTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -18,6 +19,14 @@ struct rf_gen_options {
 	 * reached, and about half of the pods are Job workers (namespace ml-train), the others
 	 * standalone pods (namespace ml-serve). */
 	double pods_per_node;
+	/* > 0: the nodes, in name order, fall into this many network blocks of (about) equal size,
+	 * four blocks to a spine: Node labels network.topology.kubernetes.io/block ("block-0", ...)
+	 * and network.topology.kubernetes.io/spine ("spine-0", ...). 0: no such labels. */
+	unsigned blocks;
+	/* true: every node also publishes a dra.cpu ResourceSlice in the DRA CPU driver's grouped
+	 * mode (one shared device per NUMA node, its CPUs a consumable capacity dra.cpu/cpu), and
+	 * the DeviceClass dra.cpu is added */
+	bool cpu_slices;
 };
 
 /** A kubectl-style v1 List (items carry kind/apiVersion). New reference; NULL on OOM. */

@@ -485,6 +485,13 @@ gen_add_device_classes(struct gen *g)
 		  "device.driver == 'dra.net' && device.attributes['dra.net'].rdma == true", NULL);
 }
 
+void
+gen_add_cpu_class(struct gen *g)
+{
+	add_class(g, "dra.cpu", "e9f3a4b5-6c7d-4e8f-a0b1-2c3d4e5f6a71", 1023,
+		  "2025-11-10T15:02:13Z", "device.driver == \"dra.cpu\"", NULL);
+}
+
 /* ---- Node -------------------------------------------------------------------------------------
  */
 
@@ -544,6 +551,10 @@ add_node_object(struct gen *g, const struct gen_node *n, const char *uid)
 		put_str(g, labels, "nvidia.com/gpu.present", "true");
 		put_str(g, labels, "nvidia.com/gpu.product", hw->model->product_label);
 	}
+	if (n->block[0])
+		put_str(g, labels, "network.topology.kubernetes.io/block", n->block);
+	if (n->spine[0])
+		put_str(g, labels, "network.topology.kubernetes.io/spine", n->spine);
 	put(g, meta, "labels", labels);
 	put_str(g, ann, "node.alpha.kubernetes.io/ttl", "0");
 	if (n->frontend_bw)
@@ -686,6 +697,57 @@ add_gpu_slice(struct gen *g, const struct gen_node *n, const char *node_uid)
 	push(g, g->slices, slice);
 }
 
+/* kubernetes-sigs/dra-driver-cpu in grouped mode (its docs/user/device-attributes.md, the shape of
+ * test/data/dra/resourceslice-dra-cpu-grouped.json): one device per NUMA node that many claims
+ * share, its CPUs a consumable capacity dra.cpu/cpu, the PCIe roots of the node's NICs on that
+ * NUMA node. The NUMA nodes are those of the NICs; the CPUs split evenly between them. */
+static void
+add_cpu_slice(struct gen *g, const struct gen_node *n, const char *node_uid)
+{
+	const struct gen_hw *hw = n->hw;
+	json_t *slice, *spec = slice_skeleton(g, n, node_uid, "dra.cpu", &slice);
+	json_t *devs = jarr(g);
+	int numas = 1;
+	for (unsigned i = 0; i < hw->n_nics; i++)
+		if (hw->nics[i].numa + 1 > numas)
+			numas = hw->nics[i].numa + 1;
+	long cpus = strtol(hw->cpu, NULL, 10) / numas;
+	for (int k = 0; k < numas; k++) {
+		char name[32], v[24];
+		json_t *d = jobj(g), *attrs = jobj(g), *cap = jobj(g), *q = jobj(g),
+		       *roots = jarr(g), *ra = jobj(g);
+		snprintf(name, sizeof(name), "cpudevnuma%03d", k);
+		put_str(g, d, "name", name);
+		put_bool(g, d, "allowMultipleAllocations", true);
+		attr_bool(g, attrs, "dra.cpu/smtEnabled", true);
+		attr_int(g, attrs, "dra.cpu/numCPUs", cpus);
+		attr_int(g, attrs, "resource.kubernetes.io/numaNode", k);
+		attr_int(g, attrs, "dra.cpu/socketID", k);
+		attr_int(g, attrs, "dra.net/numaNode", k);
+		attr_int(g, attrs, "dra.cpu/numaNodeID", k);
+		for (unsigned i = 0; i < hw->n_nics; i++) {
+			bool seen = false;
+			if (hw->nics[i].numa != k)
+				continue;
+			for (unsigned j = 0; j < i; j++)
+				seen = seen || (hw->nics[j].numa == k &&
+						strcmp(hw->nics[j].root, hw->nics[i].root) == 0);
+			if (!seen)
+				push_str(g, roots, hw->nics[i].root);
+		}
+		put(g, ra, "strings", roots);
+		put(g, attrs, PCIE_ROOT, ra);
+		put(g, d, "attributes", attrs);
+		snprintf(v, sizeof(v), "%ld", cpus);
+		put_str(g, q, "value", v);
+		put(g, cap, "dra.cpu/cpu", q);
+		put(g, d, "capacity", cap);
+		push(g, devs, d);
+	}
+	put(g, spec, "devices", devs);
+	push(g, g->slices, slice);
+}
+
 static void
 add_nic_slice(struct gen *g, const struct gen_node *n, const char *node_uid)
 {
@@ -748,6 +810,8 @@ gen_add_node(struct gen *g, const struct gen_node *n)
 		add_gpu_slice(g, n, uid);
 	if (n->hw->n_nics > 0)
 		add_nic_slice(g, n, uid);
+	if (n->cpu_slice)
+		add_cpu_slice(g, n, uid);
 }
 
 /* ---- claims -----------------------------------------------------------------------------------

@@ -98,6 +98,9 @@ struct gen_node {
 	bool gpu_used[GEN_MAX_GPUS]; /* set by gen_add_running(); a second allocation asserts */
 	bool nic_used[GEN_MAX_NICS];
 	unsigned n_pods; /* pods placed so far (pod IPs) */
+	/* network-topology labels (network.topology.kubernetes.io/block, /spine); "" = none */
+	char block[GEN_NAME_MAX], spine[GEN_NAME_MAX];
+	bool cpu_slice; /* a dra.cpu slice in grouped mode (kubernetes-sigs/dra-driver-cpu) */
 };
 
 void gen_node_init(struct gen_node *n, const char *name, unsigned index, const struct gen_hw *hw,
@@ -119,6 +122,8 @@ void gen_init(struct gen *g, uint64_t seed);
 json_t *gen_finish(struct gen *g);
 
 void gen_add_device_classes(struct gen *g);
+/** The DeviceClass "dra.cpu" (device.driver == 'dra.cpu'), as the DRA CPU driver installs it. */
+void gen_add_cpu_class(struct gen *g);
 /** The Node and its ResourceSlices (gpu.nvidia.com when it has GPUs, dra.net when it has NICs). */
 void gen_add_node(struct gen *g, const struct gen_node *n);
 

@@ -1,6 +1,7 @@
 /* The simulate report as a table and as an SVG chart (see report.h). */
 #include "alloc/sim/report.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,57 @@ pending_rows(struct rf_strbuf *b, const json_t *report)
 	json_decref(all);
 }
 
+/* Either column has some of it (a section that applies to neither is left out). */
+static bool
+either(const json_t *report, const char *path)
+{
+	return num(column(report, 0), path) > 0 || num(column(report, 1), path) > 0;
+}
+
+/* The score parts beyond the NIC (issue 15): GPU to GPU of pods with 2+ GPUs, DRA CPUs on
+ * their GPUs' NUMA node. */
+static void
+gpu_cpu_rows(struct rf_strbuf *b, const json_t *report)
+{
+	if (either(report, "multiGpuPods")) {
+		rf_strbuf_printf(b, "GPU-GPU level of pods with 2+ GPUs (worst pair)\n");
+		for (int l = -1; l < RF_LEVEL_COUNT; l++) {
+			const char *name = rf_level_name(l < 0 ? RF_LEVEL_NVL : (enum rf_level)l);
+			char label[32], path[32];
+			snprintf(label, sizeof(label), "  %s", name);
+			snprintf(path, sizeof(path), "gpuLevels.%s", name);
+			row_num(b, report, label, path);
+		}
+		row_of(b, report, "pods with GPUs below PHB of each other", "multiGpuBelowPHB",
+		       "multiGpuPods");
+		if (either(report, "minGpuAlignment.asked"))
+			row_of(b, report, "pods given their min-gpu-alignment",
+			       "minGpuAlignment.met", "minGpuAlignment.asked");
+	}
+	if (either(report, "cpuClaims.pods")) {
+		row_of(b, report, "pods with every DRA CPU on its GPUs' NUMA",
+		       "cpuClaims.podsAligned", "cpuClaims.pods");
+		row_of(b, report, "DRA CPU devices on their GPUs' NUMA node",
+		       "cpuClaims.devicesOnGpuNuma", "cpuClaims.devicesKnown");
+	}
+}
+
+/* Jobs by where their pods run in the network (groups.blockLabels, .spineLabels). */
+static void
+locality_rows(struct rf_strbuf *b, const json_t *report)
+{
+	if (!either(report, "jobLocality.jobs"))
+		return;
+	row_of(b, report, "jobs inside one network block", "jobLocality.oneBlock",
+	       "jobLocality.jobs");
+	row_of(b, report, "jobs inside one spine, several blocks", "jobLocality.oneSpine",
+	       "jobLocality.jobs");
+	row_of(b, report, "jobs spread over spines (or blocks)", "jobLocality.spread",
+	       "jobLocality.jobs");
+	row_of(b, report, "jobs on nodes without block/spine labels", "jobLocality.unlabelled",
+	       "jobLocality.jobs");
+}
+
 char *
 rf_sim_table(const json_t *report)
 {
@@ -150,19 +202,21 @@ rf_sim_table(const json_t *report)
 	       "gpuNicPods");
 	row_of(&b, report, "pods given their min-alignment", "minAlignment.met",
 	       "minAlignment.asked");
+	gpu_cpu_rows(&b, report);
 	row_num(&b, report, "NICs over-committed (bandwidth)", "nicsOvercommitted");
 	row_num(&b, report, "front-end NICs over-committed", "frontendOvercommitted");
 	snprintf(a, sizeof(a), "%lld of %zu", num(column(report, 0), "jobsOnSameRails"),
 		 json_array_size(json_object_get(column(report, 0), "jobs")));
 	snprintf(c, sizeof(c), "%lld of %zu", num(column(report, 1), "jobsOnSameRails"),
 		 json_array_size(json_object_get(column(report, 1), "jobs")));
-	row_text(&b, "jobs with every pod on the same rails", a, c);
+	row_text(&b, "jobs whose nodes all use the same rails", a, c);
 	for (int i = 0; i < 2; i++) {
 		const json_t *rc = json_object_get(column(report, (size_t)i), "railConsistency");
 		snprintf(i ? c : a, sizeof(a), json_is_number(rc) ? "%.0f%%" : "-",
 			 json_number_value(rc) * 100);
 	}
 	row_text(&b, "rail consistency (mean over jobs)", a, c);
+	locality_rows(&b, report);
 	row_num(&b, report, "free aligned GPU+NIC pairs (PHB or better)", "freeAlignedPairs");
 	row_num(&b, report, "nodes with every GPU and rail NIC free", "freeWholeNodes");
 	return rf_strbuf_steal(&b);
@@ -267,7 +321,38 @@ rf_sim_svg(const json_t *report)
 		for (int k = 0; k < 2; k++)
 			over[i].v[k] = num(column(report, (size_t)k), over_path[i]);
 	}
-	int h = 2 * CHART_H + 220;
+	/* beyond the NIC (issue 15), when it applies: GPU-GPU levels, DRA CPUs, job locality */
+	struct bar_group beyond[RF_LEVEL_COUNT + 1 + 4];
+	size_t n_beyond = 0;
+	if (either(report, "multiGpuPods"))
+		for (int l = -1; l < RF_LEVEL_COUNT; l++) {
+			char path[32];
+			const char *name = rf_level_name(l < 0 ? RF_LEVEL_NVL : (enum rf_level)l);
+			snprintf(path, sizeof(path), "gpuLevels.%s", name);
+			beyond[n_beyond].label = name;
+			for (int k = 0; k < 2; k++)
+				beyond[n_beyond].v[k] = num(column(report, (size_t)k), path);
+			n_beyond++;
+		}
+	/* at most 7 levels and 4 more bars: 11 groups fit SVG_W */
+	static const char *const more_label[4] = { "CPU off-NUMA", "1 block", "1 spine", "spread" };
+	for (int i = 0; i < 4; i++) {
+		if (!either(report, i == 0 ? "cpuClaims.pods" : "jobLocality.jobs"))
+			continue;
+		beyond[n_beyond].label = more_label[i];
+		for (int k = 0; k < 2; k++) {
+			const json_t *col = column(report, (size_t)k);
+			long long v = i == 0 ? num(col, "cpuClaims.devicesKnown") -
+						       num(col, "cpuClaims.devicesOnGpuNuma")
+				      : i == 1 ? num(col, "jobLocality.oneBlock")
+				      : i == 2 ? num(col, "jobLocality.oneSpine")
+					       : num(col, "jobLocality.spread") +
+							 num(col, "jobLocality.unlabelled");
+			beyond[n_beyond].v[k] = v;
+		}
+		n_beyond++;
+	}
+	int h = 2 * CHART_H + 220 + (n_beyond ? CHART_H + 90 : 0);
 	rf_strbuf_printf(&b,
 			 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 			 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -291,6 +376,10 @@ rf_sim_svg(const json_t *report)
 	      levels, RF_LEVEL_COUNT);
 	chart(&b, 40, 2 * CHART_H + 150, "Over-committed NICs, pods below PHB, pods pending", over,
 	      4);
+	if (n_beyond)
+		chart(&b, 40, 3 * CHART_H + 240,
+		      "Beyond the NIC: GPU-GPU levels (2+ GPUs), CPUs off NUMA, Jobs in blocks",
+		      beyond, n_beyond);
 	/* the approximation's words, wrapped into lines that fit the width */
 	const char *p = json_string_value(json_object_get(report, "approximation"));
 	for (int y = h - 40; p && *p; y += 11) {

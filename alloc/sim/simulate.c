@@ -85,8 +85,13 @@ struct column {
 	/* what it saw */
 	size_t placed, pending, gpu_nic_pods, below_phb, min_asked, min_met;
 	size_t levels[RF_LEVEL_COUNT];
+	/* GPU to GPU (pods that got 2+ whole GPUs, by their worst pair; [0] NVL, [1 + l] the
+	 * others), GPU to CPU (pods with DRA CPU devices) */
+	size_t gpu_pods, gpu_levels[RF_LEVEL_COUNT + 1], gpu_min_asked, gpu_min_met;
+	size_t cpu_pods, cpu_pods_aligned, cpus_known, cpus_aligned;
 	json_t *pending_reasons, *jobs;
-	json_t *entries; /* per queued pod: {"node","level"} or {"pending"} */
+	json_t *job_nodes; /* group -> [[block, spine], ...] of its placed pods (null: no label) */
+	json_t *entries;   /* per queued pod: {"node","level"} or {"pending"} */
 	json_t *summary;
 	int rc;
 };
@@ -337,8 +342,8 @@ column_init(struct sim *s, struct column *c)
 	    !(c->cands = calloc(n + 1, sizeof(*c->cands))) ||
 	    !(c->scratch = malloc(sizeof(*c->scratch))) || !(c->eval = malloc(sizeof(*c->eval))) ||
 	    !(c->pending_reasons = json_object()) || !(c->jobs = json_object()) ||
-	    !(c->entries = json_array()) || !(c->dirty = json_object()) ||
-	    !(c->dirty_node = calloc(n + 1, sizeof(bool))))
+	    !(c->job_nodes = json_object()) || !(c->entries = json_array()) ||
+	    !(c->dirty = json_object()) || !(c->dirty_node = calloc(n + 1, sizeof(bool))))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct rf_node *nd = rf_cluster_node_at(c->gen, i);
@@ -373,6 +378,7 @@ column_release(struct column *c)
 	json_decref(c->claims);
 	json_decref(c->pending_reasons);
 	json_decref(c->jobs);
+	json_decref(c->job_nodes);
 	json_decref(c->entries);
 	json_decref(c->summary);
 	json_decref(c->work_pods);
@@ -613,7 +619,76 @@ demand_touched(const struct column *c, const struct rf_demand *d)
 	return false;
 }
 
-/* What the pod got: GPU-to-nearest-NIC levels, min-alignment, rails of its job. */
+/* GPU to GPU: the worst pair of a pod that got 2+ whole GPUs (UNKNOWN when no pair's level is
+ * known); CPU to GPU: its DRA CPUs on its GPUs' NUMA node (the score parts gpu and cpu). */
+static int
+record_gpu_cpu(struct column *c, const struct rf_demand *d, const struct rf_node *n,
+	       const struct rf_assignment *a, json_t *o)
+{
+	size_t whole = 0;
+	enum rf_level l = RF_LEVEL_UNKNOWN;
+	unsigned cpus = 0, known = 0, aligned = 0;
+	for (size_t i = 0; i < a->n; i++)
+		whole += a->picks[i].dev->kind == RF_DEV_GPU && !a->picks[i].dev->partition;
+	if (whole >= 2) {
+		if (!rf_assignment_gpu_alignment(n, c->sim->cfg, a, &l, NULL, NULL))
+			l = RF_LEVEL_UNKNOWN;
+		c->gpu_pods++;
+		c->gpu_levels[l == RF_LEVEL_NVL ? 0 : 1 + (int)l]++;
+		if (d->has_min_gpu_alignment) {
+			c->gpu_min_asked++;
+			c->gpu_min_met += rf_level_at_least(l, d->min_gpu_alignment);
+		}
+		if (json_object_set_new(o, "gpuLevel", json_string(rf_level_name(l))) < 0)
+			return -ENOMEM;
+	}
+	/* as the cpu part: pods whose DRA CPUs and GPUs (NICs) have known NUMA nodes */
+	if (rf_assignment_cpu_alignment(n, a, &cpus, &known, &aligned)) {
+		char v[48];
+		c->cpu_pods++;
+		c->cpus_known += known;
+		c->cpus_aligned += aligned;
+		c->cpu_pods_aligned += known && aligned == known;
+		snprintf(v, sizeof(v), "%u of %u", aligned, cpus);
+		if (json_object_set_new(o, "cpusOnGpuNuma", json_string(v)) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A Job's pod: the rails it got, and where its node sits in the network. */
+static int
+record_job(struct column *c, const struct rf_demand *d, const struct rf_node *n, uint64_t rails,
+	   json_t *o)
+{
+	json_t *list = json_object_get(c->jobs, d->group);
+	if (rails) {
+		json_t *r = json_array();
+		for (int i = 0; r && i < 64; i++)
+			if (((rails >> i) & 1) && json_array_append_new(r, json_integer(i)) < 0)
+				break;
+		if (!r || json_object_set_new(o, "rails", r) < 0)
+			return -ENOMEM;
+	}
+	if (!d->group[0])
+		return 0;
+	if (rails) {
+		if (!list &&
+		    (!(list = json_array()) || json_object_set_new(c->jobs, d->group, list) < 0))
+			return -ENOMEM;
+		if (json_array_append_new(list, json_pack("[s, I]", n->name, (json_int_t)rails)) <
+		    0)
+			return -ENOMEM;
+	}
+	if (!(list = json_object_get(c->job_nodes, d->group)) &&
+	    (!(list = json_array()) || json_object_set_new(c->job_nodes, d->group, list) < 0))
+		return -ENOMEM;
+	return json_array_append_new(list, json_pack("[s?, s?]", n->block, n->spine)) < 0 ? -ENOMEM
+											  : 0;
+}
+
+/* What the pod got: GPU-to-nearest-NIC levels, min-alignment, GPU-to-GPU and CPU-to-GPU
+ * alignment, rails and network place of its job. */
 static int
 record(struct column *c, const struct rf_demand *d, const struct rf_node *n,
        const struct rf_assignment *a)
@@ -655,15 +730,8 @@ record(struct column *c, const struct rf_demand *d, const struct rf_node *n,
 			c->min_met += rf_level_at_least(worst, d->min_alignment);
 		}
 	}
-	if (rails && d->group[0]) {
-		json_t *list = json_object_get(c->jobs, d->group);
-		if (!list &&
-		    (!(list = json_array()) || json_object_set_new(c->jobs, d->group, list) < 0))
-			return -ENOMEM;
-		if (json_array_append_new(list, json_integer((json_int_t)rails)) < 0)
-			return -ENOMEM;
-	}
-	return 0;
+	int r = record_gpu_cpu(c, d, n, a, o);
+	return r < 0 ? r : record_job(c, d, n, rails, o);
 }
 
 static int
@@ -880,6 +948,69 @@ free_sets(const struct rf_cluster *g, const struct rf_node *n, size_t *pairs, bo
 		}
 }
 
+/* Jobs of 2+ placed pods by where their nodes sit in the network (groups.blockLabels and
+ * .spineLabels): all in one block; in one spine, several blocks; spread over spines (or over
+ * blocks whose spine is not labelled); some pod on a node with neither label. */
+static json_t *
+job_locality(const struct column *c)
+{
+	size_t jobs = 0, block = 0, spine = 0, spread = 0, unlabelled = 0;
+	const char *job;
+	json_t *list;
+	json_object_foreach (c->job_nodes, job, list) {
+		size_t np = json_array_size(list);
+		bool one_block = true, one_spine = true, bare = false;
+		const char *b0 = json_string_value(json_array_get(json_array_get(list, 0), 0));
+		const char *s0 = json_string_value(json_array_get(json_array_get(list, 0), 1));
+		if (np < 2)
+			continue; /* one pod is in one block */
+		jobs++;
+		for (size_t i = 0; i < np; i++) {
+			const char *b =
+				json_string_value(json_array_get(json_array_get(list, i), 0));
+			const char *sp =
+				json_string_value(json_array_get(json_array_get(list, i), 1));
+			one_block = one_block && b && b0 && strcmp(b, b0) == 0;
+			one_spine = one_spine && sp && s0 && strcmp(sp, s0) == 0;
+			bare = bare || (!b && !sp);
+		}
+		if (one_block)
+			block++;
+		else if (one_spine)
+			spine++;
+		else if (bare)
+			unlabelled++;
+		else
+			spread++;
+	}
+	(void)job;
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}", "jobs", (json_int_t)jobs, "oneBlock",
+			 (json_int_t)block, "oneSpine", (json_int_t)spine, "spread",
+			 (json_int_t)spread, "unlabelled", (json_int_t)unlabelled);
+}
+
+/* GPU to GPU and CPU to GPU: what record_gpu_cpu() counted. */
+static json_t *
+gpu_cpu_summary(const struct column *c)
+{
+	json_t *lv = json_object();
+	for (int l = -1; lv && l < RF_LEVEL_COUNT; l++)
+		if (json_object_set_new(lv, rf_level_name(l < 0 ? RF_LEVEL_NVL : (enum rf_level)l),
+					json_integer((json_int_t)c->gpu_levels[l + 1])) < 0) {
+			json_decref(lv);
+			return NULL;
+		}
+	return json_pack(
+		"{s:I, s:o, s:I, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I}}", "multiGpuPods",
+		(json_int_t)c->gpu_pods, "gpuLevels", lv, "multiGpuBelowPHB",
+		(json_int_t)(c->gpu_levels[1 + RF_LEVEL_NODE] + c->gpu_levels[1 + RF_LEVEL_SYS] +
+			     c->gpu_levels[1 + RF_LEVEL_UNKNOWN]),
+		"minGpuAlignment", "asked", (json_int_t)c->gpu_min_asked, "met",
+		(json_int_t)c->gpu_min_met, "cpuClaims", "pods", (json_int_t)c->cpu_pods,
+		"podsAligned", (json_int_t)c->cpu_pods_aligned, "devicesKnown",
+		(json_int_t)c->cpus_known, "devicesOnGpuNuma", (json_int_t)c->cpus_aligned);
+}
+
 static int
 summarize(const struct sim *s, struct column *c, json_t **ret)
 {
@@ -902,25 +1033,44 @@ summarize(const struct sim *s, struct column *c, json_t **ret)
 					json_integer((json_int_t)c->levels[l])) < 0)
 			goto oom;
 	json_object_foreach (c->jobs, job, list) {
-		size_t np = json_array_size(list), top = 0;
-		if (np < 2)
-			continue; /* one pod is on the same rails as itself */
+		/* per node, the rails the Job's pods hold there: pods that share a node use
+		 * different NICs, and what crosses the network is node to node */
+		size_t np = json_array_size(list), nn = 0, top = 0;
+		const char *node[64];
+		uint64_t set[64];
 		for (size_t i = 0; i < np; i++) {
+			const json_t *e = json_array_get(list, i);
+			const char *name = json_string_value(json_array_get(e, 0));
+			uint64_t r = (uint64_t)json_integer_value(json_array_get(e, 1));
 			size_t k = 0;
-			for (size_t j = 0; j < np; j++)
-				k += json_integer_value(json_array_get(list, i)) ==
-				     json_integer_value(json_array_get(list, j));
+			while (k < nn && strcmp(node[k], name) != 0)
+				k++;
+			if (k == nn) {
+				if (nn == 64)
+					continue; /* a Job on more nodes: its first 64 are judged */
+				node[nn] = name;
+				set[nn++] = 0;
+			}
+			set[k] |= r;
+		}
+		if (nn < 2)
+			continue; /* on one node: no rail between its pods */
+		for (size_t i = 0; i < nn; i++) {
+			size_t k = 0;
+			for (size_t j = 0; j < nn; j++)
+				k += set[i] == set[j];
 			if (k > top)
 				top = k;
 		}
-		double share = np ? (double)top / (double)np : 1;
+		double share = (double)top / (double)nn;
 		if (json_array_append_new(jobs,
-					  json_pack("{s:s, s:I, s:f}", "job", job, "pods",
-						    (json_int_t)np, "railConsistency", share)) < 0)
+					  json_pack("{s:s, s:I, s:I, s:f}", "job", job, "pods",
+						    (json_int_t)np, "nodes", (json_int_t)nn,
+						    "railConsistency", share)) < 0)
 			goto oom;
 		sum += share;
 		n_jobs++;
-		same += top == np;
+		same += top == nn;
 	}
 	*ret = json_pack("{s:s, s:I, s:I, s:O, s:o, s:I, s:I, s:{s:I, s:I}, s:I, s:I, s:o, s:o, "
 			 "s:I, s:I, s:I}",
@@ -934,11 +1084,16 @@ summarize(const struct sim *s, struct column *c, json_t **ret)
 			 n_jobs ? json_real(sum / (double)n_jobs) : json_null(), "jobsOnSameRails",
 			 (json_int_t)same, "freeAlignedPairs", (json_int_t)pairs, "freeWholeNodes",
 			 (json_int_t)whole);
-	if (*ret && json_object_set_new(*ret, "generationsBuilt",
-					json_integer((json_int_t)c->builds)) < 0) {
+	json_t *gc = *ret ? gpu_cpu_summary(c) : NULL;
+	if (*ret && (!gc || json_object_update(*ret, gc) < 0 ||
+		     json_object_set_new(*ret, "jobLocality", job_locality(c)) < 0 ||
+		     !json_object_get(*ret, "jobLocality") ||
+		     json_object_set_new(*ret, "generationsBuilt",
+					 json_integer((json_int_t)c->builds)) < 0)) {
 		json_decref(*ret);
 		*ret = NULL;
 	}
+	json_decref(gc);
 	return *ret ? 0 : -ENOMEM;
 oom:
 	json_decref(levels);

@@ -45,9 +45,14 @@ struct rf_sim_options {
  * "approximation":"…","columns":[{"name":"kube-scheduler","placed":…,"pending":…,
  * "pendingReasons":{…},"levels":{"PIX":…},"gpuNicPods":…,"multiDeviceBelowPHB":…,
  * "minAlignment":{"asked":…,"met":…},"nicsOvercommitted":…,"frontendOvercommitted":…,
- * "jobs":[{"job":…,"pods":…,"railConsistency":…}],"railConsistency":…,"jobsOnSameRails":…,
- * "freeAlignedPairs":…,"freeWholeNodes":…},{"name":"railfit",…}],
- * "placements":[{"pod":"ns/n","kube-scheduler":{"node":…,"level":…}|{"pending":"why"},…}]}.
+ * "jobs":[{"job":…,"pods":…,"nodes":…,"railConsistency":…}] (rails node by node: the union
+ * of its pods' rails on each node; Jobs on 2+ nodes),"railConsistency":…,"jobsOnSameRails":…,
+ * "freeAlignedPairs":…,"freeWholeNodes":…,"multiGpuPods":…,"gpuLevels":{"NVL":…,"PIX":…},
+ * "multiGpuBelowPHB":…,"minGpuAlignment":{"asked":…,"met":…},"cpuClaims":{"pods":…,
+ * "podsAligned":…,"devicesKnown":…,"devicesOnGpuNuma":…},"jobLocality":{"jobs":…,"oneBlock":…,
+ * "oneSpine":…,"spread":…,"unlabelled":…},"generationsBuilt":…},{"name":"railfit",…}],
+ * "placements":[{"pod":"ns/n","kube-scheduler":{"node":…,"level":…,"gpuLevel":…,
+ * "cpusOnGpuNuma":"k of n","rails":[…]}|{"pending":"why"},…}]}.
  * @return 0, -EINVAL (err says which pod is malformed) or -ENOMEM.
  */
 int rf_simulate(const struct rf_cluster_objects *objs, json_t *queue, const struct rf_config *cfg,

@@ -18,7 +18,8 @@ struct item {
 	unsigned gpus, nics;
 	bool nics_given;
 	unsigned pairs;
-	unsigned job; /* pods per Job, 0 = standalone */
+	unsigned job;  /* pods per Job, 0 = standalone */
+	unsigned cpus; /* DRA CPUs (devices.cpuDrivers, grouped mode), 0 = none */
 	char bw[32], egress[32], ingress[32];
 	char min[8];
 };
@@ -115,6 +116,14 @@ parse_mod(const char *s, size_t len, struct item *it, char *err, size_t errlen)
 				   it->text, buf);
 		return 0;
 	}
+	if (strncmp(buf, "cpu", 3) == 0) {
+		p = buf + 3;
+		if (!number(&p, 1, 4096, &it->cpus) || *p)
+			return bad(err, errlen,
+				   "--workload item '%s': %s: expected cpu<k>, k from 1 to 4096",
+				   it->text, buf);
+		return 0;
+	}
 	if (strncmp(buf, "bw", 2) == 0)
 		return parse_quantity(buf + 2, it->bw, sizeof(it->bw), it, "bw", err, errlen);
 	if (strncmp(buf, "egress", 6) == 0)
@@ -134,7 +143,7 @@ parse_mod(const char *s, size_t len, struct item *it, char *err, size_t errlen)
 		return 0;
 	}
 	return bad(err, errlen,
-		   "--workload item '%s': unknown modifier '%s' (expected job<k>, bw<Q>, "
+		   "--workload item '%s': unknown modifier '%s' (expected job<k>, cpu<k>, bw<Q>, "
 		   "min<LEVEL>, egress<Q> or ingress<Q>)",
 		   it->text, buf);
 }
@@ -185,6 +194,20 @@ selector_class(const char *name, const struct rf_strv *drivers, const char *attr
 			 "spec", "selectors", "cel", "expression", expr);
 }
 
+/* A DeviceClass of every device of the drivers. */
+static json_t *
+driver_class(const char *name, const struct rf_strv *drivers)
+{
+	char expr[2048];
+	size_t off = 0;
+	for (size_t i = 0; i < drivers->n && off < sizeof(expr); i++)
+		off += (size_t)snprintf(expr + off, sizeof(expr) - off, "%sdevice.driver == '%s'",
+					i ? " || " : "", drivers->v[i]);
+	return json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:{s:s}}]}}", "apiVersion",
+			 "resource.k8s.io/v1", "kind", "DeviceClass", "metadata", "name", name,
+			 "spec", "selectors", "cel", "expression", expr);
+}
+
 static json_t *
 request(const char *name, const char *cls, unsigned count)
 {
@@ -192,9 +215,21 @@ request(const char *name, const char *cls, unsigned count)
 			 cls, "allocationMode", "ExactCount", "count", (json_int_t)count);
 }
 
+/* k CPUs of one shared device of the CPU driver in grouped mode: its consumable capacity
+ * <driver>/cpu. */
+static json_t *
+cpu_request(const struct rf_config *cfg, unsigned k)
+{
+	char cap[300], q[16];
+	snprintf(cap, sizeof(cap), "%s/cpu", cfg->devices.cpu_drivers.v[0]);
+	snprintf(q, sizeof(q), "%u", k);
+	return json_pack("{s:s, s:{s:s, s:{s:{s:s}}}}", "name", "cpus", "exactly",
+			 "deviceClassName", RF_WORKLOAD_CPU_CLASS, "capacity", "requests", cap, q);
+}
+
 /* The claim spec of an item's pod; NULL when the pod has no devices (a loader). */
 static json_t *
-claim_spec(const struct item *it)
+claim_spec(const struct rf_config *cfg, const struct item *it)
 {
 	json_t *reqs = json_array(), *cons = json_array();
 	char a[16], b[16];
@@ -218,11 +253,13 @@ claim_spec(const struct item *it)
 		    (it->nics && json_array_append_new(reqs, request("nic", RF_WORKLOAD_NIC_CLASS,
 								     it->nics)) < 0))
 			goto fail;
-	} else {
+	} else if (!it->cpus) {
 		json_decref(reqs);
 		json_decref(cons);
 		return NULL;
 	}
+	if (it->cpus && json_array_append_new(reqs, cpu_request(cfg, it->cpus)) < 0)
+		goto fail;
 	json_t *devices = json_pack("{s:o}", "requests", reqs);
 	reqs = NULL;
 	if (!devices)
@@ -269,7 +306,7 @@ add_pod(struct gen *g, const struct item *it, size_t item_idx, unsigned idx, con
 	snprintf(cpu, sizeof(cpu), "%u", gpus ? 8 * gpus : 2);
 	snprintf(mem, sizeof(mem), "%uGi", gpus ? 64 * gpus : 8);
 	json_t *ann = json_object(), *labels = json_object();
-	json_t *pod = NULL, *spec = NULL, *cs = claim_spec(it);
+	json_t *pod = NULL, *spec = NULL, *cs = claim_spec(g->cfg, it);
 	if (!ann || !labels)
 		goto fail;
 	if ((it->bw[0] &&
@@ -342,6 +379,7 @@ rf_workload_generate(const char *spec, const struct rf_config *cfg, uint64_t see
 	struct item *items = NULL;
 	struct unit *units = NULL;
 	size_t n_items = 0, n_units = 0, total = 0;
+	bool cpus = false;
 	struct gen g = { .cfg = cfg };
 	int r = -ENOMEM;
 	memset(ret, 0, sizeof(*ret));
@@ -359,6 +397,14 @@ rf_workload_generate(const char *spec, const struct rf_config *cfg, uint64_t see
 		if ((r = parse_item(p, len, &items[i], err, errlen)) < 0)
 			goto out;
 		total += items[i].count;
+		if (items[i].cpus && !cfg->devices.cpu_drivers.n) {
+			r = bad(err, errlen,
+				"--workload item '%s': cpu<k> needs a CPU driver "
+				"(devices.cpuDrivers is empty)",
+				items[i].text);
+			goto out;
+		}
+		cpus = cpus || items[i].cpus;
 		if (total > RF_WORKLOAD_MAX_PODS) {
 			r = bad(err, errlen, "--workload: more than %d pods", RF_WORKLOAD_MAX_PODS);
 			goto out;
@@ -401,7 +447,10 @@ rf_workload_generate(const char *spec, const struct rf_config *cfg, uint64_t see
 						 "type", "'gpu'")) < 0 ||
 	    json_array_append_new(ret->classes,
 				  selector_class(RF_WORKLOAD_NIC_CLASS, &cfg->devices.nic_drivers,
-						 "rdma", "true")) < 0)
+						 "rdma", "true")) < 0 ||
+	    (cpus &&
+	     json_array_append_new(ret->classes, driver_class(RF_WORKLOAD_CPU_CLASS,
+							      &cfg->devices.cpu_drivers)) < 0))
 		goto out;
 	ret->pods = g.pods;
 	ret->claims = g.claims;

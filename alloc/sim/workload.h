@@ -12,6 +12,9 @@
  *                          <g>gpu pods also get g NICs, one rail per GPU
  *          bw<Q>           railfit.io/nic-bandwidth: Q (per NIC)
  *          min<LEVEL>      railfit.io/min-alignment: LEVEL (PIX, PXB, PHB, NODE)
+ *          cpu<k>          k CPUs in the same claim, from one shared device of the DRA CPU
+ *                          driver in grouped mode (capacity <driver>/cpu of the first of
+ *                          devices.cpuDrivers; class railfit-sim-cpu)
  *          egress<Q>       kubernetes.io/egress-bandwidth: Q
  *          ingress<Q>      kubernetes.io/ingress-bandwidth: Q
  * Example: "200x1gpu1nic,50x2pair,20x8gpu-job4,300xloader-egress5G".
@@ -32,11 +35,13 @@
 #define RF_WORKLOAD_NS        "railfit-sim"
 #define RF_WORKLOAD_GPU_CLASS "railfit-sim-gpu"
 #define RF_WORKLOAD_NIC_CLASS "railfit-sim-nic"
+#define RF_WORKLOAD_CPU_CLASS "railfit-sim-cpu"
 
 struct rf_workload {
 	json_t *pods;    /* Pods in arrival order */
 	json_t *claims;  /* their ResourceClaims (unallocated) */
-	json_t *classes; /* the DeviceClasses the claims name (devices.gpuDrivers, .nicDrivers) */
+	json_t *classes; /* the DeviceClasses the claims name (devices.gpuDrivers, .nicDrivers,
+			  * .cpuDrivers when some item asks for CPUs) */
 };
 
 /**

@@ -369,7 +369,7 @@ gen_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: railfit gen-cluster --nodes N [--seed S] [--used FRACTION] "
-		"[--pods-per-node P]\n\n"
+		"[--pods-per-node P] [--blocks B] [--cpu-slices]\n\n"
 		"Write a synthetic cluster snapshot (HGX-like nodes, ResourceSlices shaped like the\n"
 		"NVIDIA and dranet drivers', DeviceClasses, claims and the pods holding them) to\n"
 		"standard output.\n\n"
@@ -379,7 +379,13 @@ gen_usage(FILE *f)
 		"  --pods-per-node P fleet shape: about P Running GPU pods per node on average\n"
 		"                    (0.1..8): used GPUs are paired into two-GPU claims until the\n"
 		"                    count is reached and about half the pods are Job workers\n"
-		"                    (default: one pod per used GPU, all of them Job workers)\n");
+		"                    (default: one pod per used GPU, all of them Job workers)\n"
+		"  --blocks B        label the nodes with their network block and spine\n"
+		"                    (network.topology.kubernetes.io/block, .../spine): B blocks\n"
+		"                    of consecutive nodes, four blocks to a spine (default: none)\n"
+		"  --cpu-slices      every node also publishes dra.cpu devices as the DRA CPU\n"
+		"                    driver does in grouped mode (one per NUMA node, its CPUs a\n"
+		"                    consumable capacity dra.cpu/cpu), plus the DeviceClass dra.cpu\n");
 }
 
 int
@@ -391,6 +397,8 @@ rf_cmd_gen_cluster(int argc, char **argv)
 		{ "used", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "pods-per-node", required_argument, NULL, 'p' },
+		{ "blocks", required_argument, NULL, 'b' },
+		{ "cpu-slices", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rf_gen_options o = { .nodes = 0, .seed = 1, .used = 0.5 };
@@ -448,6 +456,21 @@ rf_cmd_gen_cluster(int argc, char **argv)
 			o.pods_per_node = v;
 			break;
 		}
+		case 'b': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || optarg[0] == '-' || v < 1 || v > 100000) {
+				fprintf(stderr,
+					"railfit gen-cluster: --blocks: expected a number from 1 to "
+					"100000, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.blocks = (unsigned)v;
+			break;
+		}
+		case 'c':
+			o.cpu_slices = true;
+			break;
 		case 'h':
 			gen_usage(stdout);
 			return 0;
@@ -455,6 +478,13 @@ rf_cmd_gen_cluster(int argc, char **argv)
 			gen_usage(stderr);
 			return 2;
 		}
+	}
+	if (o.blocks > o.nodes && o.nodes) {
+		fprintf(stderr,
+			"railfit gen-cluster: --blocks: expected at most one block per node (%u), "
+			"got %u\n",
+			o.nodes, o.blocks);
+		return 2;
 	}
 	if (optind < argc || o.nodes == 0) {
 		fprintf(stderr, "railfit gen-cluster: %s\n",

@@ -6,6 +6,8 @@
 
 #include <check.h>
 
+#include "topology/annotation.h"
+
 const char *const SPEC_GPU_NIC_ALIGNED =
 	"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\","
 	"\"allocationMode\":\"ExactCount\",\"count\":1}},{\"name\":\"nic\",\"exactly\":{"
@@ -195,4 +197,61 @@ fixture_pod(const char *name, const char *claim, const char *annotations)
 	json_t *p = json_loads(buf, 0, NULL);
 	ck_assert_ptr_nonnull(p);
 	return p;
+}
+
+const char *const FIXTURE_L4_PCI[] = { "0000:18:00.0", "0000:19:00.0", "0000:3a:00.0",
+				       "0000:3b:00.0", "0000:9a:00.0", "0000:9b:00.0",
+				       "0000:ba:00.0", "0000:bb:00.0" };
+const char *const FIXTURE_L4_ROOTS[] = { "pci0000:15", "pci0000:15", "pci0000:37", "pci0000:37",
+					 "pci0000:97", "pci0000:97", "pci0000:b7", "pci0000:b7" };
+const int FIXTURE_L4_NUMA[] = { 0, 0, 0, 0, 1, 1, 1, 1 };
+
+/* A Node with labels (JSON members, may be NULL) and annotations (key, value or NULL). */
+void
+fixture_add_node(struct fixture *f, const char *name, const char *labels, const char *ann_value)
+{
+	json_t *n = json_pack("{s:s, s:s, s:{s:s, s:{}, s:{}}, s:{s:[{s:s, s:s}]}}", "kind", "Node",
+			      "apiVersion", "v1", "metadata", "name", name, "labels", "annotations",
+			      "status", "conditions", "type", "Ready", "status", "True");
+	ck_assert_ptr_nonnull(n);
+	if (labels) {
+		char buf[512];
+		snprintf(buf, sizeof(buf), "{%s}", labels);
+		json_t *l = json_loads(buf, 0, NULL);
+		ck_assert_ptr_nonnull(l);
+		json_object_set_new(json_object_get(n, "metadata"), "labels", l);
+	}
+	if (ann_value)
+		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
+				    RF_TOPO_ANNOTATION_KEY, json_string(ann_value));
+	json_array_append_new(f->objs.nodes, n);
+}
+
+/* A gpu.nvidia.com slice: one GPU per PCI address, with a pcieRoot and NUMA node when given. */
+void
+fixture_add_gpus(struct fixture *f, const char *node, size_t n, const char *const *pci,
+		 const char *const *roots, const int *numa)
+{
+	json_t *devs = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "gpu-%zu", i);
+		json_t *attrs = json_pack("{s:{s:s}, s:{s:s}}", "type", "string", "gpu",
+					  "resource.kubernetes.io/pciBusID", "string", pci[i]);
+		if (roots)
+			json_object_set_new(attrs, "resource.kubernetes.io/pcieRoot",
+					    json_pack("{s:s}", "string", roots[i]));
+		if (numa)
+			json_object_set_new(attrs, "resource.kubernetes.io/numaNode",
+					    json_pack("{s:i}", "int", numa[i]));
+		json_array_append_new(devs,
+				      json_pack("{s:s, s:o}", "name", name, "attributes", attrs));
+	}
+	json_t *s = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:s, s:i, s:i}, s:s, s:o}}", "kind",
+			      "ResourceSlice", "apiVersion", "resource.k8s.io/v1", "metadata",
+			      "name", node, "spec", "driver", "gpu.nvidia.com", "pool", "name",
+			      node, "generation", 1, "resourceSliceCount", 1, "nodeName", node,
+			      "devices", devs);
+	ck_assert_ptr_nonnull(s);
+	json_array_append_new(f->objs.slices, s);
 }

@@ -46,4 +46,19 @@ extern const char *const SPEC_GPU_NIC_ALIGNED;
 extern const char *const SPEC_GPU_NIC_LOOSE;
 extern const char *const SPEC_GPU_ONLY;
 
+/** A Ready Node with labels (JSON object members, may be NULL) and, when set, the value of its
+ * railfit.io/pci-topology annotation. */
+void fixture_add_node(struct fixture *f, const char *name, const char *labels,
+		      const char *ann_value);
+
+/** A gpu.nvidia.com slice on node: n GPUs gpu-0.. at the PCI addresses, with a pcieRoot and a
+ * NUMA node each when given. */
+void fixture_add_gpus(struct fixture *f, const char *node, size_t n, const char *const *pci,
+		      const char *const *roots, const int *numa);
+
+/** An 8 x L4 node without NVLink (two GPUs per root complex, four per NUMA node). */
+extern const char *const FIXTURE_L4_PCI[8];
+extern const char *const FIXTURE_L4_ROOTS[8];
+extern const int FIXTURE_L4_NUMA[8];
+
 #endif

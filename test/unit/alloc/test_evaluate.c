@@ -8,6 +8,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/explain.h"
+#include "alloc/memo.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *evaluate_suite(void);
@@ -435,6 +436,112 @@ START_TEST(test_evaluate_infeasible_taint_by_version)
 }
 END_TEST
 
+/* The rail part for a group's first pod with 2+ rails (no rails of its group elsewhere yet): the
+ * share of its rails in one aligned block. On x, gpu-0 and gpu-1 are taken: two aligned pairs
+ * get rails 2 and 3 (a block of two); on y only gpu-0 is: rails 1 and 2 straddle two blocks. A
+ * pod of no group has no rail part, and the memo keeps the two judgements apart. */
+START_TEST(test_evaluate_rails_of_a_groups_first_pod)
+{
+	static const char *const TWO_PAIRS =
+		"{\"devices\":{\"requests\":[{\"name\":\"g0\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1}},{\"name\":\"n0\",\"exactly\":{"
+		"\"deviceClassName\":\"rdma-nic\",\"count\":1}},{\"name\":\"g1\",\"exactly\":{"
+		"\"deviceClassName\":\"gpu.nvidia.com\",\"count\":1}},{\"name\":\"n1\",\"exactly\":{"
+		"\"deviceClassName\":\"rdma-nic\",\"count\":1}}],\"constraints\":[{\"requests\":["
+		"\"g0\",\"n0\"],\"matchAttribute\":\"resource.kubernetes.io/pcieRoot\"},{"
+		"\"requests\":[\"g1\",\"n1\"],\"matchAttribute\":"
+		"\"resource.kubernetes.io/pcieRoot\"}]}}";
+	struct fixture f;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
+	fixture_init(&f);
+	fixture_add_hgx(&f, "x");
+	fixture_add_hgx(&f, "y");
+	fixture_add_claim(&f, "ml", "held-x", SPEC_GPU_ONLY, "x",
+			  (const char *[]){ "gpu.nvidia.com:gpu-0", "gpu.nvidia.com:gpu-1", NULL });
+	fixture_add_claim(&f, "ml", "held-y", SPEC_GPU_ONLY, "y",
+			  (const char *[]){ "gpu.nvidia.com:gpu-0", NULL });
+	fixture_add_claim(&f, "ml", "pairs", TWO_PAIRS, NULL, NULL);
+	fixture_build(&f);
+	json_t *grouped = fixture_pod("w", "pairs", "\"railfit.io/group\":\"g\"");
+	json_t *alone = fixture_pod("w", "pairs", NULL);
+	int score[2][2]; /* [grouped?][x, y] */
+	for (int g = 0; g < 2; g++) {
+		struct rf_demand d;
+		ck_assert_int_eq(rf_demand_resolve(f.c, g ? grouped : alone, &d), 0);
+		for (int k = 0; k < 2; k++) {
+			ck_assert_int_eq(rf_evaluate_node(f.c, &d, k ? "y" : "x", true, e), 0);
+			ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
+			ck_assert_int_eq(e->group_rails, 0);
+			ck_assert(e->part_applies[RF_PART_RAIL] == (g == 1));
+			ck_assert(e->rail_block == (g == 1));
+			if (g)
+				ck_assert_double_eq_tol(e->parts[RF_PART_RAIL], k ? 0.5 : 1.0,
+							1e-9);
+			score[g][k] = e->score;
+			bool noted = false;
+			for (size_t i = 0; i < e->n_reasons; i++)
+				noted = noted ||
+					strstr(e->reasons[i], "the first pod of group ml/g");
+			ck_assert(noted == (g == 1));
+		}
+		/* through the memo, one shape for both pods: each gets its own judgement */
+		struct rf_judge_ctx ctx;
+		ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
+		ck_assert_ptr_nonnull(ctx.shape);
+		for (int round = 0; round < 2; round++)
+			for (int k = 0; k < 2; k++) {
+				struct rf_judgement j;
+				ck_assert_int_eq(
+					rf_judge_node(&ctx, k ? "y" : "x", false, scratch, &j), 0);
+				ck_assert_int_eq(j.score, score[g][k]);
+			}
+		rf_judge_end(&ctx);
+		rf_demand_release(&d);
+	}
+	ck_assert_int_gt(score[1][0], score[1][1]);
+
+	/* a member of g on z holds the NICs of rails 0-3: the group's nodes hold more rails than
+	 * the pod gets, every pair of them is inside; the aligned block decides again */
+	fixture_add_hgx(&f, "z");
+	fixture_build(&f);
+	const struct rf_node *z = rf_cluster_node(f.c, "z");
+	char nics[4][128];
+	const char *held[5] = { NULL };
+	for (size_t i = 0; i < z->n_devices; i++) {
+		const struct rf_device *dv = z->devices[i];
+		if (dv->kind == RF_DEV_NIC && dv->rail >= 0 && dv->rail < 4) {
+			snprintf(nics[dv->rail], sizeof(nics[0]), "dra.net:%s", dv->name);
+			held[dv->rail] = nics[dv->rail];
+		}
+	}
+	for (int r = 0; r < 4; r++)
+		ck_assert_ptr_nonnull(held[r]);
+	fixture_add_claim(&f, "ml", "member-c", SPEC_GPU_ONLY, "z", held);
+	fixture_add_json(&f, "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"member\",\"namespace\":"
+			     "\"ml\",\"uid\":\"u-m\",\"annotations\":{\"railfit.io/group\":\"g\"}},"
+			     "\"spec\":{\"nodeName\":\"z\",\"resourceClaims\":[{\"name\":\"c\","
+			     "\"resourceClaimName\":\"member-c\"}]},\"status\":{\"phase\":"
+			     "\"Running\"}}");
+	fixture_build(&f);
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f.c, grouped, &d), 0);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(rf_evaluate_node(f.c, &d, k ? "y" : "x", true, e), 0);
+		ck_assert_uint_eq(e->group_rails, 0xf);
+		ck_assert(e->part_applies[RF_PART_RAIL]);
+		ck_assert(e->rail_block);
+		ck_assert_double_eq_tol(e->parts[RF_PART_RAIL], k ? 0.5 : 1.0, 1e-9);
+	}
+	rf_demand_release(&d);
+	json_decref(grouped);
+	json_decref(alone);
+	free(e);
+	free(scratch);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 evaluate_suite(void)
 {
@@ -452,6 +559,7 @@ evaluate_suite(void)
 	tcase_add_test(tc, test_evaluate_unknown_alignment);
 	tcase_add_test(tc, test_evaluate_infeasible_admin_access_counts_held_devices);
 	tcase_add_test(tc, test_evaluate_infeasible_taint_by_version);
+	tcase_add_test(tc, test_evaluate_rails_of_a_groups_first_pod);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -50,63 +50,6 @@ annotation_of(const char *name)
 	return v;
 }
 
-/* A Node with labels (JSON members, may be NULL) and annotations (key, value or NULL). */
-static void
-add_node(struct fixture *f, const char *name, const char *labels, const char *ann_value)
-{
-	json_t *n = json_pack("{s:s, s:s, s:{s:s, s:{}, s:{}}, s:{s:[{s:s, s:s}]}}", "kind", "Node",
-			      "apiVersion", "v1", "metadata", "name", name, "labels", "annotations",
-			      "status", "conditions", "type", "Ready", "status", "True");
-	ck_assert_ptr_nonnull(n);
-	if (labels) {
-		char buf[512];
-		snprintf(buf, sizeof(buf), "{%s}", labels);
-		json_t *l = json_loads(buf, 0, NULL);
-		ck_assert_ptr_nonnull(l);
-		json_object_set_new(json_object_get(n, "metadata"), "labels", l);
-	}
-	if (ann_value)
-		json_object_set_new(json_object_get(json_object_get(n, "metadata"), "annotations"),
-				    RF_TOPO_ANNOTATION_KEY, json_string(ann_value));
-	json_array_append_new(f->objs.nodes, n);
-}
-
-/* A gpu.nvidia.com slice: one GPU per PCI address, with a pcieRoot and NUMA node when given. */
-static void
-add_gpus(struct fixture *f, const char *node, size_t n, const char *const *pci,
-	 const char *const *roots, const int *numa)
-{
-	json_t *devs = json_array();
-	for (size_t i = 0; i < n; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "gpu-%zu", i);
-		json_t *attrs = json_pack("{s:{s:s}, s:{s:s}}", "type", "string", "gpu",
-					  "resource.kubernetes.io/pciBusID", "string", pci[i]);
-		if (roots)
-			json_object_set_new(attrs, "resource.kubernetes.io/pcieRoot",
-					    json_pack("{s:s}", "string", roots[i]));
-		if (numa)
-			json_object_set_new(attrs, "resource.kubernetes.io/numaNode",
-					    json_pack("{s:i}", "int", numa[i]));
-		json_array_append_new(devs,
-				      json_pack("{s:s, s:o}", "name", name, "attributes", attrs));
-	}
-	json_t *s = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:s, s:i, s:i}, s:s, s:o}}", "kind",
-			      "ResourceSlice", "apiVersion", "resource.k8s.io/v1", "metadata",
-			      "name", node, "spec", "driver", "gpu.nvidia.com", "pool", "name",
-			      node, "generation", 1, "resourceSliceCount", 1, "nodeName", node,
-			      "devices", devs);
-	ck_assert_ptr_nonnull(s);
-	json_array_append_new(f->objs.slices, s);
-}
-
-static const char *const L4_PCI[] = { "0000:18:00.0", "0000:19:00.0", "0000:3a:00.0",
-				      "0000:3b:00.0", "0000:9a:00.0", "0000:9b:00.0",
-				      "0000:ba:00.0", "0000:bb:00.0" };
-static const char *const L4_ROOTS[] = { "pci0000:15", "pci0000:15", "pci0000:37", "pci0000:37",
-					"pci0000:97", "pci0000:97", "pci0000:b7", "pci0000:b7" };
-static const int L4_NUMA[] = { 0, 0, 0, 0, 1, 1, 1, 1 };
-
 static const char *const DGX2_PCI[] = {
 	"0000:34:00.0", "0000:36:00.0", "0000:39:00.0", "0000:3b:00.0",
 	"0000:57:00.0", "0000:59:00.0", "0000:5c:00.0", "0000:5e:00.0",
@@ -145,9 +88,9 @@ l4_node(struct fixture *f, bool annotated, bool hold_gpu0)
 {
 	fixture_init(f);
 	char *v = annotated ? annotation_of("gen-l4-8.xml") : NULL;
-	add_node(f, "l4", NULL, v);
+	fixture_add_node(f, "l4", NULL, v);
 	free(v);
-	add_gpus(f, "l4", 8, L4_PCI, L4_ROOTS, L4_NUMA);
+	fixture_add_gpus(f, "l4", 8, FIXTURE_L4_PCI, FIXTURE_L4_ROOTS, FIXTURE_L4_NUMA);
 	fixture_add_claim(f, "ml", "two", SPEC_TWO_GPUS, NULL, NULL);
 	fixture_add_claim(f, "ml", "one", SPEC_GPU_ONLY, NULL, NULL);
 	if (hold_gpu0)
@@ -261,9 +204,9 @@ START_TEST(test_gpu_dgx2_nvlink)
 	struct rf_node_eval *e = malloc(sizeof(*e));
 	fixture_init(&f);
 	char *v = annotation_of("nvidiaDGX2.xml");
-	add_node(&f, "dgx2", NULL, v);
+	fixture_add_node(&f, "dgx2", NULL, v);
 	free(v);
-	add_gpus(&f, "dgx2", 16, DGX2_PCI, NULL, NULL);
+	fixture_add_gpus(&f, "dgx2", 16, DGX2_PCI, NULL, NULL);
 	fixture_add_claim(&f, "ml", "two", SPEC_TWO_GPUS, NULL, NULL);
 	fixture_build(&f);
 
@@ -509,8 +452,9 @@ three_blocks(struct fixture *f, bool member)
 	};
 	fixture_init(f);
 	for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
-		add_node(f, nodes[i].name, nodes[i].labels, NULL);
-		add_gpus(f, nodes[i].name, 2, L4_PCI, L4_ROOTS, L4_NUMA);
+		fixture_add_node(f, nodes[i].name, nodes[i].labels, NULL);
+		fixture_add_gpus(f, nodes[i].name, 2, FIXTURE_L4_PCI, FIXTURE_L4_ROOTS,
+				 FIXTURE_L4_NUMA);
 	}
 	fixture_add_claim(f, "ml", "c", SPEC_GPU_ONLY, NULL, NULL);
 	if (member) {

@@ -10,6 +10,7 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
+#include "alloc/rail_target.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *memo_suite(void);
@@ -353,6 +354,60 @@ START_TEST(test_next_generation_keeps_untouched_verdicts)
 }
 END_TEST
 
+/* The group's rail set on other nodes (the rail part's target): node by node, the set most of
+ * them use, not the union. Group g: a and b use rails {r0, r1}, c uses {r2, r3}. */
+START_TEST(test_group_rail_target)
+{
+	struct fixture f;
+	fixture_init(&f);
+	const char *names[] = { "a", "b", "c", "d" };
+	for (int i = 0; i < 4; i++)
+		fixture_add_hgx(&f, names[i]);
+	fixture_build(&f);
+	const struct rf_node *na = rf_cluster_node(f.c, "a");
+	int rail[4];
+	const char *nic[4];
+	size_t k = 0;
+	for (size_t i = 0; i < na->n_devices && k < 4; i++)
+		if (na->devices[i]->kind == RF_DEV_NIC && na->devices[i]->rail >= 0) {
+			rail[k] = na->devices[i]->rail;
+			nic[k++] = na->devices[i]->name;
+		}
+	ck_assert_uint_eq(k, 4);
+	char held[4][128], buf[512];
+	for (int i = 0; i < 4; i++)
+		snprintf(held[i], sizeof(held[i]), "dra.net:%s", nic[i]);
+	const char *lo[] = { held[0], held[1], NULL }, *hi[] = { held[2], held[3], NULL };
+	fixture_add_claim(&f, "ml", "ca", SPEC_GPU_ONLY, "a", lo);
+	fixture_add_claim(&f, "ml", "cb", SPEC_GPU_ONLY, "b", lo);
+	fixture_add_claim(&f, "ml", "cc", SPEC_GPU_ONLY, "c", hi);
+	const char *pods[][2] = { { "pa", "a" }, { "pb", "b" }, { "pc", "c" } };
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\","
+			 "\"uid\":\"u-%s\",\"labels\":{\"railfit.io/group\":\"g\"}},\"spec\":{"
+			 "\"nodeName\":\"%s\",\"resourceClaims\":[{\"name\":\"c\","
+			 "\"resourceClaimName\":\"c%s\"}]},\"status\":{\"phase\":\"Running\"}}",
+			 pods[i][0], pods[i][0], pods[i][1], pods[i][1]);
+		fixture_add_json(&f, buf);
+	}
+	fixture_build(&f);
+	na = rf_cluster_node(f.c, "a"); /* the new generation's */
+	uint64_t low = (UINT64_C(1) << rail[0]) | (UINT64_C(1) << rail[1]);
+	uint64_t high = (UINT64_C(1) << rail[2]) | (UINT64_C(1) << rail[3]);
+	const struct rf_group *g = rf_cluster_group(f.c, "ml/g");
+	ck_assert_ptr_nonnull(g);
+	/* from d: a and b agree on low; the union would be low | high */
+	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "ml/g", "d"), low | high);
+	ck_assert_uint_eq(rf_group_rail_target(f.c, g, rf_cluster_node(f.c, "d")), low);
+	ck_assert_uint_eq(rf_group_rail_target(f.c, g, rf_cluster_node(f.c, "c")), low);
+	/* from a: b (low) and c (high) tie: the smaller set */
+	ck_assert_uint_eq(rf_group_rail_target(f.c, g, na), low < high ? low : high);
+	ck_assert_uint_eq(rf_group_rail_target(f.c, NULL, na), 0);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 memo_suite(void)
 {
@@ -363,6 +418,7 @@ memo_suite(void)
 	tcase_add_test(tc, test_memo_shapes_differ);
 	tcase_add_test(tc, test_memo_keyed_by_group_rails);
 	tcase_add_test(tc, test_group_rails_index);
+	tcase_add_test(tc, test_group_rail_target);
 	tcase_add_test(tc, test_next_generation_keeps_untouched_verdicts);
 	suite_add_tcase(s, tc);
 	return s;

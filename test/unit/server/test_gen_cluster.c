@@ -1249,6 +1249,108 @@ START_TEST(test_gen_demo_pending)
 }
 END_TEST
 
+/* --blocks: consecutive nodes in blocks of (about) equal size, four blocks a spine; the rest of
+ * the output is what it is without the option. */
+START_TEST(test_gen_cluster_blocks)
+{
+	struct rf_gen_options o = { .nodes = 10, .seed = 4, .used = 0.5, .blocks = 3 };
+	json_t *with = rf_gen_cluster(&o), *without = gen(10, 4, 0.5);
+	static const char *const want[10] = {
+		"block-0", "block-0", "block-0", "block-0", "block-1",
+		"block-1", "block-1", "block-2", "block-2", "block-2"
+	};
+	size_t i, k = 0;
+	json_t *it;
+	ck_assert_ptr_nonnull(with);
+	json_array_foreach (json_object_get(with, "items"), i, it) {
+		if (strcmp(kind_of(it), "Node") != 0)
+			continue;
+		json_t *labels = json_object_get(json_object_get(it, "metadata"), "labels");
+		ck_assert_uint_lt(k, 10);
+		ck_assert_str_eq(str_at(labels, "network.topology.kubernetes.io/block", NULL),
+				 want[k]);
+		ck_assert_str_eq(str_at(labels, "network.topology.kubernetes.io/spine", NULL),
+				 "spine-0");
+		json_t *other = json_array_get(json_object_get(without, "items"), i);
+		json_t *ol = json_object_get(json_object_get(other, "metadata"), "labels");
+		ck_assert_ptr_null(json_object_get(ol, "network.topology.kubernetes.io/block"));
+		json_object_del(labels, "network.topology.kubernetes.io/block");
+		json_object_del(labels, "network.topology.kubernetes.io/spine");
+		k++;
+	}
+	ck_assert_uint_eq(k, 10);
+	ck_assert(json_equal(with, without));
+	json_decref(with);
+	json_decref(without);
+
+	/* nine blocks: the spines take four blocks each */
+	o = (struct rf_gen_options){ .nodes = 9, .seed = 1, .used = 0.5, .blocks = 9 };
+	with = rf_gen_cluster(&o);
+	k = 0;
+	json_array_foreach (json_object_get(with, "items"), i, it)
+		if (strcmp(kind_of(it), "Node") == 0) {
+			char b[32], sp[32];
+			json_t *labels = json_object_get(json_object_get(it, "metadata"), "labels");
+			snprintf(b, sizeof(b), "block-%zu", k);
+			snprintf(sp, sizeof(sp), "spine-%zu", k / 4);
+			ck_assert_str_eq(
+				str_at(labels, "network.topology.kubernetes.io/block", NULL), b);
+			ck_assert_str_eq(
+				str_at(labels, "network.topology.kubernetes.io/spine", NULL), sp);
+			k++;
+		}
+	ck_assert_uint_eq(k, 9);
+	json_decref(with);
+}
+END_TEST
+
+/* --cpu-slices: a dra.cpu slice per node in the DRA CPU driver's grouped mode (the shape of
+ * test/data/dra/resourceslice-dra-cpu-grouped.json) and the DeviceClass dra.cpu. */
+START_TEST(test_gen_cluster_cpu_slices)
+{
+	struct rf_gen_options o = { .nodes = 2, .seed = 1, .used = 0.5, .cpu_slices = true };
+	json_t *l = rf_gen_cluster(&o), *want = load_ref("resourceslice-dra-cpu-grouped.json");
+	size_t i, slices = 0, classes = 0;
+	json_t *it;
+	ck_assert_ptr_nonnull(l);
+	json_array_foreach (json_object_get(l, "items"), i, it) {
+		if (strcmp(kind_of(it), "DeviceClass") == 0)
+			classes += strcmp(str_at(it, "metadata", "name"), "dra.cpu") == 0;
+		if (strcmp(kind_of(it), "ResourceSlice") != 0 ||
+		    strcmp(str_at(it, "spec", "driver"), "dra.cpu") != 0)
+			continue;
+		slices++;
+		json_t *devs = json_object_get(json_object_get(it, "spec"), "devices");
+		json_t *ref = json_object_get(json_object_get(want, "spec"), "devices");
+		ck_assert_uint_eq(json_array_size(devs), 2);
+		for (size_t k = 0; k < 2; k++) {
+			json_t *d = json_array_get(devs, k), *r = json_array_get(ref, k);
+			ck_assert_str_eq(str_at(d, "name", NULL), str_at(r, "name", NULL));
+			ck_assert(json_is_true(json_object_get(d, "allowMultipleAllocations")));
+			/* the same attribute names as the driver publishes */
+			const char *key;
+			json_t *v;
+			json_object_foreach (json_object_get(r, "attributes"), key, v)
+				ck_assert_msg(
+					json_object_get(json_object_get(d, "attributes"), key),
+					"no %s", key);
+			ck_assert_int_eq(json_integer_value(json_object_get(
+						 json_object_get(json_object_get(d, "attributes"),
+								 "resource.kubernetes.io/numaNode"),
+						 "int")),
+					 (json_int_t)k);
+			ck_assert_str_eq(
+				str_at(json_object_get(d, "capacity"), "dra.cpu/cpu", "value"),
+				"112");
+		}
+	}
+	ck_assert_uint_eq(slices, 2);
+	ck_assert_uint_eq(classes, 1);
+	json_decref(l);
+	json_decref(want);
+}
+END_TEST
+
 Suite *
 gen_cluster_suite(void)
 {
@@ -1276,6 +1378,8 @@ gen_cluster_suite(void)
 	tcase_add_test(tc, test_gen_demo_other_nodes);
 	tcase_add_test(tc, test_gen_demo_pending);
 	tcase_add_test(tc, test_gen_cluster_fleet_shape);
+	tcase_add_test(tc, test_gen_cluster_blocks);
+	tcase_add_test(tc, test_gen_cluster_cpu_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }
