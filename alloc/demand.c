@@ -109,6 +109,7 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 	if (g && g[0]) {
 		snprintf(d->group, sizeof(d->group), "%s/%s", ns, g);
 		d->rail_group = rf_cluster_group(c, d->group); /* once, not per node */
+		rf_rail_target_init(&d->rail_target, c, d->rail_group);
 		rf_cluster_group_places(c, d->group, &d->places);
 	}
 

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "alloc/model/model.h"
+#include "alloc/rail_target.h"
 
 #define RF_MAX_POD_CLAIMS    16
 #define RF_MAX_EXT_RESOURCES 4 /* distinct DRA-backed extended resources per pod */
@@ -47,6 +48,7 @@ struct rf_demand {
 	char bad_annotation[256]; /* malformed bandwidth annotation: reported, not counted */
 	char group[320];          /* "ns/group" or "" */
 	const struct rf_group *rail_group; /* group resolved in the generation (NULL: no rails) */
+	struct rf_rail_target rail_target; /* its rail sets by node, counted once */
 	/* railfit.io/min-gpu-alignment (NVL ... SYS) */
 	bool has_min_gpu_alignment;
 	enum rf_level min_gpu_alignment;

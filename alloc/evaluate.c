@@ -736,7 +736,7 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 {
 	const struct rf_demand *d = p->d;
 	uint64_t mine = 0;
-	e->group_rails = d->group[0] ? rf_group_rail_target(p->c, d->rail_group, p->n) : 0;
+	e->group_rails = d->group[0] ? rf_rail_target_for(&d->rail_target, p->c, p->n) : 0;
 	if (!d->group[0])
 		return;
 	size_t rails = 0, same = 0;

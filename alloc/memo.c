@@ -520,7 +520,7 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
 	uint64_t rails = 0, fp = 0;
 	if (n) {
-		rails = rf_group_rail_target(ctx->cluster, ctx->group, n);
+		rails = rf_rail_target_for(&d->rail_target, ctx->cluster, n);
 		fp = rf_node_use(ctx->cluster, n)->fp;
 		/* the node's network place against the pod's group decides the locality part and
 		 * max-spread: part of the key, as the group's rails are */

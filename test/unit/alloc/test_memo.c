@@ -399,11 +399,18 @@ START_TEST(test_group_rail_target)
 	ck_assert_ptr_nonnull(g);
 	/* from d: a and b agree on low; the union would be low | high */
 	ck_assert_uint_eq(rf_cluster_group_rails(f.c, "ml/g", "d"), low | high);
-	ck_assert_uint_eq(rf_group_rail_target(f.c, g, rf_cluster_node(f.c, "d")), low);
-	ck_assert_uint_eq(rf_group_rail_target(f.c, g, rf_cluster_node(f.c, "c")), low);
+	struct rf_rail_target t, none;
+	rf_rail_target_init(&t, f.c, g);
+	rf_rail_target_init(&none, f.c, NULL);
+	ck_assert_uint_eq(rf_rail_target_for(&t, f.c, rf_cluster_node(f.c, "d")), low);
+	ck_assert_uint_eq(rf_rail_target_for(&t, f.c, rf_cluster_node(f.c, "c")), low);
+	ck_assert_uint_eq(rf_rail_target_for(&t, f.c, NULL), low);
 	/* from a: b (low) and c (high) tie: the smaller set */
-	ck_assert_uint_eq(rf_group_rail_target(f.c, g, na), low < high ? low : high);
-	ck_assert_uint_eq(rf_group_rail_target(f.c, NULL, na), 0);
+	ck_assert_uint_eq(rf_rail_target_for(&t, f.c, na), low < high ? low : high);
+	/* from b the same tie */
+	ck_assert_uint_eq(rf_rail_target_for(&t, f.c, rf_cluster_node(f.c, "b")),
+			  low < high ? low : high);
+	ck_assert_uint_eq(rf_rail_target_for(&none, f.c, na), 0);
 	fixture_release(&f);
 }
 END_TEST
