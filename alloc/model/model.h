@@ -394,6 +394,10 @@ struct rf_cel_device rf_device_cel_view(const struct rf_device *d);
 struct rf_quantity rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 				     const struct rf_capacity *cap);
 
+/** Whether the generation's usage was derived from the previous generation's and the claims and
+ * pods that changed (false: a walk of every claim and pod). The result is the same either way. */
+bool rf_cluster_usage_delta(const struct rf_cluster *c);
+
 /** Usage of a device or node of the generation's layout. */
 const struct rf_dev_use *rf_dev_use(const struct rf_cluster *c, const struct rf_device *d);
 const struct rf_node_use *rf_node_use(const struct rf_cluster *c, const struct rf_node *n);
