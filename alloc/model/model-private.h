@@ -154,7 +154,13 @@ struct rf_cluster {
 	/* the allocations warned (a device held twice, a consumedCapacity not understood) or held
 	 * a quantity too large to take back exactly: the next generation walks every claim */
 	bool usage_inexact;
-	bool usage_delta;          /* usage was computed from the previous generation's */
+	bool usage_delta; /* usage was computed from the previous generation's */
+	/* what each element of objs.claims and objs.pods is (the claim or pod, NULL when skipped),
+	 * and whether one of them was warned about: the next build compares its arrays with these
+	 * by position (model-walk.c) */
+	void **claim_vals, **pod_vals;
+	size_t n_claim_vals, n_pod_vals;
+	bool claims_warned, pods_warned;
 	struct usage_delta *delta; /* while building: the claims and pods that changed, or NULL */
 
 	struct rf_memo *memo; /* verdicts per demand shape (shared along a chain of generations) */
@@ -241,6 +247,28 @@ void rf_model_node_fp(struct rf_cluster *c, const struct rf_node *n);
 /* quantities up to this many nano-units add and subtract exactly in any order: a sum of fewer
  * than 10^8 of them stays below the int128 saturation */
 #define RF_DELTA_QUANTITY_MAX ((rf_i128)1000000000000000 * 1000000000000000)
+
+/* model-walk.c: this build's claims or pods by position against the previous generation's */
+struct rf_walk {
+	const json_t *arr, *prev_arr; /* this build's elements, the previous generation's */
+	void *const *prev_vals;       /* what each of prev_arr is */
+	/* the claim or pod of an element out of place (looked up or parsed) */
+	int (*get)(struct rf_cluster *c, void *arg, const json_t *obj, size_t i, void **ret);
+	void *arg;
+	void **vals;          /* out, in c's arena: what each of arr is */
+	void **fresh, **gone; /* out: values that came, that went (malloc'd) */
+	size_t n_fresh, n_gone;
+	bool warned; /* an element out of place was warned about */
+};
+/** @return 1 done, 0 declined (too many elements out of place; nothing was looked up),
+ * -ENOMEM. */
+int rf_model_walk(struct rf_cluster *c, struct rf_walk *w);
+void rf_model_walk_free(struct rf_walk *w);
+/** A sorted array (in a) of prev without gone, with fresh (sorted here), ties as
+ * rf_reuse_merge. @return 1, 0 when an element of gone is not in prev, -ENOMEM. */
+int rf_model_sorted_patch(struct rf_arena *a, void *const *prev, size_t n_prev, void *const *gone,
+			  size_t n_gone, void **fresh, size_t n_fresh,
+			  int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n);
 
 /* model-reuse.c: claims and pods kept from one generation to the next */
 struct rf_reuse *rf_reuse_new(void);

@@ -301,6 +301,109 @@ note_gone_pod(void *arg, void *v)
 	return rf_model_delta_note(arg, true, true, v);
 }
 
+static parse_fn parse_pod;
+
+/* An element out of place: the claim or pod the reuse table has for it, or parsed now. */
+struct get_arg {
+	bool pod;
+	struct rf_strtab *st;
+};
+
+static int
+get_one(struct rf_cluster *c, void *arg, const json_t *obj, size_t i, void **ret)
+{
+	struct get_arg *g = arg;
+	int r = g->pod ? reuse_or_parse(c, obj, i, parse_pod, rf_model_relink_pod, g->st, ret)
+		       : reuse_or_parse(c, obj, i, parse_claim, rf_model_relink_claim, g->st, ret);
+	if (r == 0 && *ret) /* part of this generation (rf_model_pod_claim trusts the mark) */
+		(g->pod ? &((struct rf_pod *)*ret)->marks : &((struct rf_claim *)*ret)->marks)
+			->seen = c->reuse->marker;
+	return r;
+}
+
+static int
+pod_has_uid(void *v)
+{
+	return ((struct rf_pod *)v)->uid != NULL;
+}
+
+/* Those of vals that have a uid, into a new array (malloc'd). */
+static void **
+with_uid(void *const *vals, size_t n, size_t *ret_n)
+{
+	void **out = malloc((n + 1) * sizeof(*out));
+	*ret_n = 0;
+	for (size_t i = 0; out && i < n; i++)
+		if (pod_has_uid(vals[i]))
+			out[(*ret_n)++] = vals[i];
+	return out;
+}
+
+/* Claims or pods by position against the previous generation's arrays (model-walk.c): the
+ * elements that did not move are not looked up, the sorted arrays are patched. @return 1 done,
+ * 0 declined (nothing of c changed, warnings included), -ENOMEM. */
+static int
+walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_strtab *st)
+{
+	const struct rf_cluster *prev = c->prev;
+	if (!prev || prev->reuse != c->reuse)
+		return 0;
+	void *const *pv = pod ? prev->pod_vals : prev->claim_vals;
+	const json_t *prev_arr = pod ? prev->objs.pods : prev->objs.claims;
+	/* the very same array (changed in place, as some tests do) or one that changed length
+	 * since: positions say nothing */
+	if (!pv || (pod ? prev->pods_warned : prev->claims_warned) || prev_arr == arr ||
+	    json_array_size(prev_arr) != (pod ? prev->n_pod_vals : prev->n_claim_vals))
+		return 0;
+	struct get_arg ga = { pod, st };
+	struct rf_walk w = {
+		.arr = arr, .prev_arr = prev_arr, .prev_vals = pv, .get = get_one, .arg = &ga
+	};
+	size_t w0 = c->n_warnings;
+	int r = rf_model_walk(c, &w);
+	if (r <= 0)
+		return r;
+	if (!pod) {
+		r = rf_model_sorted_patch(c->arena, (void *const *)prev->claims, prev->n_claims,
+					  w.gone, w.n_gone, w.fresh, w.n_fresh, claim_cmp,
+					  (void ***)&c->claims, &c->n_claims);
+	} else {
+		size_t n_gu, n_fu;
+		void **gu = with_uid(w.gone, w.n_gone, &n_gu),
+		     **fu = with_uid(w.fresh, w.n_fresh, &n_fu);
+		r = gu && fu ? rf_model_sorted_patch(c->arena, (void *const *)prev->pods_by_uid,
+						     prev->n_pods_by_uid, gu, n_gu, fu, n_fu,
+						     pod_uid_cmp, (void ***)&c->pods_by_uid,
+						     &c->n_pods_by_uid)
+			     : -ENOMEM;
+		free(gu);
+		free(fu);
+		if (r > 0)
+			r = rf_model_sorted_patch(c->arena, (void *const *)prev->pods, prev->n_pods,
+						  w.gone, w.n_gone, w.fresh, w.n_fresh,
+						  rf_model_pod_cmp, (void ***)&c->pods, &c->n_pods);
+	}
+	for (size_t i = 0; r > 0 && c->delta && i < w.n_gone; i++)
+		if (rf_model_delta_note(c, pod, true, w.gone[i]) < 0)
+			r = -ENOMEM;
+	for (size_t i = 0; r > 0 && c->delta && i < w.n_fresh; i++)
+		if (rf_model_delta_note(c, pod, false, w.fresh[i]) < 0)
+			r = -ENOMEM;
+	if (r == 0)
+		c->n_warnings = w0; /* the walk repeats them */
+	if (pod) {
+		c->pod_vals = w.vals;
+		c->n_pod_vals = json_array_size(arr);
+		c->pods_warned = w.warned;
+	} else {
+		c->claim_vals = w.vals;
+		c->n_claim_vals = json_array_size(arr);
+		c->claims_warned = w.warned;
+	}
+	rf_model_walk_free(&w);
+	return r;
+}
+
 /* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
  * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. */
 int
@@ -314,6 +417,13 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
 	if (!k.fresh || !st)
 		goto out;
+	if ((rr = walk_by_position(c, claims, false, st)) != 0)
+		goto out;
+	rr = -ENOMEM;
+	size_t w0 = c->n_warnings;
+	if (!(c->claim_vals = rf_arena_calloc(c->arena, n + 1, sizeof(*c->claim_vals))))
+		goto out;
+	c->n_claim_vals = n;
 	for (size_t i = 0; k.prev && i < k.prev->n_claims; i++)
 		k.prev->claims[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
@@ -322,9 +432,11 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 				   rf_model_relink_claim, st, &v) < 0)
 			goto out;
 		struct rf_claim *cl = v;
+		c->claim_vals[i] = v;
 		if (cl)
 			collect(&k, &cl->marks, cl);
 	}
+	c->claims_warned = c->n_warnings != w0 || c->n_warnings >= MAX_WARNINGS;
 	for (size_t i = 0; c->delta && i < k.n_fresh; i++)
 		if (rf_model_delta_note(c, false, false, k.fresh[i]) < 0)
 			goto out;
@@ -336,7 +448,7 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 out:
 	free(k.fresh);
 	rf_strtab_free(st);
-	return rr;
+	return rr < 0 ? rr : 0;
 }
 
 /* Fold allocations into device usage (dra-api.md section 10.1). */
@@ -514,6 +626,15 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
 	if (!k.fresh || !st)
 		goto out;
+	if ((r = walk_by_position(c, pods, true, st)) != 0) {
+		c->reuse->live = c->n_claims + c->n_pods;
+		goto out;
+	}
+	r = -ENOMEM;
+	size_t w0 = c->n_warnings;
+	if (!(c->pod_vals = rf_arena_calloc(c->arena, n + 1, sizeof(*c->pod_vals))))
+		goto out;
+	c->n_pod_vals = n;
 	for (size_t i = 0; k.prev && i < k.prev->n_pods; i++)
 		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
@@ -522,9 +643,11 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 				   st, &v) < 0)
 			goto out;
 		struct rf_pod *p = v;
+		c->pod_vals[i] = v;
 		if (p)
 			collect(&k, &p->marks, p);
 	}
+	c->pods_warned = c->n_warnings != w0 || c->n_warnings >= MAX_WARNINGS;
 	/* the fresh pods with a uid, for the second array: copied before the merge sorts them */
 	void **fresh_uid = malloc((k.n_fresh ? k.n_fresh : 1) * sizeof(*fresh_uid));
 	if (!fresh_uid)
@@ -551,7 +674,7 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 out:
 	free(k.fresh);
 	rf_strtab_free(st);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* A group's entries must be adjacent, in node order: sorting by the group's hash and the node

@@ -208,6 +208,13 @@ mutate(struct world *w)
 		json_array_remove(next, i);
 		return;
 	}
+	if (op == 9 && below(w, 3) == 0) { /* two objects change places */
+		size_t k = below(w, n);
+		json_t *a = json_incref(json_array_get(next, i));
+		json_array_set(next, i, json_array_get(next, k));
+		json_array_set_new(next, k, a);
+		return;
+	}
 	json_t *o = json_deep_copy(json_array_get(next, i));
 	if (!pod) {
 		if (op < 5)
@@ -327,8 +334,26 @@ compare(const struct rf_cluster *x, const struct rf_cluster *y)
 	for (size_t i = 0; i < rf_cluster_n_warnings(x); i++)
 		ck_assert_str_eq(rf_cluster_warning(x, i), rf_cluster_warning(y, i));
 	ck_assert_uint_eq(rf_cluster_n_pods(x), rf_cluster_n_pods(y));
+	for (size_t i = 0; i < rf_cluster_n_pods(x); i++) {
+		const struct rf_pod *a = rf_cluster_pod_at(x, i), *b = rf_cluster_pod_at(y, i);
+		ck_assert_str_eq(a->ns, b->ns);
+		ck_assert_str_eq(a->name, b->name);
+		ck_assert(rf_cluster_pod(x, a->ns, a->name) == a);
+		if (a->uid)
+			ck_assert_str_eq(rf_cluster_pod_by_uid(x, a->uid)->name,
+					 rf_cluster_pod_by_uid(y, a->uid)->name);
+	}
+	const json_t *objs = rf_cluster_objects(y)->claims, *o;
+	size_t i;
+	json_array_foreach (objs, i, o) {
+		const struct rf_claim *a = rf_cluster_claim(x, ns_of(o), name_of(o)),
+				      *b = rf_cluster_claim(y, ns_of(o), name_of(o));
+		ck_assert(a && b);
+		ck_assert_uint_eq(a->n_results, b->n_results);
+		ck_assert_str_eq(a->uid ? a->uid : "", b->uid ? b->uid : "");
+	}
 	ck_assert_uint_eq(rf_cluster_n_nodes(x), rf_cluster_n_nodes(y));
-	for (size_t i = 0; i < rf_cluster_n_nodes(x); i++) {
+	for (i = 0; i < rf_cluster_n_nodes(x); i++) {
 		const struct rf_node *nx = rf_cluster_node_at(x, i), *ny = rf_cluster_node_at(y, i);
 		ck_assert_str_eq(nx->name, ny->name);
 		const struct rf_node_use *a = rf_node_use(x, nx), *b = rf_node_use(y, ny);
