@@ -669,3 +669,71 @@ rf_cluster_usage_delta(const struct rf_cluster *c)
 {
 	return c->usage_delta;
 }
+
+/* ---- the claims' name index ---- */
+
+/* Removes the slot holding cl (backward shift, so no lookup ever stops early). */
+static bool
+index_remove(struct claim_slot *slots, size_t mask, const struct rf_claim *cl)
+{
+	size_t i = cl->key_hash & mask;
+	while (slots[i].claim && slots[i].claim != cl)
+		i = (i + 1) & mask;
+	if (!slots[i].claim)
+		return false;
+	for (size_t j = i;;) {
+		j = (j + 1) & mask;
+		if (!slots[j].claim)
+			break;
+		size_t home = slots[j].hash & mask;
+		/* the entry at j may fill the hole at i unless its home lies after i, up to j */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		slots[i] = slots[j];
+		i = j;
+	}
+	slots[i] = (struct claim_slot){ 0 };
+	return true;
+}
+
+/* Adds cl; false when a claim of the same name is there (the walk decides which one wins). */
+static bool
+index_add(struct claim_slot *slots, size_t mask, const struct rf_claim *cl)
+{
+	size_t i = cl->key_hash & mask;
+	for (; slots[i].claim; i = (i + 1) & mask)
+		if (slots[i].hash == cl->key_hash &&
+		    rf_model_cmp_nsname(slots[i].claim->ns, slots[i].claim->name, cl->ns,
+					cl->name) == 0)
+			return false;
+	slots[i] = (struct claim_slot){ cl->key_hash, cl };
+	return true;
+}
+
+int
+rf_model_index_claims_next(struct rf_cluster *c)
+{
+	struct usage_delta *d = c->delta;
+	const struct rf_cluster *prev = c->prev;
+	size_t cap = 16;
+	while (cap < 2 * c->n_claims)
+		cap *= 2;
+	/* the previous generation's table, patched, when it has the size a new one would have */
+	if (!d || !prev->claim_slots || prev->claim_dups || prev->claim_mask != cap - 1 ||
+	    too_many(c, d->claims_gone.n + d->claims_new.n))
+		return rf_model_index_claims(c);
+	struct claim_slot *slots = rf_arena_alloc(c->arena, cap * sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	memcpy(slots, prev->claim_slots, cap * sizeof(*slots));
+	bool ok = true;
+	for (size_t i = 0; ok && i < d->claims_gone.n; i++)
+		ok = index_remove(slots, cap - 1, d->claims_gone.v[i]);
+	for (size_t i = 0; ok && i < d->claims_new.n; i++)
+		ok = index_add(slots, cap - 1, d->claims_new.v[i]);
+	if (!ok)
+		return rf_model_index_claims(c);
+	c->claim_mask = cap - 1;
+	c->claim_slots = slots;
+	return 0;
+}

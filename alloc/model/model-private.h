@@ -235,6 +235,8 @@ int rf_model_delta_claims(struct rf_cluster *c);
  * cleared: run rf_model_place_pods and rf_model_node_usage), -ENOMEM. */
 int rf_model_delta_pods(struct rf_cluster *c);
 void rf_model_pool_nodes_free(struct pool_nodes *pn);
+/** rf_model_index_claims(), or the previous generation's index patched with what changed. */
+int rf_model_index_claims_next(struct rf_cluster *c);
 /** The claims a pod names, as this generation finds them (model-usage.c). */
 const struct rf_claim *rf_model_pod_claim(struct rf_cluster *c, struct rf_pod *p, size_t e);
 int rf_model_group_rails_cmp(const void *a, const void *b); /* by hash, name, node */

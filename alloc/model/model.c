@@ -248,7 +248,7 @@ build_usage(struct rf_cluster *c)
 	c->reuse->marker++;
 	if ((r = rf_model_delta_begin(c)) < 0 ||
 	    (r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
-	    (r = rf_model_index_claims(c)) < 0 || (r = delta = rf_model_delta_claims(c)) < 0 ||
+	    (r = rf_model_index_claims_next(c)) < 0 || (r = delta = rf_model_delta_claims(c)) < 0 ||
 	    (!delta && (r = rf_model_account_usage(c)) < 0) ||
 	    (r = rf_model_build_pods(c, c->objs.pods)) < 0 ||
 	    (delta && (r = delta = rf_model_delta_pods(c)) < 0) ||
