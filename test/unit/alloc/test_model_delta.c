@@ -20,6 +20,7 @@ struct world {
 	uint64_t rng;
 	unsigned serial;
 	size_t deltas, walks;
+	char gone_ns[64], gone_name[64]; /* the last claim deleted */
 };
 
 static uint64_t
@@ -205,6 +206,12 @@ mutate(struct world *w)
 		return;
 	}
 	if (op == 1) { /* deleted */
+		if (!pod) {
+			snprintf(w->gone_ns, sizeof(w->gone_ns), "%s",
+				 ns_of(json_array_get(next, i)));
+			snprintf(w->gone_name, sizeof(w->gone_name), "%s",
+				 name_of(json_array_get(next, i)));
+		}
 		json_array_remove(next, i);
 		return;
 	}
@@ -414,6 +421,10 @@ run(uint64_t seed, int steps)
 			rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next), 0);
 		ck_assert_int_eq(rf_cluster_build(&w.f.objs, &w.f.cfg, w.f.cel, &full), 0);
 		compare(next, full);
+		/* a deleted claim is not found by name (unless another object took the name) */
+		if (w.gone_name[0])
+			ck_assert(!rf_cluster_claim(next, w.gone_ns, w.gone_name) ==
+				  !rf_cluster_claim(full, w.gone_ns, w.gone_name));
 		bool delta = rf_cluster_usage_delta(next);
 		w.deltas += delta;
 		w.walks += !delta;
