@@ -221,6 +221,41 @@ apply_claim(struct rf_cluster *c, const struct rf_claim *cl, int sign, struct ve
 	return 1;
 }
 
+static int
+gidx_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+	return (x > y) - (x < y);
+}
+
+/* The devices with consumed capacity after the claims changed: those before, those touched. */
+static int
+shared_list(struct rf_cluster *c, const struct vec *had, const struct vec *touched)
+{
+	struct vec all = { 0 };
+	if (rf_grow(&all.v, &all.cap, had->n + touched->n + 1, sizeof(*all.v)) < 0)
+		return -ENOMEM;
+	memcpy(all.v, had->v, had->n * sizeof(*all.v));
+	memcpy(all.v + had->n, touched->v, touched->n * sizeof(*all.v));
+	all.n = had->n + touched->n;
+	qsort(all.v, all.n, sizeof(*all.v), gidx_cmp);
+	unsigned *out = rf_arena_alloc(c->arena, (all.n + 1) * sizeof(*out));
+	if (!out) {
+		free(all.v);
+		return -ENOMEM;
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < all.n; i++) {
+		unsigned g = (unsigned)(uintptr_t)all.v[i];
+		if (c->dev_use[g].consumed && (!n || out[n - 1] != g))
+			out[n++] = g;
+	}
+	free(all.v);
+	c->shared_gidx = out;
+	c->n_shared_gidx = n;
+	return 0;
+}
+
 int
 rf_model_delta_claims(struct rf_cluster *c)
 {
@@ -234,14 +269,20 @@ rf_model_delta_claims(struct rf_cluster *c)
 	if (!use)
 		return -ENOMEM;
 	memcpy(use, prev->dev_use, n * sizeof(*use));
-	/* the previous generation's consumed arrays, into this generation's arena */
-	for (size_t g = 0; g < c->n_devices; g++) {
-		struct rf_dev_use *u = &use[g];
+	/* the previous generation's consumed arrays, into this generation's arena: those of its
+	 * list, or of every device when it has none (built by a walk) */
+	struct vec had = { 0 };
+	const unsigned *list = prev->shared_gidx;
+	size_t n_list = list ? prev->n_shared_gidx : c->n_devices;
+	for (size_t k = 0; k < n_list; k++) {
+		struct rf_dev_use *u = &use[list ? list[k] : k];
 		if (!u->consumed)
 			continue;
 		struct rf_quantity *q = rf_arena_alloc(c->arena, u->n_consumed * sizeof(*q));
-		if (!q)
+		if (!q || vec_push(&had, (void *)(uintptr_t)(list ? list[k] : k)) < 0) {
+			free(had.v);
 			return -ENOMEM;
+		}
 		memcpy(q, u->consumed, u->n_consumed * sizeof(*q));
 		u->consumed = q;
 	}
@@ -252,6 +293,9 @@ rf_model_delta_claims(struct rf_cluster *c)
 		r = apply_claim(c, d->claims_gone.v[i], -1, &d->touched);
 	for (size_t i = 0; r > 0 && i < d->claims_new.n; i++)
 		r = apply_claim(c, d->claims_new.v[i], 1, &d->touched);
+	if (r > 0 && (r = shared_list(c, &had, &d->touched)) == 0)
+		r = 1;
+	free(had.v);
 	if (r <= 0)
 		c->dev_use = NULL; /* rf_model_account_usage starts afresh */
 	return r;

@@ -148,7 +148,9 @@ struct rf_cluster {
 	struct rf_node_use *node_use; /* by node idx */
 
 	/* usage from the previous generation's plus what changed (model-delta.c) */
-	uint64_t *pool_fp;            /* usage fingerprint of each pool, by pool idx */
+	uint64_t *pool_fp;     /* usage fingerprint of each pool, by pool idx */
+	unsigned *shared_gidx; /* devices whose consumed is set; NULL: not known */
+	size_t n_shared_gidx;
 	struct claim_ref *claim_refs; /* of the running pods, sorted */
 	size_t n_claim_refs;
 	/* the allocations warned (a device held twice, a consumedCapacity not understood) or held
