@@ -107,8 +107,8 @@ rf_model_delta_begin(struct rf_cluster *c)
 	/* only along one reuse table (claims and pods are the same structs), from a generation
 	 * whose usage is exact and whose claim names are unique (a pod's claim is then the one
 	 * its name finds, whatever the order) */
-	if (!prev || prev->reuse != c->reuse || prev->layout != c->layout || !prev->pool_fp ||
-	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
+	if (!prev || c->walk_usage || prev->reuse != c->reuse || prev->layout != c->layout ||
+	    !prev->pool_fp || !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
 	return c->delta ? 0 : -ENOMEM;

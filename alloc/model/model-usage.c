@@ -346,7 +346,7 @@ static int
 walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_strtab *st)
 {
 	const struct rf_cluster *prev = c->prev;
-	if (!prev || prev->reuse != c->reuse)
+	if (!prev || c->walk_usage || prev->reuse != c->reuse)
 		return 0;
 	void *const *pv = pod ? prev->pod_vals : prev->claim_vals;
 	const json_t *prev_arr = pod ? prev->objs.pods : prev->objs.claims;

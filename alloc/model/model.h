@@ -269,6 +269,9 @@ struct rf_cluster_objects {
 	 * must (consumedCapacity), and then holds it. NULL: such elements are skipped. */
 	json_t *(*expand)(const json_t *v, void *userdata);
 	void *expand_userdata;
+	/* usage by a walk of every claim and pod, even where rf_cluster_build_next() would start
+	 * from the previous generation's (what a build cost before; benchmarks and tests) */
+	bool walk_usage;
 };
 
 struct rf_cluster;

@@ -2,7 +2,8 @@
  * changes on a generated fleet-shaped cluster, the generation built from the previous one's
  * usage equals a build from scratch of the same objects — every device's holder, shares,
  * consumed capacity and annotated bandwidth, every node's pods, free GPUs/NICs and front-end
- * use, every rail group — and a node's fingerprint changes exactly when its usage does. */
+ * use, every rail group — and a node's fingerprint is the one a walk from the same previous
+ * generation gives, and changes exactly when its usage does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,25 @@ run(uint64_t seed, int steps)
 		if (w.gone_name[0])
 			ck_assert(!rf_cluster_claim(next, w.gone_ns, w.gone_name) ==
 				  !rf_cluster_claim(full, w.gone_ns, w.gone_name));
+		/* the same step with usage walked from the same previous generation: the same
+		 * claim and pod structs, so the very same fingerprints */
+		struct rf_cluster_objects wo = w.f.objs;
+		struct rf_cluster *walked = NULL;
+		wo.walk_usage = true;
+		ck_assert_int_eq(
+			rf_cluster_build_next(w.gen, &wo, &w.f.cfg, w.f.cel, true, &walked), 0);
+		ck_assert(!rf_cluster_usage_delta(walked));
+		compare(next, walked);
+		for (size_t i = 0; i < rf_cluster_n_nodes(next); i++) {
+			const struct rf_node *n = rf_cluster_node_at(next, i);
+			ck_assert_msg(rf_node_use(next, n)->fp == rf_node_use(walked, n)->fp,
+				      "step %d node %s: fingerprint differs from the walk's", step,
+				      n->name);
+			for (size_t k = 0; k < n->n_devices; k++)
+				ck_assert(rf_dev_use(next, n->devices[k])->holder ==
+					  rf_dev_use(walked, n->devices[k])->holder);
+		}
+		rf_cluster_unref(walked);
 		bool delta = rf_cluster_usage_delta(next);
 		w.deltas += delta;
 		w.walks += !delta;
