@@ -690,13 +690,12 @@ rf_model_delta_pods(struct rf_cluster *c)
 {
 	struct usage_delta *d = c->delta;
 	struct pods_work w = { 0 };
-	struct rf_node_use *fresh_use = c->node_use;
 	int r = delta_pods(c, d, &w);
 	work_free(&w);
 	if (r > 0)
 		return 1;
 	/* declined: the walk starts from the claims' usage alone */
-	c->node_use = fresh_use;
+	c->node_use = NULL; /* the walk's own, zeroed */
 	c->group_rails = NULL;
 	c->group_nodes = NULL;
 	c->claim_refs = NULL;

@@ -51,7 +51,7 @@ rf_model_walk(struct rf_cluster *c, struct rf_walk *w)
 	int r = 0;
 	if (!(added = malloc(limit * sizeof(*added))) ||
 	    !(removed = malloc(limit * sizeof(*removed))) ||
-	    !(vals = rf_arena_calloc(c->arena, n + 1, sizeof(*vals)))) {
+	    !(vals = rf_arena_alloc(c->arena, (n + 1) * sizeof(*vals)))) { /* each one set */
 		r = -ENOMEM;
 		goto out;
 	}

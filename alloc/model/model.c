@@ -242,9 +242,6 @@ static int
 build_usage(struct rf_cluster *c)
 {
 	int r, delta = 0;
-	c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use));
-	if (!c->node_use)
-		return -ENOMEM;
 	c->reuse->marker++;
 	if ((r = rf_model_delta_begin(c)) < 0 ||
 	    (r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
@@ -252,8 +249,12 @@ build_usage(struct rf_cluster *c)
 	    (!delta && (r = rf_model_account_usage(c)) < 0) ||
 	    (r = rf_model_build_pods(c, c->objs.pods)) < 0 ||
 	    (delta && (r = delta = rf_model_delta_pods(c)) < 0) ||
-	    (!delta && ((r = rf_model_place_pods(c)) < 0 || (r = rf_model_node_usage(c)) < 0)))
+	    (!delta &&
+	     (!(c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use))) ||
+	      (r = rf_model_place_pods(c)) < 0 || (r = rf_model_node_usage(c)) < 0))) {
+		r = r < 0 ? r : -ENOMEM;
 		goto out;
+	}
 	c->usage_delta = delta > 0;
 	r = 0;
 out:
