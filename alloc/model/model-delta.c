@@ -235,8 +235,10 @@ shared_list(struct rf_cluster *c, const struct vec *had, const struct vec *touch
 	struct vec all = { 0 };
 	if (rf_grow(&all.v, &all.cap, had->n + touched->n + 1, sizeof(*all.v)) < 0)
 		return -ENOMEM;
-	memcpy(all.v, had->v, had->n * sizeof(*all.v));
-	memcpy(all.v + had->n, touched->v, touched->n * sizeof(*all.v));
+	if (had->n)
+		memcpy(all.v, had->v, had->n * sizeof(*all.v));
+	if (touched->n)
+		memcpy(all.v + had->n, touched->v, touched->n * sizeof(*all.v));
 	all.n = had->n + touched->n;
 	qsort(all.v, all.n, sizeof(*all.v), gidx_cmp);
 	unsigned *out = rf_arena_alloc(c->arena, (all.n + 1) * sizeof(*out));
@@ -562,8 +564,10 @@ node_lists(struct rf_cluster *c, struct pods_work *w)
 	struct rf_pod **block = rf_arena_alloc(c->arena, (total + 1) * sizeof(*block));
 	if (!block)
 		return -ENOMEM;
-	qsort(w->run_gone.v, w->run_gone.n, sizeof(void *), node_pod_cmp);
-	qsort(w->run_new.v, w->run_new.n, sizeof(void *), node_pod_cmp);
+	if (w->run_gone.n)
+		qsort(w->run_gone.v, w->run_gone.n, sizeof(void *), node_pod_cmp);
+	if (w->run_new.n)
+		qsort(w->run_new.v, w->run_new.n, sizeof(void *), node_pod_cmp);
 	struct rf_pod **gone = (struct rf_pod **)w->run_gone.v,
 		      **add = (struct rf_pod **)w->run_new.v;
 	size_t gi = 0, ai = 0, off = 0;

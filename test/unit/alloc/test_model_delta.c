@@ -471,7 +471,7 @@ run(uint64_t seed, int steps)
 
 START_TEST(test_delta_equals_walk)
 {
-	run(1 + (uint64_t)_i, 200);
+	run(1 + (uint64_t)_i, 120);
 }
 END_TEST
 
@@ -508,7 +508,7 @@ model_delta_suite(void)
 	Suite *s = suite_create("model_delta");
 	TCase *tc = tcase_create("model_delta");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_delta_equals_walk, 0, 4);
+	tcase_add_loop_test(tc, test_delta_equals_walk, 0, 3);
 	tcase_add_test(tc, test_delta_label_only);
 	suite_add_tcase(s, tc);
 	return s;
