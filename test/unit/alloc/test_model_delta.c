@@ -45,7 +45,7 @@ world_init(struct world *w, uint64_t seed)
 	memset(w, 0, sizeof(*w));
 	w->rng = seed;
 	fixture_init(&w->f);
-	struct rf_gen_options go = { .nodes = 10, .seed = seed, .used = 0.5, .pods_per_node = 2 };
+	struct rf_gen_options go = { .nodes = 6, .seed = seed, .used = 0.5, .pods_per_node = 2 };
 	json_t *doc = rf_gen_cluster(&go), *it;
 	size_t i;
 	json_decref(w->f.objs.classes);
@@ -471,7 +471,7 @@ run(uint64_t seed, int steps)
 
 START_TEST(test_delta_equals_walk)
 {
-	run(1 + (uint64_t)_i, 120);
+	run(1 + (uint64_t)_i, 80);
 }
 END_TEST
 
