@@ -16,6 +16,7 @@ struct group_rails {
 	const char *group;
 	unsigned node_idx;
 	uint64_t rails;
+	const struct rf_pod *pod; /* whose entry (model-delta.c replaces a pod's entries) */
 };
 
 /* A running pod of a group on a node (the locality part): sorted by group hash, group, then
@@ -24,6 +25,21 @@ struct group_node {
 	uint64_t hash; /* rf_group_hash(group) */
 	const char *group;
 	unsigned node_idx;
+	const struct rf_pod *pod;
+};
+
+/* A claim a running pod names (by rf_claim_key_hash), sorted by hash then pod: which pods'
+ * usage a changed claim touches (model-delta.c). */
+struct claim_ref {
+	uint64_t hash;
+	const struct rf_pod *pod;
+};
+
+/* The nodes that see each pool (the inverse of rf_node.pools), built on first use by
+ * model-delta.c: a pool whose usage changed changes the fingerprint of these nodes only. */
+struct pool_nodes {
+	size_t *first; /* by pool idx: nodes first[p] .. first[p + 1] - 1 of idx */
+	unsigned *idx;
 };
 
 /* One rail group: its range of group_rails entries (sorted by node), the rails it uses anywhere
@@ -57,6 +73,7 @@ struct rf_layout {
 	pthread_mutex_t extra_lock;
 	struct rf_cel_program **extra_programs;
 	size_t n_extra, cap_extra;
+	struct pool_nodes *pool_nodes; /* NULL until a delta build needs it (under extra_lock) */
 };
 
 /* Claims and pods parsed once and reused by later generations of the same layout as long as the
@@ -130,6 +147,25 @@ struct rf_cluster {
 	struct rf_dev_use *dev_use;   /* by device gidx */
 	struct rf_node_use *node_use; /* by node idx */
 
+	/* usage from the previous generation's plus what changed (model-delta.c) */
+	uint64_t *pool_fp;     /* usage fingerprint of each pool, by pool idx */
+	unsigned *shared_gidx; /* devices whose consumed is set; NULL: not known */
+	size_t n_shared_gidx;
+	struct claim_ref *claim_refs; /* of the running pods, sorted */
+	size_t n_claim_refs;
+	/* the allocations warned (a device held twice, a consumedCapacity not understood) or held
+	 * a quantity too large to take back exactly: the next generation walks every claim */
+	bool usage_inexact;
+	bool usage_delta; /* usage was computed from the previous generation's */
+	bool walk_usage;  /* rf_cluster_objects.walk_usage */
+	/* what each element of objs.claims and objs.pods is (the claim or pod, NULL when skipped),
+	 * and whether one of them was warned about: the next build compares its arrays with these
+	 * by position (model-walk.c) */
+	void **claim_vals, **pod_vals;
+	size_t n_claim_vals, n_pod_vals;
+	bool claims_warned, pods_warned;
+	struct usage_delta *delta; /* while building: the claims and pods that changed, or NULL */
+
 	struct rf_memo *memo; /* verdicts per demand shape (shared along a chain of generations) */
 	/* while building on a new layout: the previous generation's table, whose claims and pods
 	 * are relinked (model-relink.c) rather than parsed again; NULL otherwise */
@@ -188,6 +224,57 @@ int rf_model_build_pods(struct rf_cluster *c, const json_t *pods);
 int rf_model_place_pods(struct rf_cluster *c);
 int rf_model_build_templates(struct rf_cluster *c);
 
+/* model-delta.c: usage from the previous generation's plus the claims and pods that changed */
+/** Start recording what changes (c->prev shares c's reuse table and layout). -ENOMEM only. */
+int rf_model_delta_begin(struct rf_cluster *c);
+void rf_model_delta_end(struct rf_cluster *c);
+/** Record a claim or pod of prev that this build dropped, or one it holds anew. */
+int rf_model_delta_note(struct rf_cluster *c, bool pod, bool removed, void *v);
+/** Device usage from prev's and the changed claims. @return 1 done, 0 declined (then run
+ * rf_model_account_usage), -ENOMEM. */
+int rf_model_delta_claims(struct rf_cluster *c);
+/** Node usage, groups and fingerprints from prev's and the changed pods (after a done
+ * rf_model_delta_claims). @return 1 done, 0 declined (then dev_use's annotated bandwidth is
+ * cleared: run rf_model_place_pods and rf_model_node_usage), -ENOMEM. */
+int rf_model_delta_pods(struct rf_cluster *c);
+void rf_model_pool_nodes_free(struct pool_nodes *pn);
+/** rf_model_index_claims(), or the previous generation's index patched with what changed. */
+int rf_model_index_claims_next(struct rf_cluster *c);
+/** The claims a pod names, as this generation finds them (model-usage.c). */
+const struct rf_claim *rf_model_pod_claim(struct rf_cluster *c, struct rf_pod *p, size_t e);
+int rf_model_group_rails_cmp(const void *a, const void *b); /* by hash, name, node */
+int rf_model_group_node_cmp(const void *a, const void *b);
+int rf_model_claim_ref_cmp(const void *a, const void *b);
+int rf_model_pod_cmp(const void *a, const void *b); /* by namespace, name */
+int rf_model_index_groups(struct rf_cluster *c);
+uint64_t rf_model_pool_fp(const struct rf_cluster *c, const struct rf_pool *p);
+void rf_model_node_fp(struct rf_cluster *c, const struct rf_node *n);
+/* quantities up to this many nano-units add and subtract exactly in any order: a sum of fewer
+ * than 10^8 of them stays below the int128 saturation */
+#define RF_DELTA_QUANTITY_MAX ((rf_i128)1000000000000000 * 1000000000000000)
+
+/* model-walk.c: this build's claims or pods by position against the previous generation's */
+struct rf_walk {
+	const json_t *arr, *prev_arr; /* this build's elements, the previous generation's */
+	void *const *prev_vals;       /* what each of prev_arr is */
+	/* the claim or pod of an element out of place (looked up or parsed) */
+	int (*get)(struct rf_cluster *c, void *arg, const json_t *obj, size_t i, void **ret);
+	void *arg;
+	void **vals;          /* out, in c's arena: what each of arr is */
+	void **fresh, **gone; /* out: values that came, that went (malloc'd) */
+	size_t n_fresh, n_gone;
+	bool warned; /* an element out of place was warned about */
+};
+/** @return 1 done, 0 declined (too many elements out of place; nothing was looked up),
+ * -ENOMEM. */
+int rf_model_walk(struct rf_cluster *c, struct rf_walk *w);
+void rf_model_walk_free(struct rf_walk *w);
+/** A sorted array (in a) of prev without gone, with fresh (sorted here), ties as
+ * rf_reuse_merge. @return 1, 0 when an element of gone is not in prev, -ENOMEM. */
+int rf_model_sorted_patch(struct rf_arena *a, void *const *prev, size_t n_prev, void *const *gone,
+			  size_t n_gone, void **fresh, size_t n_fresh,
+			  int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n);
+
 /* model-reuse.c: claims and pods kept from one generation to the next */
 struct rf_reuse *rf_reuse_new(void);
 struct rf_reuse *rf_reuse_ref(struct rf_reuse *r);
@@ -210,6 +297,12 @@ void rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot);
 int rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **fresh,
 		   size_t n_fresh, size_t marks_off, unsigned long mark,
 		   int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n);
+/** The same, calling gone(arg, v) for each element of prev_arr this build did not see
+ * (-ENOMEM from it stops the merge). */
+int rf_reuse_merge_gone(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **fresh,
+			size_t n_fresh, size_t marks_off, unsigned long mark,
+			int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n,
+			int (*gone)(void *arg, void *v), void *arg);
 
 /* model-relink.c: a claim or pod parsed for another layout, as this layout's (in c->reuse's
  * arena, strings through the strtab); NULL on OOM or when it must be parsed afresh */

@@ -162,6 +162,16 @@ rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **
 	       size_t n_fresh, size_t marks_off, unsigned long mark,
 	       int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n)
 {
+	return rf_reuse_merge_gone(a, prev_arr, n_prev, fresh, n_fresh, marks_off, mark, cmp, ret,
+				   ret_n, NULL, NULL);
+}
+
+int
+rf_reuse_merge_gone(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **fresh,
+		    size_t n_fresh, size_t marks_off, unsigned long mark,
+		    int (*cmp)(const void *, const void *), void ***ret, size_t *ret_n,
+		    int (*gone)(void *arg, void *v), void *arg)
+{
 	void **out = rf_arena_calloc(a, n_prev + n_fresh + 1, sizeof(*out));
 	if (!out)
 		return -ENOMEM;
@@ -169,7 +179,10 @@ rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, void **
 	size_t i = 0, j = 0, n = 0;
 	while (i < n_prev || j < n_fresh) {
 		if (i < n_prev && marks_of(prev_arr[i], marks_off)->seen != mark) {
-			i++; /* gone, or replaced by a fresh object */
+			/* gone, or replaced by a fresh object */
+			if (gone && gone(arg, prev_arr[i]) < 0)
+				return -ENOMEM;
+			i++;
 			continue;
 		}
 		if (j == n_fresh || (i < n_prev && cmp(&prev_arr[i], &fresh[j]) <= 0))

@@ -27,8 +27,8 @@ class_cmp(const void *a, const void *b)
 	return strcmp((*(struct rf_class *const *)a)->name, (*(struct rf_class *const *)b)->name);
 }
 
-static int
-pod_cmp(const void *a, const void *b)
+int
+rf_model_pod_cmp(const void *a, const void *b)
 {
 	const struct rf_pod *x = *(struct rf_pod *const *)a, *y = *(struct rf_pod *const *)b;
 	return rf_model_cmp_nsname(x->ns, x->name, y->ns, y->name);
@@ -289,6 +289,121 @@ collect(struct collect *k, struct rf_build_marks *m, void *v)
 		k->fresh[k->n_fresh++] = v;
 }
 
+static int
+note_gone_claim(void *arg, void *v)
+{
+	return rf_model_delta_note(arg, false, true, v);
+}
+
+static int
+note_gone_pod(void *arg, void *v)
+{
+	return rf_model_delta_note(arg, true, true, v);
+}
+
+static parse_fn parse_pod;
+
+/* An element out of place: the claim or pod the reuse table has for it, or parsed now. */
+struct get_arg {
+	bool pod;
+	struct rf_strtab *st;
+};
+
+static int
+get_one(struct rf_cluster *c, void *arg, const json_t *obj, size_t i, void **ret)
+{
+	struct get_arg *g = arg;
+	int r = g->pod ? reuse_or_parse(c, obj, i, parse_pod, rf_model_relink_pod, g->st, ret)
+		       : reuse_or_parse(c, obj, i, parse_claim, rf_model_relink_claim, g->st, ret);
+	if (r == 0 && *ret) /* part of this generation (rf_model_pod_claim trusts the mark) */
+		(g->pod ? &((struct rf_pod *)*ret)->marks : &((struct rf_claim *)*ret)->marks)
+			->seen = c->reuse->marker;
+	return r;
+}
+
+static int
+pod_has_uid(void *v)
+{
+	return ((struct rf_pod *)v)->uid != NULL;
+}
+
+/* Those of vals that have a uid, into a new array (malloc'd). */
+static void **
+with_uid(void *const *vals, size_t n, size_t *ret_n)
+{
+	void **out = malloc((n + 1) * sizeof(*out));
+	*ret_n = 0;
+	for (size_t i = 0; out && i < n; i++)
+		if (pod_has_uid(vals[i]))
+			out[(*ret_n)++] = vals[i];
+	return out;
+}
+
+/* Claims or pods by position against the previous generation's arrays (model-walk.c): the
+ * elements that did not move are not looked up, the sorted arrays are patched. @return 1 done,
+ * 0 declined (nothing of c changed, warnings included), -ENOMEM. */
+static int
+walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_strtab *st)
+{
+	const struct rf_cluster *prev = c->prev;
+	if (!prev || c->walk_usage || prev->reuse != c->reuse)
+		return 0;
+	void *const *pv = pod ? prev->pod_vals : prev->claim_vals;
+	const json_t *prev_arr = pod ? prev->objs.pods : prev->objs.claims;
+	/* the very same array (changed in place, as some tests do) or one that changed length
+	 * since: positions say nothing */
+	if (!pv || (pod ? prev->pods_warned : prev->claims_warned) || prev_arr == arr ||
+	    json_array_size(prev_arr) != (pod ? prev->n_pod_vals : prev->n_claim_vals))
+		return 0;
+	struct get_arg ga = { pod, st };
+	struct rf_walk w = {
+		.arr = arr, .prev_arr = prev_arr, .prev_vals = pv, .get = get_one, .arg = &ga
+	};
+	size_t w0 = c->n_warnings;
+	int r = rf_model_walk(c, &w);
+	if (r <= 0)
+		return r;
+	if (!pod) {
+		r = rf_model_sorted_patch(c->arena, (void *const *)prev->claims, prev->n_claims,
+					  w.gone, w.n_gone, w.fresh, w.n_fresh, claim_cmp,
+					  (void ***)&c->claims, &c->n_claims);
+	} else {
+		size_t n_gu, n_fu;
+		void **gu = with_uid(w.gone, w.n_gone, &n_gu),
+		     **fu = with_uid(w.fresh, w.n_fresh, &n_fu);
+		r = gu && fu ? rf_model_sorted_patch(c->arena, (void *const *)prev->pods_by_uid,
+						     prev->n_pods_by_uid, gu, n_gu, fu, n_fu,
+						     pod_uid_cmp, (void ***)&c->pods_by_uid,
+						     &c->n_pods_by_uid)
+			     : -ENOMEM;
+		free(gu);
+		free(fu);
+		if (r > 0)
+			r = rf_model_sorted_patch(c->arena, (void *const *)prev->pods, prev->n_pods,
+						  w.gone, w.n_gone, w.fresh, w.n_fresh,
+						  rf_model_pod_cmp, (void ***)&c->pods, &c->n_pods);
+	}
+	for (size_t i = 0; r > 0 && c->delta && i < w.n_gone; i++)
+		if (rf_model_delta_note(c, pod, true, w.gone[i]) < 0)
+			r = -ENOMEM;
+	for (size_t i = 0; r > 0 && c->delta && i < w.n_fresh; i++)
+		if (rf_model_delta_note(c, pod, false, w.fresh[i]) < 0)
+			r = -ENOMEM;
+	if (r == 0)
+		c->n_warnings = w0; /* the walk repeats them */
+	if (pod) {
+		c->pod_vals = w.vals;
+		c->n_pod_vals = json_array_size(arr);
+		c->pods_warned = w.warned;
+	} else {
+		c->claim_vals = w.vals;
+		c->n_claim_vals = json_array_size(arr);
+		c->claims_warned = w.warned;
+	}
+	rf_model_walk_free(&w);
+	return r;
+}
+
 /* Claims keep no pointer into their objects (strings are copied, see alloc/strtab.h), except
  * consumedCapacity of shared allocations (ar->consumed): the reuse table holds the object. */
 int
@@ -302,6 +417,13 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
 	if (!k.fresh || !st)
 		goto out;
+	if ((rr = walk_by_position(c, claims, false, st)) != 0)
+		goto out;
+	rr = -ENOMEM;
+	size_t w0 = c->n_warnings;
+	if (!(c->claim_vals = rf_arena_calloc(c->arena, n + 1, sizeof(*c->claim_vals))))
+		goto out;
+	c->n_claim_vals = n;
 	for (size_t i = 0; k.prev && i < k.prev->n_claims; i++)
 		k.prev->claims[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
@@ -310,17 +432,23 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 				   rf_model_relink_claim, st, &v) < 0)
 			goto out;
 		struct rf_claim *cl = v;
+		c->claim_vals[i] = v;
 		if (cl)
 			collect(&k, &cl->marks, cl);
 	}
-	rr = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->claims : NULL,
-			    k.prev ? k.prev->n_claims : 0, k.fresh, k.n_fresh,
-			    offsetof(struct rf_claim, marks), k.mark, claim_cmp,
-			    (void ***)&c->claims, &c->n_claims);
+	c->claims_warned = c->n_warnings != w0 || c->n_warnings >= MAX_WARNINGS;
+	for (size_t i = 0; c->delta && i < k.n_fresh; i++)
+		if (rf_model_delta_note(c, false, false, k.fresh[i]) < 0)
+			goto out;
+	rr = rf_reuse_merge_gone(c->arena, k.prev ? (void *const *)k.prev->claims : NULL,
+				 k.prev ? k.prev->n_claims : 0, k.fresh, k.n_fresh,
+				 offsetof(struct rf_claim, marks), k.mark, claim_cmp,
+				 (void ***)&c->claims, &c->n_claims,
+				 c->delta ? note_gone_claim : NULL, c);
 out:
 	free(k.fresh);
 	rf_strtab_free(st);
-	return rr;
+	return rr < 0 ? rr : 0;
 }
 
 /* Fold allocations into device usage (dra-api.md section 10.1). */
@@ -344,6 +472,7 @@ rf_model_account_usage(struct rf_cluster *c)
 				}
 				if (u->holder != cl) {
 					const struct rf_device *d = ar->dev;
+					c->usage_inexact = true;
 					rf_cluster_warn(
 						c,
 						"device %s/%s/%s is allocated by both %s/%s "
@@ -373,6 +502,7 @@ rf_model_account_usage(struct rf_cluster *c)
 						if (strcmp(d->caps[ci].raw_name, k) == 0)
 							cap = &d->caps[ci];
 					if (!cap || !qs || rf_quantity_parse(qs, &q) < 0) {
+						c->usage_inexact = true;
 						rf_cluster_warn(
 							c,
 							"resourceclaim %s/%s: consumedCapacity %s of %s "
@@ -381,6 +511,8 @@ rf_model_account_usage(struct rf_cluster *c)
 							cl->ns, cl->name, k, d->name);
 						continue;
 					}
+					c->usage_inexact |= q.nano > RF_DELTA_QUANTITY_MAX ||
+							    q.nano < -RF_DELTA_QUANTITY_MAX;
 					u->consumed[cap - d->caps] =
 						rf_quantity_add(u->consumed[cap - d->caps], q);
 				}
@@ -494,6 +626,15 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
 	if (!k.fresh || !st)
 		goto out;
+	if ((r = walk_by_position(c, pods, true, st)) != 0) {
+		c->reuse->live = c->n_claims + c->n_pods;
+		goto out;
+	}
+	r = -ENOMEM;
+	size_t w0 = c->n_warnings;
+	if (!(c->pod_vals = rf_arena_calloc(c->arena, n + 1, sizeof(*c->pod_vals))))
+		goto out;
+	c->n_pod_vals = n;
 	for (size_t i = 0; k.prev && i < k.prev->n_pods; i++)
 		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
@@ -502,20 +643,27 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 				   st, &v) < 0)
 			goto out;
 		struct rf_pod *p = v;
+		c->pod_vals[i] = v;
 		if (p)
 			collect(&k, &p->marks, p);
 	}
+	c->pods_warned = c->n_warnings != w0 || c->n_warnings >= MAX_WARNINGS;
 	/* the fresh pods with a uid, for the second array: copied before the merge sorts them */
 	void **fresh_uid = malloc((k.n_fresh ? k.n_fresh : 1) * sizeof(*fresh_uid));
 	if (!fresh_uid)
 		goto out;
-	for (size_t i = 0; i < k.n_fresh; i++)
+	for (size_t i = 0; i < k.n_fresh; i++) {
 		if (((struct rf_pod *)k.fresh[i])->uid)
 			fresh_uid[n_uid++] = k.fresh[i];
-	r = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->pods : NULL,
-			   k.prev ? k.prev->n_pods : 0, k.fresh, k.n_fresh,
-			   offsetof(struct rf_pod, marks), k.mark, pod_cmp, (void ***)&c->pods,
-			   &c->n_pods);
+		if (c->delta && rf_model_delta_note(c, true, false, k.fresh[i]) < 0) {
+			free(fresh_uid);
+			goto out;
+		}
+	}
+	r = rf_reuse_merge_gone(c->arena, k.prev ? (void *const *)k.prev->pods : NULL,
+				k.prev ? k.prev->n_pods : 0, k.fresh, k.n_fresh,
+				offsetof(struct rf_pod, marks), k.mark, rf_model_pod_cmp,
+				(void ***)&c->pods, &c->n_pods, c->delta ? note_gone_pod : NULL, c);
 	if (r == 0)
 		r = rf_reuse_merge(c->arena, k.prev ? (void *const *)k.prev->pods_by_uid : NULL,
 				   k.prev ? k.prev->n_pods_by_uid : 0, fresh_uid, n_uid,
@@ -526,7 +674,7 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 out:
 	free(k.fresh);
 	rf_strtab_free(st);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* A group's entries must be adjacent, in node order: sorting by the group's hash and the node
@@ -549,8 +697,8 @@ group_rails_cmp(const void *a, const void *b)
 	return CMP_HASH_NODE(x, y);
 }
 
-static int
-group_rails_cmp_names(const void *a, const void *b)
+int
+rf_model_group_rails_cmp(const void *a, const void *b)
 {
 	const struct group_rails *x = a, *y = b;
 	return CMP_HASH_NAME_NODE(x, y);
@@ -563,8 +711,8 @@ group_node_cmp(const void *a, const void *b)
 	return CMP_HASH_NODE(x, y);
 }
 
-static int
-group_node_cmp_names(const void *a, const void *b)
+int
+rf_model_group_node_cmp(const void *a, const void *b)
 {
 	const struct group_node *x = a, *y = b;
 	return CMP_HASH_NAME_NODE(x, y);
@@ -601,18 +749,18 @@ sort_groups(struct rf_cluster *c)
 	qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails), group_rails_cmp);
 	if (rails_collide(c->group_rails, c->n_group_rails))
 		qsort(c->group_rails, c->n_group_rails, sizeof(*c->group_rails),
-		      group_rails_cmp_names);
+		      rf_model_group_rails_cmp);
 	qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes), group_node_cmp);
 	if (nodes_collide(c->group_nodes, c->n_group_nodes))
 		qsort(c->group_nodes, c->n_group_nodes, sizeof(*c->group_nodes),
-		      group_node_cmp_names);
+		      rf_model_group_node_cmp);
 }
 
 /* The claim a pod's entry e names in this generation: the one the last build found while it is
  * still part of the generation (seen by this build; names are unique unless claim_dups), else
  * looked up and remembered. */
-static const struct rf_claim *
-pod_claim(struct rf_cluster *c, struct rf_pod *p, size_t e)
+const struct rf_claim *
+rf_model_pod_claim(struct rf_cluster *c, struct rf_pod *p, size_t e)
 {
 	const struct rf_claim *cl = p->claims_found ? p->claims_found[e] : NULL;
 	if (cl && cl->marks.seen == c->reuse->marker && !c->claim_dups)
@@ -631,8 +779,8 @@ same_group(const struct group_rails *r, const struct group_index *g)
 
 /* The group index over the sorted group_rails entries: per group, the rails used anywhere and
  * those used on at least two distinct nodes. */
-static int
-index_groups(struct rf_cluster *c)
+int
+rf_model_index_groups(struct rf_cluster *c)
 {
 	c->groups = rf_arena_calloc(c->arena, c->n_group_rails + 1, sizeof(*c->groups));
 	if (!c->groups)
@@ -690,7 +838,7 @@ rf_model_node_frontend(struct rf_cluster *c)
 int
 rf_model_place_pods(struct rf_cluster *c)
 {
-	size_t grouped = 0;
+	size_t grouped = 0, refs = 0;
 	c->group_rails = rf_arena_calloc(c->arena, c->n_pods + 1, sizeof(*c->group_rails));
 	if (!c->group_rails)
 		return -ENOMEM;
@@ -705,6 +853,7 @@ rf_model_place_pods(struct rf_cluster *c)
 			if (pass == 0) {
 				nu->n_pods++;
 				grouped += p->group != NULL;
+				refs += p->n_claim_names;
 				continue;
 			}
 			nu->pods[nu->n_pods++] = p;
@@ -715,12 +864,17 @@ rf_model_place_pods(struct rf_cluster *c)
 					rf_quantity_add(nu->fe_ingress_used, p->ingress);
 			/* devices of its claims: NIC bandwidth and rails */
 			uint64_t rails = 0;
+			for (size_t e = 0; e < p->n_claim_names; e++)
+				c->claim_refs[c->n_claim_refs++] =
+					(struct claim_ref){ p->claim_hashes[e], p };
 			for (size_t e = 0; e < p->n_claim_names; e++) {
-				const struct rf_claim *cl = pod_claim(c, p, e);
+				const struct rf_claim *cl = rf_model_pod_claim(c, p, e);
 				for (size_t r = 0; cl && r < cl->n_results; r++) {
 					const struct rf_alloc_result *ar = &cl->results[r];
 					if (!ar->dev || !ar->nic || ar->admin_access)
 						continue;
+					c->usage_inexact |= p->has_nic_bw &&
+							    p->nic_bw.nano > RF_DELTA_QUANTITY_MAX;
 					if (p->has_nic_bw)
 						c->dev_use[ar->gidx].annotated_bw = rf_quantity_add(
 							c->dev_use[ar->gidx].annotated_bw,
@@ -731,20 +885,22 @@ rf_model_place_pods(struct rf_cluster *c)
 			}
 			if (p->group)
 				c->group_nodes[c->n_group_nodes++] =
-					(struct group_node){ p->group_hash, p->group, n->idx };
+					(struct group_node){ p->group_hash, p->group, n->idx, p };
 			if (p->group && rails) {
 				struct group_rails *gr = &c->group_rails[c->n_group_rails++];
 				gr->hash = p->group_hash;
 				gr->group = p->group;
 				gr->node_idx = n->idx;
 				gr->rails = rails;
+				gr->pod = p;
 			}
 		}
 		if (pass == 0) {
 			/* only the pods of a group: most pods of a fleet have none */
 			c->group_nodes =
 				rf_arena_calloc(c->arena, grouped + 1, sizeof(*c->group_nodes));
-			if (!c->group_nodes)
+			c->claim_refs = rf_arena_calloc(c->arena, refs + 1, sizeof(*c->claim_refs));
+			if (!c->group_nodes || !c->claim_refs)
 				return -ENOMEM;
 			for (size_t ni = 0; ni < c->n_nodes; ni++) {
 				struct rf_node_use *nu = &c->node_use[ni];
@@ -757,7 +913,8 @@ rf_model_place_pods(struct rf_cluster *c)
 		}
 	}
 	sort_groups(c);
-	return index_groups(c);
+	qsort(c->claim_refs, c->n_claim_refs, sizeof(*c->claim_refs), rf_model_claim_ref_cmp);
+	return rf_model_index_groups(c);
 }
 
 static uint64_t
@@ -777,49 +934,57 @@ mix_q(uint64_t h, struct rf_quantity q)
 	return mix(h, v);
 }
 
-/* Free GPUs and NICs per node, and the fingerprint of each node's usage: every device of every
- * pool the node sees (counters are per pool), its front-end use. Reads only the usage arrays
- * and the layout's index arrays: device structs are many and scattered. */
+/* The fingerprint of a pool's usage: every device someone holds, shares or annotates. Reads
+ * only the usage array: device structs are many and scattered. */
+uint64_t
+rf_model_pool_fp(const struct rf_cluster *c, const struct rf_pool *p)
+{
+	const struct rf_quantity zero = { 0 };
+	uint64_t h = 0;
+	for (size_t i = 0; i < p->n_devices; i++) {
+		unsigned g = p->first_gidx + (unsigned)i;
+		const struct rf_dev_use *u = &c->dev_use[g];
+		if (!u->holder && !u->n_shares && rf_quantity_cmp(u->annotated_bw, zero) == 0)
+			continue;
+		h = mix(h, g);
+		h = mix(h, (uint64_t)(uintptr_t)u->holder);
+		h = mix(h, u->n_shares);
+		for (size_t k = 0; k < u->n_consumed; k++)
+			h = mix_q(h, u->consumed[k]);
+		h = mix_q(h, u->annotated_bw);
+	}
+	return h;
+}
+
+/* Free GPUs and NICs of a node, and the fingerprint of its usage: its pools' (counters are per
+ * pool), its front-end use. Needs c->pool_fp and the node's front-end sums. */
+void
+rf_model_node_fp(struct rf_cluster *c, const struct rf_node *n)
+{
+	struct rf_node_use *nu = &c->node_use[n->idx];
+	uint64_t h = 0x5bd1e995;
+	nu->n_gpus_free = nu->n_nics_free = 0;
+	for (size_t i = 0; i < n->n_gpus; i++)
+		nu->n_gpus_free += c->dev_use[n->counted[i]].holder == NULL;
+	for (size_t i = n->n_gpus; i < n->n_gpus + n->n_nics; i++)
+		nu->n_nics_free += c->dev_use[n->counted[i]].holder == NULL;
+	for (size_t i = 0; i < n->n_pools; i++)
+		h = mix(h, c->pool_fp[n->pools[i]->idx]);
+	h = mix_q(h, nu->fe_egress_used);
+	h = mix_q(h, nu->fe_ingress_used);
+	nu->fp = h;
+}
+
 int
 rf_model_node_usage(struct rf_cluster *c)
 {
-	uint64_t *pool_fp = calloc(c->n_pools + 1, sizeof(*pool_fp));
-	if (!pool_fp)
+	c->pool_fp = rf_arena_calloc(c->arena, c->n_pools + 1, sizeof(*c->pool_fp));
+	if (!c->pool_fp)
 		return -ENOMEM;
-	const struct rf_quantity zero = { 0 };
-	for (size_t pi = 0; pi < c->n_pools; pi++) {
-		const struct rf_pool *p = c->pools[pi];
-		uint64_t h = 0;
-		for (size_t i = 0; i < p->n_devices; i++) {
-			unsigned g = p->first_gidx + (unsigned)i;
-			const struct rf_dev_use *u = &c->dev_use[g];
-			if (!u->holder && !u->n_shares &&
-			    rf_quantity_cmp(u->annotated_bw, zero) == 0)
-				continue;
-			h = mix(h, g);
-			h = mix(h, (uint64_t)(uintptr_t)u->holder);
-			h = mix(h, u->n_shares);
-			for (size_t k = 0; k < u->n_consumed; k++)
-				h = mix_q(h, u->consumed[k]);
-			h = mix_q(h, u->annotated_bw);
-		}
-		pool_fp[pi] = h;
-	}
-	for (size_t ni = 0; ni < c->n_nodes; ni++) {
-		const struct rf_node *n = c->nodes[ni];
-		struct rf_node_use *nu = &c->node_use[ni];
-		uint64_t h = 0x5bd1e995;
-		for (size_t i = 0; i < n->n_gpus; i++)
-			nu->n_gpus_free += c->dev_use[n->counted[i]].holder == NULL;
-		for (size_t i = n->n_gpus; i < n->n_gpus + n->n_nics; i++)
-			nu->n_nics_free += c->dev_use[n->counted[i]].holder == NULL;
-		for (size_t i = 0; i < n->n_pools; i++)
-			h = mix(h, pool_fp[n->pools[i]->idx]);
-		h = mix_q(h, nu->fe_egress_used);
-		h = mix_q(h, nu->fe_ingress_used);
-		nu->fp = h;
-	}
-	free(pool_fp);
+	for (size_t pi = 0; pi < c->n_pools; pi++)
+		c->pool_fp[pi] = rf_model_pool_fp(c, c->pools[pi]);
+	for (size_t ni = 0; ni < c->n_nodes; ni++)
+		rf_model_node_fp(c, c->nodes[ni]);
 	return 0;
 }
 

@@ -103,6 +103,7 @@ layout_unref(struct rf_layout *l)
 		rf_cel_program_free(l->extra_programs[i]);
 	free(l->extra_programs);
 	pthread_mutex_destroy(&l->extra_lock);
+	rf_model_pool_nodes_free(l->pool_nodes);
 	rf_arena_free(l->arena);
 	free(l);
 }
@@ -234,21 +235,31 @@ rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n)
 	return c->node_ready ? c->node_ready[n->idx] : n->ready;
 }
 
-/* Claims, pods and what they use: the part of a generation that changes with every event. */
+/* Claims, pods and what they use: the part of a generation that changes with every event.
+ * Usage is the previous generation's plus what changed when that is possible (model-delta.c),
+ * else a walk of every claim and pod. */
 static int
 build_usage(struct rf_cluster *c)
 {
-	int r;
-	c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use));
-	if (!c->node_use)
-		return -ENOMEM;
+	int r, delta = 0;
 	c->reuse->marker++;
-	if ((r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
-	    (r = rf_model_index_claims(c)) < 0 || (r = rf_model_account_usage(c)) < 0 ||
-	    (r = rf_model_build_pods(c, c->objs.pods)) < 0 || (r = rf_model_place_pods(c)) < 0 ||
-	    (r = rf_model_node_usage(c)) < 0)
-		return r;
-	return 0;
+	if ((r = rf_model_delta_begin(c)) < 0 ||
+	    (r = rf_model_build_claims(c, c->objs.claims)) < 0 ||
+	    (r = rf_model_index_claims_next(c)) < 0 || (r = delta = rf_model_delta_claims(c)) < 0 ||
+	    (!delta && (r = rf_model_account_usage(c)) < 0) ||
+	    (r = rf_model_build_pods(c, c->objs.pods)) < 0 ||
+	    (delta && (r = delta = rf_model_delta_pods(c)) < 0) ||
+	    (!delta &&
+	     (!(c->node_use = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_use))) ||
+	      (r = rf_model_place_pods(c)) < 0 || (r = rf_model_node_usage(c)) < 0))) {
+		r = r < 0 ? r : -ENOMEM;
+		goto out;
+	}
+	c->usage_delta = delta > 0;
+	r = 0;
+out:
+	rf_model_delta_end(c);
+	return r;
 }
 
 int
@@ -265,6 +276,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->cel = cel;
 	c->expand = objs->expand;
 	c->expand_userdata = objs->expand_userdata;
+	c->walk_usage = objs->walk_usage;
 	if (hold_objects(c, objs) < 0)
 		goto fail;
 	c->counts = (struct rf_cluster_counts){

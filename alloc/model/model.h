@@ -269,6 +269,9 @@ struct rf_cluster_objects {
 	 * must (consumedCapacity), and then holds it. NULL: such elements are skipped. */
 	json_t *(*expand)(const json_t *v, void *userdata);
 	void *expand_userdata;
+	/* usage by a walk of every claim and pod, even where rf_cluster_build_next() would start
+	 * from the previous generation's (what a build cost before; benchmarks and tests) */
+	bool walk_usage;
 };
 
 struct rf_cluster;
@@ -395,6 +398,10 @@ struct rf_cel_device rf_device_cel_view(const struct rf_device *d);
 /** What a claim's allocation consumes of one capacity of a shared device (zero if nothing). */
 struct rf_quantity rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 				     const struct rf_capacity *cap);
+
+/** Whether the generation's usage was derived from the previous generation's and the claims and
+ * pods that changed (false: a walk of every claim and pod). The result is the same either way. */
+bool rf_cluster_usage_delta(const struct rf_cluster *c);
 
 /** Usage of a device or node of the generation's layout. */
 const struct rf_dev_use *rf_dev_use(const struct rf_cluster *c, const struct rf_device *d);

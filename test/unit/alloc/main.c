@@ -1,5 +1,6 @@
 /* Unit tests of alloc/: the cluster model, the allocator mirror, the per-node pipeline, golden
- * explain documents, the verdict memo, locality from topology annotations and railfit simulate. */
+ * explain documents, the verdict memo, locality from topology annotations, railfit simulate and
+ * usage built by difference. */
 #include "test/unit/check_main.h"
 
 Suite *model_suite(void);
@@ -12,7 +13,8 @@ Suite *predict136_suite(void);
 Suite *upstream_suite(void);
 Suite *gpu_locality_suite(void);
 Suite *simulate_suite(void);
+Suite *model_delta_suite(void);
 
 RF_CHECK_MAIN(model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite(),
 	      topology_model_suite(), predict136_suite(), upstream_suite(), gpu_locality_suite(),
-	      simulate_suite())
+	      simulate_suite(), model_delta_suite())
