@@ -729,8 +729,8 @@ block_fit(uint64_t rails, double *ret)
 }
 
 /* Share of the assignment's rails in the rail set the pod's group uses on (most of) its other
- * nodes; for the group's first pod with rails, how well its rails fit one aligned block
- * (block_fit()). */
+ * nodes; neutral while the group has none (DESIGN section 7.4: the group's first pod is the
+ * packing part's business). */
 static void
 part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
@@ -749,17 +749,7 @@ part_rail(const struct pipeline *p, const struct rf_assignment *a, struct rf_nod
 		if (r < 64)
 			mine |= UINT64_C(1) << r;
 	}
-	if (!e->group_rails) {
-		e->rail_block = block_fit(mine, &e->parts[RF_PART_RAIL]);
-		e->part_applies[RF_PART_RAIL] = e->rail_block;
-		if (e->rail_block)
-			note(e,
-			     "rails: the first pod of group %s with rails; %.0f%% of its %zu rails "
-			     "in one aligned block (the sets the group's next pods can get too)",
-			     d->group, e->parts[RF_PART_RAIL] * 100, rails);
-		return;
-	}
-	if (rails) {
+	if (rails && e->group_rails) {
 		double fit;
 		e->parts[RF_PART_RAIL] = (double)same / (double)rails;
 		e->part_applies[RF_PART_RAIL] = true;
@@ -880,17 +870,25 @@ part_cpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node
 	e->part_applies[RF_PART_CPU] = true;
 }
 
-/* Prefer nodes already in use, so that whole aligned sets stay free for big jobs. */
+/* Prefer nodes already in use, so that whole aligned sets stay free for big jobs; the first pod
+ * of a rail group with 2+ rails also by how well its rails fit one aligned block (block_fit()):
+ * the rails it takes are the ones its siblings will be asked to match. */
 static void
 part_packing(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
 	const struct rf_node *n = p->n;
-	size_t new_gpus = 0, new_nics = 0;
+	size_t new_gpus = 0, new_nics = 0, rails = 0;
+	uint64_t mine = 0;
 	for (size_t i = 0; i < a->n; i++) {
-		if (a->picks[i].pinned || a->picks[i].dev->allow_multiple)
+		const struct rf_device *dv = a->picks[i].dev;
+		if (dv->kind == RF_DEV_NIC && dv->rail >= 0 && dv->rail < 64) {
+			mine |= UINT64_C(1) << dv->rail;
+			rails++;
+		}
+		if (a->picks[i].pinned || dv->allow_multiple)
 			continue;
-		new_gpus += a->picks[i].dev->kind == RF_DEV_GPU;
-		new_nics += a->picks[i].dev->kind == RF_DEV_NIC;
+		new_gpus += dv->kind == RF_DEV_GPU;
+		new_nics += dv->kind == RF_DEV_NIC;
 	}
 	if (new_gpus && n->n_gpus) {
 		e->parts[RF_PART_PACKING] =
@@ -902,6 +900,16 @@ part_packing(const struct pipeline *p, const struct rf_assignment *a, struct rf_
 			clamp01((double)(n->n_nics - rf_node_use(p->c, n)->n_nics_free + new_nics) /
 				n->n_nics);
 		e->part_applies[RF_PART_PACKING] = true;
+	}
+	double fit;
+	if (e->part_applies[RF_PART_PACKING] && p->d->group[0] && !e->group_rails &&
+	    block_fit(mine, &fit)) {
+		e->parts[RF_PART_PACKING] *= fit;
+		e->rail_block = true;
+		note(e,
+		     "packing: the first pod of group %s with rails; %.0f%% of its %zu rails in one "
+		     "aligned block (the sets the group's next pods can get too)",
+		     p->d->group, fit * 100, rails);
 	}
 }
 
@@ -931,6 +939,7 @@ score_parts(const struct pipeline *p, const struct rf_assignment *a, struct rf_n
 		e->parts[i] = 0;
 		e->part_applies[i] = false;
 	}
+	e->rail_block = false;
 	part_alignment(p, a, e);
 	measure_headroom(p, a, e);
 	part_bandwidth(p, e);

@@ -89,8 +89,9 @@ struct rf_node_eval {
 	struct rf_quantity fe_capacity, fe_egress_used, fe_ingress_used;
 	const char *fe_source;
 	uint64_t group_rails; /* the rail set of the pod's group on other nodes (rail_target.h) */
-	/* the rail part counts how well the pod's 2+ rails fit one aligned block: the group's
-	 * first pod, or a group whose nodes hold more rails than the pod gets */
+	/* how well the pod's 2+ rails fit one aligned block counts: in the packing part for the
+	 * group's first pod, in the rail part when the group's nodes hold more rails than it gets
+	 */
 	bool rail_block;
 
 	/* GPU to GPU (pods that get 2+ GPUs): the worst pair, the source of the levels */

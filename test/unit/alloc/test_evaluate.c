@@ -436,10 +436,11 @@ START_TEST(test_evaluate_infeasible_taint_by_version)
 }
 END_TEST
 
-/* The rail part for a group's first pod with 2+ rails (no rails of its group elsewhere yet): the
- * share of its rails in one aligned block. On x, gpu-0 and gpu-1 are taken: two aligned pairs
- * get rails 2 and 3 (a block of two); on y only gpu-0 is: rails 1 and 2 straddle two blocks. A
- * pod of no group has no rail part, and the memo keeps the two judgements apart. */
+/* A group's first pod with 2+ rails (no rails of its group elsewhere yet): the rail part stays
+ * neutral (DESIGN 7.4) and the packing part counts the share of its rails in one aligned block.
+ * On x, gpu-0 and gpu-1 are taken: two aligned pairs get rails 2 and 3 (a block of two); on y
+ * only gpu-0 is: rails 1 and 2 straddle two blocks. A pod of no group has no block fit, and the
+ * memo keeps the two judgements apart. */
 START_TEST(test_evaluate_rails_of_a_groups_first_pod)
 {
 	static const char *const TWO_PAIRS =
@@ -473,11 +474,13 @@ START_TEST(test_evaluate_rails_of_a_groups_first_pod)
 			ck_assert_int_eq(rf_evaluate_node(f.c, &d, k ? "y" : "x", true, e), 0);
 			ck_assert_int_eq(e->verdict, RF_VERDICT_PASS);
 			ck_assert_int_eq(e->group_rails, 0);
-			ck_assert(e->part_applies[RF_PART_RAIL] == (g == 1));
+			/* DESIGN 7.4: the rail part is neutral while the group has no rails */
+			ck_assert(!e->part_applies[RF_PART_RAIL]);
 			ck_assert(e->rail_block == (g == 1));
-			if (g)
-				ck_assert_double_eq_tol(e->parts[RF_PART_RAIL], k ? 0.5 : 1.0,
-							1e-9);
+			/* packing: x 4 of 8 GPUs in use after, y 3 of 8; y's rails half a block */
+			ck_assert(e->part_applies[RF_PART_PACKING]);
+			ck_assert_double_eq_tol(e->parts[RF_PART_PACKING],
+						k ? (g ? 0.375 * 0.5 : 0.375) : 0.5, 1e-9);
 			score[g][k] = e->score;
 			bool noted = false;
 			for (size_t i = 0; i < e->n_reasons; i++)
