@@ -57,6 +57,13 @@ struct rf_layout {
 	pthread_mutex_t extra_lock;
 	struct rf_cel_program **extra_programs;
 	size_t n_extra, cap_extra;
+	/* a layout patched from another (model-patch.c) shares that one's unchanged pools, devices,
+	 * nodes and classes, so it holds it (base) until it goes; depth counts the chain, holes the
+	 * gidx of replaced devices no pool uses any more */
+	struct rf_layout *base;
+	bool patched, from_recs; /* from_recs: its slices are the caller's parsed records */
+	unsigned depth;
+	size_t holes;
 };
 
 /* Claims and pods parsed once and reused by later generations of the same layout as long as the
@@ -150,6 +157,9 @@ struct rf_cluster {
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error; the
 	 * layout's */
 	atomic_uchar *class_memo;
+
+	/* while building on a patched layout: what changed (model-patch.c), else NULL */
+	struct rf_patch *patch;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
@@ -168,6 +178,12 @@ int rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, s
 int rf_model_apply_taint_rules(struct rf_cluster *c, const json_t *rules);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
+struct rf_pool *rf_model_find_pool(const struct rf_cluster *c, const char *driver,
+				   const char *pool);
+struct rf_pool *rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n,
+				    bool lend_ok);
+void rf_model_sort_slices(struct rf_slice **refs, size_t n);
+void rf_model_place_pool_devices(struct rf_cluster *c, struct rf_pool *p, unsigned first_gidx);
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
@@ -176,6 +192,9 @@ bool rf_model_node_ready(const json_t *node);
 int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
+int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
+			       struct rf_pool *const *pools, size_t n_pools);
+void rf_model_network_place(const struct rf_cluster *c, struct rf_node *n);
 int rf_model_node_frontend(struct rf_cluster *c);
 
 /* model-usage.c: classes, claims and what they hold, pods and what they use, templates */
@@ -215,6 +234,17 @@ int rf_reuse_merge(struct rf_arena *a, void *const *prev_arr, size_t n_prev, voi
  * arena, strings through the strtab); NULL on OOM or when it must be parsed afresh */
 void *rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old);
 void *rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old);
+
+/* model-patch.c: a layout made from the previous one and the changes (see there) */
+void rf_model_layout_unref(struct rf_layout *l);
+/** 1: c has a layout patched from prev's (c->patch says what changed); 0: patching does not
+ * apply, c is as it was (build the layout afresh); -ENOMEM. */
+int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
+			  const struct rf_cluster_objects *objs);
+/** With c->reuse shared with prev: the claims that point at what the patch replaced become
+ * copies relinked to c's layout. -EAGAIN: one cannot be (start a new reuse table). */
+int rf_model_patch_claims(struct rf_cluster *c);
+void rf_model_patch_free(struct rf_patch *p);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */
 bool rf_reuse_stale(const struct rf_reuse *r);

@@ -85,8 +85,8 @@ hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	return 0;
 }
 
-static void
-layout_unref(struct rf_layout *l)
+void
+rf_model_layout_unref(struct rf_layout *l)
 {
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
@@ -104,7 +104,9 @@ layout_unref(struct rf_layout *l)
 	free(l->extra_programs);
 	pthread_mutex_destroy(&l->extra_lock);
 	rf_arena_free(l->arena);
+	struct rf_layout *base = l->base;
 	free(l);
+	rf_model_layout_unref(base);
 }
 
 /* The layout's ResourceSlices: the caller's parsed ones, or c's objects parsed here. */
@@ -114,6 +116,7 @@ hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_clu
 	size_t n = objs->slice_recs ? objs->n_slice_recs : json_array_size(c->objs.slices);
 	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))))
 		return -ENOMEM;
+	l->from_recs = objs->slice_recs != NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (objs->slice_recs)
 			l->slices[i] = rf_slice_ref(objs->slice_recs[i]);
@@ -277,23 +280,42 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		.taint_rules = json_array_size(c->objs.taint_rules),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
-	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0 ||
+	/* a changed Node, slice or class: the previous layout patched where it changed
+	 * (model-patch.c), or built afresh */
+	int patched = 0;
+	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel &&
+	    (patched = rf_model_patch_layout(c, prev, objs)) < 0) {
+		r = patched;
+		goto fail;
+	}
+	if ((r = reuse     ? share_layout(c, prev)
+		 : patched ? 0
+			   : build_layout(c, objs)) < 0 ||
 	    (reuse && (r = refresh_ready(c)) < 0))
 		goto fail;
-	if (reuse && !rf_reuse_stale(prev->reuse)) {
+	if ((reuse || patched) && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
 		 * while its usage fingerprint is the same (claim addresses are part of it, and
 		 * they are unique while the reuse table lives) */
 		c->reuse = rf_reuse_ref(prev->reuse);
-		c->memo = rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
+		c->memo = !patched && rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
 				  ? rf_memo_ref(prev->memo)
 				  : rf_memo_new(c->n_nodes, MEMO_SHAPES);
 		if (!c->memo)
 			goto fail;
-	} else {
+		/* on a patched layout the claims pointing at what changed are relinked */
+		if (patched && (r = rf_model_patch_claims(c)) == -EAGAIN) {
+			rf_reuse_unref(c->reuse);
+			c->reuse = NULL;
+			patched = 2; /* relink them all, below */
+		} else if (r < 0) {
+			goto fail;
+		}
+	}
+	if (!c->reuse) {
 		r = -ENOMEM;
 		if (!(c->reuse = rf_reuse_new()) ||
-		    !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
+		    (!c->memo && !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES))))
 			goto fail;
 		/* a new layout (or a table compacted): what the previous generation parsed is
 		 * relinked, not parsed again */
@@ -302,6 +324,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	}
 	if (!reuse) {
 		/* the layout's arena served its steps; usage gets the generation's own */
+		r = -ENOMEM;
 		if (!(c->arena = rf_arena_new()))
 			goto fail;
 		const char **w = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
@@ -310,10 +333,13 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		memcpy(w, c->warnings, c->n_warnings * sizeof(char *));
 		c->warnings = w;
 	}
-	c->prev = reuse ? prev : NULL;
+	/* the sorted claim and pod arrays follow prev's while the table is the same */
+	c->prev = reuse || patched == 1 ? prev : NULL;
 	r = build_usage(c);
 	c->prev = NULL;
 	c->relink_from = NULL;
+	rf_model_patch_free(c->patch);
+	c->patch = NULL;
 	if (r < 0)
 		goto fail;
 	*ret = c;
@@ -331,6 +357,12 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 	if (r == 0)
 		rf_reuse_seal((*ret)->reuse); /* nothing follows: the objects may go (snapshot) */
 	return r;
+}
+
+bool
+rf_cluster_layout_patched(const struct rf_cluster *c)
+{
+	return c->layout->patched;
 }
 
 struct rf_cluster *
@@ -355,9 +387,10 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.taint_rules);
 	rf_memo_unref(c->memo);
 	rf_reuse_unref(c->reuse);
+	rf_model_patch_free(c->patch);
 	if (!c->layout || c->arena != c->layout->arena)
 		rf_arena_free(c->arena);
-	layout_unref(c->layout);
+	rf_model_layout_unref(c->layout);
 	free(c);
 	return NULL;
 }
