@@ -234,19 +234,27 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 			d->pool = p;
 			d->slice = s;
 			d->idx = (unsigned)p->n_devices;
-			for (size_t q = 0; q < p->n_devices; q++)
-				if (strcmp(p->devices[q]->name, d->name) == 0)
-					p->invalid = true;
 			p->devices[p->n_devices++] = d;
 		}
 	}
-	const char *why = p->invalid ? "duplicate device names" : NULL;
-	if (!why && rf_cluster_dra_version(c) != RF_DRA_1_34 && (why = counters_problem(p)))
-		p->invalid = true;
+	const char *why = rf_model_pool_problem(c, p);
+	p->invalid = why != NULL;
 	if (why)
 		rf_cluster_warn(c, "pool %s/%s: %s; the allocator treats the pool as invalid",
 				p->driver, p->name, why);
 	return p;
+}
+
+const char *
+rf_model_pool_problem(const struct rf_cluster *c, const struct rf_pool *p)
+{
+	for (size_t i = 0; i < p->n_devices; i++)
+		for (size_t q = 0; q < i; q++)
+			if (strcmp(p->devices[q]->name, p->devices[i]->name) == 0)
+				return "duplicate device names";
+	if (rf_cluster_dra_version(c) != RF_DRA_1_34)
+		return counters_problem(p);
+	return NULL;
 }
 
 void

@@ -25,10 +25,11 @@
  * change: a change that adds or removes a node or a pool is not patched.
  *
  * Equality is the bar: a patched layout must read exactly like a full build from the same
- * objects (test/unit/alloc/test_patch.c checks random sequences of changes). Whatever could make
- * them differ is not patched but built in full: warnings (their order is the full build's),
- * pools served by more than one node or by selectors, slices named only by slices, taint rule
- * changes, parsing without the caller's slice records. */
+ * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
+ * full build's order included (they are composed again from the pools, nodes and classes).
+ * What is built in full instead: a node or pool added or removed, pools served by more than one
+ * node or by selectors, nodes only slices name, DeviceTaintRule changes, a previous layout at
+ * the warnings' bound, and layouts whose slices were not the caller's parsed records. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -183,7 +184,8 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	if (!refs)
 		return -ENOMEM;
 	for (size_t i = 0; i < k->n_cur; i++)
-		if (strcmp(k->cur[i]->driver, driver) == 0 && strcmp(k->cur[i]->pool, name) == 0)
+		if (!k->cur[i]->skip && strcmp(k->cur[i]->driver, driver) == 0 &&
+		    strcmp(k->cur[i]->pool, name) == 0)
 			refs[n++] = k->cur[i];
 	struct rf_pool *np = NULL;
 	if (n) {
@@ -197,7 +199,7 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	}
 	if (!np)
 		return -ENOMEM;
-	if (!single_node(np) || np->invalid) {
+	if (!single_node(np)) {
 		k->bail = true;
 		return 0;
 	}
@@ -230,14 +232,12 @@ diff_slices(struct patcher *k)
 	for (size_t i = 0; i < k->n_cur; i++)
 		ptrset_add(&now, k->cur[i]);
 	r = 0;
-	for (size_t i = 0; i < k->n_cur && !k->bail && r == 0; i++) {
-		if (k->cur[i]->skip)
-			k->bail = true; /* a warning */
-		else if (!ptrset_has(&was, k->cur[i]))
+	/* a skipped slice is in no pool (only in the warnings) */
+	for (size_t i = 0; i < k->n_cur && !k->bail && r == 0; i++)
+		if (!k->cur[i]->skip && !ptrset_has(&was, k->cur[i]))
 			r = add_pool(k, k->cur[i]->driver, k->cur[i]->pool);
-	}
 	for (size_t i = 0; i < pl->n_slices && !k->bail && r == 0; i++)
-		if (!ptrset_has(&now, pl->slices[i]))
+		if (!pl->slices[i]->skip && !ptrset_has(&now, pl->slices[i]))
 			r = add_pool(k, pl->slices[i]->driver, pl->slices[i]->pool);
 out:
 	free(was.v);
@@ -524,6 +524,70 @@ patch_classes(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 	return r;
 }
 
+static void
+put(struct rf_cluster *c, const char *w)
+{
+	if (c->n_warnings < MAX_WARNINGS)
+		c->warnings[c->n_warnings++] = w;
+}
+
+/* The layout's warnings as a full build emits them: skipped slices, each pool's (its slices'
+ * counters, their devices, the pool invalid), DeviceTaintRules', DeviceClasses', then per node
+ * its topology annotation's and its front-end bandwidth's. c->warnings holds the classes'. */
+static int
+compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
+		 const struct rf_cluster_objects *objs)
+{
+	const struct rf_layout *pl = prev->layout;
+	struct rf_layout *l = c->layout;
+	bool same_classes = same_elements(c->objs.classes, pl->classes);
+	const char **cls = same_classes ? pl->warnings + pl->class_warnings[0] : c->warnings;
+	size_t n_cls = same_classes ? pl->class_warnings[1] - pl->class_warnings[0] : c->n_warnings;
+	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
+	c->n_warnings = 0;
+	if (!c->warnings)
+		return -ENOMEM;
+	for (size_t i = 0; i < objs->n_slice_recs; i++)
+		if (objs->slice_recs[i]->skip)
+			put(c, objs->slice_recs[i]->skip);
+	for (size_t i = 0; i < c->n_pools; i++) {
+		const struct rf_pool *p = c->pools[i];
+		for (unsigned s = 0; s < p->n_slices; s++)
+			for (size_t w = 0; w < p->slices[s]->n_counter_warnings; w++)
+				put(c, p->slices[s]->counter_warnings[w]);
+		for (unsigned s = 0; s < p->n_slices; s++)
+			for (size_t w = 0; w < p->slices[s]->n_device_warnings; w++)
+				put(c, p->slices[s]->device_warnings[w]);
+		if (p->invalid)
+			rf_cluster_warn(c,
+					"pool %s/%s: %s; the allocator treats the pool as invalid",
+					p->driver, p->name, rf_model_pool_problem(c, p));
+	}
+	l->rule_warnings[0] = c->n_warnings;
+	for (size_t i = pl->rule_warnings[0]; i < pl->rule_warnings[1]; i++)
+		put(c, pl->warnings[i]);
+	l->rule_warnings[1] = l->class_warnings[0] = c->n_warnings;
+	for (size_t i = 0; i < n_cls; i++)
+		put(c, cls[i]);
+	l->class_warnings[1] = c->n_warnings;
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (c->nodes[i]->topo_error)
+			rf_cluster_warn(c, "node %s: %s; using DRA attributes", c->nodes[i]->name,
+					c->nodes[i]->topo_error);
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct rf_node *n = c->nodes[i];
+		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
+		if (fe && strcmp(n->fe_source, "annotation") != 0)
+			rf_cluster_warn(
+				c,
+				"node %s: annotation railfit.io/frontend-bandwidth: expected "
+				"a positive quantity such as 100G, got \"%s\"; using "
+				"devices.frontendBandwidth",
+				n->name, fe);
+	}
+	return 0;
+}
+
 /* The layout's parts back to nothing, for a full build to start from. */
 static void
 unpatch(struct rf_cluster *c)
@@ -556,7 +620,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		      const struct rf_cluster_objects *objs)
 {
 	const struct rf_layout *pl = prev->layout;
-	if (!objs->slice_recs || !pl->from_recs || pl->n_warnings || pl->depth >= PATCH_DEPTH_MAX ||
+	if (!objs->slice_recs || !pl->from_recs || pl->n_warnings >= MAX_WARNINGS ||
+	    pl->depth >= PATCH_DEPTH_MAX ||
 	    !same_elements(c->objs.taint_rules, prev->objs.taint_rules))
 		return 0;
 	struct patcher k = {
@@ -566,7 +631,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	if (!(c->patch = k.p = calloc(1, sizeof(*k.p))) ||
 	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) || (r = new_layout(c, prev, objs)) < 0 ||
 	    (r = diff_slices(&k)) < 0 || k.bail || (r = diff_nodes(&k)) < 0 || k.bail ||
-	    (r = close_over(&k)) < 0 || k.bail || c->n_warnings)
+	    (r = close_over(&k)) < 0 || k.bail)
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
@@ -577,15 +642,14 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		k.bail = true;
 		goto out;
 	}
-	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0 ||
-	    (r = patch_classes(c, prev, k.p)) < 0 || (r = rf_model_build_templates(c)) < 0)
+	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0)
 		goto out;
-	if (c->n_warnings) {
-		k.bail = true;
+	c->n_warnings = 0; /* the classes' own, then all of them in the full build's order */
+	if ((r = patch_classes(c, prev, k.p)) < 0 || (r = rf_model_build_templates(c)) < 0 ||
+	    (r = compose_warnings(c, prev, objs)) < 0)
 		goto out;
-	}
 	c->layout->warnings = c->warnings;
-	c->layout->n_warnings = 0;
+	c->layout->n_warnings = c->n_warnings;
 	r = 1;
 out:
 	free(k.node_state);

@@ -64,6 +64,8 @@ struct rf_layout {
 	bool patched, from_recs; /* from_recs: its slices are the caller's parsed records */
 	unsigned depth;
 	size_t holes;
+	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
+	size_t rule_warnings[2], class_warnings[2];
 };
 
 /* Claims and pods parsed once and reused by later generations of the same layout as long as the
@@ -184,6 +186,8 @@ struct rf_pool *rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const
 				    bool lend_ok);
 void rf_model_sort_slices(struct rf_slice **refs, size_t n);
 void rf_model_place_pool_devices(struct rf_cluster *c, struct rf_pool *p, unsigned first_gidx);
+/** Why the allocator treats an invalid pool as invalid (rf_model_build_pool's warning). */
+const char *rf_model_pool_problem(const struct rf_cluster *c, const struct rf_pool *p);
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);

@@ -149,12 +149,19 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	if (!c->warnings)
 		return -ENOMEM;
 	if ((r = hold_slices(l, c, objs)) < 0 ||
-	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0 ||
-	    (r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0 ||
-	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
-	    (r = rf_model_attach_pools(c)) < 0 ||
-	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
-	    (r = rf_model_build_templates(c)) < 0)
+	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0)
+		return r;
+	l->rule_warnings[0] = c->n_warnings; /* where a patched layout finds them */
+	if ((r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0)
+		return r;
+	l->rule_warnings[1] = c->n_warnings;
+	if ((r = rf_model_build_nodes(c, c->objs.nodes)) < 0 || (r = rf_model_attach_pools(c)) < 0)
+		return r;
+	l->class_warnings[0] = c->n_warnings;
+	if ((r = rf_model_build_classes(c, c->objs.classes)) < 0)
+		return r;
+	l->class_warnings[1] = c->n_warnings;
+	if ((r = rf_model_build_templates(c)) < 0)
 		return r;
 	l->class_memo = c->class_memo;
 	l->node_list = c->nodes;
