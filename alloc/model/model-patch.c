@@ -145,6 +145,7 @@ struct patcher {
 	size_t n_cur;
 	struct rf_patch *p;
 	unsigned char *node_state; /* per prev node index: 0 same, 1 new object, 2 rebuilt */
+	const json_t **node_json;  /* per prev node index: its new object, or NULL */
 	bool bail;
 };
 
@@ -224,7 +225,22 @@ diff_slices(struct patcher *k)
 {
 	const struct rf_layout *pl = k->prev->layout;
 	struct ptrset was = { 0 }, now = { 0 };
-	int r = -ENOMEM;
+	int r = 0;
+	if (k->n_cur == pl->n_slices) {
+		/* the same order (as the store hands them over): the positions that differ name
+		 * every pool that changed (and maybe some that did not: rebuilt the same) */
+		for (size_t i = 0; i < k->n_cur && !k->bail && r == 0; i++) {
+			const struct rf_slice *a = k->cur[i], *b = pl->slices[i];
+			if (a == b)
+				continue;
+			if (!a->skip)
+				r = add_pool(k, a->driver, a->pool);
+			if (!b->skip && r == 0 && !k->bail)
+				r = add_pool(k, b->driver, b->pool);
+		}
+		return r;
+	}
+	r = -ENOMEM;
 	if (ptrset_init(&was, pl->n_slices) < 0 || ptrset_init(&now, k->n_cur) < 0)
 		goto out;
 	for (size_t i = 0; i < pl->n_slices; i++)
@@ -245,22 +261,71 @@ out:
 	return r;
 }
 
-/* Nodes: the same names as before (each once); those whose labels or annotations changed are
- * rebuilt, those with only a new object (status, spec) get a copy pointing at it. */
+/* A node with a new object: rebuilt when its labels or annotations changed (with its pools: the
+ * node's facts are written into their devices), else a copy pointing at the new object. */
+static int
+node_changed(struct patcher *k, const struct rf_node *old, const json_t *nj)
+{
+	k->node_json[old->idx] = nj;
+	if (json_equal(rf_jpath(nj, "metadata.labels"), (json_t *)old->labels) &&
+	    json_equal(rf_jpath(nj, "metadata.annotations"), (json_t *)old->annotations)) {
+		if (k->node_state[old->idx] != 2)
+			k->node_state[old->idx] = 1;
+		return 0;
+	}
+	int r = add_node(k, old->name);
+	for (size_t p = 0; p < old->n_pools && !k->bail && r == 0; p++) {
+		if (!single_node(old->pools[p])) {
+			k->bail = true;
+			break;
+		}
+		r = add_pool(k, old->pools[p]->driver, old->pools[p]->name);
+	}
+	return r;
+}
+
+static const char *
+node_name(const json_t *nj)
+{
+	return json_string_value(rf_jpath(nj, "metadata.name"));
+}
+
+/* Nodes: the same names as before, each once. The store hands over the objects in the same order
+ * (a new array, the same elements but the changed ones): then only the changed positions are
+ * looked at; otherwise every node is looked up by name. */
 static int
 diff_nodes(struct patcher *k)
 {
-	const json_t *nodes = k->c->objs.nodes;
-	size_t n = json_array_size(nodes), matched = 0, with_json = 0;
-	unsigned char *seen = calloc(k->prev->n_nodes + 1, 1);
+	const json_t *nodes = k->c->objs.nodes, *was = k->prev->layout->nodes;
+	size_t n = json_array_size(nodes);
 	int r = 0;
+	if (json_array_size(was) != k->prev->layout->n_node_objs) {
+		k->bail = true; /* the previous layout had nodes without a name, or twice */
+		return 0;
+	}
+	bool aligned = n == json_array_size(was);
+	for (size_t i = 0; aligned && i < n; i++) {
+		const json_t *nj = json_array_get(nodes, i), *oj = json_array_get(was, i);
+		if (nj == oj)
+			continue;
+		const char *name = node_name(nj), *oname = node_name(oj);
+		aligned = name && oname && strcmp(name, oname) == 0;
+	}
+	if (aligned) {
+		for (size_t i = 0; i < n && !k->bail && r == 0; i++) {
+			const json_t *nj = json_array_get(nodes, i);
+			if (nj != json_array_get(was, i))
+				r = node_changed(k, rf_cluster_node(k->prev, node_name(nj)), nj);
+		}
+		return r;
+	}
+	unsigned char *seen = calloc(k->prev->n_nodes + 1, 1);
+	size_t matched = 0;
 	if (!seen)
 		return -ENOMEM;
-	for (size_t i = 0; i < k->prev->n_nodes; i++)
-		with_json += k->prev->nodes[i]->json != NULL;
 	for (size_t i = 0; i < n && !k->bail && r == 0; i++) {
 		const json_t *nj = json_array_get(nodes, i);
-		const char *name = json_string_value(rf_jpath(nj, "metadata.name"));
+		const char *name = node_name(nj);
 		const struct rf_node *old = name && name[0] ? rf_cluster_node(k->prev, name) : NULL;
 		if (!old || !old->json || seen[old->idx]) {
 			k->bail = true; /* added, unnamed, named twice, or had only slices */
@@ -268,25 +333,10 @@ diff_nodes(struct patcher *k)
 		}
 		seen[old->idx] = 1;
 		matched++;
-		if (old->json == nj)
-			continue;
-		if (!json_equal(rf_jpath(nj, "metadata.labels"), (json_t *)old->labels) ||
-		    !json_equal(rf_jpath(nj, "metadata.annotations"), (json_t *)old->annotations)) {
-			if ((r = add_node(k, name)) < 0)
-				break;
-			/* its pools are rebuilt with it: the node's facts are written into them */
-			for (size_t p = 0; p < old->n_pools && !k->bail && r == 0; p++) {
-				if (!single_node(old->pools[p])) {
-					k->bail = true;
-					break;
-				}
-				r = add_pool(k, old->pools[p]->driver, old->pools[p]->name);
-			}
-		} else if (k->node_state[old->idx] != 2) {
-			k->node_state[old->idx] = 1;
-		}
+		if (old->json != nj)
+			r = node_changed(k, old, nj);
 	}
-	if (matched != with_json)
+	if (matched != k->prev->layout->n_node_objs)
 		k->bail = true; /* a node went */
 	free(seen);
 	return r;
@@ -327,6 +377,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->base = pl;
 	l->patched = l->from_recs = true;
 	l->depth = pl->depth + 1;
+	l->n_node_objs = pl->n_node_objs;
 	l->holes = pl->holes;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
@@ -398,7 +449,6 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 {
 	struct rf_patch *p = k->p;
 	struct rf_layout *l = c->layout;
-	const json_t *objs = c->objs.nodes;
 	c->n_nodes = prev->n_nodes;
 	c->nodes = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->nodes));
 	l->node_list = rf_arena_calloc(c->arena, p->n_nodes + 1, sizeof(*l->node_list));
@@ -407,20 +457,19 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	if (!c->nodes || !l->node_list || !mine)
 		goto out;
 	memcpy(c->nodes, prev->nodes, c->n_nodes * sizeof(*c->nodes));
-	for (size_t i = 0; i < json_array_size(objs); i++) {
-		const json_t *nj = json_array_get(objs, i);
-		const struct rf_node *old =
-			rf_cluster_node(prev, json_string_value(rf_jpath(nj, "metadata.name")));
-		if (k->node_state[old->idx] == 0)
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		if (k->node_state[i] == 0)
 			continue;
+		const struct rf_node *old = prev->nodes[i];
+		const json_t *nj = k->node_json[i] ? k->node_json[i] : old->json;
 		struct rf_node *nd = rf_arena_alloc(c->arena, sizeof(*nd));
 		if (!nd)
 			goto out;
-		if (k->node_state[old->idx] == 1) {
+		if (k->node_state[i] == 1) {
 			*nd = *old; /* labels and annotations equal: derived facts stay */
 		} else {
 			memset(nd, 0, sizeof(*nd));
-			nd->name = json_string_value(rf_jpath(nj, "metadata.name"));
+			nd->name = node_name(nj);
 			nd->idx = old->idx;
 		}
 		nd->json = nj;
@@ -428,7 +477,7 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		nd->annotations = rf_jpath(nj, "metadata.annotations");
 		nd->ready = rf_model_node_ready(nj);
 		rf_model_network_place(c, nd); /* block and spine point into its own labels */
-		c->nodes[nd->idx] = nd;
+		c->nodes[i] = nd;
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct rf_node *nd = c->nodes[p->nodes[i]];
@@ -629,9 +678,10 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	};
 	int r = -ENOMEM;
 	if (!(c->patch = k.p = calloc(1, sizeof(*k.p))) ||
-	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) || (r = new_layout(c, prev, objs)) < 0 ||
-	    (r = diff_slices(&k)) < 0 || k.bail || (r = diff_nodes(&k)) < 0 || k.bail ||
-	    (r = close_over(&k)) < 0 || k.bail)
+	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) ||
+	    !(k.node_json = calloc(prev->n_nodes + 1, sizeof(*k.node_json))) ||
+	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
+	    (r = diff_nodes(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail)
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
@@ -653,6 +703,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	r = 1;
 out:
 	free(k.node_state);
+	free(k.node_json);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;

@@ -64,6 +64,7 @@ struct rf_layout {
 	bool patched, from_recs; /* from_recs: its slices are the caller's parsed records */
 	unsigned depth;
 	size_t holes;
+	size_t n_node_objs; /* nodes with an object (the others only slices name) */
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
 };

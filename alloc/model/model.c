@@ -29,6 +29,16 @@
 
 static int index_node_names(struct rf_cluster *c);
 
+/* layouts are patched where they changed (model-patch.c) unless a benchmark compares with the
+ * full build */
+static atomic_bool patching = true;
+
+void
+rf_cluster_set_patching(bool on)
+{
+	atomic_store(&patching, on);
+}
+
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 {
@@ -171,8 +181,10 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		l->n_nodes = i + 1;
 	}
 	l->n_nodes = c->n_nodes;
-	for (size_t i = 0; i < c->n_nodes; i++)
+	for (size_t i = 0; i < c->n_nodes; i++) {
 		c->nodes[i]->idx = (unsigned)i;
+		l->n_node_objs += c->nodes[i]->json != NULL;
+	}
 	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
 	l->warnings = c->warnings;
@@ -290,7 +302,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	/* a changed Node, slice or class: the previous layout patched where it changed
 	 * (model-patch.c), or built afresh */
 	int patched = 0;
-	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel &&
+	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel && atomic_load(&patching) &&
 	    (patched = rf_model_patch_layout(c, prev, objs)) < 0) {
 		r = patched;
 		goto fail;

@@ -311,6 +311,12 @@ change_node(struct world *w)
 	}
 	}
 	set_array(&w->nodes, replaced(w->nodes, i, nj));
+	if (below(w, 4) == 0) { /* the objects handed over in another order */
+		json_t *rev = json_array();
+		for (size_t k = json_array_size(w->nodes); k-- > 0;)
+			json_array_append(rev, json_array_get(w->nodes, k));
+		set_array(&w->nodes, rev);
+	}
 	return layout;
 }
 
