@@ -14,10 +14,12 @@
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
- * and the holes below), after which a full build starts a new chain. A persistent structure with
- * per-piece reference counts would free replaced pieces sooner, but every piece (a pool's
- * devices, a node's arrays) would need its own allocation; a bounded chain of arenas keeps the
- * one-arena-per-layout model and costs a few MB at most.
+ * and the holes below), after which a full build starts a new chain. A layout's arrays of every
+ * pool, device and node, its selector results and its slice references go as soon as no
+ * generation uses it (struct rf_layout users), so a layout in the middle of a chain costs only
+ * the pieces it built. A persistent structure with per-piece reference counts would free
+ * replaced pieces sooner, but every piece (a pool's devices, a node's arrays) would need its own
+ * allocation and count; a bounded chain of arenas keeps the one-arena-per-layout model.
  *
  * Stable indexes: unchanged pools keep their devices' gidx (claims cache it, usage arrays are
  * indexed by it); a replaced pool with as many devices takes its old range, else a new range at
@@ -42,7 +44,8 @@
 #include "alloc/model/strtab.h"
 #include "config/grow.h"
 
-#define PATCH_DEPTH_MAX 8   /* layouts in a chain (each keeps its arrays, ~1 MB at 5,000 nodes) */
+/* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built) */
+#define PATCH_DEPTH_MAX 64
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
 
 struct rf_patch {
@@ -371,6 +374,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	if (!l)
 		return -ENOMEM;
 	atomic_init(&l->refs, 1);
+	atomic_init(&l->users, 1);
 	pthread_mutex_init(&l->extra_lock, NULL);
 	c->layout = l;
 	atomic_fetch_add(&pl->refs, 1);
@@ -405,9 +409,9 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 		}
 	c->layout->holes += holes;
 	c->n_pools = prev->n_pools;
-	c->pools = rf_arena_calloc(c->arena, c->n_pools + 1, sizeof(*c->pools));
+	c->pools = c->layout->own_pools = calloc(c->n_pools + 1, sizeof(*c->pools));
 	c->n_devices = prev->n_devices + appended;
-	c->devices = rf_arena_calloc(c->arena, c->n_devices + 1, sizeof(*c->devices));
+	c->devices = c->layout->own_devices = calloc(c->n_devices + 1, sizeof(*c->devices));
 	if (!c->pools || !c->devices)
 		return -ENOMEM;
 	memcpy(c->pools, prev->pools, c->n_pools * sizeof(*c->pools));
@@ -450,7 +454,7 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	struct rf_patch *p = k->p;
 	struct rf_layout *l = c->layout;
 	c->n_nodes = prev->n_nodes;
-	c->nodes = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->nodes));
+	c->nodes = l->own_nodes = calloc(c->n_nodes + 1, sizeof(*c->nodes));
 	l->node_list = rf_arena_calloc(c->arena, p->n_nodes + 1, sizeof(*l->node_list));
 	struct rf_pool **mine = calloc(p->n_pools + 1, sizeof(*mine));
 	int r = -ENOMEM;

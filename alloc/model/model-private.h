@@ -41,7 +41,8 @@ struct group_index { /* struct rf_group of model.h */
  * build, then only read; the generations that use it hold a reference. Its arrays are copied
  * (pointers, not contents) into each generation's struct rf_cluster. */
 struct rf_layout {
-	atomic_int refs;
+	atomic_int refs;  /* generations using it, and layouts patched from it */
+	atomic_int users; /* generations using it: at 0 its own arrays go (model-patch.c) */
 	struct rf_arena *arena;
 	json_t *nodes, *classes, *templates; /* objects it points into */
 	struct rf_slice **slices;            /* the ResourceSlices its pools were made of */
@@ -65,6 +66,9 @@ struct rf_layout {
 	unsigned depth;
 	size_t holes;
 	size_t n_node_objs; /* nodes with an object (the others only slices name) */
+	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
+	 * generation uses the layout, while layouts patched from it may still share its pieces) */
+	void *own_pools, *own_devices, *own_nodes;
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
 };
@@ -242,6 +246,8 @@ void *rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old);
 
 /* model-patch.c: a layout made from the previous one and the changes (see there) */
 void rf_model_layout_unref(struct rf_layout *l);
+/** A generation stops using the layout (then rf_model_layout_unref). */
+void rf_model_layout_release(struct rf_layout *l);
 /** 1: c has a layout patched from prev's (c->patch says what changed); 0: patching does not
  * apply, c is as it was (build the layout afresh); -ENOMEM. */
 int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,

@@ -95,6 +95,32 @@ hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	return 0;
 }
 
+/* What only the generations using the layout read: once none does, a layout that later layouts
+ * were patched from keeps only the pieces they share (its arena). */
+static void
+layout_drop_arrays(struct rf_layout *l)
+{
+	for (size_t i = 0; i < l->n_slices; i++)
+		rf_slice_unref(l->slices[i]);
+	free(l->slices);
+	l->slices = NULL;
+	l->n_slices = 0;
+	free(l->class_memo);
+	l->class_memo = NULL;
+	free(l->own_pools);
+	free(l->own_devices);
+	free(l->own_nodes);
+	l->own_pools = l->own_devices = l->own_nodes = NULL;
+}
+
+void
+rf_model_layout_release(struct rf_layout *l)
+{
+	if (l && atomic_fetch_sub(&l->users, 1) == 1)
+		layout_drop_arrays(l);
+	rf_model_layout_unref(l);
+}
+
 void
 rf_model_layout_unref(struct rf_layout *l)
 {
@@ -102,13 +128,10 @@ rf_model_layout_unref(struct rf_layout *l)
 		return;
 	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
 		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
-	for (size_t i = 0; i < l->n_slices; i++)
-		rf_slice_unref(l->slices[i]);
-	free(l->slices);
+	layout_drop_arrays(l);
 	json_decref(l->nodes);
 	json_decref(l->classes);
 	json_decref(l->templates);
-	free(l->class_memo);
 	for (size_t i = 0; i < l->n_extra; i++)
 		rf_cel_program_free(l->extra_programs[i]);
 	free(l->extra_programs);
@@ -148,6 +171,7 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	if (!l)
 		return -ENOMEM;
 	atomic_init(&l->refs, 1);
+	atomic_init(&l->users, 1);
 	pthread_mutex_init(&l->extra_lock, NULL);
 	c->layout = l;
 	if (!(l->arena = c->arena = rf_arena_new()))
@@ -197,6 +221,7 @@ static int
 share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	atomic_fetch_add(&prev->layout->refs, 1);
+	atomic_fetch_add(&prev->layout->users, 1);
 	c->layout = prev->layout;
 	c->nodes = prev->nodes;
 	c->n_nodes = prev->n_nodes;
@@ -409,7 +434,7 @@ rf_cluster_unref(struct rf_cluster *c)
 	rf_model_patch_free(c->patch);
 	if (!c->layout || c->arena != c->layout->arena)
 		rf_arena_free(c->arena);
-	rf_model_layout_unref(c->layout);
+	rf_model_layout_release(c->layout);
 	free(c);
 	return NULL;
 }

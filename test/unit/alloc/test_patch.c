@@ -538,7 +538,7 @@ START_TEST(test_patched_layout_equals_full_build)
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
 	ck_assert(!rf_cluster_layout_patched(prev));
 	unsigned patched = 0, layout_changes = 0;
-	for (int step = 0; step < 60; step++) {
+	for (int step = 0; step < 50; step++) {
 		bool layout = true;
 		switch (below(&w, 8)) {
 		case 0:
@@ -641,7 +641,7 @@ patch_suite(void)
 	Suite *s = suite_create("patch");
 	TCase *tc = tcase_create("core");
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 6);
+	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
 	tcase_add_test(tc, test_patch_shares_what_did_not_change);
 	suite_add_tcase(s, tc);
 	return s;
