@@ -746,8 +746,12 @@ rf_model_patch_claims(struct rf_cluster *c)
 	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
 	if (!st)
 		return -ENOMEM;
+	/* the old copies stay in the table's arena: a change that touches many claims (a class
+	 * most of them name) starts a new table instead, which relinks everything once and drops
+	 * the old copies with the old table */
+	size_t n = json_array_size(c->objs.claims), budget = n / 8 + 16;
 	int r = 0;
-	for (size_t i = 0; i < json_array_size(c->objs.claims) && r == 0; i++) {
+	for (size_t i = 0; i < n && r == 0; i++) {
 		const json_t *obj = json_array_get(c->objs.claims, i);
 		if (!rf_reuse_lookup(c->reuse, obj))
 			continue; /* parsed afresh for this layout */
@@ -755,7 +759,7 @@ rf_model_patch_claims(struct rf_cluster *c)
 		if (!slot || !slot->val || !claim_touched(p, slot->val))
 			continue;
 		/* the previous generations keep the old copy (the table's arena holds both) */
-		void *v = rf_model_relink_claim(c, st, slot->val);
+		void *v = budget-- ? rf_model_relink_claim(c, st, slot->val) : NULL;
 		if (!v)
 			r = -EAGAIN;
 		else

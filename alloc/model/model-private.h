@@ -253,7 +253,8 @@ void rf_model_layout_release(struct rf_layout *l);
 int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 			  const struct rf_cluster_objects *objs);
 /** With c->reuse shared with prev: the claims that point at what the patch replaced become
- * copies relinked to c's layout. -EAGAIN: one cannot be (start a new reuse table). */
+ * copies relinked to c's layout. -EAGAIN: one cannot be, or too many are touched (start a new
+ * reuse table). */
 int rf_model_patch_claims(struct rf_cluster *c);
 void rf_model_patch_free(struct rf_patch *p);
 
