@@ -137,6 +137,14 @@ world_init(struct world *w, uint64_t seed)
 	for (size_t i = 0; i < json_array_size(slices); i++)
 		put_slice(w, w->n_recs, json_incref(json_array_get(slices, i)));
 	json_decref(slices);
+	/* DeviceTaintRules: one on a GPU of every node (patched pools get it too), one not
+	 * understood (a warning patched layouts repeat) */
+	add_json(w->rules, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"r1\"},"
+			   "\"spec\":{\"deviceSelector\":{\"driver\":\"gpu.nvidia.com\","
+			   "\"device\":\"gpu-1\"},\"taint\":{\"key\":\"test.railfit.io/t\","
+			   "\"effect\":\"NoSchedule\"}}}");
+	add_json(w->rules, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"r2\"},"
+			   "\"spec\":{\"taint\":{\"effect\":\"NoSchedule\"}}}");
 	/* pending pods with their claims, explained on every generation */
 	const char *specs[] = { SPEC_GPU_NIC_ALIGNED, SPEC_GPU_ONLY, SPEC_GPU_NIC_LOOSE };
 	for (int i = 0; i < 3; i++) {
@@ -551,7 +559,16 @@ START_TEST(test_patched_layout_equals_full_build)
 			layout = change_node(&w);
 			break;
 		case 5:
-			change_class(&w, step);
+			if (below(&w, 6) == 0) { /* the rules change: built in full */
+				json_t *r = json_array();
+				json_array_extend(r, w.rules);
+				json_array_remove(r, json_array_size(r) - 1);
+				if (json_array_size(r) < 1)
+					json_array_extend(r, w.rules);
+				set_array(&w.rules, r);
+			} else {
+				change_class(&w, step);
+			}
 			break;
 		default:
 			change_claim(&w);
