@@ -239,6 +239,8 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 	}
 	const char *why = rf_model_pool_problem(c, p);
 	p->invalid = why != NULL;
+	if (why && strcmp(why, "duplicate device names") == 0 && c->layout)
+		c->layout->dup_names = true;
 	if (why)
 		rf_cluster_warn(c, "pool %s/%s: %s; the allocator treats the pool as invalid",
 				p->driver, p->name, why);

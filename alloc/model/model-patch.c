@@ -673,8 +673,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		      const struct rf_cluster_objects *objs)
 {
 	const struct rf_layout *pl = prev->layout;
-	if (!objs->slice_recs || !pl->from_recs || pl->n_warnings >= MAX_WARNINGS ||
-	    pl->depth >= PATCH_DEPTH_MAX ||
+	if (!objs->slice_recs || !pl->from_recs || pl->dup_names ||
+	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX ||
 	    !same_elements(c->objs.taint_rules, prev->objs.taint_rules))
 		return 0;
 	struct patcher k = {
@@ -685,7 +685,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) ||
 	    !(k.node_json = calloc(prev->n_nodes + 1, sizeof(*k.node_json))) ||
 	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
-	    (r = diff_nodes(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail)
+	    (r = diff_nodes(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail ||
+	    (k.bail = c->layout->dup_names))
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;

@@ -63,6 +63,10 @@ struct rf_layout {
 	 * gidx of replaced devices no pool uses any more */
 	struct rf_layout *base;
 	bool patched, from_recs; /* from_recs: its slices are the caller's parsed records */
+	/* a pool has two devices of one name: which one a claim's result finds depends on how
+	 * devices are searched (the full build's one sorted array), so such layouts are not
+	 * patched */
+	bool dup_names;
 	unsigned depth;
 	size_t holes;
 	size_t n_node_objs; /* nodes with an object (the others only slices name) */

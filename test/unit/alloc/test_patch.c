@@ -36,6 +36,7 @@ struct world {
 	json_t *gone; /* slices deleted, to put back */
 	json_t *pending[3];
 	uint64_t rng;
+	bool dups; /* "a device more" sometimes repeats a name (then layouts are built in full) */
 };
 
 static unsigned
@@ -247,7 +248,8 @@ change_slice(struct world *w, int step)
 		if (nd) {
 			json_t *d = json_deep_copy(json_array_get(devs, 0));
 			snprintf(buf, sizeof(buf), "extra-%d", step);
-			json_object_set_new(d, "name", json_string(buf));
+			if (!w->dups || below(w, 3)) /* else a duplicate name: an invalid pool */
+				json_object_set_new(d, "name", json_string(buf));
 			json_array_append_new(devs, d);
 		}
 		break;
@@ -541,6 +543,7 @@ START_TEST(test_patched_layout_equals_full_build)
 {
 	struct world w;
 	world_init(&w, (uint64_t)_i + 1);
+	w.dups = _i == 0;
 	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
@@ -591,8 +594,8 @@ START_TEST(test_patched_layout_equals_full_build)
 	}
 
 	/* most layout changes were patched, not built in full (the rest: warnings, chains) */
-	ck_assert_msg(patched * 2 >= layout_changes, "%u of %u layout changes patched", patched,
-		      layout_changes);
+	ck_assert_msg(w.dups || patched * 2 >= layout_changes, "%u of %u layout changes patched",
+		      patched, layout_changes);
 	rf_cluster_unref(prev);
 	world_release(&w);
 }
