@@ -31,16 +31,57 @@ dev_cmp(const void *a, const void *b)
 	return dev_key_cmp(x->pool->driver, x->pool->name, x->name, *(struct rf_device *const *)b);
 }
 
+/* The pool (driver, name) among c's pools (sorted by driver, then name), or NULL. */
+struct rf_pool *
+rf_model_find_pool(const struct rf_cluster *c, const char *driver, const char *pool)
+{
+	size_t lo = 0, hi = c->n_pools;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strcmp(driver, c->pools[mid]->driver);
+		if (!r)
+			r = strcmp(pool, c->pools[mid]->name);
+		if (r == 0)
+			return c->pools[mid];
+		if (r < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* The pool first, then the device in the pool's run of gidx (sorted by name): a patched layout
+ * (model-patch.c) keeps unchanged pools' gidx, so c->devices is not sorted as a whole. */
 struct rf_device *
 rf_model_find_device(const struct rf_cluster *c, const char *driver, const char *pool,
 		     const char *name)
 {
-	size_t lo = 0, hi = c->n_devices;
+	if (!c->layout || !c->layout->patched) { /* sorted as a whole (a duplicate name finds
+						  * the device it always found) */
+		size_t lo = 0, hi = c->n_devices;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			int r = dev_key_cmp(driver, pool, name, c->devices[mid]);
+			if (r == 0)
+				return c->devices[mid];
+			if (r < 0)
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		return NULL;
+	}
+	const struct rf_pool *p = rf_model_find_pool(c, driver, pool);
+	if (!p)
+		return NULL;
+	struct rf_device *const *run = c->devices + p->first_gidx;
+	size_t lo = 0, hi = p->n_devices;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int r = dev_key_cmp(driver, pool, name, c->devices[mid]);
+		int r = strcmp(name, run[mid]->name);
 		if (r == 0)
-			return c->devices[mid];
+			return run[mid];
 		if (r < 0)
 			hi = mid;
 		else
@@ -137,6 +178,104 @@ rf_pool_counter_set(const struct rf_pool *p, const char *name, unsigned slice,
 	return NULL;
 }
 
+/* One pool from its slices (refs[0..n), one driver and pool, sorted by slice_cmp: newest
+ * generation first); its devices are copies of the slices' (or, with lend, a slice only this
+ * layout holds lends its own). NULL on OOM. */
+struct rf_pool *
+rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n, bool lend_ok)
+{
+	struct rf_pool *p = rf_arena_alloc(c->arena, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->driver = refs[0]->driver;
+	p->name = refs[0]->pool;
+	p->generation = refs[0]->generation;
+	p->slice_count = refs[0]->count;
+	p->node = refs[0]->node;
+	size_t ndev = 0;
+	for (size_t s = 0; s < n && refs[s]->generation == p->generation; s++) {
+		p->n_slices++;
+		ndev += refs[s]->n_devices;
+		if (!refs[s]->node || !p->node || strcmp(refs[s]->node, p->node) != 0)
+			p->node = NULL; /* not node-local as a whole */
+	}
+	p->complete = (int64_t)p->n_slices == p->slice_count;
+	/* the layout keeps its own list of the pool's slices */
+	struct rf_slice **own = rf_arena_calloc(c->arena, p->n_slices, sizeof(*own));
+	if (!own)
+		return NULL;
+	memcpy(own, refs, p->n_slices * sizeof(*own));
+	p->slices = own;
+	if (pool_counter_sets(c, p) < 0)
+		return NULL;
+	for (unsigned s = 0; s < p->n_slices; s++)
+		for (size_t w = 0; w < own[s]->n_counter_warnings; w++)
+			rf_cluster_warn(c, "%s", own[s]->counter_warnings[w]);
+	p->devices = rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*p->devices));
+	if (!p->devices)
+		return NULL;
+	for (unsigned s = 0; s < p->n_slices; s++) {
+		/* a slice only this layout holds (parsed for it: a snapshot) lends its
+		 * devices themselves; a shared one (the live store's) a copy of each */
+		bool lend = lend_ok && atomic_load(&own[s]->refs) == 1;
+		struct rf_device *copies =
+			lend ? own[s]->devices
+			     : rf_arena_calloc(c->arena, own[s]->n_devices + 1, sizeof(*copies));
+		if (!copies && own[s]->n_devices)
+			return NULL;
+		for (size_t w = 0; w < own[s]->n_device_warnings; w++)
+			rf_cluster_warn(c, "%s", own[s]->device_warnings[w]);
+		for (size_t di = 0; di < own[s]->n_devices; di++) {
+			/* the slice's device, with what this layout says about it: its
+			 * attributes and capacities stay the slice's */
+			struct rf_device *d = &copies[di];
+			if (!lend)
+				*d = own[s]->devices[di];
+			d->pool = p;
+			d->slice = s;
+			d->idx = (unsigned)p->n_devices;
+			p->devices[p->n_devices++] = d;
+		}
+	}
+	const char *why = rf_model_pool_problem(c, p);
+	p->invalid = why != NULL;
+	if (why && strcmp(why, "duplicate device names") == 0 && c->layout)
+		c->layout->dup_names = true;
+	if (why)
+		rf_cluster_warn(c, "pool %s/%s: %s; the allocator treats the pool as invalid",
+				p->driver, p->name, why);
+	return p;
+}
+
+const char *
+rf_model_pool_problem(const struct rf_cluster *c, const struct rf_pool *p)
+{
+	for (size_t i = 0; i < p->n_devices; i++)
+		for (size_t q = 0; q < i; q++)
+			if (strcmp(p->devices[q]->name, p->devices[i]->name) == 0)
+				return "duplicate device names";
+	if (rf_cluster_dra_version(c) != RF_DRA_1_34)
+		return counters_problem(p);
+	return NULL;
+}
+
+void
+rf_model_sort_slices(struct rf_slice **refs, size_t n)
+{
+	qsort(refs, n, sizeof(*refs), slice_cmp);
+}
+
+/* A pool's devices by name in c->devices[first_gidx ..], their gidx set. */
+void
+rf_model_place_pool_devices(struct rf_cluster *c, struct rf_pool *p, unsigned first_gidx)
+{
+	p->first_gidx = first_gidx;
+	memcpy(c->devices + first_gidx, p->devices, p->n_devices * sizeof(*p->devices));
+	qsort(c->devices + first_gidx, p->n_devices, sizeof(*c->devices), dev_cmp);
+	for (size_t i = 0; i < p->n_devices; i++)
+		c->devices[first_gidx + i]->gidx = first_gidx + (unsigned)i;
+}
+
 int
 rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_t n)
 {
@@ -163,70 +302,9 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 		while (j < k && strcmp(refs[j]->driver, refs[i]->driver) == 0 &&
 		       strcmp(refs[j]->pool, refs[i]->pool) == 0)
 			j++;
-		struct rf_pool *p = rf_arena_alloc(c->arena, sizeof(*p));
+		struct rf_pool *p = rf_model_build_pool(c, refs + i, j - i, true);
 		if (!p)
 			goto out;
-		p->driver = refs[i]->driver;
-		p->name = refs[i]->pool;
-		p->generation = refs[i]->generation;
-		p->slice_count = refs[i]->count;
-		p->node = refs[i]->node;
-		size_t ndev = 0;
-		for (size_t s = i; s < j && refs[s]->generation == p->generation; s++) {
-			p->n_slices++;
-			ndev += refs[s]->n_devices;
-			if (!refs[s]->node || !p->node || strcmp(refs[s]->node, p->node) != 0)
-				p->node = NULL; /* not node-local as a whole */
-		}
-		p->complete = (int64_t)p->n_slices == p->slice_count;
-		/* the layout keeps its own list of the pool's slices */
-		struct rf_slice **own = rf_arena_calloc(c->arena, p->n_slices, sizeof(*own));
-		if (!own)
-			goto out;
-		memcpy(own, refs + i, p->n_slices * sizeof(*own));
-		p->slices = own;
-		if (pool_counter_sets(c, p) < 0)
-			goto out;
-		for (unsigned s = 0; s < p->n_slices; s++)
-			for (size_t w = 0; w < own[s]->n_counter_warnings; w++)
-				rf_cluster_warn(c, "%s", own[s]->counter_warnings[w]);
-		p->devices = rf_arena_calloc(c->arena, ndev ? ndev : 1, sizeof(*p->devices));
-		if (!p->devices)
-			goto out;
-		for (unsigned s = 0; s < p->n_slices; s++) {
-			/* a slice only this layout holds (parsed for it: a snapshot) lends its
-			 * devices themselves; a shared one (the live store's) a copy of each */
-			bool lend = atomic_load(&own[s]->refs) == 1;
-			struct rf_device *copies =
-				lend ? own[s]->devices
-				     : rf_arena_calloc(c->arena, own[s]->n_devices + 1,
-						       sizeof(*copies));
-			if (!copies && own[s]->n_devices)
-				goto out;
-			for (size_t w = 0; w < own[s]->n_device_warnings; w++)
-				rf_cluster_warn(c, "%s", own[s]->device_warnings[w]);
-			for (size_t di = 0; di < own[s]->n_devices; di++) {
-				/* the slice's device, with what this layout says about it: its
-				 * attributes and capacities stay the slice's */
-				struct rf_device *d = &copies[di];
-				if (!lend)
-					*d = own[s]->devices[di];
-				d->pool = p;
-				d->slice = s;
-				d->idx = (unsigned)p->n_devices;
-				for (size_t q = 0; q < p->n_devices; q++)
-					if (strcmp(p->devices[q]->name, d->name) == 0)
-						p->invalid = true;
-				p->devices[p->n_devices++] = d;
-			}
-		}
-		const char *why = p->invalid ? "duplicate device names" : NULL;
-		if (!why && rf_cluster_dra_version(c) != RF_DRA_1_34 && (why = counters_problem(p)))
-			p->invalid = true;
-		if (why)
-			rf_cluster_warn(c,
-					"pool %s/%s: %s; the allocator treats the pool as invalid",
-					p->driver, p->name, why);
 		ndev_total += p->n_devices;
 		p->idx = (unsigned)c->n_pools;
 		c->pools[c->n_pools++] = p;
@@ -238,14 +316,9 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 	/* sorted by driver, pool, name: the pools are in driver, pool order already, so each
 	 * pool's devices sorted by name make one run of indexes (no sort of every device) */
 	for (size_t i = 0; i < c->n_pools; i++) {
-		struct rf_pool *p = c->pools[i];
-		p->first_gidx = (unsigned)c->n_devices;
-		memcpy(c->devices + c->n_devices, p->devices, p->n_devices * sizeof(*p->devices));
-		qsort(c->devices + c->n_devices, p->n_devices, sizeof(*c->devices), dev_cmp);
-		c->n_devices += p->n_devices;
+		rf_model_place_pool_devices(c, c->pools[i], (unsigned)c->n_devices);
+		c->n_devices += c->pools[i]->n_devices;
 	}
-	for (size_t i = 0; i < c->n_devices; i++)
-		c->devices[i]->gidx = (unsigned)i;
 	r = 0;
 out:
 	free(refs);

@@ -309,6 +309,36 @@ out:
 	return r;
 }
 
+/* One node's pools (in pool order) and devices, as rf_model_attach_pools() pairs them: a patched
+ * layout (model-patch.c) attaches the nodes it rebuilds this way. */
+int
+rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n, struct rf_pool *const *pools,
+			   size_t n_pools)
+{
+	size_t nd = 0, np = 0;
+	for (size_t i = 0; i < n_pools; i++) {
+		size_t k = devices_on_node(pools[i], n, NULL);
+		np += k > 0;
+		nd += k;
+	}
+	n->n_pools = n->n_devices = 0;
+	n->pools = NULL;
+	n->devices = NULL;
+	if (!np)
+		return 0;
+	n->pools = rf_arena_calloc(c->arena, np, sizeof(*n->pools));
+	n->devices = rf_arena_calloc(c->arena, nd, sizeof(*n->devices));
+	if (!n->pools || !n->devices)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_pools; i++) {
+		size_t k = devices_on_node(pools[i], n, n->devices + n->n_devices);
+		if (k)
+			n->pools[n->n_pools++] = pools[i];
+		n->n_devices += k;
+	}
+	return 0;
+}
+
 /* A GPU without a NUMA attribute inherits it from a NIC on its PCIe root (DESIGN section 5). */
 static void
 inherit_numa(struct rf_node *n)
@@ -489,8 +519,8 @@ rf_node_gpu_level(const struct rf_node *n, const struct rf_device *a, const stru
 }
 
 /* The node's block and spine from its labels (groups.blockLabels, groups.spineLabels). */
-static void
-network_place(const struct rf_cluster *c, struct rf_node *n)
+void
+rf_model_network_place(const struct rf_cluster *c, struct rf_node *n)
 {
 	const struct rf_strv *keys[2] = { &c->cfg->groups.block_labels,
 					  &c->cfg->groups.spine_labels };
@@ -592,7 +622,7 @@ int
 rf_model_finish_node(struct rf_cluster *c, struct rf_node *n)
 {
 	inherit_numa(n);
-	network_place(c, n);
+	rf_model_network_place(c, n);
 	int r = attach_topology(c, n);
 	if (r < 0)
 		return r;

@@ -57,7 +57,8 @@ struct group_index { /* struct rf_group of model.h */
  * build, then only read; the generations that use it hold a reference. Its arrays are copied
  * (pointers, not contents) into each generation's struct rf_cluster. */
 struct rf_layout {
-	atomic_int refs;
+	atomic_int refs;  /* generations using it, and layouts patched from it */
+	atomic_int users; /* generations using it: at 0 its own arrays go (model-patch.c) */
 	struct rf_arena *arena;
 	json_t *nodes, *classes, *templates; /* objects it points into */
 	struct rf_slice **slices;            /* the ResourceSlices its pools were made of */
@@ -74,6 +75,23 @@ struct rf_layout {
 	struct rf_cel_program **extra_programs;
 	size_t n_extra, cap_extra;
 	struct pool_nodes *pool_nodes; /* NULL until a delta build needs it (under extra_lock) */
+	/* a layout patched from another (model-patch.c) shares that one's unchanged pools, devices,
+	 * nodes and classes, so it holds it (base) until it goes; depth counts the chain, holes the
+	 * gidx of replaced devices no pool uses any more */
+	struct rf_layout *base;
+	bool patched, from_recs; /* from_recs: its slices are the caller's parsed records */
+	/* a pool has two devices of one name: which one a claim's result finds depends on how
+	 * devices are searched (the full build's one sorted array), so such layouts are not
+	 * patched */
+	bool dup_names;
+	unsigned depth;
+	size_t holes;
+	size_t n_node_objs; /* nodes with an object (the others only slices name) */
+	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
+	 * generation uses the layout, while layouts patched from it may still share its pieces) */
+	void *own_pools, *own_devices, *own_nodes;
+	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
+	size_t rule_warnings[2], class_warnings[2];
 };
 
 /* Claims and pods parsed once and reused by later generations of the same layout as long as the
@@ -186,6 +204,9 @@ struct rf_cluster {
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error; the
 	 * layout's */
 	atomic_uchar *class_memo;
+
+	/* while building on a patched layout: what changed (model-patch.c), else NULL */
+	struct rf_patch *patch;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
@@ -204,6 +225,14 @@ int rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, s
 int rf_model_apply_taint_rules(struct rf_cluster *c, const json_t *rules);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
+struct rf_pool *rf_model_find_pool(const struct rf_cluster *c, const char *driver,
+				   const char *pool);
+struct rf_pool *rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n,
+				    bool lend_ok);
+void rf_model_sort_slices(struct rf_slice **refs, size_t n);
+void rf_model_place_pool_devices(struct rf_cluster *c, struct rf_pool *p, unsigned first_gidx);
+/** Why the allocator treats an invalid pool as invalid (rf_model_build_pool's warning). */
+const char *rf_model_pool_problem(const struct rf_cluster *c, const struct rf_pool *p);
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
@@ -212,6 +241,9 @@ bool rf_model_node_ready(const json_t *node);
 int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
+int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
+			       struct rf_pool *const *pools, size_t n_pools);
+void rf_model_network_place(const struct rf_cluster *c, struct rf_node *n);
 int rf_model_node_frontend(struct rf_cluster *c);
 
 /* model-usage.c: classes, claims and what they hold, pods and what they use, templates */
@@ -308,6 +340,20 @@ int rf_reuse_merge_gone(struct rf_arena *a, void *const *prev_arr, size_t n_prev
  * arena, strings through the strtab); NULL on OOM or when it must be parsed afresh */
 void *rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old);
 void *rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old);
+
+/* model-patch.c: a layout made from the previous one and the changes (see there) */
+void rf_model_layout_unref(struct rf_layout *l);
+/** A generation stops using the layout (then rf_model_layout_unref). */
+void rf_model_layout_release(struct rf_layout *l);
+/** 1: c has a layout patched from prev's (c->patch says what changed); 0: patching does not
+ * apply, c is as it was (build the layout afresh); -ENOMEM. */
+int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
+			  const struct rf_cluster_objects *objs);
+/** With c->reuse shared with prev: the claims that point at what the patch replaced become
+ * copies relinked to c's layout. -EAGAIN: one cannot be, or too many are touched (start a new
+ * reuse table). */
+int rf_model_patch_claims(struct rf_cluster *c);
+void rf_model_patch_free(struct rf_patch *p);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */
 bool rf_reuse_stale(const struct rf_reuse *r);

@@ -29,6 +29,16 @@
 
 static int index_node_names(struct rf_cluster *c);
 
+/* layouts are patched where they changed (model-patch.c) unless a benchmark compares with the
+ * full build */
+static atomic_bool patching = true;
+
+void
+rf_cluster_set_patching(bool on)
+{
+	atomic_store(&patching, on);
+}
+
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 {
@@ -85,27 +95,52 @@ hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	return 0;
 }
 
+/* What only the generations using the layout read: once none does, a layout that later layouts
+ * were patched from keeps only the pieces they share (its arena). */
 static void
-layout_unref(struct rf_layout *l)
+layout_drop_arrays(struct rf_layout *l)
+{
+	for (size_t i = 0; i < l->n_slices; i++)
+		rf_slice_unref(l->slices[i]);
+	free(l->slices);
+	l->slices = NULL;
+	l->n_slices = 0;
+	free(l->class_memo);
+	l->class_memo = NULL;
+	free(l->own_pools);
+	free(l->own_devices);
+	free(l->own_nodes);
+	l->own_pools = l->own_devices = l->own_nodes = NULL;
+}
+
+void
+rf_model_layout_release(struct rf_layout *l)
+{
+	if (l && atomic_fetch_sub(&l->users, 1) == 1)
+		layout_drop_arrays(l);
+	rf_model_layout_unref(l);
+}
+
+void
+rf_model_layout_unref(struct rf_layout *l)
 {
 	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
 		return;
 	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
 		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
-	for (size_t i = 0; i < l->n_slices; i++)
-		rf_slice_unref(l->slices[i]);
-	free(l->slices);
+	layout_drop_arrays(l);
 	json_decref(l->nodes);
 	json_decref(l->classes);
 	json_decref(l->templates);
-	free(l->class_memo);
 	for (size_t i = 0; i < l->n_extra; i++)
 		rf_cel_program_free(l->extra_programs[i]);
 	free(l->extra_programs);
 	pthread_mutex_destroy(&l->extra_lock);
 	rf_model_pool_nodes_free(l->pool_nodes);
 	rf_arena_free(l->arena);
+	struct rf_layout *base = l->base;
 	free(l);
+	rf_model_layout_unref(base);
 }
 
 /* The layout's ResourceSlices: the caller's parsed ones, or c's objects parsed here. */
@@ -115,6 +150,7 @@ hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_clu
 	size_t n = objs->slice_recs ? objs->n_slice_recs : json_array_size(c->objs.slices);
 	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))))
 		return -ENOMEM;
+	l->from_recs = objs->slice_recs != NULL;
 	for (size_t i = 0; i < n; i++) {
 		if (objs->slice_recs)
 			l->slices[i] = rf_slice_ref(objs->slice_recs[i]);
@@ -136,6 +172,7 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	if (!l)
 		return -ENOMEM;
 	atomic_init(&l->refs, 1);
+	atomic_init(&l->users, 1);
 	pthread_mutex_init(&l->extra_lock, NULL);
 	c->layout = l;
 	if (!(l->arena = c->arena = rf_arena_new()))
@@ -147,12 +184,19 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	if (!c->warnings)
 		return -ENOMEM;
 	if ((r = hold_slices(l, c, objs)) < 0 ||
-	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0 ||
-	    (r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0 ||
-	    (r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
-	    (r = rf_model_attach_pools(c)) < 0 ||
-	    (r = rf_model_build_classes(c, c->objs.classes)) < 0 ||
-	    (r = rf_model_build_templates(c)) < 0)
+	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0)
+		return r;
+	l->rule_warnings[0] = c->n_warnings; /* where a patched layout finds them */
+	if ((r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0)
+		return r;
+	l->rule_warnings[1] = c->n_warnings;
+	if ((r = rf_model_build_nodes(c, c->objs.nodes)) < 0 || (r = rf_model_attach_pools(c)) < 0)
+		return r;
+	l->class_warnings[0] = c->n_warnings;
+	if ((r = rf_model_build_classes(c, c->objs.classes)) < 0)
+		return r;
+	l->class_warnings[1] = c->n_warnings;
+	if ((r = rf_model_build_templates(c)) < 0)
 		return r;
 	l->class_memo = c->class_memo;
 	l->node_list = c->nodes;
@@ -162,8 +206,10 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		l->n_nodes = i + 1;
 	}
 	l->n_nodes = c->n_nodes;
-	for (size_t i = 0; i < c->n_nodes; i++)
+	for (size_t i = 0; i < c->n_nodes; i++) {
 		c->nodes[i]->idx = (unsigned)i;
+		l->n_node_objs += c->nodes[i]->json != NULL;
+	}
 	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
 	l->warnings = c->warnings;
@@ -176,6 +222,7 @@ static int
 share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	atomic_fetch_add(&prev->layout->refs, 1);
+	atomic_fetch_add(&prev->layout->users, 1);
 	c->layout = prev->layout;
 	c->nodes = prev->nodes;
 	c->n_nodes = prev->n_nodes;
@@ -289,23 +336,42 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		.taint_rules = json_array_size(c->objs.taint_rules),
 	};
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
-	if ((r = reuse ? share_layout(c, prev) : build_layout(c, objs)) < 0 ||
+	/* a changed Node, slice or class: the previous layout patched where it changed
+	 * (model-patch.c), or built afresh */
+	int patched = 0;
+	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel && atomic_load(&patching) &&
+	    (patched = rf_model_patch_layout(c, prev, objs)) < 0) {
+		r = patched;
+		goto fail;
+	}
+	if ((r = reuse     ? share_layout(c, prev)
+		 : patched ? 0
+			   : build_layout(c, objs)) < 0 ||
 	    (reuse && (r = refresh_ready(c)) < 0))
 		goto fail;
-	if (reuse && !rf_reuse_stale(prev->reuse)) {
+	if ((reuse || patched) && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
 		 * while its usage fingerprint is the same (claim addresses are part of it, and
 		 * they are unique while the reuse table lives) */
 		c->reuse = rf_reuse_ref(prev->reuse);
-		c->memo = rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
+		c->memo = !patched && rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
 				  ? rf_memo_ref(prev->memo)
 				  : rf_memo_new(c->n_nodes, MEMO_SHAPES);
 		if (!c->memo)
 			goto fail;
-	} else {
+		/* on a patched layout the claims pointing at what changed are relinked */
+		if (patched && (r = rf_model_patch_claims(c)) == -EAGAIN) {
+			rf_reuse_unref(c->reuse);
+			c->reuse = NULL;
+			patched = 2; /* relink them all, below */
+		} else if (r < 0) {
+			goto fail;
+		}
+	}
+	if (!c->reuse) {
 		r = -ENOMEM;
 		if (!(c->reuse = rf_reuse_new()) ||
-		    !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES)))
+		    (!c->memo && !(c->memo = rf_memo_new(c->n_nodes, MEMO_SHAPES))))
 			goto fail;
 		/* a new layout (or a table compacted): what the previous generation parsed is
 		 * relinked, not parsed again */
@@ -314,6 +380,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	}
 	if (!reuse) {
 		/* the layout's arena served its steps; usage gets the generation's own */
+		r = -ENOMEM;
 		if (!(c->arena = rf_arena_new()))
 			goto fail;
 		const char **w = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
@@ -322,10 +389,13 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		memcpy(w, c->warnings, c->n_warnings * sizeof(char *));
 		c->warnings = w;
 	}
-	c->prev = reuse ? prev : NULL;
+	/* the sorted claim and pod arrays follow prev's while the table is the same */
+	c->prev = reuse || patched == 1 ? prev : NULL;
 	r = build_usage(c);
 	c->prev = NULL;
 	c->relink_from = NULL;
+	rf_model_patch_free(c->patch);
+	c->patch = NULL;
 	if (r < 0)
 		goto fail;
 	*ret = c;
@@ -343,6 +413,12 @@ rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_config *
 	if (r == 0)
 		rf_reuse_seal((*ret)->reuse); /* nothing follows: the objects may go (snapshot) */
 	return r;
+}
+
+bool
+rf_cluster_layout_patched(const struct rf_cluster *c)
+{
+	return c->layout->patched;
 }
 
 struct rf_cluster *
@@ -367,9 +443,10 @@ rf_cluster_unref(struct rf_cluster *c)
 	json_decref(c->objs.taint_rules);
 	rf_memo_unref(c->memo);
 	rf_reuse_unref(c->reuse);
+	rf_model_patch_free(c->patch);
 	if (!c->layout || c->arena != c->layout->arena)
 		rf_arena_free(c->arena);
-	layout_unref(c->layout);
+	rf_model_layout_release(c->layout);
 	free(c);
 	return NULL;
 }

@@ -297,6 +297,13 @@ int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster
 			  const struct rf_config *cfg, struct rf_cel_cache *cel, bool same_layout,
 			  struct rf_cluster **ret);
 
+/** Whether the generation's layout was patched from an earlier one's (only what a Node, slice or
+ * class change touched rebuilt) rather than built in full. */
+bool rf_cluster_layout_patched(const struct rf_cluster *c);
+/** Whether later builds may patch layouts (default true); off, a Node, slice or class change
+ * builds the layout in full: for benchmarks comparing the two. */
+void rf_cluster_set_patching(bool on);
+
 struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
 /** Drop a reference; returns NULL. Accepts NULL. */
 struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);

@@ -832,8 +832,11 @@ build_and_publish(struct rf_store *s)
 
 	/* the publisher is the only builder: s->last is read and replaced on this thread only */
 	struct rf_cluster *gen = NULL;
+	bool patched = false; /* the layout patched where it changed (alloc/model/model-patch.c) */
 	if (r == 0)
 		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
+	if (r == 0)
+		patched = !same_layout && rf_cluster_layout_patched(gen);
 	objects_release(&objs);
 	if (r == 0) {
 		rf_cluster_unref(s->last);
@@ -842,7 +845,7 @@ build_and_publish(struct rf_store *s)
 		/* a replaced layout (or a while of replaced generations) leaves tens of megabytes
 		 * of freed heap that glibc keeps; give it back, as the reflectors do after lists */
 		double now = rf_kube_now();
-		if (!same_layout || now - s->last_trim > TRIM_INTERVAL) {
+		if ((!same_layout && !patched) || now - s->last_trim > TRIM_INTERVAL) {
 			malloc_trim(0);
 			s->last_trim = now;
 		}
@@ -858,6 +861,7 @@ build_and_publish(struct rf_store *s)
 		s->built_seq = seq;
 		s->stats.builds++;
 		s->stats.incremental += same_layout && s->stats.builds > 1;
+		s->stats.patched += patched;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
 		/* changes that came while building wait for the next one */
 		s->pending_since = s->seq != seq ? t0 : 0;
@@ -868,7 +872,9 @@ build_and_publish(struct rf_store *s)
 			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
 			snprintf(lag, sizeof(lag), "%.3f", since ? (t1 - since) * 1000.0 : 0.0);
 			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
-			     same_layout ? "reused" : "rebuilt");
+			     same_layout ? "reused"
+			     : patched   ? "patched"
+					 : "rebuilt");
 		}
 	} else {
 		s->layout_dirty = true; /* the next try starts from the last good generation */

@@ -112,6 +112,7 @@ int rf_store_set_dra_version(struct rf_store *s, const char *git_version, enum r
 struct rf_store_stats {
 	uint64_t builds;      /* generations published */
 	uint64_t incremental; /* of which reused the previous generation's layout */
+	uint64_t patched;     /* of which patched it where a Node, slice or class changed */
 	double last_build_ms; /* duration of the last snapshot + build */
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */

@@ -12,7 +12,13 @@
  * Each event is built twice from the same generation: as railfit does (usage from the previous
  * generation's plus what changed, alloc/model/model-delta.c), and with usage walked over every
  * claim and pod (rf_cluster_objects.walk_usage: what a build cost before), in alternating order
- * so that neither always finds the caches warm. Both in thread CPU time. */
+ * so that neither always finds the caches warm. Both in thread CPU time.
+ *
+ * Then the layout events (issue 9), each built twice from the same generation: with the layout
+ * patched where the event touched it (alloc/model/model-patch.c) and, for comparison, with the
+ * layout built in full (rf_cluster_set_patching(false), what every such event cost before): one
+ * ResourceSlice changed (an attribute of a device), one Node label changed (its block), one
+ * DeviceClass changed (its selector). Slices are handed over parsed, as the live store does. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +27,7 @@
 
 #include "alloc/cel/cel.h"
 #include "alloc/model/model.h"
+#include "alloc/model/slice.h"
 #include "config/config.h"
 #include "server/snapshot/snapshot.h"
 
@@ -70,6 +77,81 @@ pod_event(json_t *orig, size_t round)
 	return p;
 }
 
+/* A copy of the array with element i replaced by v (v's reference taken). */
+static json_t *
+with(const json_t *arr, size_t i, json_t *v)
+{
+	json_t *out = json_array();
+	json_array_extend(out, (json_t *)arr);
+	json_array_set_new(out, i, v);
+	return out;
+}
+
+enum layout_event { EV_SLICE, EV_NODE, EV_CLASS, EV_COUNT };
+static const char *const ev_names[EV_COUNT] = { "one ResourceSlice (a device attribute)",
+						"one Node label (its block)",
+						"one DeviceClass (its selector)" };
+
+struct world {
+	struct rf_cluster_objects objs;
+	struct rf_slice **recs;
+	const struct rf_config *cfg;
+};
+
+/* The objects after one layout event of kind ev (round r): new arrays, one object new. */
+static int
+layout_event(struct world *w, enum layout_event ev, size_t r)
+{
+	json_t **arr = ev == EV_SLICE  ? &w->objs.slices
+		       : ev == EV_NODE ? &w->objs.nodes
+				       : &w->objs.classes;
+	size_t n = json_array_size(*arr);
+	if (!n)
+		return -EINVAL;
+	size_t i = (r * 7919) % n;
+	json_t *o = json_deep_copy(json_array_get(*arr, i));
+	if (!o)
+		return -ENOMEM;
+	if (ev == EV_SLICE) {
+		json_t *d =
+			json_array_get(json_object_get(json_object_get(o, "spec"), "devices"), 0);
+		json_t *a = json_object_get(d, "attributes");
+		if (a)
+			json_object_set_new(a, "bench.railfit.io/round",
+					    json_pack("{s:I}", "int", (json_int_t)r));
+	} else if (ev == EV_NODE) {
+		json_t *md = json_object_get(o, "metadata");
+		if (!json_is_object(json_object_get(md, "labels")))
+			json_object_set_new(md, "labels", json_object());
+		char b[32];
+		snprintf(b, sizeof(b), "b%zu", r % 4);
+		json_object_set_new(json_object_get(md, "labels"),
+				    "network.topology.kubernetes.io/block", json_string(b));
+	} else {
+		json_t *sel =
+			json_array_get(json_object_get(json_object_get(o, "spec"), "selectors"), 0);
+		json_t *cel = json_object_get(sel, "cel");
+		const char *e = json_string_value(json_object_get(cel, "expression"));
+		if (e) {
+			char *x = malloc(strlen(e) + 32);
+			sprintf(x, "(%s) && %s", e, r % 2 ? "true" : "!false");
+			json_object_set_new(cel, "expression", json_string(x));
+			free(x);
+		}
+	}
+	if (ev == EV_SLICE) {
+		struct rf_slice *rec;
+		if (rf_slice_parse(o, w->cfg, &rec) < 0)
+			return -ENOMEM;
+		rf_slice_unref(w->recs[i]);
+		w->recs[i] = rec;
+	}
+	json_t *next = with(*arr, i, o);
+	json_decref(*arr);
+	*arr = next;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -93,6 +175,18 @@ main(int argc, char **argv)
 	       json_array_size(objs.nodes), n_pods, json_array_size(objs.slices), n_claims);
 	if (!n_claims || !n_pods)
 		return 1;
+
+	/* slices parsed once, as the live store keeps them */
+	struct world w = { .cfg = &cfg };
+	size_t n_slices = json_array_size(objs.slices);
+	w.recs = calloc(n_slices + 1, sizeof(*w.recs));
+	for (size_t i = 0; w.recs && i < n_slices; i++)
+		if (rf_slice_parse(json_array_get(objs.slices, i), &cfg, &w.recs[i]) < 0)
+			return 1;
+	if (!w.recs)
+		return 1;
+	objs.slice_recs = w.recs;
+	objs.n_slice_recs = n_slices;
 
 	double t0 = now_ms();
 	struct rf_cluster *gen = NULL;
@@ -164,7 +258,61 @@ main(int argc, char **argv)
 	       "%.2f ms\n",
 	       walk_cpu[events / 2], walk_cpu[events * 99 / 100]);
 	rf_cluster_unref(again);
+
+	/* layout events: patched, then (from the same generation) built in full */
+	size_t rounds = events < 20 ? events : 20;
+	w.objs = objs;
+	double *pm = calloc(rounds, sizeof(*pm)), *pc = calloc(rounds, sizeof(*pc));
+	double *fm = calloc(rounds, sizeof(*fm)), *fc = calloc(rounds, sizeof(*fc));
+	if (!pm || !pc || !fm || !fc)
+		return 1;
+	for (int ev = 0; ev < EV_COUNT; ev++) {
+		size_t patched = 0;
+		for (size_t r = 0; r < rounds; r++) {
+			if (layout_event(&w, (enum layout_event)ev, r) < 0)
+				return 1;
+			struct rf_cluster *p = NULL, *f = NULL;
+			for (int k = 0; k < 2; k++) {
+				/* alternate which goes first, so neither always finds the caches
+				 * warm */
+				bool full = (k == 0) == (r % 2 == 1);
+				rf_cluster_set_patching(!full);
+				t0 = now_ms();
+				double c0 = cpu_ms();
+				int rr = rf_cluster_build_next(gen, &w.objs, &cfg, cel, false,
+							       full ? &f : &p);
+				(full ? fm : pm)[r] = now_ms() - t0;
+				(full ? fc : pc)[r] = cpu_ms() - c0;
+				if (rr < 0) {
+					fprintf(stderr, "build: %s\n", strerror(-rr));
+					return 1;
+				}
+			}
+			rf_cluster_set_patching(true);
+			patched += rf_cluster_layout_patched(p);
+			rf_cluster_unref(f);
+			rf_cluster_unref(gen);
+			gen = p; /* the chain goes on from the patched one */
+		}
+		qsort(pm, rounds, sizeof(*pm), cmp_double);
+		qsort(pc, rounds, sizeof(*pc), cmp_double);
+		qsort(fm, rounds, sizeof(*fm), cmp_double);
+		qsort(fc, rounds, sizeof(*fc), cmp_double);
+		printf("layout event, %s, %zu events (%zu patched): patched median %.2f ms (CPU "
+		       "%.2f, max %.2f); full layout median %.2f ms (CPU %.2f, max %.2f)\n",
+		       ev_names[ev], rounds, patched, pm[rounds / 2], pc[rounds / 2],
+		       pc[rounds - 1], fm[rounds / 2], fc[rounds / 2], fc[rounds - 1]);
+	}
+	objs = w.objs;
+	free(pm);
+	free(pc);
+	free(fm);
+	free(fc);
 	rf_cluster_unref(gen);
+	for (size_t i = 0; i < n_slices; i++)
+		rf_slice_unref(w.recs[i]);
+	free(w.recs);
+	objs.slice_recs = NULL;
 	rf_cluster_objects_release(&objs);
 	rf_cel_cache_free(cel);
 	rf_config_release(&cfg);

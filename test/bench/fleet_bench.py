@@ -71,6 +71,7 @@ Exit status: 1 when a railfit response was not 2xx, or railfit_unjudged_nodes_to
 <= 5000 (unless --allow-unjudged), or a server failed to start.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -273,6 +274,11 @@ class Cluster:
                 gpus_used += r["driver"] == "gpu.nvidia.com"
         self.gpus, self.gpus_used = gpus, gpus_used
         self.names = [n["metadata"]["name"] for n in kinds["Node"]]
+        # the first node's objects for the layout probes (a slice event, a node label event)
+        self.probe_node = copy.deepcopy(kinds["Node"][0])
+        self.probe_slice = copy.deepcopy(next(
+            s for s in kinds.get("ResourceSlice", [])
+            if s["spec"].get("nodeName") == self.names[0] and s["spec"].get("devices")))
         step = max(1, self.n_nodes // 500)
         sub = kinds["Node"][::step][:500]
         self.names500 = [n["metadata"]["name"] for n in sub]
@@ -627,6 +633,11 @@ def build_lags(log_text):
         r'published a cache generation.*?\blagMs="?([\d.]+)', log_text)]
 
 
+def build_layouts(log_text):
+    """layout of the same log lines: reused, patched or rebuilt."""
+    return re.findall(r'published a cache generation.*?\blayout="?(\w+)', log_text)
+
+
 # ---- churn ----------------------------------------------------------------------------------
 
 def churn(a, tmp):
@@ -736,6 +747,47 @@ def churn(a, tmp):
                 time.sleep(1.0)
                 idle_lags.append(lag_probe())
             idle_store_lags = sorted(build_lags(rf.stderr())[probe_builds0:])
+
+            def layout_probe(kind):
+                """Seconds from putting a changed ResourceSlice (a device attribute) or Node
+                (its block label) of the first node into the fake to /debug/nodes/{name}
+                showing it (polled every 10 ms); None after 60 s."""
+                probe_seq[0] += 1
+                seq = probe_seq[0]
+                if kind == "slice":
+                    o = copy.deepcopy(cluster.probe_slice)
+                    o["spec"]["devices"][0].setdefault("attributes", {})[
+                        "bench.railfit.io/probe"] = {"int": seq}
+                else:
+                    o = copy.deepcopy(cluster.probe_node)
+                    o["metadata"].setdefault("labels", {})[
+                        "network.topology.kubernetes.io/block"] = "probe-%d" % seq
+                url = "%s/debug/nodes/%s" % (rf.url, first_node)
+                t = time.monotonic()
+                api.put(o)
+                while time.monotonic() - t < 60:
+                    with urllib.request.urlopen(url, timeout=10) as r:
+                        body = json.loads(r.read())
+                    if kind == "slice":
+                        seen = any((d.get("attributes") or {}).get("bench.railfit.io/probe") == seq
+                                   for d in body.get("devices") or [])
+                    else:
+                        seen = "probe-%d" % seq in json.dumps(body)
+                    if seen:
+                        return time.monotonic() - t
+                    time.sleep(0.01)
+                return None
+
+            layout_builds0 = len(build_lags(rf.stderr()))
+            slice_lags, node_lags = [], []
+            for _ in range(5):
+                time.sleep(1.0)
+                slice_lags.append(layout_probe("slice"))
+                time.sleep(1.0)
+                node_lags.append(layout_probe("node"))
+            layout_store = build_lags(rf.stderr())[layout_builds0:]
+            layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:])
+            patched_builds = build_layouts(rf.stderr())[layout_builds0:].count("patched")
             h0 = wb.filter_histogram(rf.url)
             idle = wb.measure(client, target, names, a.seconds)
             h1 = wb.filter_histogram(rf.url)
@@ -810,6 +862,13 @@ def churn(a, tmp):
               "lagMs): median %.0f ms, max %.0f ms over %d builds" % (
                   idle_store_lags[len(idle_store_lags) // 2], idle_store_lags[-1],
                   len(idle_store_lags)))
+    print("layout events while idle (put into the fake -> /debug/nodes/{name} shows it): one "
+          "ResourceSlice %s; one Node label %s" % (lagstr(slice_lags), lagstr(node_lags)))
+    if layout_build_ms:
+        print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
+              "layout patched); railfit's part (lagMs) median %.0f ms" % (
+                  layout_build_ms[len(layout_build_ms) // 2], layout_build_ms[-1],
+                  len(layout_build_ms), patched_builds, sorted(layout_store)[len(layout_store) // 2]))
     if not alive:
         print("railfit exited during the run")
         return 1

@@ -465,6 +465,61 @@ class LiveFaults(unittest.TestCase):
         self.api.put(again)
         converge(self, self.api, rf)
 
+    def test_layout_events_match_a_fresh_start(self):
+        """A changed ResourceSlice, Node label and DeviceClass are patched into the layout
+        (alloc/model/model-patch.c): every node then reads as it does in a railfit started
+        afresh on the same objects (whose layout is built in full), and explain agrees."""
+        rf = self.start()
+        objs = self.api.state()["objects"]
+        sl = next(o for o in objs["resourceslices"]
+                  if o["spec"].get("nodeName") and o["spec"].get("devices"))
+        node_name = sl["spec"]["nodeName"]
+        sl = json.loads(json.dumps(sl))
+        sl["spec"]["devices"][0].setdefault("attributes", {})["test.railfit.io/x"] = {"int": 7}
+        node = json.loads(json.dumps(next(o for o in objs["nodes"]
+                                          if o["metadata"]["name"] == node_name)))
+        node["metadata"].setdefault("labels", {})["network.topology.kubernetes.io/block"] = "b9"
+        cls = json.loads(json.dumps(objs["deviceclasses"][0]))
+        sel = (cls["spec"].get("selectors") or [{}])[0].get("cel")
+        if sel:
+            sel["expression"] = "(%s) && true" % sel["expression"]
+        self.api.put(sl)
+        self.api.put(node)
+        self.api.put(cls)
+        converge(self, self.api, rf)
+
+        def shown(r):
+            status, body = http_get(r, "/debug/nodes/%s" % node_name)
+            return status == 200 and any(
+                (d.get("attributes") or {}).get("test.railfit.io/x") == 7
+                for d in body.get("devices") or []) and (
+                    (body.get("network") or {}).get("block") == "b9")
+
+        deadline = time.monotonic() + 20 * SLOW
+        while not shown(rf) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(shown(rf), "the events never showed in /debug/nodes/%s" % node_name)
+        fresh = self.start()
+        status, listing = http_get(fresh, "/debug/nodes")
+        self.assertEqual(status, 200)
+        names = [n["node"] for n in listing]
+        self.assertIn(node_name, names)
+        def timeless(v):  # ages differ between the two processes
+            if isinstance(v, dict):
+                return {k: timeless(x) for k, x in v.items() if not k.endswith("Age")}
+            return [timeless(x) for x in v] if isinstance(v, (list, tuple)) else v
+
+        self.maxDiff = None
+        for name in names:
+            a = timeless(http_get(rf, "/debug/nodes/%s" % name))
+            b = timeless(http_get(fresh, "/debug/nodes/%s" % name))
+            self.assertEqual(a, b, "node %s differs after the events" % name)
+        pods = [o for o in objs["pods"] if not (o.get("spec") or {}).get("nodeName")]
+        for p in pods[:3]:
+            md = p["metadata"]
+            path = "/debug/explain/%s/%s" % (md.get("namespace", "default"), md["name"])
+            self.assertEqual(http_get(rf, path), http_get(fresh, path), path)
+
     def test_very_short_watches_back_off(self):
         """A server that ends every watch at once without events: railfit backs off (client-go's
         0.8 s doubling, with relists), it does not spin."""

@@ -1,0 +1,668 @@
+/* A layout patched from the previous one (alloc/model/model-patch.c) reads exactly like a layout
+ * built in full from the same objects: random sequences of ResourceSlice, Node and DeviceClass
+ * changes (and claim and pod events between them) over a small fleet from alloc/gen, each
+ * generation compared with a full build (nodes, pools, devices, attributes, taints, rails, usage,
+ * class selector results, claims, warnings) and with explain documents of pending pods. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "alloc/explain.h"
+#include "alloc/gen/gen_cluster.h"
+#include "alloc/model/json_get.h"
+#include "alloc/model/model.h"
+#include "alloc/model/slice.h"
+#include "test/unit/alloc/alloc_fixture.h"
+
+Suite *patch_suite(void);
+
+/* railfit topology --xml test/data/topology/gen-dgx-h100.xml -o annotation */
+static const char TOPO[] =
+	"{\"v\":1,\"d\":[\"0000:1b:00.0\",\"0000:43:00.0\",\"0000:52:00.0\",\"0000:61:00.0\","
+	"\"0000:9d:00.0\",\"0000:c3:00.0\",\"0000:d1:00.0\",\"0000:df:00.0\",\"0000:18:00.0\","
+	"\"0000:2a:00.0\",\"0000:2a:00.1\",\"0000:40:00.0\",\"0000:4f:00.0\",\"0000:5e:00.0\","
+	"\"0000:9a:00.0\",\"0000:c0:00.0\",\"0000:ce:00.0\",\"0000:dc:00.0\"],\"k\":"
+	"\"ggggggggnnnnnnnnnn\",\"n\":[0,0,0,0,1,1,1,1,0,0,0,0,0,0,1,1,1,1],\"c\":[0,1,2,3,4,5,"
+	"6,7,0,8,8,1,2,3,4,5,6,7],\"m\":\"PNNNSSSSNPNNSSSSNPNSSSSNPSSSSNPNNNSPNNSPNSPSP\"}";
+
+struct world {
+	struct rf_config cfg;
+	struct rf_cel_cache *cel;
+	json_t *nodes, *pods, *claims, *classes, *templates, *rules, *slices;
+	struct rf_slice **recs; /* parallel to slices */
+	size_t n_recs;
+	json_t *gone; /* slices deleted, to put back */
+	json_t *pending[3];
+	uint64_t rng;
+	bool dups; /* "a device more" sometimes repeats a name (then layouts are built in full) */
+};
+
+static unsigned
+below(struct world *w, unsigned n)
+{
+	w->rng = w->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned)((w->rng >> 33) % n);
+}
+
+/* a copy of the array with element i replaced by v (a new reference; NULL: removed) */
+static json_t *
+replaced(const json_t *arr, size_t i, json_t *v)
+{
+	json_t *out = json_array();
+	for (size_t k = 0; k < json_array_size(arr); k++) {
+		if (k != i)
+			json_array_append(out, json_array_get(arr, k));
+		else if (v)
+			json_array_append(out, v);
+	}
+	if (i >= json_array_size(arr) && v)
+		json_array_append(out, v);
+	json_decref(v);
+	return out;
+}
+
+static void
+set_array(json_t **dst, json_t *arr)
+{
+	json_decref(*dst);
+	*dst = arr;
+}
+
+/* the slice at i becomes v (NULL: deleted; i == n_recs: added) */
+static void
+put_slice(struct world *w, size_t i, json_t *v)
+{
+	struct rf_slice *rec = NULL;
+	if (v)
+		ck_assert_int_eq(rf_slice_parse(v, &w->cfg, &rec), 0);
+	set_array(&w->slices, replaced(w->slices, i, v));
+	if (i < w->n_recs) {
+		rf_slice_unref(w->recs[i]);
+		if (rec) {
+			w->recs[i] = rec;
+		} else {
+			memmove(w->recs + i, w->recs + i + 1,
+				(w->n_recs - i - 1) * sizeof(*w->recs));
+			w->n_recs--;
+		}
+	} else if (rec) {
+		w->recs = realloc(w->recs, (w->n_recs + 1) * sizeof(*w->recs));
+		w->recs[w->n_recs++] = rec;
+	}
+}
+
+static void
+add_json(json_t *arr, const char *text)
+{
+	json_error_t err;
+	json_t *v = json_loads(text, 0, &err);
+	ck_assert_msg(v != NULL, "%s", err.text);
+	json_array_append_new(arr, v);
+}
+
+static void
+world_init(struct world *w, uint64_t seed)
+{
+	memset(w, 0, sizeof(*w));
+	w->rng = seed * 2654435761u + 1;
+	rf_config_init(&w->cfg);
+	w->cel = rf_cel_cache_new();
+	struct rf_gen_options go = { .nodes = 5, .seed = seed, .used = 0.5, .pods_per_node = 2 };
+	json_t *doc = rf_gen_cluster(&go);
+	ck_assert_ptr_nonnull(doc);
+	w->nodes = json_array();
+	w->pods = json_array();
+	w->claims = json_array();
+	w->classes = json_array();
+	w->templates = json_array();
+	w->rules = json_array();
+	w->gone = json_array();
+	json_t *slices = json_array();
+	json_t *items = json_object_get(doc, "items");
+	for (size_t i = 0; i < json_array_size(items); i++) {
+		json_t *it = json_array_get(items, i);
+		const char *kind = json_string_value(json_object_get(it, "kind"));
+		json_t *dst = !strcmp(kind, "Node")            ? w->nodes
+			      : !strcmp(kind, "Pod")           ? w->pods
+			      : !strcmp(kind, "ResourceClaim") ? w->claims
+			      : !strcmp(kind, "DeviceClass")   ? w->classes
+			      : !strcmp(kind, "ResourceSlice") ? slices
+							       : NULL;
+		ck_assert_ptr_nonnull(dst);
+		json_array_append(dst, it);
+	}
+	json_decref(doc);
+	w->slices = json_array();
+	for (size_t i = 0; i < json_array_size(slices); i++)
+		put_slice(w, w->n_recs, json_incref(json_array_get(slices, i)));
+	json_decref(slices);
+	/* DeviceTaintRules: one on a GPU of every node (patched pools get it too), one not
+	 * understood (a warning patched layouts repeat) */
+	add_json(w->rules, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"r1\"},"
+			   "\"spec\":{\"deviceSelector\":{\"driver\":\"gpu.nvidia.com\","
+			   "\"device\":\"gpu-1\"},\"taint\":{\"key\":\"test.railfit.io/t\","
+			   "\"effect\":\"NoSchedule\"}}}");
+	add_json(w->rules, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"r2\"},"
+			   "\"spec\":{\"taint\":{\"effect\":\"NoSchedule\"}}}");
+	/* pending pods with their claims, explained on every generation */
+	const char *specs[] = { SPEC_GPU_NIC_ALIGNED, SPEC_GPU_ONLY, SPEC_GPU_NIC_LOOSE };
+	for (int i = 0; i < 3; i++) {
+		char buf[2048];
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"pend-%d\","
+			 "\"namespace\":\"ml\",\"uid\":\"pend-uid-%d\"},\"spec\":%s}",
+			 i, i, specs[i]);
+		add_json(w->claims, buf);
+		w->pending[i] = fixture_pod(i == 0   ? "p0"
+					    : i == 1 ? "p1"
+						     : "p2",
+					    i == 0   ? "pend-0"
+					    : i == 1 ? "pend-1"
+						     : "pend-2",
+					    NULL);
+		json_array_append(w->pods, w->pending[i]);
+	}
+}
+
+static void
+world_release(struct world *w)
+{
+	for (size_t i = 0; i < w->n_recs; i++)
+		rf_slice_unref(w->recs[i]);
+	free(w->recs);
+	json_t *arrs[] = { w->nodes,     w->pods,  w->claims, w->classes,
+			   w->templates, w->rules, w->slices, w->gone };
+	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++)
+		json_decref(arrs[i]);
+	for (int i = 0; i < 3; i++)
+		json_decref(w->pending[i]);
+	rf_cel_cache_free(w->cel);
+	rf_config_release(&w->cfg);
+}
+
+static struct rf_cluster_objects
+objects(struct world *w)
+{
+	return (struct rf_cluster_objects){ .nodes = w->nodes,
+					    .pods = w->pods,
+					    .slices = w->slices,
+					    .claims = w->claims,
+					    .classes = w->classes,
+					    .templates = w->templates,
+					    .taint_rules = w->rules,
+					    .slice_recs = w->recs,
+					    .n_slice_recs = w->n_recs };
+}
+
+/* ---- the changes ---- */
+
+static json_t *
+copy_at(const json_t *arr, size_t i)
+{
+	json_t *v = json_deep_copy(json_array_get(arr, i));
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+/* @return true when the change is one the layout reads (the store marks it so) */
+static bool
+change_slice(struct world *w, int step)
+{
+	size_t n = w->n_recs;
+	unsigned what = below(w, 7);
+	if (what == 6 && json_array_size(w->gone)) { /* one put back */
+		size_t g = below(w, (unsigned)json_array_size(w->gone));
+		put_slice(w, n, json_incref(json_array_get(w->gone, g)));
+		set_array(&w->gone, replaced(w->gone, g, NULL));
+		return true;
+	}
+	if (!n)
+		return false;
+	size_t i = below(w, (unsigned)n);
+	if (what == 5) { /* deleted */
+		json_array_append(w->gone, json_array_get(w->slices, i));
+		put_slice(w, i, NULL);
+		return true;
+	}
+	json_t *s = copy_at(w->slices, i);
+	json_t *spec = json_object_get(s, "spec");
+	json_t *devs = json_object_get(spec, "devices");
+	size_t nd = json_array_size(devs);
+	char buf[64];
+	switch (what) {
+	case 0: /* an attribute value (as many devices as before) */
+		if (nd) {
+			json_t *attrs = json_object_get(
+				json_array_get(devs, below(w, (unsigned)nd)), "attributes");
+			json_object_set_new(attrs, "test.railfit.io/x",
+					    json_pack("{s:i}", "int", step));
+		}
+		break;
+	case 1: /* a device fewer */
+		if (nd > 1)
+			json_array_remove(devs, below(w, (unsigned)nd));
+		break;
+	case 2: /* a device more */
+		if (nd) {
+			json_t *d = json_deep_copy(json_array_get(devs, 0));
+			snprintf(buf, sizeof(buf), "extra-%d", step);
+			if (!w->dups || below(w, 3)) /* else a duplicate name: an invalid pool */
+				json_object_set_new(d, "name", json_string(buf));
+			json_array_append_new(devs, d);
+		}
+		break;
+	case 3: { /* a new generation, sometimes announcing a slice that is not there */
+		json_t *pool = json_object_get(spec, "pool");
+		json_object_set_new(
+			pool, "generation",
+			json_integer(json_integer_value(json_object_get(pool, "generation")) + 1));
+		json_object_set_new(pool, "resourceSliceCount", json_integer(1 + below(w, 2)));
+		break;
+	}
+	case 4: /* moved to another node */
+	default: {
+		const json_t *nj =
+			json_array_get(w->nodes, below(w, (unsigned)json_array_size(w->nodes)));
+		json_object_set(spec, "nodeName", (json_t *)rf_jpath(nj, "metadata.name"));
+		break;
+	}
+	}
+	put_slice(w, i, s);
+	return true;
+}
+
+/* @return true when the layout reads it; false for a status-only change */
+static bool
+change_node(struct world *w)
+{
+	size_t i = below(w, (unsigned)json_array_size(w->nodes));
+	json_t *nj = copy_at(w->nodes, i);
+	json_t *meta = json_object_get(nj, "metadata");
+	json_t *labels = json_object_get(meta, "labels"),
+	       *ann = json_object_get(meta, "annotations");
+	if (!ann) {
+		ann = json_object();
+		json_object_set_new(meta, "annotations", ann);
+	}
+	const char *blocks[] = { "b1", "b2" };
+	bool layout = true;
+	switch (below(w, 7)) {
+	case 0:
+		json_object_set_new(labels, "network.topology.kubernetes.io/block",
+				    json_string(blocks[below(w, 2)]));
+		break;
+	case 1:
+		json_object_set_new(labels, "network.topology.kubernetes.io/spine",
+				    json_string(blocks[below(w, 2)]));
+		break;
+	case 2:
+		json_object_set_new(ann, "railfit.io/pci-topology", json_string(TOPO));
+		break;
+	case 3:
+		json_object_del(ann, "railfit.io/pci-topology");
+		json_object_del(labels, "network.topology.kubernetes.io/block");
+		break;
+	case 4:
+		json_object_set_new(ann, "railfit.io/frontend-bandwidth",
+				    json_string(below(w, 4) ? "200G" : "lots")); /* a warning */
+		break;
+	case 5:
+		json_object_set_new(ann, "railfit.io/pci-topology",
+				    json_string(below(w, 4) ? TOPO : "{bad")); /* a warning */
+		break;
+	default: { /* status only: Ready flips */
+		json_t *st = json_pack("{s:[{s:s,s:s}]}", "conditions", "type", "Ready", "status",
+				       below(w, 2) ? "True" : "False");
+		json_object_set_new(nj, "status", st);
+		layout = false;
+		break;
+	}
+	}
+	set_array(&w->nodes, replaced(w->nodes, i, nj));
+	if (below(w, 4) == 0) { /* the objects handed over in another order */
+		json_t *rev = json_array();
+		for (size_t k = json_array_size(w->nodes); k-- > 0;)
+			json_array_append(rev, json_array_get(w->nodes, k));
+		set_array(&w->nodes, rev);
+	}
+	return layout;
+}
+
+static void
+change_class(struct world *w, int step)
+{
+	size_t n = json_array_size(w->classes);
+	unsigned what = below(w, 3);
+	if (what == 0 && n < 4) { /* a new class */
+		char buf[512];
+		snprintf(
+			buf, sizeof(buf),
+			"{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"extra-%d\"},\"spec\":"
+			"{\"selectors\":[{\"cel\":{\"expression\":\"device.driver == 'dra.net'\"}}]}}",
+			step);
+		json_t *arr = json_copy(w->classes);
+		add_json(arr, buf);
+		set_array(&w->classes, arr);
+		return;
+	}
+	size_t i = below(w, (unsigned)n);
+	const char *name =
+		json_string_value(rf_jpath(json_array_get(w->classes, i), "metadata.name"));
+	if (what == 1 && strncmp(name, "extra-", 6) == 0) { /* removed */
+		set_array(&w->classes, replaced(w->classes, i, NULL));
+		return;
+	}
+	/* a selector changed: narrower or back to what it was */
+	json_t *c = copy_at(w->classes, i);
+	json_t *sel = json_array_get(json_object_get(json_object_get(c, "spec"), "selectors"), 0);
+	json_t *cel = json_object_get(sel, "cel");
+	if (cel) {
+		const char *e = json_string_value(json_object_get(cel, "expression"));
+		char buf[1024];
+		const char *tail = " && device.attributes['test.railfit.io'].x != 3";
+		size_t el = strlen(e), tl = strlen(tail);
+		if (el > tl && strcmp(e + el - tl, tail) == 0)
+			snprintf(buf, sizeof(buf), "%.*s", (int)(el - tl), e);
+		else
+			snprintf(buf, sizeof(buf), "%s%s", e, tail);
+		json_object_set_new(cel, "expression", json_string(buf));
+	}
+	set_array(&w->classes, replaced(w->classes, i, c));
+}
+
+/* a claim event: a pending claim allocated on some node's devices, or back to pending */
+static void
+change_claim(struct world *w)
+{
+	size_t i = json_array_size(w->claims) - 1 - below(w, 3); /* one of pend-0..2 */
+	json_t *c = copy_at(w->claims, i);
+	if (json_object_get(c, "status")) {
+		json_object_del(c, "status");
+	} else {
+		size_t s = below(w, (unsigned)w->n_recs);
+		const struct rf_slice *sl = w->recs[s];
+		if (!sl->n_devices || !sl->node) {
+			json_decref(c);
+			return;
+		}
+		json_t *st = json_pack("{s:{s:{s:[{s:s,s:s,s:s,s:s}]}}}", "allocation", "devices",
+				       "results", "request", "gpu", "driver", sl->driver, "pool",
+				       sl->pool, "device",
+				       sl->devices[below(w, (unsigned)sl->n_devices)].name);
+		json_object_set_new(c, "status", st);
+	}
+	set_array(&w->claims, replaced(w->claims, i, c));
+}
+
+/* ---- the comparison ---- */
+
+static void
+same_str(const char *a, const char *b, const char *what)
+{
+	ck_assert_msg((!a && !b) || (a && b && strcmp(a, b) == 0), "%s: %s vs %s", what,
+		      a ? a : "(null)", b ? b : "(null)");
+}
+
+static void
+same_device(const struct rf_cluster *a, const struct rf_device *x, const struct rf_cluster *b,
+	    const struct rf_device *y)
+{
+	same_str(x->name, y->name, "device");
+	same_str(x->pool->driver, y->pool->driver, "driver");
+	same_str(x->pool->name, y->pool->name, "pool");
+	ck_assert_uint_eq(x->slice, y->slice);
+	ck_assert_uint_eq(x->idx, y->idx);
+	ck_assert_int_eq(x->kind, y->kind);
+	ck_assert_uint_eq(x->n_attrs, y->n_attrs);
+	for (size_t i = 0; i < x->n_attrs; i++) {
+		same_str(x->attrs[i].name, y->attrs[i].name, "attr");
+		ck_assert_int_eq(x->attrs[i].kind, y->attrs[i].kind);
+	}
+	ck_assert_uint_eq(x->n_caps, y->n_caps);
+	ck_assert_uint_eq(x->n_taints, y->n_taints);
+	for (size_t i = 0; i < x->n_taints; i++) {
+		same_str(x->taints[i].key, y->taints[i].key, "taint");
+		same_str(x->taints[i].rule, y->taints[i].rule, "taint rule");
+	}
+	ck_assert_int_eq(x->loc.numa, y->loc.numa);
+	same_str(x->loc.pcie_root, y->loc.pcie_root, "pcieRoot");
+	same_str(x->numa_source, y->numa_source, "numa source");
+	same_str(x->pci, y->pci, "pci");
+	ck_assert_int_eq(x->rdma, y->rdma);
+	ck_assert_int_eq(x->rail, y->rail);
+	ck_assert_int_eq(x->partition, y->partition);
+	ck_assert_int_eq(!x->bandwidth, !y->bandwidth);
+	const struct rf_dev_use *u = rf_dev_use(a, x), *v = rf_dev_use(b, y);
+	ck_assert_int_eq(!u->holder, !v->holder);
+	if (u->holder)
+		same_str(u->holder->name, v->holder->name, "holder");
+	ck_assert_uint_eq(u->n_shares, v->n_shares);
+	ck_assert_int_eq(rf_quantity_cmp(rf_device_bw_used(a, x), rf_device_bw_used(b, y)), 0);
+	for (size_t k = 0; k < rf_cluster_n_classes(b); k++) {
+		const struct rf_class *ca = rf_cluster_class_at(a, k),
+				      *cb = rf_cluster_class_at(b, k);
+		ck_assert_int_eq(rf_class_matches(a, ca, x, NULL, NULL),
+				 rf_class_matches(b, cb, y, NULL, NULL));
+	}
+}
+
+static void
+same_generation(struct world *w, const struct rf_cluster *a, const struct rf_cluster *b)
+{
+	ck_assert_uint_eq(rf_cluster_n_warnings(a), rf_cluster_n_warnings(b));
+	for (size_t i = 0; i < rf_cluster_n_warnings(a); i++)
+		same_str(rf_cluster_warning(a, i), rf_cluster_warning(b, i), "warning");
+	ck_assert_uint_eq(rf_cluster_n_classes(a), rf_cluster_n_classes(b));
+	for (size_t i = 0; i < rf_cluster_n_classes(a); i++) {
+		same_str(rf_cluster_class_at(a, i)->name, rf_cluster_class_at(b, i)->name, "class");
+		same_str(rf_cluster_class_at(a, i)->unsupported,
+			 rf_cluster_class_at(b, i)->unsupported, "class unsupported");
+	}
+	ck_assert_uint_eq(rf_cluster_n_nodes(a), rf_cluster_n_nodes(b));
+	for (size_t i = 0; i < rf_cluster_n_nodes(a); i++) {
+		const struct rf_node *x = rf_cluster_node_at(a, i), *y = rf_cluster_node_at(b, i);
+		same_str(x->name, y->name, "node");
+		ck_assert_ptr_eq(rf_cluster_node(a, x->name), x);
+		ck_assert_int_eq(rf_cluster_node_ready(a, x), rf_cluster_node_ready(b, y));
+		ck_assert_int_eq(!x->json, !y->json);
+		ck_assert_uint_eq(x->n_pools, y->n_pools);
+		for (size_t p = 0; p < x->n_pools; p++) {
+			const struct rf_pool *o = x->pools[p], *q = y->pools[p];
+			same_str(o->driver, q->driver, "pool driver");
+			same_str(o->name, q->name, "pool name");
+			same_str(o->node, q->node, "pool node");
+			ck_assert_int_eq(o->generation, q->generation);
+			ck_assert_int_eq(o->complete, q->complete);
+			ck_assert_int_eq(o->invalid, q->invalid);
+			ck_assert_uint_eq(o->n_slices, q->n_slices);
+			ck_assert_uint_eq(o->n_devices, q->n_devices);
+		}
+		ck_assert_uint_eq(x->n_devices, y->n_devices);
+		for (size_t d = 0; d < x->n_devices; d++)
+			same_device(a, x->devices[d], b, y->devices[d]);
+		ck_assert_uint_eq(x->n_gpus, y->n_gpus);
+		ck_assert_uint_eq(x->n_nics, y->n_nics);
+		ck_assert_uint_eq(x->n_rails, y->n_rails);
+		ck_assert_int_eq(rf_quantity_cmp(x->fe_capacity, y->fe_capacity), 0);
+		same_str(x->fe_source, y->fe_source, "fe source");
+		ck_assert_int_eq(!x->topo, !y->topo);
+		same_str(x->topo_error, y->topo_error, "topo error");
+		same_str(x->block, y->block, "block");
+		same_str(x->spine, y->spine, "spine");
+		const struct rf_node_use *u = rf_node_use(a, x), *v = rf_node_use(b, y);
+		ck_assert_uint_eq(u->n_pods, v->n_pods);
+		ck_assert_uint_eq(u->n_gpus_free, v->n_gpus_free);
+		ck_assert_uint_eq(u->n_nics_free, v->n_nics_free);
+		ck_assert_int_eq(rf_quantity_cmp(u->fe_egress_used, v->fe_egress_used), 0);
+	}
+	for (size_t i = 0; i < json_array_size(w->claims); i++) {
+		const json_t *cj = json_array_get(w->claims, i);
+		const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
+		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+		const struct rf_claim *x = rf_cluster_claim(a, ns, name),
+				      *y = rf_cluster_claim(b, ns, name);
+		ck_assert_int_eq(!x, !y);
+		if (!x)
+			continue;
+		ck_assert_uint_eq(x->n_results, y->n_results);
+		for (size_t r = 0; r < x->n_results; r++) {
+			const struct rf_alloc_result *p = &x->results[r], *q = &y->results[r];
+			ck_assert_int_eq(!p->dev, !q->dev);
+			if (p->dev) {
+				same_str(p->dev->name, q->dev->name, "result device");
+				ck_assert_uint_eq(p->gidx, p->dev->gidx);
+				ck_assert_int_eq(p->rail, q->rail);
+				ck_assert_ptr_eq(rf_dev_use(a, p->dev)->holder ? p->dev : NULL,
+						 rf_dev_use(a, p->dev)->holder ? p->dev : NULL);
+			}
+		}
+		for (size_t r = 0; r < x->n_requests; r++)
+			for (size_t k = 0; k < x->requests[r].n_alts; k++) {
+				const struct rf_class *cx = x->requests[r].alts[k].class;
+				ck_assert_ptr_eq(cx, cx ? rf_cluster_class(a, cx->name) : NULL);
+			}
+	}
+	ck_assert_uint_eq(rf_cluster_n_pods(a), rf_cluster_n_pods(b));
+	for (int i = 0; i < 3; i++) {
+		json_t *ea = rf_explain_pod(a, w->pending[i], NULL);
+		json_t *eb = rf_explain_pod(b, w->pending[i], NULL);
+		char *sa = json_dumps(ea, JSON_SORT_KEYS), *sb = json_dumps(eb, JSON_SORT_KEYS);
+		ck_assert_ptr_nonnull(sa);
+		ck_assert_msg(strcmp(sa, sb) == 0, "explain of p%d differs:\n%s\n%s", i, sa, sb);
+		free(sa);
+		free(sb);
+		json_decref(ea);
+		json_decref(eb);
+	}
+}
+
+/* Random changes over a chain of generations, each checked against a full build. */
+START_TEST(test_patched_layout_equals_full_build)
+{
+	struct world w;
+	world_init(&w, (uint64_t)_i + 1);
+	w.dups = _i == 0;
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	ck_assert(!rf_cluster_layout_patched(prev));
+	unsigned patched = 0, layout_changes = 0;
+	for (int step = 0; step < 50; step++) {
+		bool layout = true;
+		switch (below(&w, 8)) {
+		case 0:
+		case 1:
+		case 2:
+			layout = change_slice(&w, step);
+			break;
+		case 3:
+		case 4:
+			layout = change_node(&w);
+			break;
+		case 5:
+			if (below(&w, 6) == 0) { /* the rules change: built in full */
+				json_t *r = json_array();
+				json_array_extend(r, w.rules);
+				json_array_remove(r, json_array_size(r) - 1);
+				if (json_array_size(r) < 1)
+					json_array_extend(r, w.rules);
+				set_array(&w.rules, r);
+			} else {
+				change_class(&w, step);
+			}
+			break;
+		default:
+			change_claim(&w);
+			layout = false;
+			break;
+		}
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		if (layout) {
+			layout_changes++;
+			patched += rf_cluster_layout_patched(g);
+		}
+		/* the new generation must not need the one it followed */
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		ck_assert(!rf_cluster_layout_patched(full));
+		same_generation(&w, g, full);
+		rf_cluster_unref(full);
+	}
+
+	/* most layout changes were patched, not built in full (the rest: warnings, chains) */
+	ck_assert_msg(w.dups || patched * 2 >= layout_changes, "%u of %u layout changes patched",
+		      patched, layout_changes);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* A slice change replaces only its pool and node: every other node, pool and device is shared
+ * with the previous layout (and keeps its gidx); claims on other nodes are not copied. */
+START_TEST(test_patch_shares_what_did_not_change)
+{
+	struct world w;
+	world_init(&w, 7);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g1 = NULL, *g2 = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
+	/* an attribute of the first slice's first device */
+	const char *node = w.recs[0]->node;
+	json_t *s = copy_at(w.slices, 0);
+	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
+	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
+			    json_pack("{s:i}", "int", 1));
+	put_slice(&w, 0, s);
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
+	ck_assert(rf_cluster_layout_patched(g2));
+	size_t shared_claims = 0;
+	for (size_t i = 0; i < rf_cluster_n_nodes(g2); i++) {
+		const struct rf_node *a = rf_cluster_node_at(g1, i), *b = rf_cluster_node_at(g2, i);
+		if (strcmp(a->name, node) == 0) {
+			ck_assert_ptr_ne(a, b);
+			ck_assert_ptr_ne(a->devices[0], b->devices[0]);
+			continue;
+		}
+		ck_assert_ptr_eq(a, b);
+		for (size_t d = 0; d < b->n_devices; d++)
+			ck_assert_ptr_eq(a->devices[d], b->devices[d]);
+	}
+	for (size_t i = 0; i < json_array_size(w.claims); i++) {
+		const json_t *cj = json_array_get(w.claims, i);
+		const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
+		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+		const struct rf_claim *a = rf_cluster_claim(g1, ns, name),
+				      *b = rf_cluster_claim(g2, ns, name);
+		bool on_node = a->alloc_node && strcmp(a->alloc_node, node) == 0;
+		if (!on_node && a->n_results)
+			shared_claims += a == b;
+		if (on_node)
+			ck_assert_ptr_ne(a, b); /* relinked to the new devices */
+	}
+	ck_assert_uint_gt(shared_claims, 0);
+	struct rf_cluster *full = NULL;
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	rf_cluster_unref(g1);
+	same_generation(&w, g2, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g2);
+	world_release(&w);
+}
+END_TEST
+
+Suite *
+patch_suite(void)
+{
+	Suite *s = suite_create("patch");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
+	tcase_add_test(tc, test_patch_shares_what_did_not_change);
+	suite_add_tcase(s, tc);
+	return s;
+}
