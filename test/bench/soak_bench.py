@@ -131,7 +131,8 @@ def main():
             f.write(subprocess.run([a.railfit, "gen-cluster", "--nodes", str(a.nodes), "--seed",
                                     "1", "--used", "0.5"], check=True,
                                    stdout=subprocess.PIPE).stdout)
-        with FakeAPI(snapshot=snap, config={"bookmarkInterval": 5.0}) as api:
+        with FakeAPI(snapshot=snap, config={"bookmarkInterval": 5.0},
+                     startup_timeout=300) as api:  # 1,000 nodes on a busy machine
             churn_objs = []
             for i in range(a.churn):
                 churn_objs += [claim("churn-%d" % i, "churn"),

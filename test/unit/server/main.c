@@ -11,6 +11,7 @@ Suite *escape_suite(void);
 Suite *http_suite(void);
 Suite *parallel_suite(void);
 Suite *gen_cluster_suite(void);
+Suite *gen_oom_suite(void);
 Suite *kube_suite(void);
 Suite *slim_suite(void);
 Suite *snapshot_load_suite(void);
@@ -23,6 +24,7 @@ Suite *auth_suite(void);
 Suite *predictions_suite(void);
 
 RF_CHECK_MAIN(extender_suite(), extender_fast_suite(), metrics_suite(), metric_table_suite(),
-	      escape_suite(), http_suite(), parallel_suite(), gen_cluster_suite(), kube_suite(),
-	      slim_suite(), snapshot_load_suite(), bind_suite(), routes_suite(), reflector_suite(),
-	      slice_table_suite(), log_suite(), auth_suite(), predictions_suite())
+	      escape_suite(), http_suite(), parallel_suite(), gen_cluster_suite(), gen_oom_suite(),
+	      kube_suite(), slim_suite(), snapshot_load_suite(), bind_suite(), routes_suite(),
+	      reflector_suite(), slice_table_suite(), log_suite(), auth_suite(),
+	      predictions_suite())

@@ -15,6 +15,7 @@
 #define MAX_DEV 16
 
 Suite *gen_cluster_suite(void);
+Suite *gen_oom_suite(void);
 
 /* ---- helpers ----------------------------------------------------------------------------------
  */
@@ -1366,12 +1367,6 @@ gen_cluster_suite(void)
 	tcase_add_test(tc, test_gen_cluster_edges);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("oom");
-	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_gen_cluster_oom);
-	tcase_add_test(tc, test_gen_demo_oom);
-	suite_add_tcase(s, tc);
-
 	tc = tcase_create("demo");
 	tcase_add_test(tc, test_gen_demo_nodes);
 	tcase_add_test(tc, test_gen_demo_hgx_states);
@@ -1380,6 +1375,20 @@ gen_cluster_suite(void)
 	tcase_add_test(tc, test_gen_cluster_fleet_shape);
 	tcase_add_test(tc, test_gen_cluster_blocks);
 	tcase_add_test(tc, test_gen_cluster_cpu_slices);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+/* The allocation-failure sweeps are a suite of their own, a meson test of their own: the longest
+ * part of this file under valgrind (~7 million allocations each), run alongside the rest. */
+Suite *
+gen_oom_suite(void)
+{
+	Suite *s = suite_create("gen_oom");
+	TCase *tc = tcase_create("oom");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_gen_cluster_oom);
+	tcase_add_test(tc, test_gen_demo_oom);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
-/* The route table dispatch of server/http/http.c at the function level (rf_http_route_find, no
- * network) over a table shaped like railfit's own (server/cmd/serve.c): exact and prefix paths,
+/* The route table dispatch of server/http/http-route.c at the function level (rf_http_route_find,
+ * no network) over a table shaped like railfit's own (server/cmd/serve.c): exact and prefix paths,
  * HEAD on GET routes, any-method routes, first match wins, 404 against 405 with its Allow list;
  * then the body cap through a server on 127.0.0.1:0 at the sizes where the request buffer grows
  * (its 16 KiB start, doubling, the cap, an announced Content-Length). */
