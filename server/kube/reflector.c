@@ -817,7 +817,10 @@ backoff_sleep(struct reflector *r)
 {
 	double d = rf_backoff_delay(rf_backoff_step(&r->backoff, rf_kube_now(), rand01(r)),
 				    r->retry_after);
+	char secs[32];
+	snprintf(secs, sizeof(secs), "%.3f", d);
 	r->retry_after = -1;
+	rf_v(2, "backing off before the next request", "resource", r->resource, "seconds", secs);
 	return rf_kube_sleep(r->set->kube, d);
 }
 
