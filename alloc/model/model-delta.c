@@ -162,10 +162,7 @@ apply_consumed(struct rf_dev_use *u, const struct rf_device *d, const struct rf_
 	json_object_foreach ((json_t *)ar->consumed, k, v) {
 		struct rf_quantity q;
 		const char *qs = json_string_value(v);
-		const struct rf_capacity *cap = NULL;
-		for (size_t ci = 0; ci < d->n_caps; ci++)
-			if (strcmp(d->caps[ci].raw_name, k) == 0)
-				cap = &d->caps[ci];
+		const struct rf_capacity *cap = rf_model_device_cap(d, k);
 		if (!cap || !qs || rf_quantity_parse(qs, &q) < 0 || !exact(q) || !u->consumed)
 			return 0;
 		struct rf_quantity *slot = &u->consumed[cap - d->caps];

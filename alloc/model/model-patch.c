@@ -631,12 +631,7 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 		const struct rf_node *n = c->nodes[i];
 		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
 		if (fe && strcmp(n->fe_source, "annotation") != 0)
-			rf_cluster_warn(
-				c,
-				"node %s: annotation railfit.io/frontend-bandwidth: expected "
-				"a positive quantity such as 100G, got \"%s\"; using "
-				"devices.frontendBandwidth",
-				n->name, fe);
+			rf_model_warn_frontend(c, n, fe);
 	}
 	return 0;
 }

@@ -245,6 +245,11 @@ int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
 			       struct rf_pool *const *pools, size_t n_pools);
 void rf_model_network_place(const struct rf_cluster *c, struct rf_node *n);
 int rf_model_node_frontend(struct rf_cluster *c);
+/* The capacity of d a consumedCapacity key names (its name as published), or NULL. */
+const struct rf_capacity *rf_model_device_cap(const struct rf_device *d, const char *raw_name);
+/* The warning of a malformed railfit.io/frontend-bandwidth annotation (fe), as a full build
+ * words it. */
+void rf_model_warn_frontend(struct rf_cluster *c, const struct rf_node *n, const char *fe);
 
 /* model-usage.c: classes, claims and what they hold, pods and what they use, templates */
 int rf_model_build_classes(struct rf_cluster *c, const json_t *classes);

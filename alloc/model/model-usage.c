@@ -497,10 +497,7 @@ rf_model_account_usage(struct rf_cluster *c)
 				json_object_foreach ((json_t *)ar->consumed, k, v) {
 					struct rf_quantity q;
 					const char *qs = json_string_value(v);
-					const struct rf_capacity *cap = NULL;
-					for (size_t ci = 0; ci < d->n_caps; ci++)
-						if (strcmp(d->caps[ci].raw_name, k) == 0)
-							cap = &d->caps[ci];
+					const struct rf_capacity *cap = rf_model_device_cap(d, k);
 					if (!cap || !qs || rf_quantity_parse(qs, &q) < 0) {
 						c->usage_inexact = true;
 						rf_cluster_warn(
@@ -806,6 +803,25 @@ rf_model_index_groups(struct rf_cluster *c)
 	return 0;
 }
 
+const struct rf_capacity *
+rf_model_device_cap(const struct rf_device *d, const char *raw_name)
+{
+	const struct rf_capacity *cap = NULL;
+	for (size_t ci = 0; ci < d->n_caps; ci++)
+		if (strcmp(d->caps[ci].raw_name, raw_name) == 0)
+			cap = &d->caps[ci]; /* the last of a name, as the walk always took */
+	return cap;
+}
+
+void
+rf_model_warn_frontend(struct rf_cluster *c, const struct rf_node *n, const char *fe)
+{
+	rf_cluster_warn(c,
+			"node %s: annotation railfit.io/frontend-bandwidth: expected a positive "
+			"quantity such as 100G, got \"%s\"; using devices.frontendBandwidth",
+			n->name, fe);
+}
+
 /* Front-end capacity of each node: from its annotation (part of the layout). */
 int
 rf_model_node_frontend(struct rf_cluster *c)
@@ -822,12 +838,7 @@ rf_model_node_frontend(struct rf_cluster *c)
 				n->fe_capacity = q;
 				n->fe_source = "annotation";
 			} else {
-				rf_cluster_warn(
-					c,
-					"node %s: annotation railfit.io/frontend-bandwidth: expected "
-					"a positive quantity such as 100G, got \"%s\"; using "
-					"devices.frontendBandwidth",
-					n->name, fe);
+				rf_model_warn_frontend(c, n, fe);
 			}
 		}
 	}
