@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "alloc/evaluate-private.h"
 #include "alloc/rail_target.h"
 #include "config/grow.h"
 
@@ -114,8 +115,8 @@ level_points(const struct rf_config *cfg, enum rf_level l)
 	return cfg->scoring.levels[l];
 }
 
-static bool
-is_whole_gpu(const struct rf_device *d)
+bool
+rf_eval_is_whole_gpu(const struct rf_device *d)
 {
 	return d->kind == RF_DEV_GPU && !d->partition;
 }
@@ -131,12 +132,12 @@ rf_assignment_gpu_alignment(const struct rf_node *n, const struct rf_config *cfg
 	size_t pairs = 0, known = 0;
 	for (size_t i = 0; i < a->n; i++) {
 		const struct rf_device *g = a->picks[i].dev;
-		if (!is_whole_gpu(g))
+		if (!rf_eval_is_whole_gpu(g))
 			continue;
 		for (size_t j = i + 1; j < a->n; j++) {
 			const struct rf_device *h = a->picks[j].dev;
 			enum rf_level_source s;
-			if (!is_whole_gpu(h) || h == g)
+			if (!rf_eval_is_whole_gpu(h) || h == g)
 				continue;
 			enum rf_level l = rf_node_gpu_level(n, g, h, &s, NULL);
 			pairs++;
@@ -159,8 +160,8 @@ rf_assignment_gpu_alignment(const struct rf_node *n, const struct rf_config *cfg
 	return true;
 }
 
-static void __attribute__((format(printf, 2, 3)))
-reason(struct rf_node_eval *e, const char *fmt, ...)
+void
+rf_eval_reason(struct rf_node_eval *e, const char *fmt, ...)
 {
 	if (e->n_reasons >= RF_MAX_REASONS)
 		return;
@@ -171,16 +172,9 @@ reason(struct rf_node_eval *e, const char *fmt, ...)
 	rf_utf8_trim(e->reasons[e->n_reasons++]);
 }
 
-/* An informational reason: only explain shows it, so filter and prioritize do not format it. */
-#define note(e, ...)                                                                               \
-	do {                                                                                       \
-		if ((e)->explain)                                                                  \
-			reason((e), __VA_ARGS__);                                                  \
-	} while (0)
-
 /* A failing reason goes first: the first reason is the filter message. */
-static void __attribute__((format(printf, 3, 4)))
-fail(struct rf_node_eval *e, enum rf_verdict v, const char *fmt, ...)
+void
+rf_eval_fail(struct rf_node_eval *e, enum rf_verdict v, const char *fmt, ...)
 {
 	char msg[RF_REASON_LEN];
 	va_list ap;
@@ -195,7 +189,7 @@ fail(struct rf_node_eval *e, enum rf_verdict v, const char *fmt, ...)
 		snprintf(e->reasons[0], RF_REASON_LEN, "%s", msg);
 		e->n_reasons = n + 1;
 	} else {
-		reason(e, "%s", msg);
+		rf_eval_reason(e, "%s", msg);
 	}
 	if (v > e->verdict)
 		e->verdict = v;
@@ -241,25 +235,10 @@ rf_assignment_alignment(const struct rf_node *n, const struct rf_config *cfg,
  *
  * demand -> node state -> predict (the allocator mirror, worst outcome over the scan orders) ->
  * score parts of the predicted devices (measuring headroom and alignment) -> verdict (claims
- * allocatable, headroom, min-alignment). Each step is a small function below, in this order. The
- * order of the reasons is the contract with explain and the filter message (the first failing
- * reason is the message). */
-
-struct pipeline {
-	const struct rf_cluster *c;
-	const struct rf_config *cfg;
-	const struct rf_demand *d;
-	const struct rf_node *n;
-	const struct rf_release *rel;
-	struct rf_eval_work *work;
-	struct rf_search_request sr;
-	/* the claims the pod asks for on this node (the extended-resource claim's variant) */
-	const struct rf_claim *claims[RF_MAX_POD_CLAIMS];
-	struct rf_assignment pinned;   /* devices of the pod's allocated claims */
-	enum rf_level worst_level;     /* worst level over every outcome of the scan orders */
-	enum rf_level worst_gpu_level; /* the same between GPUs */
-	struct rf_node_eval *e;
-};
+ * allocatable, headroom, min-alignment). Each step is a small function below, in this order, but
+ * for the judges beyond the NIC (min-gpu-alignment, DRA CPUs: evaluate-beyond-nic.c); the
+ * pipeline's state is struct pipeline (evaluate-private.h). The order of the reasons is the
+ * contract with explain and the filter message (the first failing reason is the message). */
 
 static bool demand_concerns_node(const struct rf_demand *d, struct rf_node_eval *e);
 static bool node_state(const struct rf_demand *d, const char *node_name, struct rf_node_eval *e);
@@ -268,8 +247,6 @@ static void score_parts(const struct pipeline *p, const struct rf_assignment *a,
 			struct rf_node_eval *e);
 static void judge_headroom(const struct pipeline *p);
 static int judge_alignment(struct pipeline *p);
-static int judge_gpu_alignment(struct pipeline *p);
-static int judge_cpu_alignment(struct pipeline *p);
 static void judge_spread(struct pipeline *p);
 
 static int
@@ -319,9 +296,9 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	score_parts(&p, &e->predicted, e);
 	judge_headroom(&p);
 	judge_spread(&p);
-	if ((r = judge_alignment(&p)) < 0 || (r = judge_gpu_alignment(&p)) < 0)
+	if ((r = judge_alignment(&p)) < 0 || (r = rf_judge_gpu_alignment(&p)) < 0)
 		return r;
-	return judge_cpu_alignment(&p);
+	return rf_judge_cpu_alignment(&p);
 }
 
 /* ---- 1. demand: does the pod ask railfit anything? ---- */
@@ -330,12 +307,14 @@ static bool
 demand_concerns_node(const struct rf_demand *d, struct rf_node_eval *e)
 {
 	if (d->kind == RF_DEMAND_NONE) {
-		reason(e, "the pod asks for no devices or bandwidth: not railfit's business");
+		rf_eval_reason(e,
+			       "the pod asks for no devices or bandwidth: not railfit's business");
 		return false;
 	}
 	if (d->kind == RF_DEMAND_UNKNOWN) {
-		reason(e, "demand unknown (%s): railfit passes every node and scores all equally",
-		       d->unknown_reason);
+		rf_eval_reason(
+			e, "demand unknown (%s): railfit passes every node and scores all equally",
+			d->unknown_reason);
 		return false;
 	}
 	return true;
@@ -361,18 +340,19 @@ node_state(const struct rf_demand *d, const char *node_name, struct rf_node_eval
 	for (size_t i = 0; i < d->n_pinned; i++) {
 		const char *pn = pinned_node(d->pinned[i]);
 		if (pn && strcmp(pn, node_name) != 0) {
-			fail(e, RF_VERDICT_UNRESOLVABLE,
-			     "claim %s/%s is already allocated on node %s", d->pinned[i]->ns,
-			     d->pinned[i]->name, pn);
+			rf_eval_fail(e, RF_VERDICT_UNRESOLVABLE,
+				     "claim %s/%s is already allocated on node %s",
+				     d->pinned[i]->ns, d->pinned[i]->name, pn);
 			return false;
 		}
 	}
 	if (!e->node) {
-		fail(e, RF_VERDICT_FAIL, "node %s is not in railfit's cache (yet)", node_name);
+		rf_eval_fail(e, RF_VERDICT_FAIL, "node %s is not in railfit's cache (yet)",
+			     node_name);
 		return false;
 	}
 	if (d->bad_annotation[0])
-		reason(e, "%s", d->bad_annotation);
+		rf_eval_reason(e, "%s", d->bad_annotation);
 	return true;
 }
 
@@ -404,25 +384,27 @@ search_error(const struct rf_search_result *res, struct rf_node_eval *e)
 	switch (res->status) {
 	case RF_SEARCH_CEL_ERROR:
 		e->cel_error = true;
-		reason(e,
-		       "selector error: %s; kube-scheduler's DRA plugin fails the pod's whole "
-		       "scheduling attempt on this (guard the lookup with has()); railfit passes the "
-		       "node",
-		       res->error);
+		rf_eval_reason(
+			e,
+			"selector error: %s; kube-scheduler's DRA plugin fails the pod's whole "
+			"scheduling attempt on this (guard the lookup with has()); railfit passes the "
+			"node",
+			res->error);
 		break;
 	case RF_SEARCH_POOL_ERROR:
-		reason(e, "allocator error: %s; railfit passes the node", res->error);
+		rf_eval_reason(e, "allocator error: %s; railfit passes the node", res->error);
 		break;
 	case RF_SEARCH_SCHEDULER_CRASH:
 		/* kube-scheduler never places the pod: railfit predicts no placement either */
 		e->scheduler_crash = true;
-		fail(e, RF_VERDICT_FAIL,
-		     "warning: %s; fix: upgrade to 1.36.2 or drop allocationMode All", res->error);
+		rf_eval_fail(e, RF_VERDICT_FAIL,
+			     "warning: %s; fix: upgrade to 1.36.2 or drop allocationMode All",
+			     res->error);
 		break;
 	case RF_SEARCH_BUDGET:
 	case RF_SEARCH_TOO_MANY:
-		reason(e, "railfit's bounded search gave up (%s); the node is not judged",
-		       rf_search_status_name(res->status));
+		rf_eval_reason(e, "railfit's bounded search gave up (%s); the node is not judged",
+			       rf_search_status_name(res->status));
 		break;
 	case RF_SEARCH_FOUND:
 	case RF_SEARCH_INFEASIBLE:
@@ -775,7 +757,7 @@ part_gpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node
 	double pts;
 	e->n_gpus = 0;
 	for (size_t i = 0; i < a->n; i++)
-		e->n_gpus += is_whole_gpu(a->picks[i].dev);
+		e->n_gpus += rf_eval_is_whole_gpu(a->picks[i].dev);
 	e->gpu_applies =
 		rf_assignment_gpu_alignment(p->n, p->cfg, a, &e->gpu_level, &pts, &e->gpu_source);
 	if (!e->gpu_applies) {
@@ -813,9 +795,9 @@ device_numa(const struct rf_node *n, const struct rf_device *d)
 
 /* CPUs of an assignment against the NUMA nodes of its GPUs (else NICs). False when it has no
  * CPU device with a known NUMA node or no accelerator with one. */
-static bool
-cpu_alignment(const struct rf_node *n, const struct rf_assignment *a, unsigned *ret_cpus,
-	      unsigned *ret_known, unsigned *ret_aligned, uint64_t *ret_mask)
+bool
+rf_eval_cpu_alignment(const struct rf_node *n, const struct rf_assignment *a, unsigned *ret_cpus,
+		      unsigned *ret_known, unsigned *ret_aligned, uint64_t *ret_mask)
 {
 	uint64_t gpus = 0, nics = 0, mask;
 	unsigned cpus = 0, known = 0, aligned = 0;
@@ -855,15 +837,15 @@ bool
 rf_assignment_cpu_alignment(const struct rf_node *n, const struct rf_assignment *a,
 			    unsigned *ret_cpus, unsigned *ret_known, unsigned *ret_aligned)
 {
-	return cpu_alignment(n, a, ret_cpus, ret_known, ret_aligned, NULL);
+	return rf_eval_cpu_alignment(n, a, ret_cpus, ret_known, ret_aligned, NULL);
 }
 
 /* The share of the pod's DRA CPUs on its GPUs' NUMA node. */
 static void
 part_cpu(const struct pipeline *p, const struct rf_assignment *a, struct rf_node_eval *e)
 {
-	e->cpu_applies = cpu_alignment(p->n, a, &e->n_cpus, &e->n_cpus_known, &e->n_cpus_aligned,
-				       &e->accel_numa);
+	e->cpu_applies = rf_eval_cpu_alignment(p->n, a, &e->n_cpus, &e->n_cpus_known,
+					       &e->n_cpus_aligned, &e->accel_numa);
 	if (!e->cpu_applies)
 		return;
 	e->parts[RF_PART_CPU] = (double)e->n_cpus_aligned / (double)e->n_cpus_known;
@@ -1074,8 +1056,8 @@ judge_infeasible(struct pipeline *p)
 		free(again);
 	if (r < 0 || (r = describe_infeasible(p, buf, sizeof(buf))) < 0)
 		return r;
-	fail(p->e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL, "%s%s", buf,
-	     never ? " (even with every device free)" : "");
+	rf_eval_fail(p->e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL, "%s%s", buf,
+		     never ? " (even with every device free)" : "");
 	return 0;
 }
 
@@ -1091,10 +1073,10 @@ judge_headroom(const struct pipeline *p)
 		if (rf_quantity_cmp(h->free_after, zero) >= 0)
 			continue;
 		bool never = rf_quantity_cmp(h->asked, h->capacity) > 0;
-		fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-		     "NIC %s has %s of %s free, the pod asks %s per NIC", h->dev->name,
-		     fmt_q(rf_quantity_sub(h->capacity, h->used), b1), fmt_q(h->capacity, b2),
-		     fmt_q(h->asked, b3));
+		rf_eval_fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+			     "NIC %s has %s of %s free, the pod asks %s per NIC", h->dev->name,
+			     fmt_q(rf_quantity_sub(h->capacity, h->used), b1),
+			     fmt_q(h->capacity, b2), fmt_q(h->asked, b3));
 	}
 	if (!e->fe_applies)
 		return;
@@ -1104,10 +1086,11 @@ judge_headroom(const struct pipeline *p)
 		if (!dirs[k].has || rf_quantity_cmp(fe_free_after(e, &dirs[k]), zero) >= 0)
 			continue;
 		bool never = rf_quantity_cmp(dirs[k].ask, e->fe_capacity) > 0;
-		fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-		     "front-end NIC has %s of %s %s free (%s), the pod asks %s",
-		     fmt_q(rf_quantity_sub(e->fe_capacity, dirs[k].used), b1),
-		     fmt_q(e->fe_capacity, b2), dirs[k].name, e->fe_source, fmt_q(dirs[k].ask, b3));
+		rf_eval_fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+			     "front-end NIC has %s of %s %s free (%s), the pod asks %s",
+			     fmt_q(rf_quantity_sub(e->fe_capacity, dirs[k].used), b1),
+			     fmt_q(e->fe_capacity, b2), dirs[k].name, e->fe_source,
+			     fmt_q(dirs[k].ask, b3));
 	}
 }
 
@@ -1151,11 +1134,6 @@ constraint_hint(const struct rf_assignment *a, char *buf, size_t len)
 		 gpu_req, nic_req, gpu_claim->ns, gpu_claim->name);
 	return buf;
 }
-
-struct score_ctx {
-	const struct rf_node *node;
-	const struct rf_config *cfg;
-};
 
 static double
 alignment_score_fn(const struct rf_assignment *a, void *userdata)
@@ -1217,10 +1195,11 @@ judge_min_alignment(struct pipeline *p, enum rf_level check, const char *picked)
 	char bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
 	if (e->has_best && rf_level_at_least(e->best_level, d->min_alignment)) {
 		describe_devices(&e->best, bb, sizeof(bb));
-		fail(e, RF_VERDICT_FAIL,
-		     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
-		     rf_level_name(d->min_alignment), picked, rf_level_name(check), bb,
-		     rf_level_name(e->best_level), constraint_hint(&e->best, hint, sizeof(hint)));
+		rf_eval_fail(e, RF_VERDICT_FAIL,
+			     "min-alignment %s: allocator would pick %s (%s); %s (%s) are free%s",
+			     rf_level_name(d->min_alignment), picked, rf_level_name(check), bb,
+			     rf_level_name(e->best_level),
+			     constraint_hint(&e->best, hint, sizeof(hint)));
 		return 0;
 	}
 	enum rf_level il;
@@ -1231,12 +1210,12 @@ judge_min_alignment(struct pipeline *p, enum rf_level check, const char *picked)
 	/* unresolvable only when a complete search proves it */
 	bool never = exh && (!found ||
 			     (il != RF_LEVEL_UNKNOWN && !rf_level_at_least(il, d->min_alignment)));
-	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-	     "min-alignment %s: allocator would pick %s (%s) and no free set is "
-	     "better; best on this node %s: %s",
-	     rf_level_name(d->min_alignment), picked, rf_level_name(check),
-	     never ? "even with every device free" : "once devices are freed",
-	     found ? rf_level_name(il) : "none");
+	rf_eval_fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
+		     "min-alignment %s: allocator would pick %s (%s) and no free set is "
+		     "better; best on this node %s: %s",
+		     rf_level_name(d->min_alignment), picked, rf_level_name(check),
+		     never ? "even with every device free" : "once devices are freed",
+		     found ? rf_level_name(il) : "none");
 	return 0;
 }
 
@@ -1263,10 +1242,12 @@ judge_alignment(struct pipeline *p)
 
 	/* without locality data a requirement cannot be checked; the default (SYS) asks nothing */
 	if (unknown && d->min_alignment != RF_LEVEL_SYS)
-		fail(e, RF_VERDICT_FAIL,
-		     "min-alignment %s cannot be checked: the alignment of %s is unknown (no "
-		     "pcieRoot/NUMA attributes in the ResourceSlices and no usable %s annotation)",
-		     rf_level_name(d->min_alignment), picked, p->cfg->devices.topology_annotation);
+		rf_eval_fail(
+			e, RF_VERDICT_FAIL,
+			"min-alignment %s cannot be checked: the alignment of %s is unknown (no "
+			"pcieRoot/NUMA attributes in the ResourceSlices and no usable %s annotation)",
+			rf_level_name(d->min_alignment), picked,
+			p->cfg->devices.topology_annotation);
 	if ((e->explain || below_min) && e->predicted.n && p->sr.n_claims) {
 		int r = best_achievable(p);
 		if (r < 0)
@@ -1276,8 +1257,9 @@ judge_alignment(struct pipeline *p)
 		return judge_min_alignment(p, check, picked);
 	if (e->has_best && e->alignment_applies && e->best_level < e->predicted_level) {
 		describe_devices(&e->best, bb, sizeof(bb));
-		reason(e, "better aligned: %s (%s) are free%s", bb, rf_level_name(e->best_level),
-		       constraint_hint(&e->best, hint, sizeof(hint)));
+		rf_eval_reason(e, "better aligned: %s (%s) are free%s", bb,
+			       rf_level_name(e->best_level),
+			       constraint_hint(&e->best, hint, sizeof(hint)));
 	}
 	return 0;
 }
@@ -1317,324 +1299,18 @@ judge_spread(struct pipeline *p)
 		off += (size_t)snprintf(where + off, sizeof(where) - off, "%s%s", i ? ", " : "",
 					vals[i]);
 	if (mine)
-		fail(e, RF_VERDICT_UNRESOLVABLE,
-		     "max-spread %s: node is in %s %s, group %s runs in %s %s%s",
-		     block ? "block" : "spine", block ? "block" : "spine", mine, d->group,
-		     block ? "block" : "spine", where, g->overflow ? " and more" : "");
+		rf_eval_fail(e, RF_VERDICT_UNRESOLVABLE,
+			     "max-spread %s: node is in %s %s, group %s runs in %s %s%s",
+			     block ? "block" : "spine", block ? "block" : "spine", mine, d->group,
+			     block ? "block" : "spine", where, g->overflow ? " and more" : "");
 	else
-		fail(e, RF_VERDICT_UNRESOLVABLE,
-		     "max-spread %s: node has no %s label (groups.%sLabels), group %s runs in %s "
-		     "%s%s",
-		     block ? "block" : "spine", block ? "block" : "spine",
-		     block ? "block" : "spine", d->group, block ? "block" : "spine", where,
-		     g->overflow ? " and more" : "");
-}
-
-/* "gpu-0 + gpu-1": the whole GPUs of an assignment */
-static void
-describe_gpus(const struct rf_assignment *a, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < a->n && off < len; i++)
-		if (is_whole_gpu(a->picks[i].dev))
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
-						a->picks[i].dev->name);
-}
-
-/* The constraint that keeps a claim's GPUs at `want` or better, where DRA can say it. */
-static const char *
-gpu_constraint_hint(const struct rf_assignment *a, enum rf_level want, char *buf, size_t len)
-{
-	const struct rf_pick *g1 = NULL, *g2 = NULL;
-	for (size_t i = 0; i < a->n && !g2; i++) {
-		if (!is_whole_gpu(a->picks[i].dev))
-			continue;
-		if (!g1)
-			g1 = &a->picks[i];
-		else
-			g2 = &a->picks[i];
-	}
-	if (!g2)
-		return "";
-	if (want == RF_LEVEL_NVL) {
-		snprintf(
-			buf, len,
-			"; no DRA attribute names NVLink domains, so no claim constraint can ask for "
-			"NVL");
-		return buf;
-	}
-	const char *attr = NULL;
-	if (rf_level_at_least(want, RF_LEVEL_PHB))
-		attr = "resource.kubernetes.io/pcieRoot";
-	else if (want == RF_LEVEL_NODE && g1->dev->numa_source && strchr(g1->dev->numa_source, '/'))
-		attr = g1->dev->numa_source;
-	if (!attr)
-		return "";
-	if (g1->claim != g2->claim) {
-		snprintf(
-			buf, len,
-			": the GPUs are in different claims (%s/%s and %s/%s) and constraints only "
-			"apply within one claim; put requests %s and %s in one claim with constraint "
-			"matchAttribute %s",
-			g1->claim->ns, g1->claim->name, g2->claim->ns, g2->claim->name, g1->request,
-			g2->request, attr);
-		return buf;
-	}
-	for (size_t k = 0; k < g1->claim->n_constraints; k++) {
-		const struct rf_constraint *co = &g1->claim->constraints[k];
-		if (co->match_attribute && strcmp(co->match_attribute, attr) == 0)
-			return ""; /* already constrained: the free set is the problem */
-	}
-	if (strcmp(g1->request, g2->request) == 0)
-		snprintf(buf, len,
-			 ": add constraint matchAttribute %s over request [%s] to claim %s/%s",
-			 attr, g1->request, g1->claim->ns, g1->claim->name);
-	else
-		snprintf(buf, len,
-			 ": add constraint matchAttribute %s over requests [%s %s] to claim %s/%s",
-			 attr, g1->request, g2->request, g1->claim->ns, g1->claim->name);
-	return buf;
-}
-
-static double
-gpu_score_fn(const struct rf_assignment *a, void *userdata)
-{
-	const struct score_ctx *sc = userdata;
-	double pts = 0;
-	if (!rf_assignment_gpu_alignment(sc->node, sc->cfg, a, NULL, &pts, NULL))
-		return 0;
-	return pts;
-}
-
-/* The best GPU-to-GPU level the search finds (ignore_usage: with every device free). */
-static int
-best_gpu_level(struct pipeline *p, bool ignore_usage, struct rf_assignment *best,
-	       enum rf_level *ret_level, bool *ret_found, bool *ret_exhaustive)
-{
-	struct score_ctx sc = { p->n, p->cfg };
-	bool found = false, exh = false;
-	p->sr.ignore_usage = ignore_usage;
-	int r = rf_predict_best(&p->sr, gpu_score_fn, &sc, best, &found, &exh);
-	p->sr.ignore_usage = false;
-	if (r < 0)
-		return r;
-	*ret_level = RF_LEVEL_UNKNOWN;
-	if (found && !rf_assignment_gpu_alignment(p->n, p->cfg, best, ret_level, NULL, NULL))
-		*ret_level = RF_LEVEL_UNKNOWN;
-	*ret_found = found;
-	*ret_exhaustive = exh;
-	return 0;
-}
-
-/* railfit.io/min-gpu-alignment: the worst pair of predicted GPUs against the pod's minimum, with
- * the same hints as min-alignment. */
-static int
-judge_gpu_alignment(struct pipeline *p)
-{
-	struct rf_node_eval *e = p->e;
-	const struct rf_demand *d = p->d;
-	char picked[RF_REASON_LEN / 2], bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
-
-	if (e->gpu_applies || e->n_gpus >= 2) {
-		describe_gpus(&e->predicted, picked, sizeof(picked));
-		if (e->gpu_applies)
-			note(e, "GPUs %s: %s (%s)", picked, rf_level_name(e->gpu_level),
-			     rf_level_source_name(e->gpu_source));
-	}
-	if (!d->has_min_gpu_alignment)
-		return 0;
-	const char *want = rf_level_name(d->min_gpu_alignment);
-	if (e->n_gpus < 2) {
-		note(e, "min-gpu-alignment %s: the pod gets %u GPU%s here, no pair to check", want,
-		     e->n_gpus, e->n_gpus == 1 ? "" : "s");
-		return 0;
-	}
-	if (!e->gpu_applies) {
-		if (d->min_gpu_alignment != RF_LEVEL_SYS)
-			fail(e, RF_VERDICT_FAIL,
-			     "min-gpu-alignment %s cannot be checked: the level between %s is unknown "
-			     "(no pcieRoot/NUMA attributes in the ResourceSlices and no usable %s "
-			     "annotation)",
-			     want, picked, p->cfg->devices.topology_annotation);
-		return 0;
-	}
-	enum rf_level check = e->gpu_level;
-	if (!rf_level_at_least(p->worst_gpu_level, check))
-		check = p->worst_gpu_level;
-	if (rf_level_at_least(check, d->min_gpu_alignment))
-		return 0;
-
-	struct rf_assignment *best = malloc(sizeof(*best));
-	enum rf_level bl, il;
-	bool found, exh;
-	int r = -ENOMEM;
-	if (!best)
-		return r;
-	if ((r = best_gpu_level(p, false, best, &bl, &found, &exh)) < 0)
-		goto out;
-	if (found && bl != RF_LEVEL_UNKNOWN && rf_level_at_least(bl, d->min_gpu_alignment)) {
-		describe_gpus(best, bb, sizeof(bb));
-		fail(e, RF_VERDICT_FAIL,
-		     "min-gpu-alignment %s: allocator would pick %s (%s); %s (%s) are free%s", want,
-		     picked, rf_level_name(check), bb, rf_level_name(bl),
-		     gpu_constraint_hint(best, d->min_gpu_alignment, hint, sizeof(hint)));
-		goto out;
-	}
-	if ((r = best_gpu_level(p, true, best, &il, &found, &exh)) < 0)
-		goto out;
-	bool never = exh && (!found || (il != RF_LEVEL_UNKNOWN &&
-					!rf_level_at_least(il, d->min_gpu_alignment)));
-	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-	     "min-gpu-alignment %s: allocator would pick %s (%s) and no free set is better; best "
-	     "on this node %s: %s",
-	     want, picked, rf_level_name(check),
-	     never ? "even with every device free" : "once devices are freed",
-	     found ? rf_level_name(il) : "none");
-out:
-	free(best);
-	return r;
-}
-
-/* "cpudevnuma001 (NUMA 1)": the CPU devices of an assignment */
-static void
-describe_cpus(const struct rf_assignment *a, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < a->n && off < len; i++) {
-		const struct rf_device *d = a->picks[i].dev;
-		if (d->kind != RF_DEV_CPU)
-			continue;
-		if (d->loc.numa >= 0)
-			off += (size_t)snprintf(buf + off, len - off, "%s%s (NUMA %d)",
-						off ? " + " : "", d->name, d->loc.numa);
-		else
-			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? " + " : "",
-						d->name);
-	}
-}
-
-static void
-describe_mask(uint64_t mask, char *buf, size_t len)
-{
-	size_t off = 0;
-	buf[0] = 0;
-	for (int i = 0; i < 64 && off < len; i++)
-		if ((mask >> i) & 1)
-			off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "", i);
-}
-
-/* The constraint that puts a claim's CPUs on its NIC's NUMA node: dranet NICs and the CPU driver
- * both publish dra.net/numaNode (GPU drivers publish no NUMA attribute). */
-static const char *
-cpu_constraint_hint(const struct rf_assignment *a, char *buf, size_t len)
-{
-	const struct rf_pick *cpu = NULL, *nic = NULL;
-	for (size_t i = 0; i < a->n; i++) {
-		const struct rf_pick *pk = &a->picks[i];
-		const bool has = rf_attr_find(pk->dev->attrs, pk->dev->n_attrs, "dra.net/numaNode");
-		if (pk->dev->kind == RF_DEV_CPU && has && !cpu)
-			cpu = pk;
-		else if (pk->dev->kind == RF_DEV_NIC && has && !nic)
-			nic = pk;
-	}
-	if (!cpu || !nic)
-		return "";
-	if (cpu->claim != nic->claim)
-		snprintf(
-			buf, len,
-			": the CPUs (claim %s/%s) and the NIC (claim %s/%s) are in different claims "
-			"and constraints only apply within one claim; put requests %s and %s in one "
-			"claim with constraint matchAttribute dra.net/numaNode",
-			cpu->claim->ns, cpu->claim->name, nic->claim->ns, nic->claim->name,
-			cpu->request, nic->request);
-	else
-		snprintf(
-			buf, len,
-			": add constraint matchAttribute dra.net/numaNode over requests [%s %s] to "
-			"claim %s/%s",
-			nic->request, cpu->request, cpu->claim->ns, cpu->claim->name);
-	return buf;
-}
-
-static double
-cpu_score_fn(const struct rf_assignment *a, void *userdata)
-{
-	const struct score_ctx *sc = userdata;
-	unsigned known, aligned;
-	if (!cpu_alignment(sc->node, a, NULL, &known, &aligned, NULL))
-		return 0;
-	return (double)aligned / (double)known;
-}
-
-/* GPU to CPU: explain says where the CPUs come from; a min-alignment (the pod's or
- * filter.minAlignment) of NODE or better covers its DRA CPUs: they must sit on its GPUs' NUMA
- * node. */
-static int
-judge_cpu_alignment(struct pipeline *p)
-{
-	struct rf_node_eval *e = p->e;
-	const struct rf_demand *d = p->d;
-	char cpus[RF_REASON_LEN / 2], numa[96], bb[RF_REASON_LEN / 2], hint[RF_REASON_LEN];
-
-	if (!e->n_cpus) {
-		if (e->n_gpus)
-			note(e,
-			     "CPUs: from kubelet (the pod claims no %s devices): railfit cannot see "
-			     "the cpuset kubelet's CPU manager gives it, so GPU-to-CPU alignment is "
-			     "not scored",
-			     p->cfg->devices.cpu_drivers.n ? p->cfg->devices.cpu_drivers.v[0]
-							   : "DRA CPU");
-		return 0;
-	}
-	describe_cpus(&e->predicted, cpus, sizeof(cpus));
-	describe_mask(e->accel_numa, numa, sizeof(numa));
-	if (!e->cpu_applies) {
-		note(e, "CPUs %s: the NUMA node of the CPUs or of the GPUs and NICs is unknown",
-		     cpus);
-		return 0;
-	}
-	note(e, "CPUs %s: %u of %u on NUMA node %s of the pod's %s", cpus, e->n_cpus_aligned,
-	     e->n_cpus_known, numa, e->n_gpus ? "GPUs" : "NICs");
-	if (!rf_level_at_least(d->min_alignment, RF_LEVEL_NODE) ||
-	    e->n_cpus_aligned == e->n_cpus_known)
-		return 0;
-
-	struct score_ctx sc = { p->n, p->cfg };
-	struct rf_assignment *best = malloc(sizeof(*best));
-	bool found = false, exh = false;
-	unsigned known = 0, aligned = 0;
-	int r = -ENOMEM;
-	if (!best)
-		return r;
-	r = rf_predict_best(&p->sr, cpu_score_fn, &sc, best, &found, &exh);
-	if (r < 0)
-		goto out;
-	if (found && cpu_alignment(p->n, best, NULL, &known, &aligned, NULL) && aligned == known) {
-		describe_cpus(best, bb, sizeof(bb));
-		fail(e, RF_VERDICT_FAIL,
-		     "min-alignment %s: allocator would pick CPUs %s off NUMA node %s of the pod's "
-		     "%s; %s are free%s",
-		     rf_level_name(d->min_alignment), cpus, numa, e->n_gpus ? "GPUs" : "NICs", bb,
-		     cpu_constraint_hint(best, hint, sizeof(hint)));
-		goto out;
-	}
-	p->sr.ignore_usage = true;
-	r = rf_predict_best(&p->sr, cpu_score_fn, &sc, best, &found, &exh);
-	p->sr.ignore_usage = false;
-	if (r < 0)
-		goto out;
-	bool never = exh && !(found && cpu_alignment(p->n, best, NULL, &known, &aligned, NULL) &&
-			      aligned == known);
-	fail(e, never ? RF_VERDICT_UNRESOLVABLE : RF_VERDICT_FAIL,
-	     "min-alignment %s: allocator would pick CPUs %s off NUMA node %s of the pod's %s, and "
-	     "no free set is better%s",
-	     rf_level_name(d->min_alignment), cpus, numa, e->n_gpus ? "GPUs" : "NICs",
-	     never ? " even with every device free" : "");
-out:
-	free(best);
-	return r;
+		rf_eval_fail(
+			e, RF_VERDICT_UNRESOLVABLE,
+			"max-spread %s: node has no %s label (groups.%sLabels), group %s runs in %s "
+			"%s%s",
+			block ? "block" : "spine", block ? "block" : "spine",
+			block ? "block" : "spine", d->group, block ? "block" : "spine", where,
+			g->overflow ? " and more" : "");
 }
 
 /* ---- entry points ---- */
