@@ -109,6 +109,8 @@ parse_list_attr(struct slice_parse *sp, struct strs *st, const json_t *val, stru
 		size_t n = json_array_size(arr);
 		if (!json_is_array(arr))
 			continue;
+		if (n > RF_ATTR_LIST_MAX)
+			return 0; /* longer than the API server accepts: never matches */
 		struct rf_attr_list *l = rf_arena_calloc(sp->s->arena, 1, sizeof(*l));
 		void *vals = NULL;
 		if (!l)

@@ -107,7 +107,8 @@ rf_http_check_head(struct MHD_Connection *conn, struct req *r, const char *url, 
 	if (bad) {
 		rf_http_count_rejected("framing");
 		return rf_http_send_error(conn, r, method, url, status,
-					  status == 400 ? "bad request framing" : "not implemented",
+					  status == 400 ? "bad request framing"
+							: "transfer encoding not implemented",
 					  bad, NULL);
 	}
 	*done = false;

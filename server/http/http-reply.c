@@ -10,16 +10,10 @@
 #include "server/http/gojson.h"
 #include "server/http/http.h"
 
-int
-rf_http_reply_json(struct rf_http_response *resp, int status, json_t *j)
+/* A JSON body s (malloc'd, taken; NULL: out of memory, a 500 instead). */
+static int
+set_body(struct rf_http_response *resp, int status, char *s, size_t len)
 {
-	if (!j) {
-		rf_http_reply_error(resp, 500, "internal error", "out of memory");
-		return -ENOMEM;
-	}
-	size_t len = 0;
-	char *s = rf_json_dump_go(j, &len);
-	json_decref(j);
 	if (!s) {
 		rf_http_reply_error(resp, 500, "internal error", "out of memory");
 		return -ENOMEM;
@@ -33,20 +27,23 @@ rf_http_reply_json(struct rf_http_response *resp, int status, json_t *j)
 }
 
 int
-rf_http_reply_strbuf(struct rf_http_response *resp, int status, struct rf_strbuf *b)
+rf_http_reply_json(struct rf_http_response *resp, int status, json_t *j)
 {
-	size_t len = b->len;
-	char *s = rf_strbuf_steal(b);
-	if (!s) {
+	if (!j) {
 		rf_http_reply_error(resp, 500, "internal error", "out of memory");
 		return -ENOMEM;
 	}
-	free(resp->body);
-	resp->status = status;
-	resp->body = s;
-	resp->body_len = len;
-	resp->content_type = NULL;
-	return 0;
+	size_t len = 0;
+	char *s = rf_json_dump_go(j, &len);
+	json_decref(j);
+	return set_body(resp, status, s, len);
+}
+
+int
+rf_http_reply_strbuf(struct rf_http_response *resp, int status, struct rf_strbuf *b)
+{
+	size_t len = b->len;
+	return set_body(resp, status, rf_strbuf_steal(b), len);
 }
 
 int

@@ -281,6 +281,45 @@ START_TEST(test_slice_parse_record)
 }
 END_TEST
 
+/* List attributes: up to RF_ATTR_LIST_MAX values (what the API server accepts) a list; longer
+ * ones, which only a hand-made snapshot can hold, never match (no set operation over them). */
+START_TEST(test_slice_parse_list_limit)
+{
+	struct rf_config cfg;
+	rf_config_init(&cfg);
+	char buf[4096];
+	for (int extra = 0; extra < 2; extra++) {
+		size_t off = (size_t)snprintf(
+			buf, sizeof(buf),
+			"{\"metadata\":{\"name\":\"s\"},\"spec\":{\"driver\":\"gpu.nvidia.com\","
+			"\"pool\":{\"name\":\"n1\",\"generation\":1,\"resourceSliceCount\":1},"
+			"\"nodeName\":\"n1\",\"devices\":[{\"name\":\"gpu-0\",\"attributes\":{"
+			"\"links\":{\"ints\":[");
+		for (int i = 0; i < RF_ATTR_LIST_MAX + extra; i++)
+			off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d", i ? "," : "",
+						i);
+		snprintf(buf + off, sizeof(buf) - off, "]}}}]}}");
+		json_error_t err;
+		json_t *j = json_loads(buf, 0, &err);
+		ck_assert_msg(j != NULL, "%s", err.text);
+		struct rf_slice *sl = NULL;
+		ck_assert_int_eq(rf_slice_parse(j, &cfg, &sl), 0);
+		ck_assert_uint_eq(sl->n_devices, 1);
+		ck_assert_uint_eq(sl->devices[0].n_attrs, 1);
+		const struct rf_attr *a = &sl->devices[0].attrs[0];
+		if (extra) {
+			ck_assert_int_eq(a->kind, RF_ATTR_OTHER);
+		} else {
+			ck_assert_int_eq(a->kind, RF_ATTR_LIST);
+			ck_assert_uint_eq(a->list->n, RF_ATTR_LIST_MAX);
+		}
+		rf_slice_unref(sl);
+		json_decref(j);
+	}
+	rf_config_release(&cfg);
+}
+END_TEST
+
 Suite *
 model_suite(void)
 {
@@ -292,6 +331,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_pool_generations_and_completeness);
 	tcase_add_test(tc, test_model_pool_slices_select_their_nodes);
 	tcase_add_test(tc, test_slice_parse_record);
+	tcase_add_test(tc, test_slice_parse_list_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
