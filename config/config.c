@@ -1107,6 +1107,12 @@ validate(const struct rf_config *c, struct errbuf *e)
 	if (*c->server.tls.client_ca_file && !*cert)
 		return fail(e, -EINVAL,
 			    "server.tls.clientCAFile: expected certFile and keyFile to be set too");
+	/* a gate the configured version does not have would be accepted and change nothing */
+	if (c->kube.gates.list_type_attributes && c->kube.dra_version != RF_DRA_AUTO &&
+	    c->kube.dra_version < RF_DRA_1_36)
+		return fail(e, -EINVAL,
+			    "kube.featureGates.DRAListTypeAttributes: the gate exists from "
+			    "Kubernetes 1.36; expected kube.draVersion auto, 1.36 or 1.37 with it");
 	return 0;
 }
 

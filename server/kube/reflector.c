@@ -487,6 +487,14 @@ rf_reflectors_use_server_version(struct rf_store *store, const char *git_version
 	else
 		rf_info("detected the API server version", "gitVersion", git_version, "draRules",
 			rules);
+	/* the rules follow the server only with draVersion auto (an explicit older version with
+	 * the gate is refused when the configuration is read) */
+	const struct rf_config *cfg = rf_store_config(store);
+	if (r == 0 && v < RF_DRA_1_36 && cfg->kube.dra_version == RF_DRA_AUTO &&
+	    cfg->kube.gates.list_type_attributes)
+		rf_warn("kube.featureGates.DRAListTypeAttributes is set but the API server predates "
+			"the gate (Kubernetes 1.36): it changes nothing",
+			"gitVersion", git_version);
 	return r;
 }
 

@@ -634,6 +634,12 @@ out:
 	return r;
 }
 
+const struct rf_config *
+rf_store_config(const struct rf_store *s)
+{
+	return &s->cfgs[0];
+}
+
 void
 rf_store_stats(struct rf_store *s, struct rf_store_stats *ret)
 {

@@ -119,6 +119,9 @@ struct rf_store_stats {
 };
 void rf_store_stats(struct rf_store *s, struct rf_store_stats *ret);
 
+/** The configuration the store was made with (the file's; never changes). */
+const struct rf_config *rf_store_config(const struct rf_store *s);
+
 /** The map key of an object: "ns/name" or "name" into buf; false when it has no name. */
 bool rf_store_key(const json_t *obj, bool namespaced, char *buf, size_t len);
 

@@ -384,6 +384,16 @@ START_TEST(test_config_feature_gates)
 	json_decref(j);
 	rf_config_release(&c);
 
+	/* with a version that has no such gate it would change nothing: refused */
+	static const char older[] = "kube:\n  draVersion: \"1.35\"\n  featureGates:\n"
+				    "    DRAListTypeAttributes: true\n";
+	rf_config_init(&c);
+	ck_assert_int_eq(rf_config_parse_yaml(older, strlen(older), &c, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, "kube.featureGates.DRAListTypeAttributes: the gate exists from "
+				  "Kubernetes 1.36"),
+		      "%s", err);
+	rf_config_release(&c);
+
 	static const struct {
 		enum rf_dra_version v;
 		bool gate, library, cel, sets;
