@@ -29,16 +29,6 @@
 
 static int index_node_names(struct rf_cluster *c);
 
-/* layouts are patched where they changed (model-patch.c) unless a benchmark compares with the
- * full build */
-static atomic_bool patching = true;
-
-void
-rf_cluster_set_patching(bool on)
-{
-	atomic_store(&patching, on);
-}
-
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 {
@@ -339,7 +329,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	/* a changed Node, slice or class: the previous layout patched where it changed
 	 * (model-patch.c), or built afresh */
 	int patched = 0;
-	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel && atomic_load(&patching) &&
+	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel && !objs->full_layout &&
 	    (patched = rf_model_patch_layout(c, prev, objs)) < 0) {
 		r = patched;
 		goto fail;

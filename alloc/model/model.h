@@ -272,6 +272,9 @@ struct rf_cluster_objects {
 	/* usage by a walk of every claim and pod, even where rf_cluster_build_next() would start
 	 * from the previous generation's (what a build cost before; benchmarks and tests) */
 	bool walk_usage;
+	/* the layout built in full where rf_cluster_build_next() would patch the previous one
+	 * (what a Node, slice or class change cost before; benchmarks and tests) */
+	bool full_layout;
 };
 
 struct rf_cluster;
@@ -300,9 +303,6 @@ int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster
 /** Whether the generation's layout was patched from an earlier one's (only what a Node, slice or
  * class change touched rebuilt) rather than built in full. */
 bool rf_cluster_layout_patched(const struct rf_cluster *c);
-/** Whether later builds may patch layouts (default true); off, a Node, slice or class change
- * builds the layout in full: for benchmarks comparing the two. */
-void rf_cluster_set_patching(bool on);
 
 struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
 /** Drop a reference; returns NULL. Accepts NULL. */

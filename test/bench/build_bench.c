@@ -16,7 +16,7 @@
  *
  * Then the layout events (issue 9), each built twice from the same generation: with the layout
  * patched where the event touched it (alloc/model/model-patch.c) and, for comparison, with the
- * layout built in full (rf_cluster_set_patching(false), what every such event cost before): one
+ * layout built in full (rf_cluster_objects.full_layout, what every such event cost before): one
  * ResourceSlice changed (an attribute of a device), one Node label changed (its block), one
  * DeviceClass changed (its selector). Slices are handed over parsed, as the live store does. */
 #include <errno.h>
@@ -276,7 +276,7 @@ main(int argc, char **argv)
 				/* alternate which goes first, so neither always finds the caches
 				 * warm */
 				bool full = (k == 0) == (r % 2 == 1);
-				rf_cluster_set_patching(!full);
+				w.objs.full_layout = full;
 				t0 = now_ms();
 				double c0 = cpu_ms();
 				int rr = rf_cluster_build_next(gen, &w.objs, &cfg, cel, false,
@@ -288,7 +288,7 @@ main(int argc, char **argv)
 					return 1;
 				}
 			}
-			rf_cluster_set_patching(true);
+			w.objs.full_layout = false;
 			patched += rf_cluster_layout_patched(p);
 			rf_cluster_unref(f);
 			rf_cluster_unref(gen);
