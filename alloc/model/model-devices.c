@@ -206,6 +206,17 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 		return NULL;
 	memcpy(own, refs, p->n_slices * sizeof(*own));
 	p->slices = own;
+	/* older generations matter only where they may reach a node the newest slices do not */
+	bool elsewhere = false;
+	for (size_t s = p->n_slices; s < n && !elsewhere; s++)
+		elsewhere = !p->node || !refs[s]->node || strcmp(refs[s]->node, p->node) != 0;
+	if (elsewhere) {
+		p->n_older = (unsigned)(n - p->n_slices);
+		p->older = rf_arena_calloc(c->arena, p->n_older, sizeof(*p->older));
+		if (!p->older)
+			return NULL;
+		memcpy(p->older, refs + p->n_slices, p->n_older * sizeof(*p->older));
+	}
 	if (pool_counter_sets(c, p) < 0)
 		return NULL;
 	for (unsigned s = 0; s < p->n_slices; s++)
@@ -245,6 +256,12 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 		rf_cluster_warn(c, "pool %s/%s: %s; the allocator treats the pool as invalid",
 				p->driver, p->name, why);
 	return p;
+}
+
+const char *
+rf_model_pool_counters_problem(const struct rf_pool *p)
+{
+	return counters_problem(p);
 }
 
 const char *

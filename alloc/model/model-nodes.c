@@ -180,6 +180,28 @@ selects_node(const char *node, bool all_nodes, const json_t *selector, const str
 	return selector && node_selector_matches(n, selector);
 }
 
+bool
+rf_model_slice_serves(const struct rf_slice *s, const struct rf_node *n)
+{
+	if (s->node || s->all_nodes || s->node_selector || !s->per_device)
+		return selects_node(s->node, s->all_nodes, s->node_selector, n);
+	for (size_t i = 0; i < s->n_devices; i++) {
+		const struct rf_device_nodes *dn = &s->device_nodes[i];
+		if (selects_node(dn->node, dn->all_nodes, dn->selector, n))
+			return true;
+	}
+	return false;
+}
+
+bool
+rf_model_slice_device_serves(const struct rf_slice *s, size_t i, const struct rf_node *n)
+{
+	if (!s->per_device)
+		return true;
+	const struct rf_device_nodes *dn = &s->device_nodes[i];
+	return selects_node(dn->node, dn->all_nodes, dn->selector, n);
+}
+
 /* Does a slice of the pool serve this node (nodeName, allNodes or nodeSelector; with
  * perDeviceNodeSelection, the devices decide one by one)? */
 static bool
@@ -200,6 +222,11 @@ devices_on_node(const struct rf_pool *p, const struct rf_node *n, struct rf_devi
 	bool on[64] = { 0 };
 	unsigned pos[64] = { 0 }; /* a pool's devices are in slice order: index within the slice */
 	size_t k = 0;
+	if (p->node_view) { /* built for this node: all its devices */
+		for (size_t d = 0; out && d < p->n_devices; d++)
+			out[d] = p->devices[d];
+		return p->n_devices;
+	}
 	for (unsigned s = 0; s < p->n_slices && s < 64; s++)
 		on[s] = slice_on_node(p, s, n);
 	for (size_t d = 0; d < p->n_devices; d++) {
@@ -246,7 +273,8 @@ int
 rf_model_attach_pools(struct rf_cluster *c)
 {
 	struct pair {
-		unsigned node, pool, n_dev;
+		unsigned node, n_dev;
+		struct rf_pool *pool; /* the pool as the node sees it */
 	} *pairs = NULL;
 	size_t n_pairs = 0, cap_pairs = 0;
 	/* the last pool (index + 1) each node was paired with, to pair a node with a pool once */
@@ -255,28 +283,38 @@ rf_model_attach_pools(struct rf_cluster *c)
 	if (!seen)
 		return -ENOMEM;
 	for (size_t p = 0; p < c->n_pools; p++) {
-		const struct rf_pool *pool = c->pools[p];
+		struct rf_pool *pool = c->pools[p];
 		bool global = false;
-		for (unsigned s = 0; s < pool->n_slices && !global; s++) {
-			if (!pool->slices[s]->node)
+		size_t n_all = pool->n_slices + pool->n_older;
+		for (size_t s = 0; s < n_all && !global; s++) {
+			const struct rf_slice *sl = s < pool->n_slices
+							    ? pool->slices[s]
+							    : pool->older[s - pool->n_slices];
+			if (!sl->node)
 				global = true; /* allNodes or a nodeSelector (or no node at all) */
 		}
-		size_t n_cand = global ? c->n_nodes : pool->n_slices;
+		size_t n_cand = global ? c->n_nodes : n_all;
 		for (size_t k = 0; k < n_cand; k++) {
 			ptrdiff_t ni = (ptrdiff_t)k;
 			if (!global) {
-				if ((ni = node_index(c, pool->slices[k]->node)) < 0)
+				const struct rf_slice *sl =
+					k < pool->n_slices ? pool->slices[k]
+							   : pool->older[k - pool->n_slices];
+				if ((ni = node_index(c, sl->node)) < 0)
 					continue;
 			}
 			if (seen[ni] == p + 1)
 				continue;
 			seen[ni] = p + 1;
-			size_t nd = devices_on_node(pool, c->nodes[ni], NULL);
+			struct rf_pool *view;
+			if (rf_model_pool_view(c, pool, c->nodes[ni], &view) < 0)
+				goto out;
+			size_t nd = view ? devices_on_node(view, c->nodes[ni], NULL) : 0;
 			if (!nd)
 				continue;
 			if (rf_grow(&pairs, &cap_pairs, n_pairs + 1, sizeof(*pairs)) < 0)
 				goto out;
-			pairs[n_pairs++] = (struct pair){ (unsigned)ni, (unsigned)p, (unsigned)nd };
+			pairs[n_pairs++] = (struct pair){ (unsigned)ni, (unsigned)nd, view };
 		}
 	}
 	/* count per node, then fill in pool order (pairs are in pool order) */
@@ -298,7 +336,7 @@ rf_model_attach_pools(struct rf_cluster *c)
 	}
 	for (size_t i = 0; i < n_pairs; i++) {
 		struct rf_node *n = c->nodes[pairs[i].node];
-		struct rf_pool *pool = c->pools[pairs[i].pool];
+		struct rf_pool *pool = pairs[i].pool;
 		n->pools[n->n_pools++] = pool;
 		n->n_devices += devices_on_node(pool, n, n->devices + n->n_devices);
 	}

@@ -133,7 +133,7 @@ same_elements(const json_t *a, const json_t *b)
 static bool
 single_node(const struct rf_pool *p)
 {
-	if (!p->node)
+	if (!p->node || p->n_older) /* older generations may serve other nodes */
 		return false;
 	for (unsigned s = 0; s < p->n_slices; s++)
 		if (p->slices[s]->per_device)

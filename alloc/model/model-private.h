@@ -233,6 +233,8 @@ void rf_model_sort_slices(struct rf_slice **refs, size_t n);
 void rf_model_place_pool_devices(struct rf_cluster *c, struct rf_pool *p, unsigned first_gidx);
 /** Why the allocator treats an invalid pool as invalid (rf_model_build_pool's warning). */
 const char *rf_model_pool_problem(const struct rf_cluster *c, const struct rf_pool *p);
+/** From 1.35: the pool's counter sets or its devices' consumption of them make it invalid. */
+const char *rf_model_pool_counters_problem(const struct rf_pool *p);
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
@@ -243,6 +245,17 @@ struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name)
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
 int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
 			       struct rf_pool *const *pools, size_t n_pools);
+/** Does the slice serve the node, as the allocator's GatherPools decides (nodeName, allNodes,
+ * nodeSelector; with perDeviceNodeSelection, any of its devices)? */
+bool rf_model_slice_serves(const struct rf_slice *s, const struct rf_node *n);
+/** Device i of a slice that serves the node: with perDeviceNodeSelection, does it serve it? */
+bool rf_model_slice_device_serves(const struct rf_slice *s, size_t i, const struct rf_node *n);
+
+/* model-pool-view.c: a pool as one node sees it (the allocator gathers pools per node) */
+/** The pool p as node n sees it: p itself, a view of it built for n, or NULL when n sees none of
+ * it (no slice serves it, or its only generation is obsolete). @return 0 or -ENOMEM. */
+int rf_model_pool_view(struct rf_cluster *c, struct rf_pool *p, const struct rf_node *n,
+		       struct rf_pool **ret);
 void rf_model_network_place(const struct rf_cluster *c, struct rf_node *n);
 int rf_model_node_frontend(struct rf_cluster *c);
 /* The capacity of d a consumedCapacity key names (its name as published), or NULL. */

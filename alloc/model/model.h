@@ -111,6 +111,13 @@ struct rf_pool {
 	size_t n_counter_sets;
 	struct rf_slice **slices; /* its slices at its generation (n_slices; the layout holds
 				   * them): which nodes each serves */
+	/* slices of older generations (newest first), kept when one of them may serve a node the
+	 * newest do not: that node may still see its own older generation (model-pool-view.c) */
+	struct rf_slice **older;
+	unsigned n_older;
+	/* a view of the pool built for one node (model-pool-view.c): its devices are those the
+	 * node sees, whatever the slices' node selection says */
+	bool node_view;
 };
 
 /**
