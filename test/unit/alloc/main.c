@@ -15,7 +15,8 @@ Suite *gpu_locality_suite(void);
 Suite *simulate_suite(void);
 Suite *model_delta_suite(void);
 Suite *patch_suite(void);
+Suite *pool_view_suite(void);
 
 RF_CHECK_MAIN(model_suite(), predict_suite(), evaluate_suite(), golden_suite(), memo_suite(),
 	      topology_model_suite(), predict136_suite(), upstream_suite(), gpu_locality_suite(),
-	      simulate_suite(), model_delta_suite(), patch_suite())
+	      simulate_suite(), model_delta_suite(), patch_suite(), pool_view_suite())
