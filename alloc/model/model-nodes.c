@@ -216,8 +216,8 @@ slice_on_node(const struct rf_pool *p, unsigned slice, const struct rf_node *n)
 /* Devices of the pool on this node: those of the slices that select it, and of a
  * perDeviceNodeSelection slice those that select it themselves (the allocator checks them
  * with the selectors: a device for another node never matches a request). */
-static size_t
-devices_on_node(const struct rf_pool *p, const struct rf_node *n, struct rf_device **out)
+size_t
+rf_model_devices_on_node(const struct rf_pool *p, const struct rf_node *n, struct rf_device **out)
 {
 	bool on[64] = { 0 };
 	unsigned pos[64] = { 0 }; /* a pool's devices are in slice order: index within the slice */
@@ -309,7 +309,7 @@ rf_model_attach_pools(struct rf_cluster *c)
 			struct rf_pool *view;
 			if (rf_model_pool_view(c, pool, c->nodes[ni], &view) < 0)
 				goto out;
-			size_t nd = view ? devices_on_node(view, c->nodes[ni], NULL) : 0;
+			size_t nd = view ? rf_model_devices_on_node(view, c->nodes[ni], NULL) : 0;
 			if (!nd)
 				continue;
 			if (rf_grow(&pairs, &cap_pairs, n_pairs + 1, sizeof(*pairs)) < 0)
@@ -338,7 +338,7 @@ rf_model_attach_pools(struct rf_cluster *c)
 		struct rf_node *n = c->nodes[pairs[i].node];
 		struct rf_pool *pool = pairs[i].pool;
 		n->pools[n->n_pools++] = pool;
-		n->n_devices += devices_on_node(pool, n, n->devices + n->n_devices);
+		n->n_devices += rf_model_devices_on_node(pool, n, n->devices + n->n_devices);
 	}
 	r = 0;
 out:
@@ -355,7 +355,7 @@ rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n, struct rf_po
 {
 	size_t nd = 0, np = 0;
 	for (size_t i = 0; i < n_pools; i++) {
-		size_t k = devices_on_node(pools[i], n, NULL);
+		size_t k = rf_model_devices_on_node(pools[i], n, NULL);
 		np += k > 0;
 		nd += k;
 	}
@@ -369,7 +369,7 @@ rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n, struct rf_po
 	if (!n->pools || !n->devices)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_pools; i++) {
-		size_t k = devices_on_node(pools[i], n, n->devices + n->n_devices);
+		size_t k = rf_model_devices_on_node(pools[i], n, n->devices + n->n_devices);
 		if (k)
 			n->pools[n->n_pools++] = pools[i];
 		n->n_devices += k;

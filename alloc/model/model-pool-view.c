@@ -105,10 +105,13 @@ same_device(const struct rf_device *o, const struct rf_device *cur)
 	return true;
 }
 
-/* The flags the node sees differ from the pool's: a copy of the pool (and of its devices, which
- * point to their pool) with the node's flags. Devices keep their gidx: they are the same. */
+/* The flags the node sees differ from the pool's: a copy of the pool with the node's flags, and
+ * of the node's devices (a device points to its pool). Devices keep their gidx: they are the
+ * same. A pool with counter sets keeps all its devices: what other nodes' allocated devices
+ * consume of them counts on this node too. */
 static struct rf_pool *
-flag_view(struct rf_cluster *c, const struct rf_pool *p, bool complete, bool invalid)
+flag_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *n, bool complete,
+	  bool invalid)
 {
 	struct rf_pool *v = rf_arena_alloc(c->arena, sizeof(*v));
 	if (!v)
@@ -116,13 +119,21 @@ flag_view(struct rf_cluster *c, const struct rf_pool *p, bool complete, bool inv
 	*v = *p;
 	v->complete = complete;
 	v->invalid = invalid;
-	v->devices = rf_arena_calloc(c->arena, p->n_devices + 1, sizeof(*v->devices));
-	struct rf_device *copies = rf_arena_calloc(c->arena, p->n_devices + 1, sizeof(*copies));
+	v->node_view = !p->n_counter_sets;
+	size_t nd = v->node_view ? rf_model_devices_on_node(p, n, NULL) : p->n_devices;
+	v->devices = rf_arena_calloc(c->arena, nd + 1, sizeof(*v->devices));
+	struct rf_device *copies = rf_arena_calloc(c->arena, nd + 1, sizeof(*copies));
 	if (!v->devices || !copies)
 		return NULL;
-	for (size_t i = 0; i < p->n_devices; i++) {
-		copies[i] = *p->devices[i];
+	if (v->node_view)
+		rf_model_devices_on_node(p, n, v->devices);
+	else
+		memcpy(v->devices, p->devices, nd * sizeof(*v->devices));
+	v->n_devices = nd;
+	for (size_t i = 0; i < nd; i++) {
+		copies[i] = *v->devices[i];
 		copies[i].pool = v;
+		copies[i].idx = (unsigned)i;
 		v->devices[i] = &copies[i];
 	}
 	return v;
@@ -250,7 +261,7 @@ rf_model_pool_view(struct rf_cluster *c, struct rf_pool *p, const struct rf_node
 	if (newest) {
 		if (complete == p->complete && invalid == p->invalid)
 			return 0;
-		*ret = flag_view(c, p, complete, invalid);
+		*ret = flag_view(c, p, n, complete, invalid);
 	} else {
 		*ret = older_view(c, p, n, rel, n_rel, complete, invalid);
 	}

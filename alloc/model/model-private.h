@@ -248,6 +248,9 @@ int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
 /** Does the slice serve the node, as the allocator's GatherPools decides (nodeName, allNodes,
  * nodeSelector; with perDeviceNodeSelection, any of its devices)? */
 bool rf_model_slice_serves(const struct rf_slice *s, const struct rf_node *n);
+/** The pool's devices on the node (out may be NULL: only count them), in pool order. */
+size_t rf_model_devices_on_node(const struct rf_pool *p, const struct rf_node *n,
+				struct rf_device **out);
 /** Device i of a slice that serves the node: with perDeviceNodeSelection, does it serve it? */
 bool rf_model_slice_device_serves(const struct rf_slice *s, size_t i, const struct rf_node *n);
 
