@@ -1032,7 +1032,7 @@ describe_infeasible(const struct pipeline *p, char *buf, size_t len)
 			buf + off, len - off, "; pool %s/%s is %s (%u of %lld slices)",
 			pool->driver, pool->name,
 			pool->invalid ? "invalid (duplicate device names)" : "incomplete",
-			pool->n_slices, (long long)pool->slice_count);
+			pool->n_seen, (long long)pool->slice_count);
 	}
 	rf_utf8_trim(buf);
 out:

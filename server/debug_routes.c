@@ -167,8 +167,8 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 			pools, json_pack("{s:s, s:s, s:I, s:I, s:I, s:b, s:b}", "driver", p->driver,
 					 "pool", p->name, "generation", (json_int_t)p->generation,
 					 "resourceSliceCount", (json_int_t)p->slice_count, "slices",
-					 (json_int_t)p->n_slices, "complete", p->complete,
-					 "invalid", p->invalid));
+					 (json_int_t)p->n_seen, "complete", p->complete, "invalid",
+					 p->invalid));
 	}
 	for (size_t i = 0; i < n->n_devices; i++) {
 		const struct rf_device *d = n->devices[i];

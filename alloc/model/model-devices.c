@@ -200,6 +200,7 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 			p->node = NULL; /* not node-local as a whole */
 	}
 	p->complete = (int64_t)p->n_slices == p->slice_count;
+	p->n_seen = p->n_slices;
 	/* the layout keeps its own list of the pool's slices */
 	struct rf_slice **own = rf_arena_calloc(c->arena, p->n_slices, sizeof(*own));
 	if (!own)

@@ -110,13 +110,14 @@ same_device(const struct rf_device *o, const struct rf_device *cur)
  * same. A pool with counter sets keeps all its devices: what other nodes' allocated devices
  * consume of them counts on this node too. */
 static struct rf_pool *
-flag_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *n, bool complete,
-	  bool invalid)
+flag_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *n, unsigned n_rel,
+	  bool complete, bool invalid)
 {
 	struct rf_pool *v = rf_arena_alloc(c->arena, sizeof(*v));
 	if (!v)
 		return NULL;
 	*v = *p;
+	v->n_seen = n_rel;
 	v->complete = complete;
 	v->invalid = invalid;
 	v->node_view = !p->n_counter_sets;
@@ -157,7 +158,7 @@ older_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *
 	v->first_gidx = p->first_gidx;
 	v->generation = rel[0]->generation;
 	v->slice_count = rel[0]->count;
-	v->n_slices = n_rel;
+	v->n_slices = v->n_seen = n_rel;
 	v->slices = rel;
 	v->complete = complete;
 	v->invalid = invalid;
@@ -261,7 +262,7 @@ rf_model_pool_view(struct rf_cluster *c, struct rf_pool *p, const struct rf_node
 	if (newest) {
 		if (complete == p->complete && invalid == p->invalid)
 			return 0;
-		*ret = flag_view(c, p, n, complete, invalid);
+		*ret = flag_view(c, p, n, n_rel, complete, invalid);
 	} else {
 		*ret = older_view(c, p, n, rel, n_rel, complete, invalid);
 	}

@@ -102,6 +102,7 @@ struct rf_pool {
 	int64_t generation;
 	int64_t slice_count; /* resourceSliceCount */
 	unsigned n_slices;   /* slices seen at that generation */
+	unsigned n_seen;     /* of them, those that serve the node of a view (else n_slices) */
 	bool complete;
 	bool invalid;               /* duplicate device names */
 	const char *node;           /* the node its slices name, or NULL */
