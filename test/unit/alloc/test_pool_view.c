@@ -11,6 +11,7 @@
 #include <check.h>
 
 #include "alloc/demand.h"
+#include "alloc/evaluate.h"
 #include "alloc/predict.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
@@ -209,6 +210,23 @@ START_TEST(test_duplicate_names_across_nodes)
 	/* n2: three slices of a pool of two, incomplete from 1.35 (1.34 still serves it) */
 	expect_status(run(&f, RF_DRA_1_36, "n2", "one"), RF_SEARCH_INFEASIBLE);
 	expect_picks(run(&f, RF_DRA_1_34, "n2", "one"), "gpu-0");
+	/* the node's reason counts the slices that serve it */
+	f.cfg.kube.dra_version = RF_DRA_1_36;
+	fixture_build(&f);
+	json_t *pod = fixture_pod("p", "one", NULL);
+	struct rf_demand d;
+	ck_assert_int_eq(rf_demand_resolve(f.c, pod, &d), 0);
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(rf_evaluate_node(f.c, &d, "n2", false, e), 0);
+	bool said = false;
+	for (size_t i = 0; i < e->n_reasons; i++)
+		said = said ||
+		       strstr(e->reasons[i], "pool a.example/p is incomplete (1 of 2 slices)");
+	ck_assert_msg(said, "reason: %s", e->n_reasons ? e->reasons[0] : "(none)");
+	free(e);
+	rf_demand_release(&d);
+	json_decref(pod);
 	fixture_release(&f);
 }
 END_TEST
