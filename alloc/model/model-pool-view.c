@@ -256,8 +256,10 @@ rf_model_pool_view(struct rf_cluster *c, struct rf_pool *p, const struct rf_node
 		}
 		complete = (int64_t)p->n_slices == rel[0]->count;
 	}
-	bool invalid = dup_names(rel, n_rel);
-	if (ver != RF_DRA_1_34 && newest)
+	/* all of the newest slices: the pool's own verdict (its duplicate names and, from 1.35,
+	 * its counters), without comparing every pair of names again for each node */
+	bool invalid = newest && n_rel == p->n_slices ? p->invalid : dup_names(rel, n_rel);
+	if (ver != RF_DRA_1_34 && newest && n_rel != p->n_slices)
 		invalid = invalid || rf_model_pool_counters_problem(p) != NULL;
 	if (newest) {
 		if (complete == p->complete && invalid == p->invalid)
