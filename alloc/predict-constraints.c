@@ -43,26 +43,6 @@ rf_search_blocking_taint(const struct search *s, const struct rf_request_alt *al
 }
 
 static bool
-attr_equal(const struct rf_attr *a, const struct rf_attr *b)
-{
-	if (a->kind != b->kind || a->kind == RF_ATTR_OTHER)
-		return false;
-	switch (a->kind) {
-	case RF_ATTR_INT:
-		return a->i == b->i;
-	case RF_ATTR_BOOL:
-		return a->b == b->b;
-	case RF_ATTR_STRING:
-	case RF_ATTR_VERSION:
-		return strcmp(a->s, b->s) == 0;
-	case RF_ATTR_OTHER:
-	case RF_ATTR_LIST: /* the default allocator compares scalars only */
-		break;
-	}
-	return false;
-}
-
-static bool
 constraints_ok(const struct search *s, const struct rf_claim *cl, const char *alt_name,
 	       const struct rf_device *d)
 {
@@ -87,7 +67,7 @@ constraints_ok(const struct search *s, const struct rf_claim *cl, const char *al
 					continue;
 				const struct rf_attr *ref = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->match_attribute);
-				if (!ref || !attr_equal(ref, mine))
+				if (!ref || !rf_constraint_scalar_equal(ref, mine))
 					return false;
 				break; /* the first device fixed the reference value */
 			}
@@ -122,7 +102,9 @@ compare:;
 					return false;
 				const struct rf_attr *o = rf_attr_find(
 					pk->dev->attrs, pk->dev->n_attrs, co->distinct_attribute);
-				if (s->ver == RF_DRA_1_34 ? pk->dev == d : o && attr_equal(o, mine))
+				if (s->ver == RF_DRA_1_34
+					    ? pk->dev == d
+					    : o && rf_constraint_scalar_equal(o, mine))
 					return false;
 			}
 		}
