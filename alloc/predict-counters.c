@@ -25,6 +25,16 @@ device_released(const struct search *s, const struct rf_device *d)
 	       rf_release_has_claim(s->req->release, rf_dev_use(s->req->cluster, d)->holder);
 }
 
+/* sum plus what consumption cons takes of counter name */
+static struct rf_quantity
+add_consumed(struct rf_quantity sum, const struct rf_counter_consumption *cons, const char *name)
+{
+	for (size_t k = 0; k < cons->n; k++)
+		if (strcmp(cons->names[k], name) == 0)
+			sum = rf_quantity_add(sum, cons->values[k]);
+	return sum;
+}
+
 /* What the search itself has taken from counter (set, name): picks, plus the leaked ones. */
 static struct rf_quantity
 counter_taken(const struct search *s, const struct rf_pool *pool, const struct rf_counter_set *cs,
@@ -48,9 +58,7 @@ counter_taken(const struct search *s, const struct rf_pool *pool, const struct r
 			const struct rf_counter_consumption *cons = &d->counters[c];
 			if (rf_pool_counter_set(pool, cons->counter_set, d->slice, s->ver) != cs)
 				continue;
-			for (size_t k = 0; k < cons->n; k++)
-				if (strcmp(cons->names[k], name) == 0)
-					sum = rf_quantity_add(sum, cons->values[k]);
+			sum = add_consumed(sum, cons, name);
 		}
 	}
 	return sum;
@@ -152,9 +160,7 @@ counter_consumed(const struct search *s, const struct rf_pool *pool, const char 
 			const struct rf_counter_consumption *cons = &d->counters[c];
 			if (strcmp(cons->counter_set, set) != 0)
 				continue;
-			for (size_t k = 0; k < cons->n; k++)
-				if (strcmp(cons->names[k], name) == 0)
-					sum = rf_quantity_add(sum, cons->values[k]);
+			sum = add_consumed(sum, cons, name);
 		}
 	}
 	return sum;
