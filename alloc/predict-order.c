@@ -1,9 +1,39 @@
 /* Scan orders: the flat scan list of a node's devices in one order of pools and slices (devices
  * with bindingConditions last), the orders' enumeration, and which pools and slices can change
  * the outcome (up to 1.35 the allocator's pool and slice order is random). */
+#include <errno.h>
 #include <stdlib.h>
 
 #include "alloc/predict-private.h"
+
+int
+rf_order_identity(const struct rf_node *n, struct order *o)
+{
+	o->pool_perm = calloc(n->n_pools + 1, sizeof(unsigned));
+	o->slice_perm = calloc(n->n_pools + 1, sizeof(unsigned *));
+	if (!o->pool_perm || !o->slice_perm)
+		return -ENOMEM;
+	for (size_t p = 0; p < n->n_pools; p++) {
+		o->pool_perm[p] = (unsigned)p;
+		o->slice_perm[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
+		if (!o->slice_perm[p])
+			return -ENOMEM;
+		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
+			o->slice_perm[p][q] = q;
+	}
+	return 0;
+}
+
+void
+rf_order_release(const struct rf_node *n, struct order *o)
+{
+	for (size_t p = 0; o->slice_perm && p < n->n_pools; p++)
+		free(o->slice_perm[p]);
+	free(o->slice_perm);
+	free(o->pool_perm);
+	o->slice_perm = NULL;
+	o->pool_perm = NULL;
+}
 
 /* Does a pool (or one slice of it, slice < 0 = any) hold devices with bindingConditions? The
  * allocator that handles them (experimental, selected whenever such fields exist since the API
@@ -105,21 +135,9 @@ void
 rf_order_relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 {
 	const struct rf_node *n = s->req->node;
-	struct order ident;
-	unsigned *pp = calloc(n->n_pools ? n->n_pools : 1, sizeof(unsigned));
-	unsigned **sp = calloc(n->n_pools ? n->n_pools : 1, sizeof(unsigned *));
-	if (!pp || !sp)
+	struct order ident = { 0 };
+	if (rf_order_identity(n, &ident) < 0)
 		goto out;
-	for (size_t p = 0; p < n->n_pools; p++) {
-		pp[p] = (unsigned)p;
-		sp[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
-		if (!sp[p])
-			goto out;
-		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
-			sp[p][q] = q;
-	}
-	ident.pool_perm = pp;
-	ident.slice_perm = sp;
 	s->n_scan = rf_order_build_scan(n, s->binding, true, &ident, s->scan);
 	s->scan_identity = true;
 	for (size_t c = 0; c < s->req->n_claims; c++) {
@@ -176,8 +194,5 @@ rf_order_relevant_units(struct search *s, bool *pool_rel, bool **slice_rel)
 		for (size_t p = 0; p < n->n_pools; p++)
 			pool_rel[p] = true;
 out:
-	for (size_t p = 0; sp && p < n->n_pools; p++)
-		free(sp[p]);
-	free(sp);
-	free(pp);
+	rf_order_release(n, &ident);
 }

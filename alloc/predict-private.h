@@ -220,6 +220,10 @@ void rf_search_constraints_release(struct search *s, size_t ci, const char *alt_
 
 /* ---- scan orders (predict-order.c) ---- */
 
+/* The identity order (pools and slices as the node publishes them): 0 or -ENOMEM; release it
+ * with rf_order_release() either way. */
+int rf_order_identity(const struct rf_node *n, struct order *o);
+void rf_order_release(const struct rf_node *n, struct order *o);
 bool rf_order_node_has_binding(const struct rf_node *n);
 /* The scan list in order o; returns its length. */
 size_t rf_order_build_scan(const struct rf_node *n, bool binding, bool demote_slices,

@@ -548,21 +548,13 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 	size_t np = n->n_pools;
 	pool_rel = calloc(np + 1, sizeof(bool));
 	slice_rel = calloc(np + 1, sizeof(bool *));
-	o.pool_perm = calloc(np + 1, sizeof(unsigned));
-	o.slice_perm = calloc(np + 1, sizeof(unsigned *));
 	rel_pos = calloc(np + 1, sizeof(unsigned));
 	rel_perm = calloc(np + 1, sizeof(unsigned));
-	if (!pool_rel || !slice_rel || !o.pool_perm || !o.slice_perm || !rel_pos || !rel_perm)
+	if (!pool_rel || !slice_rel || !rel_pos || !rel_perm || rf_order_identity(n, &o) < 0)
 		goto out;
-	for (size_t p = 0; p < np; p++) {
-		slice_rel[p] = calloc(n->pools[p]->n_slices + 1, sizeof(bool));
-		o.slice_perm[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
-		if (!slice_rel[p] || !o.slice_perm[p])
+	for (size_t p = 0; p < np; p++)
+		if (!(slice_rel[p] = calloc(n->pools[p]->n_slices + 1, sizeof(bool))))
 			goto out;
-		o.pool_perm[p] = (unsigned)p;
-		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
-			o.slice_perm[p][q] = q;
-	}
 	/* up to 1.35 pool and slice order is random: the orders that can matter; from 1.36 the
 	 * model's order (pools by driver and name, slices by name) is the allocator's, once */
 	if (!rules_sorted(&s))
@@ -660,15 +652,10 @@ rf_predict(const struct rf_search_request *req, struct rf_search_result *ret)
 done:
 	r = 0;
 out:
-	for (size_t p = 0; p < n->n_pools; p++) {
-		if (slice_rel)
-			free(slice_rel[p]);
-		if (o.slice_perm)
-			free(o.slice_perm[p]);
-	}
+	for (size_t p = 0; slice_rel && p < n->n_pools; p++)
+		free(slice_rel[p]);
 	free(slice_rel);
-	free(o.slice_perm);
-	free(o.pool_perm);
+	rf_order_release(n, &o);
 	free(pool_rel);
 	free(rel_pos);
 	free(rel_perm);
@@ -759,18 +746,8 @@ rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *sco
 	s.best_out = ret;
 	s.budget = BEST_STEP_BUDGET;
 	s.fatal = RF_SEARCH_FOUND;
-	o.pool_perm = calloc(n->n_pools + 1, sizeof(unsigned));
-	o.slice_perm = calloc(n->n_pools + 1, sizeof(unsigned *));
-	if (!o.pool_perm || !o.slice_perm)
+	if (rf_order_identity(n, &o) < 0)
 		goto out;
-	for (size_t p = 0; p < n->n_pools; p++) {
-		o.pool_perm[p] = (unsigned)p;
-		o.slice_perm[p] = calloc(n->pools[p]->n_slices + 1, sizeof(unsigned));
-		if (!o.slice_perm[p])
-			goto out;
-		for (unsigned q = 0; q < n->pools[p]->n_slices; q++)
-			o.slice_perm[p][q] = q;
-	}
 	s.n_scan = rf_order_build_scan(n, s.binding, !rules_sorted(&s), &o, s.scan);
 	s.cur.n = s.n_pinned;
 	int dr = req->n_claims ? dfs_request(&s, 0, 0) : leaf(&s);
@@ -780,10 +757,7 @@ rf_predict_best(const struct rf_search_request *req, rf_assignment_score_fn *sco
 	*ret_exhaustive = dr >= 0;
 	r = 0;
 out:
-	for (size_t p = 0; o.slice_perm && p < n->n_pools; p++)
-		free(o.slice_perm[p]);
-	free(o.slice_perm);
-	free(o.pool_perm);
+	rf_order_release(n, &o);
 	search_release(&s);
 	return r;
 }
