@@ -11,8 +11,10 @@
 #include "alloc/alloc-private.h"
 #include "alloc/predict.h"
 
+/* counter reservations a search remembers as leaked (struct search leaked[]) */
 #define RF_MAX_LEAKED 256
 
+/* A device's selector result for a request alternative (struct search memo[]). */
 enum memo { M_UNKNOWN = 0, M_NO, M_YES, M_ERROR };
 
 /* A device in the scan list (predict-order.c). */
@@ -224,6 +226,7 @@ void rf_search_constraints_release(struct search *s, size_t ci, const char *alt_
  * with rf_order_release() either way. */
 int rf_order_identity(const struct rf_node *n, struct order *o);
 void rf_order_release(const struct rf_node *n, struct order *o);
+/* Has the node devices with bindingConditions (whose pools the scan visits last)? */
 bool rf_order_node_has_binding(const struct rf_node *n);
 /* The scan list in order o; returns its length. */
 size_t rf_order_build_scan(const struct rf_node *n, bool binding, bool demote_slices,
