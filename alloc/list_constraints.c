@@ -115,8 +115,8 @@ scalar_kind(const struct rf_attr *a)
 	       a->kind == RF_ATTR_VERSION;
 }
 
-static bool
-scalar_equal(const struct rf_attr *a, const struct rf_attr *ref)
+bool
+rf_constraint_scalar_equal(const struct rf_attr *a, const struct rf_attr *ref)
 {
 	if (!scalar_kind(a) || a->kind != ref->kind)
 		return false;
@@ -204,7 +204,7 @@ match_add_scalar(struct lc *l, const struct rf_attr *a)
 		l->n = 1;
 		return true;
 	}
-	if (!scalar_equal(a, l->base))
+	if (!rf_constraint_scalar_equal(a, l->base))
 		return false;
 	l->n++;
 	return true;
@@ -263,7 +263,7 @@ distinct_add(struct lc *l, const struct rf_attr *a, const char *alt_name, const 
 	if (l->n > 0 && !sets) {
 		/* compared with what is left: a request's entry goes with any of its devices */
 		for (size_t i = 0; i < l->n_entries; i++)
-			if (!scalar_kind(a) || scalar_equal(a, l->entries[i].attr))
+			if (!scalar_kind(a) || rf_constraint_scalar_equal(a, l->entries[i].attr))
 				return false;
 	} else if (l->n > 0) {
 		if (set_kind(a) == RF_ATTR_OTHER)

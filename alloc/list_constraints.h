@@ -61,4 +61,11 @@ bool rf_lc_fits(const struct rf_assignment *a, const struct rf_claim *cl, const 
 /** Does constraint co cover request (alt) name? "req" covers "req/sub". */
 bool rf_constraint_covers(const struct rf_constraint *co, const char *name);
 
+/**
+ * The allocator's scalar comparison (its constraints without list semantics): are a and ref
+ * values of one scalar kind (int, bool, string, version) and equal? A list or a value of an
+ * unknown kind is never equal.
+ */
+bool rf_constraint_scalar_equal(const struct rf_attr *a, const struct rf_attr *ref);
+
 #endif
