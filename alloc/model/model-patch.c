@@ -55,6 +55,13 @@ struct rf_patch {
 	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
+	/* the claims relinked (rf_model_patch_claims): at which position of the claims array,
+	 * the previous generation's struct and this one's */
+	struct relinked {
+		size_t at;
+		void *old, *now;
+	} * relinked;
+	size_t n_relinked, cap_relinked;
 };
 
 void
@@ -66,6 +73,7 @@ rf_model_patch_free(struct rf_patch *p)
 	free(p->new_pools);
 	free(p->classes);
 	free(p->nodes);
+	free(p->relinked);
 	free(p);
 }
 
@@ -736,17 +744,19 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 int
 rf_model_patch_claims(struct rf_cluster *c)
 {
-	const struct rf_patch *p = c->patch;
+	struct rf_patch *p = c->patch;
 	if (!p || (!p->n_pools && !p->n_classes))
 		return 0;
 	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
-	if (!st)
-		return -ENOMEM;
+	struct ptrset made = { 0 };
 	/* the old copies stay in the table's arena: a change that touches many claims (a class
 	 * most of them name) starts a new table instead, which relinks everything once and drops
 	 * the old copies with the old table */
 	size_t n = json_array_size(c->objs.claims), budget = n / 8 + 16;
-	int r = 0;
+	int r = -ENOMEM;
+	if (!st || ptrset_init(&made, budget) < 0)
+		goto out;
+	r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		const json_t *obj = json_array_get(c->objs.claims, i);
 		if (!rf_reuse_lookup(c->reuse, obj))
@@ -754,13 +764,57 @@ rf_model_patch_claims(struct rf_cluster *c)
 		struct reuse_slot *slot = rf_reuse_find(c->reuse, obj);
 		if (!slot || !slot->val || !claim_touched(p, slot->val))
 			continue;
+		/* one object twice in the array: its positions would disagree on which struct is
+		 * current (a new table sorts that out) */
+		if (ptrset_has(&made, slot->val)) {
+			r = -EAGAIN;
+			break;
+		}
 		/* the previous generations keep the old copy (the table's arena holds both) */
 		void *v = budget-- ? rf_model_relink_claim(c, st, slot->val) : NULL;
-		if (!v)
+		if (!v) {
 			r = -EAGAIN;
-		else
-			slot->val = v;
+			break;
+		}
+		if (rf_grow(&p->relinked, &p->cap_relinked, p->n_relinked + 1,
+			    sizeof(*p->relinked)) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		p->relinked[p->n_relinked++] = (struct relinked){ i, slot->val, v };
+		ptrset_add(&made, v);
+		slot->val = v;
 	}
+out:
+	free(made.v);
 	rf_strtab_free(st);
 	return r;
+}
+
+int
+rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
+{
+	const struct rf_patch *p = c->patch;
+	size_t n = json_array_size(w->arr), extra = 0;
+	for (size_t i = 0; p && i < p->n_relinked; i++)
+		extra += p->relinked[i].at < n && w->vals[p->relinked[i].at] == p->relinked[i].old;
+	if (!extra)
+		return 0;
+	void **gone = realloc(w->gone, (w->n_gone + extra + 1) * sizeof(*gone));
+	if (gone)
+		w->gone = gone;
+	void **fresh = realloc(w->fresh, (w->n_fresh + extra + 1) * sizeof(*fresh));
+	if (fresh)
+		w->fresh = fresh;
+	if (!gone || !fresh)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->n_relinked; i++) {
+		const struct relinked *rl = &p->relinked[i];
+		if (rl->at >= n || w->vals[rl->at] != rl->old)
+			continue;
+		w->vals[rl->at] = rl->now;
+		w->gone[w->n_gone++] = rl->old;
+		w->fresh[w->n_fresh++] = rl->now;
+	}
+	return 0;
 }

@@ -358,6 +358,10 @@ int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
  * copies relinked to c's layout. -EAGAIN: one cannot be, or too many are touched (start a new
  * reuse table). */
 int rf_model_patch_claims(struct rf_cluster *c);
+/** After a walk of the claims by position on a patched layout: the relinked claims that stayed
+ * in place are this generation's copies, not the previous one's (which go to w->gone, the copies
+ * to w->fresh). -ENOMEM only. */
+int rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w);
 void rf_model_patch_free(struct rf_patch *p);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */

@@ -363,6 +363,12 @@ walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_st
 	int r = rf_model_walk(c, &w);
 	if (r <= 0)
 		return r;
+	if (!pod && (r = rf_model_patch_walk(c, &w)) == 0)
+		r = 1;
+	if (r < 0) {
+		rf_model_walk_free(&w);
+		return r;
+	}
 	if (!pod) {
 		r = rf_model_sorted_patch(c->arena, (void *const *)prev->claims, prev->n_claims,
 					  w.gone, w.n_gone, w.fresh, w.n_fresh, claim_cmp,
