@@ -107,8 +107,9 @@ rf_model_delta_begin(struct rf_cluster *c)
 	/* only along one reuse table (claims and pods are the same structs), from a generation
 	 * whose usage is exact and whose claim names are unique (a pod's claim is then the one
 	 * its name finds, whatever the order) */
-	if (!prev || c->walk_usage || prev->reuse != c->reuse || prev->layout != c->layout ||
-	    !prev->pool_fp || !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
+	if (!prev || c->walk_usage || prev->reuse != c->reuse ||
+	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
+	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
 	return c->delta ? 0 : -ENOMEM;
@@ -263,16 +264,19 @@ rf_model_delta_claims(struct rf_cluster *c)
 	if (!d || c->claim_dups ||
 	    too_many(c, d->claims_gone.n + d->claims_new.n + d->pods_gone.n + d->pods_new.n))
 		return 0;
-	size_t n = c->n_devices + 1;
-	struct rf_dev_use *use = rf_arena_alloc(c->arena, n * sizeof(*use));
+	/* a patched layout keeps every device's gidx but those of replaced pools that grew or
+	 * shrank, which moved to the end: the array grows, their old range is a hole whose usage
+	 * the claims relinked away from it take back (model-patch.c) */
+	struct rf_dev_use *use = rf_arena_alloc(c->arena, (c->n_devices + 1) * sizeof(*use));
 	if (!use)
 		return -ENOMEM;
-	memcpy(use, prev->dev_use, n * sizeof(*use));
+	memcpy(use, prev->dev_use, prev->n_devices * sizeof(*use));
+	memset(use + prev->n_devices, 0, (c->n_devices + 1 - prev->n_devices) * sizeof(*use));
 	/* the previous generation's consumed arrays, into this generation's arena: those of its
 	 * list, or of every device when it has none (built by a walk) */
 	struct vec had = { 0 };
 	const unsigned *list = prev->shared_gidx;
-	size_t n_list = list ? prev->n_shared_gidx : c->n_devices;
+	size_t n_list = list ? prev->n_shared_gidx : prev->n_devices;
 	for (size_t k = 0; k < n_list; k++) {
 		struct rf_dev_use *u = &use[list ? list[k] : k];
 		if (!u->consumed)
@@ -630,8 +634,12 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 	memcpy(c->pool_fp, c->prev->pool_fp, (c->n_pools + 1) * sizeof(uint64_t));
 	for (size_t i = 0; i < d->touched.n; i++) {
 		const struct rf_device *dev = c->devices[(uintptr_t)d->touched.v[i]];
-		w->pool_touched[dev->pool->idx] = 1;
+		if (dev) /* else a hole a patch left: its pool was replaced (below) */
+			w->pool_touched[dev->pool->idx] = 1;
 	}
+	/* on a patched layout, the replaced pools and rebuilt nodes (their devices' gidx, the
+	 * devices a node counts) */
+	rf_model_patch_touched(c, w->pool_touched, w->node_touched);
 	for (size_t p = 0; p < c->n_pools; p++) {
 		if (!w->pool_touched[p])
 			continue;

@@ -818,3 +818,19 @@ rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
 	}
 	return 0;
 }
+
+bool
+rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	return c->patch && c->layout && c->layout->base == prev->layout;
+}
+
+void
+rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigned char *nodes)
+{
+	const struct rf_patch *p = c->patch;
+	for (size_t i = 0; p && i < p->n_pools; i++)
+		pools[p->new_pools[i]->idx] = 1;
+	for (size_t i = 0; p && i < p->n_nodes; i++)
+		nodes[p->nodes[i]] = 1;
+}

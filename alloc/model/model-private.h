@@ -362,6 +362,11 @@ int rf_model_patch_claims(struct rf_cluster *c);
  * in place are this generation's copies, not the previous one's (which go to w->gone, the copies
  * to w->fresh). -ENOMEM only. */
 int rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w);
+/** c's layout was patched from prev's (c->patch says what changed). */
+bool rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *prev);
+/** Sets pools[idx] of the pools a patch replaced and nodes[idx] of the nodes it rebuilt (none
+ * when c's layout was not patched). */
+void rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigned char *nodes);
 void rf_model_patch_free(struct rf_patch *p);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */
