@@ -56,10 +56,10 @@ struct rf_patch {
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
 	/* the claims relinked (rf_model_patch_claims): at which position of the claims array,
-	 * the previous generation's struct and this one's */
+	 * and the copy */
 	struct relinked {
 		size_t at;
-		void *old, *now;
+		void *now;
 	} * relinked;
 	size_t n_relinked, cap_relinked;
 };
@@ -781,7 +781,7 @@ rf_model_patch_claims(struct rf_cluster *c)
 			r = -ENOMEM;
 			break;
 		}
-		p->relinked[p->n_relinked++] = (struct relinked){ i, slot->val, v };
+		p->relinked[p->n_relinked++] = (struct relinked){ i, v };
 		ptrset_add(&made, v);
 		slot->val = v;
 	}
@@ -796,8 +796,11 @@ rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
 {
 	const struct rf_patch *p = c->patch;
 	size_t n = json_array_size(w->arr), extra = 0;
+	/* an element the walk found at its place has the previous generation's struct (which
+	 * may be older than the one the table held before this patch: a build from the same
+	 * generation may have relinked it already, and failed) */
 	for (size_t i = 0; p && i < p->n_relinked; i++)
-		extra += p->relinked[i].at < n && w->vals[p->relinked[i].at] == p->relinked[i].old;
+		extra += p->relinked[i].at < n && w->vals[p->relinked[i].at] != p->relinked[i].now;
 	if (!extra)
 		return 0;
 	void **gone = realloc(w->gone, (w->n_gone + extra + 1) * sizeof(*gone));
@@ -810,11 +813,12 @@ rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_relinked; i++) {
 		const struct relinked *rl = &p->relinked[i];
-		if (rl->at >= n || w->vals[rl->at] != rl->old)
+		if (rl->at >= n || w->vals[rl->at] == rl->now)
 			continue;
-		w->vals[rl->at] = rl->now;
-		w->gone[w->n_gone++] = rl->old;
+		if (w->vals[rl->at])
+			w->gone[w->n_gone++] = w->vals[rl->at];
 		w->fresh[w->n_fresh++] = rl->now;
+		w->vals[rl->at] = rl->now;
 	}
 	return 0;
 }

@@ -359,8 +359,8 @@ int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
  * reuse table). */
 int rf_model_patch_claims(struct rf_cluster *c);
 /** After a walk of the claims by position on a patched layout: the relinked claims that stayed
- * in place are this generation's copies, not the previous one's (which go to w->gone, the copies
- * to w->fresh). -ENOMEM only. */
+ * in place are this generation's copies, not the previous generation's structs (which go to
+ * w->gone, the copies to w->fresh). -ENOMEM only. */
 int rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w);
 /** c's layout was patched from prev's (c->patch says what changed). */
 bool rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *prev);

@@ -17,6 +17,7 @@
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *patch_suite(void);
+static void same_usage(const struct rf_cluster *a, const struct rf_cluster *b);
 
 /* railfit topology --xml test/data/topology/gen-dgx-h100.xml -o annotation */
 static const char TOPO[] =
@@ -609,6 +610,34 @@ START_TEST(test_patched_layout_equals_full_build)
 }
 END_TEST
 
+/* d is one of c's devices (not one of a layout c does not use). */
+static bool
+device_of(const struct rf_cluster *c, const struct rf_device *d)
+{
+	for (size_t i = 0; i < rf_cluster_n_nodes(c); i++) {
+		const struct rf_node *n = rf_cluster_node_at(c, i);
+		for (size_t k = 0; k < n->n_devices; k++)
+			if (n->devices[k] == d)
+				return true;
+	}
+	return false;
+}
+
+static void
+results_are_mine(struct world *w, const struct rf_cluster *c)
+{
+	for (size_t i = 0; i < json_array_size(w->claims); i++) {
+		const json_t *cj = json_array_get(w->claims, i);
+		const struct rf_claim *cl =
+			rf_cluster_claim(c, json_string_value(rf_jpath(cj, "metadata.namespace")),
+					 json_string_value(rf_jpath(cj, "metadata.name")));
+		for (size_t r = 0; cl && r < cl->n_results; r++)
+			ck_assert_msg(!cl->results[r].dev || device_of(c, cl->results[r].dev),
+				      "claim %s: result %s is a device of another layout", cl->name,
+				      cl->results[r].device);
+	}
+}
+
 /* A slice change replaces only its pool and node: every other node, pool and device is shared
  * with the previous layout (and keeps its gidx); claims on other nodes are not copied. Run with
  * the same claim and pod arrays, and (_i == 1) with new arrays of the same objects, as the live
@@ -659,12 +688,50 @@ START_TEST(test_patch_shares_what_did_not_change)
 			ck_assert_ptr_ne(a, b); /* relinked to the new devices */
 	}
 	ck_assert_uint_gt(shared_claims, 0);
+	results_are_mine(&w, g2);
 	struct rf_cluster *full = NULL;
 	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
 	rf_cluster_unref(g1);
 	same_generation(&w, g2, full);
 	rf_cluster_unref(full);
 	rf_cluster_unref(g2);
+	world_release(&w);
+}
+END_TEST
+
+/* A build that failed leaves the claims it relinked in the shared table; the next build starts
+ * from the same generation again (server/kube/store.c) and must still hold its own copies
+ * (built here twice from one generation, with new arrays as the store hands them over). */
+START_TEST(test_patch_again_from_the_same_generation)
+{
+	struct world w;
+	world_init(&w, 11);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *g3 = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
+	json_t *s = copy_at(w.slices, 0);
+	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
+	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
+			    json_pack("{s:i}", "int", 1));
+	put_slice(&w, 0, s);
+	set_array(&w.claims, json_copy(w.claims));
+	set_array(&w.pods, json_copy(w.pods));
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
+	ck_assert(rf_cluster_layout_patched(g2));
+	rf_cluster_unref(g2);
+	set_array(&w.claims, json_copy(w.claims));
+	set_array(&w.pods, json_copy(w.pods));
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g3), 0);
+	ck_assert(rf_cluster_layout_patched(g3));
+	results_are_mine(&w, g3);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	rf_cluster_unref(g1);
+	same_generation(&w, g3, full);
+	same_usage(g3, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g3);
 	world_release(&w);
 }
 END_TEST
@@ -979,6 +1046,7 @@ patch_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
+	tcase_add_test(tc, test_patch_again_from_the_same_generation);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
