@@ -784,6 +784,7 @@ rf_model_patch_claims(struct rf_cluster *c)
 		p->relinked[p->n_relinked++] = (struct relinked){ i, v };
 		ptrset_add(&made, v);
 		slot->val = v;
+		c->relinked_into = true;
 	}
 out:
 	free(made.v);

@@ -112,6 +112,9 @@ struct rf_reuse {
 	size_t live;          /* objects the latest generation used */
 	unsigned long marker; /* the latest build's mark (struct rf_build_marks) */
 	bool sealed; /* no build follows: the objects were released, the keys mean nothing */
+	/* a build that failed relinked claims in it to its layout, which went with it: the next
+	 * build starts a new table (relinking from this one by names, as always) */
+	bool abandoned;
 };
 
 struct rf_cluster {
@@ -207,6 +210,8 @@ struct rf_cluster {
 
 	/* while building on a patched layout: what changed (model-patch.c), else NULL */
 	struct rf_patch *patch;
+	/* the build put claims relinked to its layout into the previous generation's table */
+	bool relinked_into;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */

@@ -391,6 +391,9 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	*ret = c;
 	return 0;
 fail:
+	/* the copies it put in prev's table point into its layout, which goes now */
+	if (c->relinked_into)
+		prev->reuse->abandoned = true;
 	rf_cluster_unref(c);
 	return r < 0 ? r : -ENOMEM;
 }
