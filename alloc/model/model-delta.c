@@ -504,6 +504,32 @@ merge_entries(struct rf_arena *a, const void *prev, size_t n_prev, void *add, si
 	return out;
 }
 
+/* A patched layout whose rebuilt nodes see the pools they saw: the previous layout's table. */
+static struct pool_nodes *
+carried_pool_nodes(const struct rf_cluster *c)
+{
+	const struct rf_cluster *prev = c->prev;
+	if (!prev || !rf_model_patched_from(c, prev) || !rf_model_patch_same_pool_sets(c))
+		return NULL;
+	struct rf_layout *base = prev->layout;
+	struct pool_nodes *pn = NULL;
+	pthread_mutex_lock(&base->extra_lock);
+	const struct pool_nodes *from = base->pool_nodes;
+	size_t total = from ? from->first[c->n_pools] : 0;
+	if (from && (pn = calloc(1, sizeof(*pn))) &&
+	    (!(pn->first = malloc((c->n_pools + 2) * sizeof(*pn->first))) ||
+	     !(pn->idx = malloc((total + 1) * sizeof(*pn->idx))))) {
+		rf_model_pool_nodes_free(pn);
+		pn = NULL;
+	}
+	if (pn) {
+		memcpy(pn->first, from->first, (c->n_pools + 2) * sizeof(*pn->first));
+		memcpy(pn->idx, from->idx, total * sizeof(*pn->idx));
+	}
+	pthread_mutex_unlock(&base->extra_lock);
+	return pn;
+}
+
 /* The nodes that see each pool, built once per layout. */
 static const struct pool_nodes *
 pool_nodes(struct rf_cluster *c)
@@ -512,6 +538,8 @@ pool_nodes(struct rf_cluster *c)
 	pthread_mutex_lock(&l->extra_lock);
 	struct pool_nodes *pn = l->pool_nodes;
 	if (pn)
+		goto out;
+	if ((pn = carried_pool_nodes(c)))
 		goto out;
 	pn = calloc(1, sizeof(*pn));
 	size_t total = 0;

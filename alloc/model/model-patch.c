@@ -48,6 +48,16 @@
 #define PATCH_DEPTH_MAX 64
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
 
+/* A map from the previous generation's claims to their relinked copies (open addressing). */
+struct relink_map {
+	struct relinked {
+		const void *old;
+		void *now;
+		bool walked; /* rf_model_patch_walk met it */
+	} * v;
+	size_t mask, n;
+};
+
 struct rf_patch {
 	struct rf_pool **old_pools, **new_pools; /* replaced, and what replaces each */
 	size_t n_pools, cap_pools;
@@ -55,13 +65,7 @@ struct rf_patch {
 	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
-	/* the claims relinked (rf_model_patch_claims): at which position of the claims array,
-	 * and the copy */
-	struct relinked {
-		size_t at;
-		void *now;
-	} * relinked;
-	size_t n_relinked, cap_relinked;
+	struct relink_map *relinked; /* the claims relinked (rf_model_patch_claims) */
 };
 
 void
@@ -73,6 +77,8 @@ rf_model_patch_free(struct rf_patch *p)
 	free(p->new_pools);
 	free(p->classes);
 	free(p->nodes);
+	if (p->relinked)
+		free(p->relinked->v);
 	free(p->relinked);
 	free(p);
 }
@@ -726,10 +732,16 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 {
 	for (size_t i = 0; i < cl->n_results; i++) {
 		const struct rf_alloc_result *ar = &cl->results[i];
-		for (size_t q = 0; q < p->n_pools && ar->driver && ar->pool; q++)
-			if (strcmp(ar->pool, p->old_pools[q]->name) == 0 &&
-			    strcmp(ar->driver, p->old_pools[q]->driver) == 0)
+		for (size_t q = 0; q < p->n_pools && ar->driver && ar->pool; q++) {
+			const struct rf_pool *o = p->old_pools[q];
+			/* a device found is one of the old pool's when its gidx is (the previous
+			 * layout's claims point into it): no string read */
+			if (ar->dev ? ar->gidx >= o->first_gidx &&
+					      ar->gidx - o->first_gidx < o->n_devices
+				    : strcmp(ar->pool, o->name) == 0 &&
+					      strcmp(ar->driver, o->driver) == 0)
 				return true;
+		}
 	}
 	for (size_t i = 0; p->n_classes && i < cl->n_requests; i++)
 		for (size_t j = 0; j < cl->requests[i].n_alts; j++) {
@@ -741,53 +753,66 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 	return false;
 }
 
+static struct relinked *
+relink_slot(const struct relink_map *m, const void *old)
+{
+	size_t i = ptr_hash(old) & m->mask;
+	while (m->v[i].old && m->v[i].old != old)
+		i = (i + 1) & m->mask;
+	return &m->v[i];
+}
+
 int
-rf_model_patch_claims(struct rf_cluster *c)
+rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	struct rf_patch *p = c->patch;
 	if (!p || (!p->n_pools && !p->n_classes))
 		return 0;
-	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
-	struct ptrset made = { 0 };
+	/* the previous generation's claims by position in its array (its objects): a claim
+	 * that stayed is that struct, whatever the table holds now (a build from the same
+	 * generation may have relinked it already, and failed) */
+	const json_t *objs = prev->objs.claims;
+	size_t n = json_array_size(objs);
+	if (!prev->claim_vals || prev->n_claim_vals != n)
+		return -EAGAIN;
 	/* the old copies stay in the table's arena: a change that touches many claims (a class
 	 * most of them name) starts a new table instead, which relinks everything once and drops
 	 * the old copies with the old table */
-	size_t n = json_array_size(c->objs.claims), budget = n / 8 + 16;
+	size_t budget = n / 8 + 16, cap = 16;
+	while (cap < 2 * budget + 2)
+		cap *= 2;
+	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
+	struct relink_map *m = calloc(1, sizeof(*m));
 	int r = -ENOMEM;
-	if (!st || ptrset_init(&made, budget) < 0)
+	if (!st || !m || !(m->v = calloc(cap, sizeof(*m->v))))
 		goto out;
+	m->mask = cap - 1;
+	p->relinked = m;
 	r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		const json_t *obj = json_array_get(c->objs.claims, i);
-		if (!rf_reuse_lookup(c->reuse, obj))
-			continue; /* parsed afresh for this layout */
-		struct reuse_slot *slot = rf_reuse_find(c->reuse, obj);
-		if (!slot || !slot->val || !claim_touched(p, slot->val))
+		const struct rf_claim *old = prev->claim_vals[i];
+		if (!old || !claim_touched(p, old))
 			continue;
-		/* one object twice in the array: its positions would disagree on which struct is
-		 * current (a new table sorts that out) */
-		if (ptrset_has(&made, slot->val)) {
+		struct relinked *e = relink_slot(m, old);
+		if (e->old)
+			continue; /* one object twice in the array */
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, json_array_get(objs, i));
+		if (!slot || slot->obj != json_array_get(objs, i) || !budget--) {
 			r = -EAGAIN;
 			break;
 		}
 		/* the previous generations keep the old copy (the table's arena holds both) */
-		void *v = budget-- ? rf_model_relink_claim(c, st, slot->val) : NULL;
+		void *v = rf_model_relink_claim(c, st, old);
 		if (!v) {
 			r = -EAGAIN;
 			break;
 		}
-		if (rf_grow(&p->relinked, &p->cap_relinked, p->n_relinked + 1,
-			    sizeof(*p->relinked)) < 0) {
-			r = -ENOMEM;
-			break;
-		}
-		p->relinked[p->n_relinked++] = (struct relinked){ i, v };
-		ptrset_add(&made, v);
+		*e = (struct relinked){ old, v, false };
+		m->n++;
 		slot->val = v;
 		c->relinked_into = true;
 	}
 out:
-	free(made.v);
 	rf_strtab_free(st);
 	return r;
 }
@@ -795,31 +820,31 @@ out:
 int
 rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
 {
-	const struct rf_patch *p = c->patch;
-	size_t n = json_array_size(w->arr), extra = 0;
-	/* an element the walk found at its place has the previous generation's struct (which
-	 * may be older than the one the table held before this patch: a build from the same
-	 * generation may have relinked it already, and failed) */
-	for (size_t i = 0; p && i < p->n_relinked; i++)
-		extra += p->relinked[i].at < n && w->vals[p->relinked[i].at] != p->relinked[i].now;
-	if (!extra)
+	struct relink_map *m = c->patch ? c->patch->relinked : NULL;
+	if (!m || !m->n)
 		return 0;
-	void **gone = realloc(w->gone, (w->n_gone + extra + 1) * sizeof(*gone));
+	/* the elements the walk found at their place are the previous generation's structs */
+	size_t n = json_array_size(w->arr);
+	void **gone = realloc(w->gone, (w->n_gone + m->n + 1) * sizeof(*gone));
 	if (gone)
 		w->gone = gone;
-	void **fresh = realloc(w->fresh, (w->n_fresh + extra + 1) * sizeof(*fresh));
+	void **fresh = realloc(w->fresh, (w->n_fresh + m->n + 1) * sizeof(*fresh));
 	if (fresh)
 		w->fresh = fresh;
 	if (!gone || !fresh)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->n_relinked; i++) {
-		const struct relinked *rl = &p->relinked[i];
-		if (rl->at >= n || w->vals[rl->at] == rl->now)
+	for (size_t i = 0; i < n; i++) {
+		if (!w->vals[i])
 			continue;
-		if (w->vals[rl->at])
-			w->gone[w->n_gone++] = w->vals[rl->at];
-		w->fresh[w->n_fresh++] = rl->now;
-		w->vals[rl->at] = rl->now;
+		struct relinked *e = relink_slot(m, w->vals[i]);
+		if (!e->old)
+			continue;
+		if (!e->walked) { /* the same object twice: one struct, gone and come once */
+			e->walked = true;
+			w->gone[w->n_gone++] = w->vals[i];
+			w->fresh[w->n_fresh++] = e->now;
+		}
+		w->vals[i] = e->now;
 	}
 	return 0;
 }
@@ -838,4 +863,19 @@ rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigne
 		pools[p->new_pools[i]->idx] = 1;
 	for (size_t i = 0; p && i < p->n_nodes; i++)
 		nodes[p->nodes[i]] = 1;
+}
+
+bool
+rf_model_patch_same_pool_sets(const struct rf_cluster *c)
+{
+	const struct rf_patch *p = c->patch;
+	for (size_t i = 0; p && i < p->n_nodes; i++) {
+		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];
+		if (a->n_pools != b->n_pools)
+			return false;
+		for (size_t k = 0; k < a->n_pools; k++)
+			if (a->pools[k]->idx != b->pools[k]->idx)
+				return false;
+	}
+	return p != NULL;
 }

@@ -362,7 +362,7 @@ int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 /** With c->reuse shared with prev: the claims that point at what the patch replaced become
  * copies relinked to c's layout. -EAGAIN: one cannot be, or too many are touched (start a new
  * reuse table). */
-int rf_model_patch_claims(struct rf_cluster *c);
+int rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev);
 /** After a walk of the claims by position on a patched layout: the relinked claims that stayed
  * in place are this generation's copies, not the previous generation's structs (which go to
  * w->gone, the copies to w->fresh). -ENOMEM only. */
@@ -372,6 +372,8 @@ bool rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *
 /** Sets pools[idx] of the pools a patch replaced and nodes[idx] of the nodes it rebuilt (none
  * when c's layout was not patched). */
 void rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigned char *nodes);
+/** Every node c's patch rebuilt sees the pools (by index) it saw in c->prev. */
+bool rf_model_patch_same_pool_sets(const struct rf_cluster *c);
 void rf_model_patch_free(struct rf_patch *p);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */

@@ -350,7 +350,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		if (!c->memo)
 			goto fail;
 		/* on a patched layout the claims pointing at what changed are relinked */
-		if (patched && (r = rf_model_patch_claims(c)) == -EAGAIN) {
+		if (patched && (r = rf_model_patch_claims(c, prev)) == -EAGAIN) {
 			rf_reuse_unref(c->reuse);
 			c->reuse = NULL;
 			patched = 2; /* relink them all, below */
