@@ -164,6 +164,9 @@ struct patcher {
 	unsigned char *node_state; /* per prev node index: 0 same, 1 new object, 2 rebuilt */
 	const json_t **node_json;  /* per prev node index: its new object, or NULL */
 	bool bail;
+	/* the slices were handed over in the previous order, and none that changed is or was
+	 * skipped: the skipped slices' warnings are the previous layout's */
+	bool skips_same;
 };
 
 static int
@@ -201,8 +204,9 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	struct rf_slice **refs = malloc((k->n_cur ? k->n_cur : 1) * sizeof(*refs));
 	if (!refs)
 		return -ENOMEM;
+	const uint64_t key = rf_model_pool_key(driver, name), *keys = k->c->layout->slice_keys;
 	for (size_t i = 0; i < k->n_cur; i++)
-		if (!k->cur[i]->skip && strcmp(k->cur[i]->driver, driver) == 0 &&
+		if (keys[i] == key && strcmp(k->cur[i]->driver, driver) == 0 &&
 		    strcmp(k->cur[i]->pool, name) == 0)
 			refs[n++] = k->cur[i];
 	struct rf_pool *np = NULL;
@@ -246,10 +250,12 @@ diff_slices(struct patcher *k)
 	if (k->n_cur == pl->n_slices) {
 		/* the same order (as the store hands them over): the positions that differ name
 		 * every pool that changed (and maybe some that did not: rebuilt the same) */
+		k->skips_same = true;
 		for (size_t i = 0; i < k->n_cur && !k->bail && r == 0; i++) {
 			const struct rf_slice *a = k->cur[i], *b = pl->slices[i];
 			if (a == b)
 				continue;
+			k->skips_same &= !a->skip && !b->skip;
 			if (!a->skip)
 				r = add_pool(k, a->driver, a->pool);
 			if (!b->skip && r == 0 && !k->bail)
@@ -402,10 +408,18 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->nodes = json_incref(c->objs.nodes);
 	l->classes = json_incref(c->objs.classes);
 	l->templates = json_incref(c->objs.templates);
-	if (!(l->slices = calloc(objs->n_slice_recs + 1, sizeof(*l->slices))))
+	if (!(l->slices = calloc(objs->n_slice_recs + 1, sizeof(*l->slices))) ||
+	    !(l->slice_keys = calloc(objs->n_slice_recs + 1, sizeof(*l->slice_keys))))
 		return -ENOMEM;
-	for (size_t i = 0; i < objs->n_slice_recs; i++)
-		l->slices[l->n_slices++] = rf_slice_ref(objs->slice_recs[i]);
+	/* the store hands the slices over in the same order: the keys of those at their place
+	 * are the previous layout's */
+	bool aligned = objs->n_slice_recs == pl->n_slices && pl->slice_keys;
+	for (size_t i = 0; i < objs->n_slice_recs; i++) {
+		struct rf_slice *s = objs->slice_recs[i];
+		l->slice_keys[i] =
+			aligned && pl->slices[i] == s ? pl->slice_keys[i] : rf_model_slice_key(s);
+		l->slices[l->n_slices++] = rf_slice_ref(s);
+	}
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
 	return c->warnings ? 0 : -ENOMEM;
 }
@@ -601,9 +615,43 @@ put(struct rf_cluster *c, const char *w)
 /* The layout's warnings as a full build emits them: skipped slices, each pool's (its slices'
  * counters, their devices, the pool invalid), DeviceTaintRules', DeviceClasses', then per node
  * its topology annotation's and its front-end bandwidth's. c->warnings holds the classes'. */
+static bool
+pool_warns(const struct rf_pool *p)
+{
+	for (unsigned s = 0; s < p->n_slices; s++)
+		if (p->slices[s]->n_counter_warnings || p->slices[s]->n_device_warnings)
+			return true;
+	return p->invalid;
+}
+
+static bool
+node_warns(const struct rf_node *n)
+{
+	const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
+	return n->topo_error || (fe && strcmp(n->fe_source, "annotation") != 0);
+}
+
+/* Whether the warnings of the layout, but the classes', are the previous layout's: the same
+ * skipped slices, and no replaced pool or rebuilt node warns, before or after (the others are
+ * the previous layout's, at the same places). */
+static bool
+warnings_carry(const struct patcher *k)
+{
+	const struct rf_patch *p = k->p;
+	if (!k->skips_same)
+		return false;
+	for (size_t i = 0; i < p->n_pools; i++)
+		if (pool_warns(p->old_pools[i]) || pool_warns(p->new_pools[i]))
+			return false;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (node_warns(k->prev->nodes[p->nodes[i]]) || node_warns(k->c->nodes[p->nodes[i]]))
+			return false;
+	return true;
+}
+
 static int
 compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
-		 const struct rf_cluster_objects *objs)
+		 const struct rf_cluster_objects *objs, bool carry)
 {
 	const struct rf_layout *pl = prev->layout;
 	struct rf_layout *l = c->layout;
@@ -614,6 +662,20 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 	c->n_warnings = 0;
 	if (!c->warnings)
 		return -ENOMEM;
+	if (carry) {
+		/* the previous layout's, the classes' put in place of its classes' (it is below
+		 * the bound: see rf_model_patch_layout) */
+		for (size_t i = 0; i < pl->class_warnings[0]; i++)
+			put(c, pl->warnings[i]);
+		l->rule_warnings[0] = pl->rule_warnings[0];
+		l->rule_warnings[1] = l->class_warnings[0] = pl->class_warnings[0];
+		for (size_t i = 0; i < n_cls; i++)
+			put(c, cls[i]);
+		l->class_warnings[1] = c->n_warnings;
+		for (size_t i = pl->class_warnings[1]; i < pl->n_warnings; i++)
+			put(c, pl->warnings[i]);
+		return 0;
+	}
 	for (size_t i = 0; i < objs->n_slice_recs; i++)
 		if (objs->slice_recs[i]->skip)
 			put(c, objs->slice_recs[i]->skip);
@@ -710,7 +772,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		goto out;
 	c->n_warnings = 0; /* the classes' own, then all of them in the full build's order */
 	if ((r = patch_classes(c, prev, k.p)) < 0 || (r = rf_model_build_templates(c)) < 0 ||
-	    (r = compose_warnings(c, prev, objs)) < 0)
+	    (r = compose_warnings(c, prev, objs, warnings_carry(&k))) < 0)
 		goto out;
 	c->layout->warnings = c->warnings;
 	c->layout->n_warnings = c->n_warnings;

@@ -63,6 +63,7 @@ struct rf_layout {
 	json_t *nodes, *classes, *templates; /* objects it points into */
 	struct rf_slice **slices;            /* the ResourceSlices its pools were made of */
 	size_t n_slices;
+	uint64_t *slice_keys;       /* of each of slices: rf_model_slice_key() */
 	struct rf_node **node_list; /* to free the decoded annotations */
 	size_t n_nodes;
 	atomic_uchar *class_memo;
@@ -219,6 +220,10 @@ void rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 int rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char *bn);
+/** A hash of the slice's driver and pool (never 0), or 0 for a slice the model skips: a patch
+ * finds a pool's slices among thousands without reading each one. */
+uint64_t rf_model_slice_key(const struct rf_slice *s);
+uint64_t rf_model_pool_key(const char *driver, const char *pool);
 bool rf_model_strv_has(const struct rf_strv *v, const char *s);
 bool rf_model_is_partition(const struct rf_device *d);
 
