@@ -539,8 +539,10 @@ pool_nodes(struct rf_cluster *c)
 	struct pool_nodes *pn = l->pool_nodes;
 	if (pn)
 		goto out;
-	if ((pn = carried_pool_nodes(c)))
+	if ((pn = carried_pool_nodes(c))) {
+		l->pool_nodes = pn;
 		goto out;
+	}
 	pn = calloc(1, sizeof(*pn));
 	size_t total = 0;
 	for (size_t i = 0; i < c->n_nodes; i++)
