@@ -4,8 +4,15 @@
  * devices, pools, nodes and rail groups those claims and pods touch are recomputed; every other
  * node keeps its fingerprint, so the verdicts remembered for it (alloc/memo.h) hold.
  *
+ * A layout patched from the previous one (model-patch.c) keeps every gidx but those of the
+ * replaced pools that moved to the end, and every node and pool index: the claims relinked to
+ * its replaced pools (or changed classes) are changes like any other, taken back where the old
+ * copy held its devices and added where the new one does; the replaced pools and the rebuilt
+ * nodes get their fingerprints (and free counts) recomputed.
+ *
  * The result is the one a walk of every claim and pod gives (test/unit/alloc/test_model_delta.c
- * compares them after random changes): sums of quantities are exact integers, and whatever a
+ * and, across patched layouts, test_patch.c compare them after random changes): sums of
+ * quantities are exact integers, and whatever a
  * walk would decide by the order of claims (a device allocated twice, a consumedCapacity that
  * cannot be read: both warnings) makes this decline and the walk run. The flat usage arrays
  * are copied from the previous generation (a generation owns all it points to, and the previous

@@ -9,8 +9,9 @@
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept).
  * Claims keep being reused but for those whose results name a replaced pool or whose requests
- * name a changed class: those are relinked (model-relink.c). Pods point at nodes by index, and
- * node indexes stay.
+ * name a changed class: those are relinked (model-relink.c), and the generation's usage is the
+ * previous one's with them taken back and added again (model-delta.c). Pods point at nodes by
+ * index, and node indexes stay.
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
