@@ -846,21 +846,27 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 		cap *= 2;
 	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
 	struct relink_map *m = calloc(1, sizeof(*m));
+	size_t *touched = malloc((budget + 1) * sizeof(*touched)), n_touched = 0;
 	int r = -ENOMEM;
-	if (!st || !m || !(m->v = calloc(cap, sizeof(*m->v))))
+	if (!st || !m || !touched || !(m->v = calloc(cap, sizeof(*m->v))))
 		goto out;
 	m->mask = cap - 1;
 	p->relinked = m;
-	r = 0;
-	for (size_t i = 0; i < n && r == 0; i++) {
+	/* which ones first: past the budget nothing is relinked in this table at all */
+	for (size_t i = 0; i < n && n_touched <= budget; i++) {
 		const struct rf_claim *old = prev->claim_vals[i];
-		if (!old || !claim_touched(p, old))
-			continue;
+		if (old && claim_touched(p, old) && n_touched++ < budget)
+			touched[n_touched - 1] = i;
+	}
+	r = n_touched > budget ? -EAGAIN : 0;
+	for (size_t t = 0; t < n_touched && r == 0; t++) {
+		size_t i = touched[t];
+		const struct rf_claim *old = prev->claim_vals[i];
 		struct relinked *e = relink_slot(m, old);
 		if (e->old)
 			continue; /* one object twice in the array */
 		struct reuse_slot *slot = rf_reuse_find(c->reuse, json_array_get(objs, i));
-		if (!slot || slot->obj != json_array_get(objs, i) || !budget--) {
+		if (!slot || slot->obj != json_array_get(objs, i)) {
 			r = -EAGAIN;
 			break;
 		}
@@ -876,6 +882,7 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 		c->relinked_into = true;
 	}
 out:
+	free(touched);
 	rf_strtab_free(st);
 	return r;
 }

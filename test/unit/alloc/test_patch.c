@@ -912,6 +912,25 @@ change_usage(struct world *w, const struct rf_cluster *g, unsigned *serial)
 	set_array(arr, replaced(*arr, i, o));
 }
 
+/* A device of a slice renamed: its pool keeps as many devices, in another order (a claim that
+ * named one by its old gidx must find it by name). */
+static bool
+rename_device(struct world *w, int step)
+{
+	if (!w->n_recs)
+		return false;
+	size_t i = below(w, (unsigned)w->n_recs);
+	json_t *s = copy_at(w->slices, i);
+	json_t *devs = json_object_get(json_object_get(s, "spec"), "devices");
+	char buf[64];
+	snprintf(buf, sizeof(buf), "a-renamed-%d", step);
+	if (json_array_size(devs))
+		json_object_set_new(json_array_get(devs, below(w, (unsigned)json_array_size(devs))),
+				    "name", json_string(buf));
+	put_slice(w, i, s);
+	return true;
+}
+
 /* Usage of a and b (from the same objects) agrees device by device and node by node, beyond
  * what same_generation() looks at: consumed capacity, annotated bandwidth, pods, rail groups. */
 static void
@@ -988,6 +1007,8 @@ START_TEST(test_patched_usage_by_difference)
 			layout = change_node(&w);
 		else if (what == 5)
 			change_class(&w, step), layout = true;
+		else if (what == 6)
+			layout = rename_device(&w, step);
 		if (!layout || below(&w, 2)) /* usage events, alone or with the layout's */
 			for (unsigned k = 1 + below(&w, 3); k > 0; k--)
 				change_usage(&w, prev, &serial);
@@ -1008,6 +1029,7 @@ START_TEST(test_patched_usage_by_difference)
 		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
 		same_generation(&w, g, full);
 		same_usage(g, full);
+		results_are_mine(&w, g);
 		rf_cluster_unref(full);
 		/* the same claims and pods walked (nothing changed since g: the same structs) */
 		struct rf_cluster_objects wo = objs;
