@@ -4,8 +4,15 @@
  * devices, pools, nodes and rail groups those claims and pods touch are recomputed; every other
  * node keeps its fingerprint, so the verdicts remembered for it (alloc/memo.h) hold.
  *
+ * A layout patched from the previous one (model-patch.c) keeps every gidx but those of the
+ * replaced pools that moved to the end, and every node and pool index: the claims relinked to
+ * its replaced pools (or changed classes) are changes like any other, taken back where the old
+ * copy held its devices and added where the new one does; the replaced pools and the rebuilt
+ * nodes get their fingerprints (and free counts) recomputed.
+ *
  * The result is the one a walk of every claim and pod gives (test/unit/alloc/test_model_delta.c
- * compares them after random changes): sums of quantities are exact integers, and whatever a
+ * and, across patched layouts, test_patch.c compare them after random changes): sums of
+ * quantities are exact integers, and whatever a
  * walk would decide by the order of claims (a device allocated twice, a consumedCapacity that
  * cannot be read: both warnings) makes this decline and the walk run. The flat usage arrays
  * are copied from the previous generation (a generation owns all it points to, and the previous
@@ -107,8 +114,9 @@ rf_model_delta_begin(struct rf_cluster *c)
 	/* only along one reuse table (claims and pods are the same structs), from a generation
 	 * whose usage is exact and whose claim names are unique (a pod's claim is then the one
 	 * its name finds, whatever the order) */
-	if (!prev || c->walk_usage || prev->reuse != c->reuse || prev->layout != c->layout ||
-	    !prev->pool_fp || !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
+	if (!prev || c->walk_usage || prev->reuse != c->reuse ||
+	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
+	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
 	return c->delta ? 0 : -ENOMEM;
@@ -263,16 +271,19 @@ rf_model_delta_claims(struct rf_cluster *c)
 	if (!d || c->claim_dups ||
 	    too_many(c, d->claims_gone.n + d->claims_new.n + d->pods_gone.n + d->pods_new.n))
 		return 0;
-	size_t n = c->n_devices + 1;
-	struct rf_dev_use *use = rf_arena_alloc(c->arena, n * sizeof(*use));
+	/* a patched layout keeps every device's gidx but those of replaced pools that grew or
+	 * shrank, which moved to the end: the array grows, their old range is a hole whose usage
+	 * the claims relinked away from it take back (model-patch.c) */
+	struct rf_dev_use *use = rf_arena_alloc(c->arena, (c->n_devices + 1) * sizeof(*use));
 	if (!use)
 		return -ENOMEM;
-	memcpy(use, prev->dev_use, n * sizeof(*use));
+	memcpy(use, prev->dev_use, prev->n_devices * sizeof(*use));
+	memset(use + prev->n_devices, 0, (c->n_devices + 1 - prev->n_devices) * sizeof(*use));
 	/* the previous generation's consumed arrays, into this generation's arena: those of its
 	 * list, or of every device when it has none (built by a walk) */
 	struct vec had = { 0 };
 	const unsigned *list = prev->shared_gidx;
-	size_t n_list = list ? prev->n_shared_gidx : c->n_devices;
+	size_t n_list = list ? prev->n_shared_gidx : prev->n_devices;
 	for (size_t k = 0; k < n_list; k++) {
 		struct rf_dev_use *u = &use[list ? list[k] : k];
 		if (!u->consumed)
@@ -500,6 +511,32 @@ merge_entries(struct rf_arena *a, const void *prev, size_t n_prev, void *add, si
 	return out;
 }
 
+/* A patched layout whose rebuilt nodes see the pools they saw: the previous layout's table. */
+static struct pool_nodes *
+carried_pool_nodes(const struct rf_cluster *c)
+{
+	const struct rf_cluster *prev = c->prev;
+	if (!prev || !rf_model_patched_from(c, prev) || !rf_model_patch_same_pool_sets(c))
+		return NULL;
+	struct rf_layout *base = prev->layout;
+	struct pool_nodes *pn = NULL;
+	pthread_mutex_lock(&base->extra_lock);
+	const struct pool_nodes *from = base->pool_nodes;
+	size_t total = from ? from->first[c->n_pools] : 0;
+	if (from && (pn = calloc(1, sizeof(*pn))) &&
+	    (!(pn->first = malloc((c->n_pools + 2) * sizeof(*pn->first))) ||
+	     !(pn->idx = malloc((total + 1) * sizeof(*pn->idx))))) {
+		rf_model_pool_nodes_free(pn);
+		pn = NULL;
+	}
+	if (pn) {
+		memcpy(pn->first, from->first, (c->n_pools + 2) * sizeof(*pn->first));
+		memcpy(pn->idx, from->idx, total * sizeof(*pn->idx));
+	}
+	pthread_mutex_unlock(&base->extra_lock);
+	return pn;
+}
+
 /* The nodes that see each pool, built once per layout. */
 static const struct pool_nodes *
 pool_nodes(struct rf_cluster *c)
@@ -509,6 +546,10 @@ pool_nodes(struct rf_cluster *c)
 	struct pool_nodes *pn = l->pool_nodes;
 	if (pn)
 		goto out;
+	if ((pn = carried_pool_nodes(c))) {
+		l->pool_nodes = pn;
+		goto out;
+	}
 	pn = calloc(1, sizeof(*pn));
 	size_t total = 0;
 	for (size_t i = 0; i < c->n_nodes; i++)
@@ -630,8 +671,12 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 	memcpy(c->pool_fp, c->prev->pool_fp, (c->n_pools + 1) * sizeof(uint64_t));
 	for (size_t i = 0; i < d->touched.n; i++) {
 		const struct rf_device *dev = c->devices[(uintptr_t)d->touched.v[i]];
-		w->pool_touched[dev->pool->idx] = 1;
+		if (dev) /* else a hole a patch left: its pool was replaced (below) */
+			w->pool_touched[dev->pool->idx] = 1;
 	}
+	/* on a patched layout, the replaced pools and rebuilt nodes (their devices' gidx, the
+	 * devices a node counts) */
+	rf_model_patch_touched(c, w->pool_touched, w->node_touched);
 	for (size_t p = 0; p < c->n_pools; p++) {
 		if (!w->pool_touched[p])
 			continue;

@@ -9,8 +9,9 @@
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept).
  * Claims keep being reused but for those whose results name a replaced pool or whose requests
- * name a changed class: those are relinked (model-relink.c). Pods point at nodes by index, and
- * node indexes stay.
+ * name a changed class: those are relinked (model-relink.c), and the generation's usage is the
+ * previous one's with them taken back and added again (model-delta.c). Pods point at nodes by
+ * index, and node indexes stay.
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
@@ -48,6 +49,16 @@
 #define PATCH_DEPTH_MAX 64
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
 
+/* A map from the previous generation's claims to their relinked copies (open addressing). */
+struct relink_map {
+	struct relinked {
+		const void *old;
+		void *now;
+		bool walked; /* rf_model_patch_walk met it */
+	} * v;
+	size_t mask, n;
+};
+
 struct rf_patch {
 	struct rf_pool **old_pools, **new_pools; /* replaced, and what replaces each */
 	size_t n_pools, cap_pools;
@@ -55,6 +66,7 @@ struct rf_patch {
 	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
+	struct relink_map *relinked; /* the claims relinked (rf_model_patch_claims) */
 };
 
 void
@@ -66,6 +78,9 @@ rf_model_patch_free(struct rf_patch *p)
 	free(p->new_pools);
 	free(p->classes);
 	free(p->nodes);
+	if (p->relinked)
+		free(p->relinked->v);
+	free(p->relinked);
 	free(p);
 }
 
@@ -150,6 +165,9 @@ struct patcher {
 	unsigned char *node_state; /* per prev node index: 0 same, 1 new object, 2 rebuilt */
 	const json_t **node_json;  /* per prev node index: its new object, or NULL */
 	bool bail;
+	/* the slices were handed over in the previous order, and none that changed is or was
+	 * skipped: the skipped slices' warnings are the previous layout's */
+	bool skips_same;
 };
 
 static int
@@ -187,8 +205,9 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	struct rf_slice **refs = malloc((k->n_cur ? k->n_cur : 1) * sizeof(*refs));
 	if (!refs)
 		return -ENOMEM;
+	const uint64_t key = rf_model_pool_key(driver, name), *keys = k->c->layout->slice_keys;
 	for (size_t i = 0; i < k->n_cur; i++)
-		if (!k->cur[i]->skip && strcmp(k->cur[i]->driver, driver) == 0 &&
+		if (keys[i] == key && strcmp(k->cur[i]->driver, driver) == 0 &&
 		    strcmp(k->cur[i]->pool, name) == 0)
 			refs[n++] = k->cur[i];
 	struct rf_pool *np = NULL;
@@ -232,10 +251,12 @@ diff_slices(struct patcher *k)
 	if (k->n_cur == pl->n_slices) {
 		/* the same order (as the store hands them over): the positions that differ name
 		 * every pool that changed (and maybe some that did not: rebuilt the same) */
+		k->skips_same = true;
 		for (size_t i = 0; i < k->n_cur && !k->bail && r == 0; i++) {
 			const struct rf_slice *a = k->cur[i], *b = pl->slices[i];
 			if (a == b)
 				continue;
+			k->skips_same &= !a->skip && !b->skip;
 			if (!a->skip)
 				r = add_pool(k, a->driver, a->pool);
 			if (!b->skip && r == 0 && !k->bail)
@@ -388,10 +409,18 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->nodes = json_incref(c->objs.nodes);
 	l->classes = json_incref(c->objs.classes);
 	l->templates = json_incref(c->objs.templates);
-	if (!(l->slices = calloc(objs->n_slice_recs + 1, sizeof(*l->slices))))
+	if (!(l->slices = calloc(objs->n_slice_recs + 1, sizeof(*l->slices))) ||
+	    !(l->slice_keys = calloc(objs->n_slice_recs + 1, sizeof(*l->slice_keys))))
 		return -ENOMEM;
-	for (size_t i = 0; i < objs->n_slice_recs; i++)
-		l->slices[l->n_slices++] = rf_slice_ref(objs->slice_recs[i]);
+	/* the store hands the slices over in the same order: the keys of those at their place
+	 * are the previous layout's */
+	bool aligned = objs->n_slice_recs == pl->n_slices && pl->slice_keys;
+	for (size_t i = 0; i < objs->n_slice_recs; i++) {
+		struct rf_slice *s = objs->slice_recs[i];
+		l->slice_keys[i] =
+			aligned && pl->slices[i] == s ? pl->slice_keys[i] : rf_model_slice_key(s);
+		l->slices[l->n_slices++] = rf_slice_ref(s);
+	}
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
 	return c->warnings ? 0 : -ENOMEM;
 }
@@ -587,9 +616,43 @@ put(struct rf_cluster *c, const char *w)
 /* The layout's warnings as a full build emits them: skipped slices, each pool's (its slices'
  * counters, their devices, the pool invalid), DeviceTaintRules', DeviceClasses', then per node
  * its topology annotation's and its front-end bandwidth's. c->warnings holds the classes'. */
+static bool
+pool_warns(const struct rf_pool *p)
+{
+	for (unsigned s = 0; s < p->n_slices; s++)
+		if (p->slices[s]->n_counter_warnings || p->slices[s]->n_device_warnings)
+			return true;
+	return p->invalid;
+}
+
+static bool
+node_warns(const struct rf_node *n)
+{
+	const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
+	return n->topo_error || (fe && strcmp(n->fe_source, "annotation") != 0);
+}
+
+/* Whether the warnings of the layout, but the classes', are the previous layout's: the same
+ * skipped slices, and no replaced pool or rebuilt node warns, before or after (the others are
+ * the previous layout's, at the same places). */
+static bool
+warnings_carry(const struct patcher *k)
+{
+	const struct rf_patch *p = k->p;
+	if (!k->skips_same)
+		return false;
+	for (size_t i = 0; i < p->n_pools; i++)
+		if (pool_warns(p->old_pools[i]) || pool_warns(p->new_pools[i]))
+			return false;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (node_warns(k->prev->nodes[p->nodes[i]]) || node_warns(k->c->nodes[p->nodes[i]]))
+			return false;
+	return true;
+}
+
 static int
 compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
-		 const struct rf_cluster_objects *objs)
+		 const struct rf_cluster_objects *objs, bool carry)
 {
 	const struct rf_layout *pl = prev->layout;
 	struct rf_layout *l = c->layout;
@@ -600,6 +663,20 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 	c->n_warnings = 0;
 	if (!c->warnings)
 		return -ENOMEM;
+	if (carry) {
+		/* the previous layout's, the classes' put in place of its classes' (it is below
+		 * the bound: see rf_model_patch_layout) */
+		for (size_t i = 0; i < pl->class_warnings[0]; i++)
+			put(c, pl->warnings[i]);
+		l->rule_warnings[0] = pl->rule_warnings[0];
+		l->rule_warnings[1] = l->class_warnings[0] = pl->class_warnings[0];
+		for (size_t i = 0; i < n_cls; i++)
+			put(c, cls[i]);
+		l->class_warnings[1] = c->n_warnings;
+		for (size_t i = pl->class_warnings[1]; i < pl->n_warnings; i++)
+			put(c, pl->warnings[i]);
+		return 0;
+	}
 	for (size_t i = 0; i < objs->n_slice_recs; i++)
 		if (objs->slice_recs[i]->skip)
 			put(c, objs->slice_recs[i]->skip);
@@ -696,7 +773,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		goto out;
 	c->n_warnings = 0; /* the classes' own, then all of them in the full build's order */
 	if ((r = patch_classes(c, prev, k.p)) < 0 || (r = rf_model_build_templates(c)) < 0 ||
-	    (r = compose_warnings(c, prev, objs)) < 0)
+	    (r = compose_warnings(c, prev, objs, warnings_carry(&k))) < 0)
 		goto out;
 	c->layout->warnings = c->warnings;
 	c->layout->n_warnings = c->n_warnings;
@@ -718,10 +795,16 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 {
 	for (size_t i = 0; i < cl->n_results; i++) {
 		const struct rf_alloc_result *ar = &cl->results[i];
-		for (size_t q = 0; q < p->n_pools && ar->driver && ar->pool; q++)
-			if (strcmp(ar->pool, p->old_pools[q]->name) == 0 &&
-			    strcmp(ar->driver, p->old_pools[q]->driver) == 0)
+		for (size_t q = 0; q < p->n_pools && ar->driver && ar->pool; q++) {
+			const struct rf_pool *o = p->old_pools[q];
+			/* a device found is one of the old pool's when its gidx is (the previous
+			 * layout's claims point into it): no string read */
+			if (ar->dev ? ar->gidx >= o->first_gidx &&
+					      ar->gidx - o->first_gidx < o->n_devices
+				    : strcmp(ar->pool, o->name) == 0 &&
+					      strcmp(ar->driver, o->driver) == 0)
 				return true;
+		}
 	}
 	for (size_t i = 0; p->n_classes && i < cl->n_requests; i++)
 		for (size_t j = 0; j < cl->requests[i].n_alts; j++) {
@@ -733,34 +816,136 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 	return false;
 }
 
-int
-rf_model_patch_claims(struct rf_cluster *c)
+static struct relinked *
+relink_slot(const struct relink_map *m, const void *old)
 {
-	const struct rf_patch *p = c->patch;
+	size_t i = ptr_hash(old) & m->mask;
+	while (m->v[i].old && m->v[i].old != old)
+		i = (i + 1) & m->mask;
+	return &m->v[i];
+}
+
+int
+rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	struct rf_patch *p = c->patch;
 	if (!p || (!p->n_pools && !p->n_classes))
 		return 0;
-	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
-	if (!st)
-		return -ENOMEM;
+	/* the previous generation's claims by position in its array (its objects): a claim
+	 * that stayed is that struct, whatever the table holds now (a build from the same
+	 * generation may have relinked it already, and failed) */
+	const json_t *objs = prev->objs.claims;
+	size_t n = json_array_size(objs);
+	if (!prev->claim_vals || prev->n_claim_vals != n)
+		return -EAGAIN;
 	/* the old copies stay in the table's arena: a change that touches many claims (a class
 	 * most of them name) starts a new table instead, which relinks everything once and drops
 	 * the old copies with the old table */
-	size_t n = json_array_size(c->objs.claims), budget = n / 8 + 16;
-	int r = 0;
-	for (size_t i = 0; i < n && r == 0; i++) {
-		const json_t *obj = json_array_get(c->objs.claims, i);
-		if (!rf_reuse_lookup(c->reuse, obj))
-			continue; /* parsed afresh for this layout */
-		struct reuse_slot *slot = rf_reuse_find(c->reuse, obj);
-		if (!slot || !slot->val || !claim_touched(p, slot->val))
-			continue;
-		/* the previous generations keep the old copy (the table's arena holds both) */
-		void *v = budget-- ? rf_model_relink_claim(c, st, slot->val) : NULL;
-		if (!v)
-			r = -EAGAIN;
-		else
-			slot->val = v;
+	size_t budget = n / 8 + 16, cap = 16;
+	while (cap < 2 * budget + 2)
+		cap *= 2;
+	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
+	struct relink_map *m = calloc(1, sizeof(*m));
+	size_t *touched = malloc((budget + 1) * sizeof(*touched)), n_touched = 0;
+	int r = -ENOMEM;
+	if (!st || !m || !touched || !(m->v = calloc(cap, sizeof(*m->v))))
+		goto out;
+	m->mask = cap - 1;
+	p->relinked = m;
+	/* which ones first: past the budget nothing is relinked in this table at all */
+	for (size_t i = 0; i < n && n_touched <= budget; i++) {
+		const struct rf_claim *old = prev->claim_vals[i];
+		if (old && claim_touched(p, old) && n_touched++ < budget)
+			touched[n_touched - 1] = i;
 	}
+	r = n_touched > budget ? -EAGAIN : 0;
+	for (size_t t = 0; t < n_touched && r == 0; t++) {
+		size_t i = touched[t];
+		const struct rf_claim *old = prev->claim_vals[i];
+		struct relinked *e = relink_slot(m, old);
+		if (e->old)
+			continue; /* one object twice in the array */
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, json_array_get(objs, i));
+		if (!slot || slot->obj != json_array_get(objs, i)) {
+			r = -EAGAIN;
+			break;
+		}
+		/* the previous generations keep the old copy (the table's arena holds both) */
+		void *v = rf_model_relink_claim(c, st, old);
+		if (!v) {
+			r = -EAGAIN;
+			break;
+		}
+		*e = (struct relinked){ old, v, false };
+		m->n++;
+		slot->val = v;
+		c->relinked_into = true;
+	}
+out:
+	free(touched);
 	rf_strtab_free(st);
 	return r;
+}
+
+int
+rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
+{
+	struct relink_map *m = c->patch ? c->patch->relinked : NULL;
+	if (!m || !m->n)
+		return 0;
+	/* the elements the walk found at their place are the previous generation's structs */
+	size_t n = json_array_size(w->arr);
+	void **gone = realloc(w->gone, (w->n_gone + m->n + 1) * sizeof(*gone));
+	if (gone)
+		w->gone = gone;
+	void **fresh = realloc(w->fresh, (w->n_fresh + m->n + 1) * sizeof(*fresh));
+	if (fresh)
+		w->fresh = fresh;
+	if (!gone || !fresh)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!w->vals[i])
+			continue;
+		struct relinked *e = relink_slot(m, w->vals[i]);
+		if (!e->old)
+			continue;
+		if (!e->walked) { /* the same object twice: one struct, gone and come once */
+			e->walked = true;
+			w->gone[w->n_gone++] = w->vals[i];
+			w->fresh[w->n_fresh++] = e->now;
+		}
+		w->vals[i] = e->now;
+	}
+	return 0;
+}
+
+bool
+rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	return c->patch && c->layout && c->layout->base == prev->layout;
+}
+
+void
+rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigned char *nodes)
+{
+	const struct rf_patch *p = c->patch;
+	for (size_t i = 0; p && i < p->n_pools; i++)
+		pools[p->new_pools[i]->idx] = 1;
+	for (size_t i = 0; p && i < p->n_nodes; i++)
+		nodes[p->nodes[i]] = 1;
+}
+
+bool
+rf_model_patch_same_pool_sets(const struct rf_cluster *c)
+{
+	const struct rf_patch *p = c->patch;
+	for (size_t i = 0; p && i < p->n_nodes; i++) {
+		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];
+		if (a->n_pools != b->n_pools)
+			return false;
+		for (size_t k = 0; k < a->n_pools; k++)
+			if (a->pools[k]->idx != b->pools[k]->idx)
+				return false;
+	}
+	return p != NULL;
 }

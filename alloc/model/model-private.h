@@ -63,6 +63,7 @@ struct rf_layout {
 	json_t *nodes, *classes, *templates; /* objects it points into */
 	struct rf_slice **slices;            /* the ResourceSlices its pools were made of */
 	size_t n_slices;
+	uint64_t *slice_keys;       /* of each of slices: rf_model_slice_key() */
 	struct rf_node **node_list; /* to free the decoded annotations */
 	size_t n_nodes;
 	atomic_uchar *class_memo;
@@ -112,6 +113,9 @@ struct rf_reuse {
 	size_t live;          /* objects the latest generation used */
 	unsigned long marker; /* the latest build's mark (struct rf_build_marks) */
 	bool sealed; /* no build follows: the objects were released, the keys mean nothing */
+	/* a build that failed relinked claims in it to its layout, which went with it: the next
+	 * build starts a new table (relinking from this one by names, as always) */
+	bool abandoned;
 };
 
 struct rf_cluster {
@@ -207,6 +211,8 @@ struct rf_cluster {
 
 	/* while building on a patched layout: what changed (model-patch.c), else NULL */
 	struct rf_patch *patch;
+	/* the build put claims relinked to its layout into the previous generation's table */
+	bool relinked_into;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
@@ -214,6 +220,10 @@ void rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 int rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char *bn);
+/** A hash of the slice's driver and pool (never 0), or 0 for a slice the model skips: a patch
+ * finds a pool's slices among thousands without reading each one. */
+uint64_t rf_model_slice_key(const struct rf_slice *s);
+uint64_t rf_model_pool_key(const char *driver, const char *pool);
 bool rf_model_strv_has(const struct rf_strv *v, const char *s);
 bool rf_model_is_partition(const struct rf_device *d);
 
@@ -373,7 +383,18 @@ int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 /** With c->reuse shared with prev: the claims that point at what the patch replaced become
  * copies relinked to c's layout. -EAGAIN: one cannot be, or too many are touched (start a new
  * reuse table). */
-int rf_model_patch_claims(struct rf_cluster *c);
+int rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev);
+/** After a walk of the claims by position on a patched layout: the relinked claims that stayed
+ * in place are this generation's copies, not the previous generation's structs (which go to
+ * w->gone, the copies to w->fresh). -ENOMEM only. */
+int rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w);
+/** c's layout was patched from prev's (c->patch says what changed). */
+bool rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *prev);
+/** Sets pools[idx] of the pools a patch replaced and nodes[idx] of the nodes it rebuilt (none
+ * when c's layout was not patched). */
+void rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigned char *nodes);
+/** Every node c's patch rebuilt sees the pools (by index) it saw in c->prev. */
+bool rf_model_patch_same_pool_sets(const struct rf_cluster *c);
 void rf_model_patch_free(struct rf_patch *p);
 
 /** Worth starting afresh: most of what it holds is no longer used (or it was sealed). */

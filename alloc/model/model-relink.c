@@ -81,6 +81,23 @@ relink_alt(const struct rf_cluster *c, struct copier *k, struct rf_request_alt *
 	return true;
 }
 
+/* On a patched layout (no duplicate names, stable gidx for the pools it shared) the device at
+ * the result's old gidx, when it has the result's names: what the search would find, without a
+ * search of the pool (a class change relinks most claims; their devices did not move). The old
+ * device itself is not read: it may belong to a layout that is gone. */
+static struct rf_device *
+same_device(const struct rf_cluster *c, const struct rf_alloc_result *ar)
+{
+	struct rf_device *d = c->layout && c->layout->patched && ar->device && ar->pool &&
+					      ar->driver && ar->gidx < c->n_devices
+				      ? c->devices[ar->gidx]
+				      : NULL;
+	return d && strcmp(d->name, ar->device) == 0 && strcmp(d->pool->name, ar->pool) == 0 &&
+			       strcmp(d->pool->driver, ar->driver) == 0
+		       ? d
+		       : NULL;
+}
+
 void *
 rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old)
 {
@@ -120,7 +137,9 @@ rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old)
 		ar->device = S(&k, ar->device);
 		ar->share_id = S(&k, ar->share_id);
 		/* ar->consumed points into the object the slot keeps: the caller keeps it too */
-		ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
+		ar->dev = same_device(c, ar);
+		if (!ar->dev)
+			ar->dev = rf_model_find_device(c, ar->driver, ar->pool, ar->device);
 		ar->gidx = ar->dev ? ar->dev->gidx : 0;
 		ar->rail = ar->dev ? ar->dev->rail : 0;
 		ar->nic = ar->dev && ar->dev->kind == RF_DEV_NIC;

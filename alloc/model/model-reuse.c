@@ -148,7 +148,7 @@ rf_reuse_stale(const struct rf_reuse *r)
 {
 	/* objects replaced since it was started outnumber the live ones: parse afresh (each
 	 * object once more), which bounds what it holds to about twice the cluster */
-	return r->sealed || r->used > 2 * r->live + 4096;
+	return r->sealed || r->abandoned || r->used > 2 * r->live + 4096;
 }
 
 static struct rf_build_marks *

@@ -363,6 +363,12 @@ walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_st
 	int r = rf_model_walk(c, &w);
 	if (r <= 0)
 		return r;
+	if (!pod && (r = rf_model_patch_walk(c, &w)) == 0)
+		r = 1;
+	if (r < 0) {
+		rf_model_walk_free(&w);
+		return r;
+	}
 	if (!pod) {
 		r = rf_model_sorted_patch(c->arena, (void *const *)prev->claims, prev->n_claims,
 					  w.gone, w.n_gone, w.fresh, w.n_fresh, claim_cmp,
@@ -585,7 +591,14 @@ parse_pod(struct rf_cluster *c, void *strtab, const json_t *pj, const json_t *el
 	for (size_t l = 0; !g && l < c->cfg->groups.labels.n; l++)
 		g = rf_jstr(labels, c->cfg->groups.labels.v[l]);
 	if (g && g[0]) {
-		if (!(p->group = rf_arena_printf(a, "%s/%s", p->ns, g)))
+		/* interned: the pods of a job share one copy, so that the group index compares
+		 * pointers rather than reading each pod's string (model-usage.c same_group) */
+		char buf[256];
+		int len = snprintf(buf, sizeof(buf), "%s/%s", p->ns, g);
+		p->group = len >= 0 && (size_t)len < sizeof(buf)
+				   ? K(buf)
+				   : rf_arena_printf(a, "%s/%s", p->ns, g);
+		if (!p->group)
 			return NULL;
 		p->group_hash = rf_group_hash(p->group);
 	}

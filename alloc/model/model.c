@@ -62,6 +62,18 @@ rf_dev_kind_name(enum rf_dev_kind k)
 
 /* ---- small sorted-array helpers ---- */
 
+uint64_t
+rf_model_pool_key(const char *driver, const char *pool)
+{
+	return rf_fingerprint(driver, pool, NULL) | 1;
+}
+
+uint64_t
+rf_model_slice_key(const struct rf_slice *s)
+{
+	return s->skip ? 0 : rf_model_pool_key(s->driver, s->pool);
+}
+
 int
 rf_model_cmp_nsname(const char *ans, const char *an, const char *bns, const char *bn)
 {
@@ -93,7 +105,9 @@ layout_drop_arrays(struct rf_layout *l)
 	for (size_t i = 0; i < l->n_slices; i++)
 		rf_slice_unref(l->slices[i]);
 	free(l->slices);
+	free(l->slice_keys);
 	l->slices = NULL;
+	l->slice_keys = NULL;
 	l->n_slices = 0;
 	free(l->class_memo);
 	l->class_memo = NULL;
@@ -138,7 +152,8 @@ static int
 hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
 	size_t n = objs->slice_recs ? objs->n_slice_recs : json_array_size(c->objs.slices);
-	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))))
+	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))) ||
+	    !(l->slice_keys = calloc(n ? n : 1, sizeof(*l->slice_keys))))
 		return -ENOMEM;
 	l->from_recs = objs->slice_recs != NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -147,6 +162,7 @@ hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_clu
 		else if (rf_slice_parse(json_array_get(c->objs.slices, i), c->cfg, &l->slices[i]) <
 			 0)
 			return -ENOMEM;
+		l->slice_keys[i] = rf_model_slice_key(l->slices[i]);
 		l->n_slices = i + 1;
 	}
 	return 0;
@@ -350,7 +366,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		if (!c->memo)
 			goto fail;
 		/* on a patched layout the claims pointing at what changed are relinked */
-		if (patched && (r = rf_model_patch_claims(c)) == -EAGAIN) {
+		if (patched && (r = rf_model_patch_claims(c, prev)) == -EAGAIN) {
 			rf_reuse_unref(c->reuse);
 			c->reuse = NULL;
 			patched = 2; /* relink them all, below */
@@ -391,6 +407,9 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	*ret = c;
 	return 0;
 fail:
+	/* the copies it put in prev's table point into its layout, which goes now */
+	if (c->relinked_into)
+		prev->reuse->abandoned = true;
 	rf_cluster_unref(c);
 	return r < 0 ? r : -ENOMEM;
 }

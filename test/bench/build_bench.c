@@ -14,11 +14,14 @@
  * claim and pod (rf_cluster_objects.walk_usage: what a build cost before), in alternating order
  * so that neither always finds the caches warm. Both in thread CPU time.
  *
- * Then the layout events (issue 9), each built twice from the same generation: with the layout
- * patched where the event touched it (alloc/model/model-patch.c) and, for comparison, with the
- * layout built in full (rf_cluster_objects.full_layout, what every such event cost before): one
+ * Then the layout events (issue 9), each built three times from the same generation: with the
+ * layout patched where the event touched it (alloc/model/model-patch.c) and usage by difference
+ * (what railfit does); patched, with usage walked over every claim and pod (walk_usage, what a
+ * patched layout cost before its usage was carried over); and with the layout built in full
+ * (rf_cluster_objects.full_layout, what every such event cost before patches): one
  * ResourceSlice changed (an attribute of a device), one Node label changed (its block), one
- * DeviceClass changed (its selector). Slices are handed over parsed, as the live store does. */
+ * DeviceClass changed (its selector). Slices are handed over parsed, and claims and pods as new
+ * arrays of the same objects, as the live store does. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +152,15 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 	json_t *next = with(*arr, i, o);
 	json_decref(*arr);
 	*arr = next;
+	/* the store hands over new arrays of every kind, of the same objects */
+	json_t **same[] = { &w->objs.claims, &w->objs.pods };
+	for (size_t k = 0; k < 2; k++) {
+		json_t *copy = json_array();
+		if (!copy || json_array_extend(copy, *same[k]) < 0)
+			return -ENOMEM;
+		json_decref(*same[k]);
+		*same[k] = copy;
+	}
 	return 0;
 }
 
@@ -259,55 +271,72 @@ main(int argc, char **argv)
 	       walk_cpu[events / 2], walk_cpu[events * 99 / 100]);
 	rf_cluster_unref(again);
 
-	/* layout events: patched, then (from the same generation) built in full */
+	/* layout events: patched (usage by difference), patched with usage walked, and built in
+	 * full, all from the same generation */
 	size_t rounds = events < 20 ? events : 20;
 	w.objs = objs;
-	double *pm = calloc(rounds, sizeof(*pm)), *pc = calloc(rounds, sizeof(*pc));
-	double *fm = calloc(rounds, sizeof(*fm)), *fc = calloc(rounds, sizeof(*fc));
-	if (!pm || !pc || !fm || !fc)
-		return 1;
+	enum { PATCHED, WALKED, FULL, WAYS };
+	double *wall[WAYS], *cpus[WAYS];
+	for (int k = 0; k < WAYS; k++)
+		if (!(wall[k] = calloc(rounds, sizeof(double))) ||
+		    !(cpus[k] = calloc(rounds, sizeof(double))))
+			return 1;
 	for (int ev = 0; ev < EV_COUNT; ev++) {
-		size_t patched = 0;
+		size_t patched = 0, by_difference = 0;
 		for (size_t r = 0; r < rounds; r++) {
 			if (layout_event(&w, (enum layout_event)ev, r) < 0)
 				return 1;
-			struct rf_cluster *p = NULL, *f = NULL;
-			for (int k = 0; k < 2; k++) {
-				/* alternate which goes first, so neither always finds the caches
+			struct rf_cluster *built[WAYS] = { NULL };
+			for (int k = 0; k < WAYS; k++) {
+				/* rotate which goes first, so that none always finds the caches
 				 * warm */
-				bool full = (k == 0) == (r % 2 == 1);
-				w.objs.full_layout = full;
+				int way = (int)((k + r) % WAYS);
+				w.objs.full_layout = way == FULL;
+				w.objs.walk_usage = way == WALKED;
 				t0 = now_ms();
 				double c0 = cpu_ms();
 				int rr = rf_cluster_build_next(gen, &w.objs, &cfg, cel, false,
-							       full ? &f : &p);
-				(full ? fm : pm)[r] = now_ms() - t0;
-				(full ? fc : pc)[r] = cpu_ms() - c0;
+							       &built[way]);
+				wall[way][r] = now_ms() - t0;
+				cpus[way][r] = cpu_ms() - c0;
 				if (rr < 0) {
 					fprintf(stderr, "build: %s\n", strerror(-rr));
 					return 1;
 				}
 			}
-			w.objs.full_layout = false;
-			patched += rf_cluster_layout_patched(p);
-			rf_cluster_unref(f);
+			w.objs.full_layout = w.objs.walk_usage = false;
+			patched += rf_cluster_layout_patched(built[PATCHED]);
+			by_difference += rf_cluster_usage_delta(built[PATCHED]);
+			/* the chain goes on from the patched one built last: the claims the
+			 * reuse table holds are relinked to its layout (the live store never
+			 * builds twice from one generation) */
+			int last = (int)((WAYS - 1 + r) % WAYS) == PATCHED   ? PATCHED
+				   : (int)((WAYS - 1 + r) % WAYS) == WALKED  ? WALKED
+				   : (int)((WAYS - 2 + r) % WAYS) == PATCHED ? PATCHED
+									     : WALKED;
 			rf_cluster_unref(gen);
-			gen = p; /* the chain goes on from the patched one */
+			gen = built[last];
+			rf_cluster_unref(built[last == PATCHED ? WALKED : PATCHED]);
+			rf_cluster_unref(built[FULL]);
 		}
-		qsort(pm, rounds, sizeof(*pm), cmp_double);
-		qsort(pc, rounds, sizeof(*pc), cmp_double);
-		qsort(fm, rounds, sizeof(*fm), cmp_double);
-		qsort(fc, rounds, sizeof(*fc), cmp_double);
-		printf("layout event, %s, %zu events (%zu patched): patched median %.2f ms (CPU "
-		       "%.2f, max %.2f); full layout median %.2f ms (CPU %.2f, max %.2f)\n",
-		       ev_names[ev], rounds, patched, pm[rounds / 2], pc[rounds / 2],
-		       pc[rounds - 1], fm[rounds / 2], fc[rounds / 2], fc[rounds - 1]);
+		for (int k = 0; k < WAYS; k++) {
+			qsort(wall[k], rounds, sizeof(double), cmp_double);
+			qsort(cpus[k], rounds, sizeof(double), cmp_double);
+		}
+		printf("layout event, %s, %zu events (%zu patched, usage by difference in %zu): "
+		       "patched median %.2f ms (CPU %.2f, max %.2f); patched with usage walked "
+		       "median %.2f ms (CPU %.2f, max %.2f); full layout median %.2f ms (CPU %.2f, "
+		       "max %.2f)\n",
+		       ev_names[ev], rounds, patched, by_difference, wall[PATCHED][rounds / 2],
+		       cpus[PATCHED][rounds / 2], cpus[PATCHED][rounds - 1],
+		       wall[WALKED][rounds / 2], cpus[WALKED][rounds / 2], cpus[WALKED][rounds - 1],
+		       wall[FULL][rounds / 2], cpus[FULL][rounds / 2], cpus[FULL][rounds - 1]);
+	}
+	for (int k = 0; k < WAYS; k++) {
+		free(wall[k]);
+		free(cpus[k]);
 	}
 	objs = w.objs;
-	free(pm);
-	free(pc);
-	free(fm);
-	free(fc);
 	rf_cluster_unref(gen);
 	for (size_t i = 0; i < n_slices; i++)
 		rf_slice_unref(w.recs[i]);
