@@ -118,6 +118,10 @@ rf_model_delta_begin(struct rf_cluster *c)
 	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
 	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
+	/* the usage arrays are copied by index: a patch keeps nodes and pools, adds devices */
+	if (c->n_nodes != prev->n_nodes || c->n_pools != prev->n_pools ||
+	    c->n_devices < prev->n_devices)
+		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
 	return c->delta ? 0 : -ENOMEM;
 }
