@@ -288,13 +288,20 @@ page_items(struct reflector *r, const char *body, size_t len, json_t *page, json
 			while (rf_jscan_array_next(&sc, &count)) {
 				if (rf_jscan_value(&sc, &span) != RF_JSCAN_OBJECT)
 					goto out; /* the store skips it; the whole parse says why */
-				json_t *it =
-					json_loadb(span.s, span.len, JSON_REJECT_DUPLICATES, NULL);
-				json_t *slim =
-					it ? rf_store_slim(r->set->store, r->kind, it) : NULL;
-				json_decref(it);
-				if (!it)
-					goto out;
+				/* slimmed from the text; what the scanner does not take, from
+				 * jansson's tree */
+				json_t *slim = NULL;
+				int sr = rf_store_slim_text(r->set->store, r->kind, span.s,
+							    span.len, &slim);
+				if (sr == -EINVAL) {
+					json_t *it = json_loadb(span.s, span.len,
+								JSON_REJECT_DUPLICATES, NULL);
+					slim = it ? rf_store_slim(r->set->store, r->kind, it)
+						  : NULL;
+					json_decref(it);
+					if (!it)
+						goto out;
+				}
 				if (!slim || json_array_append_new(page, slim) < 0) {
 					rc = -ENOMEM;
 					goto out;

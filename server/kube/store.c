@@ -262,26 +262,29 @@ slice_entry(struct rf_store *s, const char *key, json_t *obj, struct rf_slice_en
 	return r;
 }
 
-json_t *
-rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
+/* What rf_store_slim() hands out for slim (takes it): the key is the same in the slim copy as in
+ * the object (metadata.name and namespace are kept as they are). */
+static json_t *
+slim_kept(struct rf_store *s, enum rf_kind kind, json_t *slim)
 {
 	char key[KEY_MAX];
-	strip(obj);
-	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
-		return slim_object(s, kind, obj); /* skipped by replace() */
+	if (!slim || !rf_store_key(slim, rf_kind_namespaced(kind), key, sizeof(key)))
+		return slim; /* skipped by replace() */
 	if (packed_kind(kind)) {
 		/* packed now, so a list's slim trees never all exist; replace() finds the key */
-		json_t *blob = kept_form(kind, slim_object(s, kind, obj));
+		json_t *blob = kept_form(kind, slim);
 		return blob ? json_pack("{s:s,s:o}", "key", key, "packed", blob) : NULL;
 	}
 	if (kind != RF_KIND_SLICES)
-		return slim_object(s, kind, obj);
+		return slim;
 	struct rf_slice_entry e;
-	if (slice_entry(s, key, obj, &e) < 0)
+	int r = rf_slice_entry_make(key, slim, &s->cfgs[0], &e);
+	json_decref(slim);
+	if (r < 0)
 		return NULL;
 	json_t *blob = json_incref(e.blob);
 	pthread_mutex_lock(&s->lock);
-	int r = rf_grow(&s->staged, &s->cap_staged, s->n_staged + 1, sizeof(*s->staged));
+	r = rf_grow(&s->staged, &s->cap_staged, s->n_staged + 1, sizeof(*s->staged));
 	if (r == 0)
 		s->staged[s->n_staged++] = e;
 	pthread_mutex_unlock(&s->lock);
@@ -291,6 +294,32 @@ rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
 		return NULL;
 	}
 	return blob;
+}
+
+json_t *
+rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
+{
+	strip(obj);
+	return slim_kept(s, kind, slim_object(s, kind, obj));
+}
+
+int
+rf_store_slim_text(struct rf_store *s, enum rf_kind kind, const char *text, size_t len,
+		   json_t **ret)
+{
+	struct kind_intern *ki = &s->interns[kind];
+	json_t *slim = NULL;
+	*ret = NULL;
+	pthread_mutex_lock(&ki->lock);
+	int r = rf_slim_text(slim_kinds[kind], text, len, &s->slim, ki->in, &slim);
+	if (r == 0 && ki->in && rf_intern_size(ki->in) >= ki->prune_at) {
+		rf_intern_prune(ki->in);
+		ki->prune_at = 2 * rf_intern_size(ki->in) + 4096;
+	}
+	pthread_mutex_unlock(&ki->lock);
+	if (r < 0)
+		return r;
+	return (*ret = slim_kept(s, kind, slim)) ? 0 : -ENOMEM;
 }
 
 int

@@ -78,6 +78,15 @@ int rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items);
 json_t *rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj);
 
 /**
+ * rf_store_slim() of the object written in text[0..len), slimmed from the text
+ * (rf_slim_text()): the whole object's tree is never made. @return 0 with *ret set (a new
+ * reference); -EINVAL when the text is not taken that way (parse it and call rf_store_slim(),
+ * which also says what is wrong with it); -ENOMEM. Any thread.
+ */
+int rf_store_slim_text(struct rf_store *s, enum rf_kind kind, const char *text, size_t len,
+		       json_t **ret);
+
+/**
  * Apply one watch event: ADDED/MODIFIED add or update (also for an unknown key), DELETED removes
  * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed (a slim copy is
  * kept; its managedFields are removed).
