@@ -24,6 +24,7 @@
 #include "server/http/jscan.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
+#include "server/kube/list_stream.h"
 
 #define RV_MAX         128
 #define LOG_REPEAT     60.0  /* seconds between repeated warnings of one failing kind */
@@ -329,6 +330,34 @@ out:
 	return rc;
 }
 
+/* A list page being received: its items slimmed as they stream in. */
+struct stream_page {
+	struct reflector *r;
+	json_t *page; /* the slim items so far */
+	struct rf_list_stream ls;
+};
+
+static int
+stream_feed(void *userdata, const char *data, size_t len)
+{
+	return rf_list_stream_feed(userdata, data, len);
+}
+
+/* An item of the list: slimmed from its text (the scanner validates it whole); what the scanner
+ * does not take is left, with the rest of the list, to the skeleton's parse (page_items()). */
+static int
+stream_item(void *arg, const char *text, size_t len)
+{
+	struct stream_page *sp = arg;
+	json_t *slim = NULL;
+	int r = rf_store_slim_text(sp->r->set->store, sp->r->kind, text, len, &slim);
+	if (r == -EINVAL)
+		return 1;
+	if (r < 0)
+		return r;
+	return json_array_append_new(sp->page, slim) < 0 ? -ENOMEM : 0;
+}
+
 /* One paginated (page_size > 0) or full list at rv. On success *ret_items and ret_rv hold the
  * result; returns 0, 1 when the API answered an error (resp describes it), or -errno (transport,
  * resp->error describes it). */
@@ -362,9 +391,22 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		if (!cont[0] && rv[0] &&
 		    (rc = rf_path_add_param(path, sizeof(path), "resourceVersion", rv)) < 0)
 			goto out;
-		struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
+		/* the body is split into its items as it arrives (list_stream.h) */
+		struct stream_page sp = { .r = r, .page = json_array() };
+		struct rf_kube_request req = { .path = path,
+					       .idle_ms = r->set->idle_ms,
+					       .on_data = stream_feed,
+					       .userdata = &sp.ls };
+		rf_list_stream_init(&sp.ls, stream_item, &sp);
 		rf_kube_response_release(resp);
-		rc = rf_kube_do(r->conn, &req, resp);
+		rc = sp.page ? rf_kube_do(r->conn, &req, resp) : -ENOMEM;
+		if (rc == 0 && resp->status == 200 && (rc = rf_list_stream_finish(&sp.ls)) < 0)
+			snprintf(resp->error, sizeof(resp->error), "GET %.300s: out of memory",
+				 path);
+		if (rc < 0 || resp->status != 200) {
+			json_decref(sp.page);
+			rf_list_stream_release(&sp.ls);
+		}
 		if (rc < 0)
 			goto out;
 		if (resp->status != 200) {
@@ -384,8 +426,11 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 			goto out;
 		}
 		json_error_t jerr = { 0 };
-		json_t *doc = NULL, *page = json_array(), *pmd = NULL;
-		int pr = page ? page_items(r, resp->body, resp->body_len, page, &pmd) : -ENOMEM;
+		json_t *doc = NULL, *page = sp.page, *pmd = NULL;
+		const char *body = sp.ls.skel;
+		size_t body_len = sp.ls.skel_len;
+		size_t streamed = json_array_size(page);
+		int pr = page_items(r, body, body_len, page, &pmd);
 		if (pr == 0) {
 			/* the metadata alone stands for the document below */
 			if (!(doc = json_object()))
@@ -393,15 +438,23 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 			if (!doc || json_object_set_new(doc, "metadata", pmd) < 0 ||
 			    json_array_extend(items, page) < 0)
 				pr = -ENOMEM;
+		} else if (pr > 0) {
+			/* the streamed items stay; the skeleton's come from its tree below */
+			while (json_array_size(page) > streamed)
+				json_array_remove(page, json_array_size(page) - 1);
+			if (json_array_extend(items, page) < 0)
+				pr = -ENOMEM;
 		}
 		json_decref(page);
 		if (pr < 0) {
 			json_decref(doc);
+			rf_list_stream_release(&sp.ls);
 			rc = -ENOMEM;
 			goto out;
 		}
 		if (pr > 0) /* one tree, for jansson's exact error */
-			doc = json_loadb(resp->body, resp->body_len, JSON_REJECT_DUPLICATES, &jerr);
+			doc = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
+		rf_list_stream_release(&sp.ls);
 		json_t *its = json_object_get(doc, "items");
 		json_t *md = json_object_get(doc, "metadata");
 		const char *lrv = json_string_value(json_object_get(md, "resourceVersion"));
