@@ -647,8 +647,11 @@ do_list(struct reflector *r)
 	snprintf(r->last_rv, sizeof(r->last_rv), "%s", list_rv);
 	r->rv_unavailable = false;
 	if (!r->synced) {
-		/* synced means "in the generation readers get": wait for its publication */
+		/* synced means "in the generation readers get": wait for its publication, which
+		 * need not wait for the spacing between builds (the previous build at start-up may
+		 * have been long, and nothing of this kind is ready until then) */
 		int64_t seq = rf_store_changes(r->set->store);
+		rf_store_publish_soon(r->set->store);
 		while (!rf_store_wait_published(r->set->store, seq, 200))
 			if (rf_kube_stopping(r->set->kube))
 				return -1;

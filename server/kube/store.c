@@ -12,6 +12,7 @@
 #include "server/kube/store.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
@@ -596,6 +597,17 @@ out:
 	return seq;
 }
 
+void
+rf_store_publish_soon(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->seq != s->built_seq) {
+		s->urgent = true;
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 int64_t
 rf_store_changes(struct rf_store *s)
 {
@@ -936,9 +948,7 @@ static void *
 publisher(void *arg)
 {
 	struct rf_store *s = arg;
-	/* under CPU contention the request threads go first: rebuilding can wait a little */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
-		rf_v(2, "cannot lower the priority of the cache publisher");
+	bool lowered = false;
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		double now = rf_kube_now(), wake_at = INFINITY;
@@ -957,6 +967,16 @@ publisher(void *arg)
 									     : s->min_interval;
 			double ready_at = s->urgent ? now : s->last_build_end + gap;
 			if (now >= ready_at) {
+				/* under CPU contention the request threads go first: rebuilding can
+				 * wait a little; not before the cache is first ready, though (no
+				 * request is answered until the start-up's builds are out) */
+				if (!lowered && s->cache &&
+				    rf_cache_ready(s->cache, LLONG_MAX, NULL)) {
+					lowered = true;
+					if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
+						rf_v(2, "cannot lower the priority of the cache "
+							"publisher");
+				}
 				build_and_publish(s);
 				continue;
 			}

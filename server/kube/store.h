@@ -103,6 +103,10 @@ int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type typ
 int64_t rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
 			const char *node, int64_t assume_ttl_ms);
 
+/** Ask for the pending changes to be published at once, without the spacing between builds
+ * (a kind's first list: nothing is ready until its generation is out). */
+void rf_store_publish_soon(struct rf_store *s);
+
 /** The number of the latest change, for rf_store_wait_published(). */
 int64_t rf_store_changes(struct rf_store *s);
 
