@@ -180,6 +180,7 @@ failed(struct reflector *r, const char *reason, int retry_after, const char *fmt
 	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
 	va_end(ap);
 	count_restart(r, reason);
+	rf_store_end_first_sync(r->set->store);
 	r->retry_after = retry_after;
 	r->streak++;
 	double now = rf_kube_now();
@@ -962,6 +963,8 @@ rf_reflectors_start(const struct rf_reflectors_options *o, struct rf_reflectors 
 					     rf_kind_resource(k), rf_watch_type_name(t), NULL) >= 0)
 				rf_metric_add(RF_METRIC_WATCH_EVENTS_TOTAL, l, 0);
 
+	/* the first generation holds every kind (or what there is once a list fails) */
+	rf_store_defer_until_listed(set->store);
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		struct reflector *r = &set->r[k];

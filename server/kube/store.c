@@ -57,6 +57,7 @@ struct rf_store {
 	struct rf_cluster *last; /* the last generation built: the next one starts from it */
 	struct rf_store_options opts;
 	bool urgent;
+	bool defer_first; /* rf_store_defer_until_listed() */
 	bool stop;
 	struct assumed *assumed;
 	size_t n_assumed, cap_assumed;
@@ -598,6 +599,25 @@ out:
 }
 
 void
+rf_store_defer_until_listed(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->defer_first = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+rf_store_end_first_sync(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->defer_first) {
+		s->defer_first = false;
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
 rf_store_publish_soon(struct rf_store *s)
 {
 	pthread_mutex_lock(&s->lock);
@@ -961,7 +981,16 @@ publisher(void *arg)
 		}
 		if (expired)
 			s->seq++; /* the next build drops them */
-		if (s->seq != s->built_seq) {
+		if (s->defer_first) {
+			bool all = true;
+			for (int k = 0; k < RF_KIND_COUNT; k++)
+				all = all && s->listed[k];
+			if (all) {
+				s->defer_first = false;
+				s->urgent = true;
+			}
+		}
+		if (s->seq != s->built_seq && !s->defer_first) {
 			/* at most a third of a core for rebuilding, however big the cluster */
 			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
 									     : s->min_interval;

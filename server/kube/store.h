@@ -103,6 +103,15 @@ int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type typ
 int64_t rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
 			const char *node, int64_t assume_ttl_ms);
 
+/**
+ * Build no generation until every kind has been listed once (then at once), or until
+ * rf_store_end_first_sync(): the reflectors' start-up, where each intermediate generation is
+ * work thrown away and, while the next one is built, memory held twice.
+ */
+void rf_store_defer_until_listed(struct rf_store *s);
+/** Stop waiting for every kind's first list (a list failed: publish what there is). */
+void rf_store_end_first_sync(struct rf_store *s);
+
 /** Ask for the pending changes to be published at once, without the spacing between builds
  * (a kind's first list: nothing is ready until its generation is out). */
 void rf_store_publish_soon(struct rf_store *s);
