@@ -109,6 +109,13 @@ top_byte(struct rf_list_stream *s, char c)
 	}
 }
 
+/* The bytes that matter inside an item: in a string, its end or an escape; elsewhere, a string
+ * or a bracket. */
+static const bool in_string[256] = { ['"'] = true, ['\\'] = true };
+static const bool in_item[256] = {
+	['"'] = true, ['{'] = true, ['}'] = true, ['['] = true, [']'] = true,
+};
+
 /* Scan buf from pos; hands out complete items and moves the rest to the skeleton. */
 static int
 scan(struct rf_list_stream *s)
@@ -151,6 +158,18 @@ scan(struct rf_list_stream *s)
 			}
 			break;
 		case ITEM:
+			if (!s->esc) {
+				/* most bytes of an item change nothing here: skip them */
+				const unsigned char *u = (const unsigned char *)s->buf;
+				const bool *stop = s->in_str ? in_string : in_item;
+				size_t p = s->pos;
+				while (p < s->len && !stop[u[p]])
+					p++;
+				s->pos = p;
+				if (p == s->len)
+					break;
+				c = s->buf[p];
+			}
 			s->pos++;
 			if (s->in_str) {
 				if (s->esc)
