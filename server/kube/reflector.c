@@ -24,6 +24,7 @@
 #include "server/http/jscan.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
+#include "server/kube/list_stream.h"
 
 #define RV_MAX         128
 #define LOG_REPEAT     60.0  /* seconds between repeated warnings of one failing kind */
@@ -179,6 +180,7 @@ failed(struct reflector *r, const char *reason, int retry_after, const char *fmt
 	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
 	va_end(ap);
 	count_restart(r, reason);
+	rf_store_end_first_sync(r->set->store);
 	r->retry_after = retry_after;
 	r->streak++;
 	double now = rf_kube_now();
@@ -288,13 +290,20 @@ page_items(struct reflector *r, const char *body, size_t len, json_t *page, json
 			while (rf_jscan_array_next(&sc, &count)) {
 				if (rf_jscan_value(&sc, &span) != RF_JSCAN_OBJECT)
 					goto out; /* the store skips it; the whole parse says why */
-				json_t *it =
-					json_loadb(span.s, span.len, JSON_REJECT_DUPLICATES, NULL);
-				json_t *slim =
-					it ? rf_store_slim(r->set->store, r->kind, it) : NULL;
-				json_decref(it);
-				if (!it)
-					goto out;
+				/* slimmed from the text; what the scanner does not take, from
+				 * jansson's tree */
+				json_t *slim = NULL;
+				int sr = rf_store_slim_text(r->set->store, r->kind, span.s,
+							    span.len, &slim);
+				if (sr == -EINVAL) {
+					json_t *it = json_loadb(span.s, span.len,
+								JSON_REJECT_DUPLICATES, NULL);
+					slim = it ? rf_store_slim(r->set->store, r->kind, it)
+						  : NULL;
+					json_decref(it);
+					if (!it)
+						goto out;
+				}
 				if (!slim || json_array_append_new(page, slim) < 0) {
 					rc = -ENOMEM;
 					goto out;
@@ -320,6 +329,34 @@ out:
 	json_decref(md);
 	rf_jscan_release(&sc);
 	return rc;
+}
+
+/* A list page being received: its items slimmed as they stream in. */
+struct stream_page {
+	struct reflector *r;
+	json_t *page; /* the slim items so far */
+	struct rf_list_stream ls;
+};
+
+static int
+stream_feed(void *userdata, const char *data, size_t len)
+{
+	return rf_list_stream_feed(userdata, data, len);
+}
+
+/* An item of the list: slimmed from its text (the scanner validates it whole); what the scanner
+ * does not take is left, with the rest of the list, to the skeleton's parse (page_items()). */
+static int
+stream_item(void *arg, const char *text, size_t len)
+{
+	struct stream_page *sp = arg;
+	json_t *slim = NULL;
+	int r = rf_store_slim_text(sp->r->set->store, sp->r->kind, text, len, &slim);
+	if (r == -EINVAL)
+		return 1;
+	if (r < 0)
+		return r;
+	return json_array_append_new(sp->page, slim) < 0 ? -ENOMEM : 0;
 }
 
 /* One paginated (page_size > 0) or full list at rv. On success *ret_items and ret_rv hold the
@@ -355,9 +392,22 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 		if (!cont[0] && rv[0] &&
 		    (rc = rf_path_add_param(path, sizeof(path), "resourceVersion", rv)) < 0)
 			goto out;
-		struct rf_kube_request req = { .path = path, .idle_ms = r->set->idle_ms };
+		/* the body is split into its items as it arrives (list_stream.h) */
+		struct stream_page sp = { .r = r, .page = json_array() };
+		struct rf_kube_request req = { .path = path,
+					       .idle_ms = r->set->idle_ms,
+					       .on_data = stream_feed,
+					       .userdata = &sp.ls };
+		rf_list_stream_init(&sp.ls, stream_item, &sp);
 		rf_kube_response_release(resp);
-		rc = rf_kube_do(r->conn, &req, resp);
+		rc = sp.page ? rf_kube_do(r->conn, &req, resp) : -ENOMEM;
+		if (rc == 0 && resp->status == 200 && (rc = rf_list_stream_finish(&sp.ls)) < 0)
+			snprintf(resp->error, sizeof(resp->error), "GET %.300s: out of memory",
+				 path);
+		if (rc < 0 || resp->status != 200) {
+			json_decref(sp.page);
+			rf_list_stream_release(&sp.ls);
+		}
 		if (rc < 0)
 			goto out;
 		if (resp->status != 200) {
@@ -377,8 +427,11 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 			goto out;
 		}
 		json_error_t jerr = { 0 };
-		json_t *doc = NULL, *page = json_array(), *pmd = NULL;
-		int pr = page ? page_items(r, resp->body, resp->body_len, page, &pmd) : -ENOMEM;
+		json_t *doc = NULL, *page = sp.page, *pmd = NULL;
+		const char *body = sp.ls.skel;
+		size_t body_len = sp.ls.skel_len;
+		size_t streamed = json_array_size(page);
+		int pr = page_items(r, body, body_len, page, &pmd);
 		if (pr == 0) {
 			/* the metadata alone stands for the document below */
 			if (!(doc = json_object()))
@@ -386,15 +439,23 @@ list_once(struct reflector *r, const char *rv, int page_size, json_t **ret_items
 			if (!doc || json_object_set_new(doc, "metadata", pmd) < 0 ||
 			    json_array_extend(items, page) < 0)
 				pr = -ENOMEM;
+		} else if (pr > 0) {
+			/* the streamed items stay; the skeleton's come from its tree below */
+			while (json_array_size(page) > streamed)
+				json_array_remove(page, json_array_size(page) - 1);
+			if (json_array_extend(items, page) < 0)
+				pr = -ENOMEM;
 		}
 		json_decref(page);
 		if (pr < 0) {
 			json_decref(doc);
+			rf_list_stream_release(&sp.ls);
 			rc = -ENOMEM;
 			goto out;
 		}
 		if (pr > 0) /* one tree, for jansson's exact error */
-			doc = json_loadb(resp->body, resp->body_len, JSON_REJECT_DUPLICATES, &jerr);
+			doc = json_loadb(body, body_len, JSON_REJECT_DUPLICATES, &jerr);
+		rf_list_stream_release(&sp.ls);
 		json_t *its = json_object_get(doc, "items");
 		json_t *md = json_object_get(doc, "metadata");
 		const char *lrv = json_string_value(json_object_get(md, "resourceVersion"));
@@ -587,8 +648,11 @@ do_list(struct reflector *r)
 	snprintf(r->last_rv, sizeof(r->last_rv), "%s", list_rv);
 	r->rv_unavailable = false;
 	if (!r->synced) {
-		/* synced means "in the generation readers get": wait for its publication */
+		/* synced means "in the generation readers get": wait for its publication, which
+		 * need not wait for the spacing between builds (the previous build at start-up may
+		 * have been long, and nothing of this kind is ready until then) */
 		int64_t seq = rf_store_changes(r->set->store);
+		rf_store_publish_soon(r->set->store);
 		while (!rf_store_wait_published(r->set->store, seq, 200))
 			if (rf_kube_stopping(r->set->kube))
 				return -1;
@@ -899,6 +963,8 @@ rf_reflectors_start(const struct rf_reflectors_options *o, struct rf_reflectors 
 					     rf_kind_resource(k), rf_watch_type_name(t), NULL) >= 0)
 				rf_metric_add(RF_METRIC_WATCH_EVENTS_TOTAL, l, 0);
 
+	/* the first generation holds every kind (or what there is once a list fails) */
+	rf_store_defer_until_listed(set->store);
 	uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		struct reflector *r = &set->r[k];

@@ -12,6 +12,7 @@
 #include "server/kube/store.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
@@ -56,6 +57,7 @@ struct rf_store {
 	struct rf_cluster *last; /* the last generation built: the next one starts from it */
 	struct rf_store_options opts;
 	bool urgent;
+	bool defer_first; /* rf_store_defer_until_listed() */
 	bool stop;
 	struct assumed *assumed;
 	size_t n_assumed, cap_assumed;
@@ -262,26 +264,29 @@ slice_entry(struct rf_store *s, const char *key, json_t *obj, struct rf_slice_en
 	return r;
 }
 
-json_t *
-rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
+/* What rf_store_slim() hands out for slim (takes it): the key is the same in the slim copy as in
+ * the object (metadata.name and namespace are kept as they are). */
+static json_t *
+slim_kept(struct rf_store *s, enum rf_kind kind, json_t *slim)
 {
 	char key[KEY_MAX];
-	strip(obj);
-	if (!rf_store_key(obj, rf_kind_namespaced(kind), key, sizeof(key)))
-		return slim_object(s, kind, obj); /* skipped by replace() */
+	if (!slim || !rf_store_key(slim, rf_kind_namespaced(kind), key, sizeof(key)))
+		return slim; /* skipped by replace() */
 	if (packed_kind(kind)) {
 		/* packed now, so a list's slim trees never all exist; replace() finds the key */
-		json_t *blob = kept_form(kind, slim_object(s, kind, obj));
+		json_t *blob = kept_form(kind, slim);
 		return blob ? json_pack("{s:s,s:o}", "key", key, "packed", blob) : NULL;
 	}
 	if (kind != RF_KIND_SLICES)
-		return slim_object(s, kind, obj);
+		return slim;
 	struct rf_slice_entry e;
-	if (slice_entry(s, key, obj, &e) < 0)
+	int r = rf_slice_entry_make(key, slim, &s->cfgs[0], &e);
+	json_decref(slim);
+	if (r < 0)
 		return NULL;
 	json_t *blob = json_incref(e.blob);
 	pthread_mutex_lock(&s->lock);
-	int r = rf_grow(&s->staged, &s->cap_staged, s->n_staged + 1, sizeof(*s->staged));
+	r = rf_grow(&s->staged, &s->cap_staged, s->n_staged + 1, sizeof(*s->staged));
 	if (r == 0)
 		s->staged[s->n_staged++] = e;
 	pthread_mutex_unlock(&s->lock);
@@ -291,6 +296,32 @@ rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
 		return NULL;
 	}
 	return blob;
+}
+
+json_t *
+rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj)
+{
+	strip(obj);
+	return slim_kept(s, kind, slim_object(s, kind, obj));
+}
+
+int
+rf_store_slim_text(struct rf_store *s, enum rf_kind kind, const char *text, size_t len,
+		   json_t **ret)
+{
+	struct kind_intern *ki = &s->interns[kind];
+	json_t *slim = NULL;
+	*ret = NULL;
+	pthread_mutex_lock(&ki->lock);
+	int r = rf_slim_text(slim_kinds[kind], text, len, &s->slim, ki->in, &slim);
+	if (r == 0 && ki->in && rf_intern_size(ki->in) >= ki->prune_at) {
+		rf_intern_prune(ki->in);
+		ki->prune_at = 2 * rf_intern_size(ki->in) + 4096;
+	}
+	pthread_mutex_unlock(&ki->lock);
+	if (r < 0)
+		return r;
+	return (*ret = slim_kept(s, kind, slim)) ? 0 : -ENOMEM;
 }
 
 int
@@ -565,6 +596,36 @@ rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char
 out:
 	pthread_mutex_unlock(&s->lock);
 	return seq;
+}
+
+void
+rf_store_defer_until_listed(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->defer_first = true;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+rf_store_end_first_sync(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->defer_first) {
+		s->defer_first = false;
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+void
+rf_store_publish_soon(struct rf_store *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->seq != s->built_seq) {
+		s->urgent = true;
+		pthread_cond_signal(&s->wake);
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 int64_t
@@ -907,9 +968,7 @@ static void *
 publisher(void *arg)
 {
 	struct rf_store *s = arg;
-	/* under CPU contention the request threads go first: rebuilding can wait a little */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
-		rf_v(2, "cannot lower the priority of the cache publisher");
+	bool lowered = false;
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		double now = rf_kube_now(), wake_at = INFINITY;
@@ -922,12 +981,31 @@ publisher(void *arg)
 		}
 		if (expired)
 			s->seq++; /* the next build drops them */
-		if (s->seq != s->built_seq) {
+		if (s->defer_first) {
+			bool all = true;
+			for (int k = 0; k < RF_KIND_COUNT; k++)
+				all = all && s->listed[k];
+			if (all) {
+				s->defer_first = false;
+				s->urgent = true;
+			}
+		}
+		if (s->seq != s->built_seq && !s->defer_first) {
 			/* at most a third of a core for rebuilding, however big the cluster */
 			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
 									     : s->min_interval;
 			double ready_at = s->urgent ? now : s->last_build_end + gap;
 			if (now >= ready_at) {
+				/* under CPU contention the request threads go first: rebuilding can
+				 * wait a little; not before the cache is first ready, though (no
+				 * request is answered until the start-up's builds are out) */
+				if (!lowered && s->cache &&
+				    rf_cache_ready(s->cache, LLONG_MAX, NULL)) {
+					lowered = true;
+					if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
+						rf_v(2, "cannot lower the priority of the cache "
+							"publisher");
+				}
 				build_and_publish(s);
 				continue;
 			}

@@ -78,6 +78,15 @@ int rf_store_replace_slim(struct rf_store *s, enum rf_kind kind, json_t *items);
 json_t *rf_store_slim(struct rf_store *s, enum rf_kind kind, json_t *obj);
 
 /**
+ * rf_store_slim() of the object written in text[0..len), slimmed from the text
+ * (rf_slim_text()): the whole object's tree is never made. @return 0 with *ret set (a new
+ * reference); -EINVAL when the text is not taken that way (parse it and call rf_store_slim(),
+ * which also says what is wrong with it); -ENOMEM. Any thread.
+ */
+int rf_store_slim_text(struct rf_store *s, enum rf_kind kind, const char *text, size_t len,
+		       json_t **ret);
+
+/**
  * Apply one watch event: ADDED/MODIFIED add or update (also for an unknown key), DELETED removes
  * (an unknown key is ignored), BOOKMARK and ERROR change nothing. obj is borrowed (a slim copy is
  * kept; its managedFields are removed).
@@ -93,6 +102,19 @@ int rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type typ
  */
 int64_t rf_store_assume(struct rf_store *s, const char *ns, const char *name, const char *uid,
 			const char *node, int64_t assume_ttl_ms);
+
+/**
+ * Build no generation until every kind has been listed once (then at once), or until
+ * rf_store_end_first_sync(): the reflectors' start-up, where each intermediate generation is
+ * work thrown away and, while the next one is built, memory held twice.
+ */
+void rf_store_defer_until_listed(struct rf_store *s);
+/** Stop waiting for every kind's first list (a list failed: publish what there is). */
+void rf_store_end_first_sync(struct rf_store *s);
+
+/** Ask for the pending changes to be published at once, without the spacing between builds
+ * (a kind's first list: nothing is ready until its generation is out). */
+void rf_store_publish_soon(struct rf_store *s);
 
 /** The number of the latest change, for rf_store_wait_published(). */
 int64_t rf_store_changes(struct rf_store *s);

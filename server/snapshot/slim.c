@@ -2,10 +2,13 @@
  * belongs to one thread at a time. */
 #include "server/snapshot/slim.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "server/http/jscan.h"
 
 /* ---- the interner: an open-addressing hash set of canonical values ---- */
 
@@ -157,35 +160,39 @@ intern_string(struct rf_intern *in, const char *s, size_t len)
 	return v;
 }
 
+/* The canonical integer (iv, when integer) or real (dv), new reference; NULL on OOM. */
 static json_t *
-intern_scalar(struct rf_intern *in, const json_t *src)
+intern_number(struct rf_intern *in, bool integer, json_int_t iv, double dv)
 {
-	uint64_t h = hash_mix(HASH_SEED, json_typeof(src));
-	json_int_t iv = 0;
-	double dv = 0;
-	if (json_is_integer(src)) {
-		iv = json_integer_value(src);
+	json_type type = integer ? JSON_INTEGER : JSON_REAL;
+	uint64_t h = hash_mix(HASH_SEED, type);
+	if (integer)
 		h = hash_bytes(h, &iv, sizeof(iv));
-	} else {
-		dv = json_real_value(src);
+	else
 		h = hash_bytes(h, &dv, sizeof(dv));
-	}
 	if (in) {
 		for (size_t i = (size_t)h & (in->cap - 1); in->slots[i].v;
 		     i = (i + 1) & (in->cap - 1)) {
 			json_t *v = in->slots[i].v;
-			if (in->slots[i].hash != h || json_typeof(v) != json_typeof(src))
+			if (in->slots[i].hash != h || json_typeof(v) != type)
 				continue;
-			if (json_is_integer(v)
-				    ? json_integer_value(v) == iv
+			if (integer ? json_integer_value(v) == iv
 				    : memcmp(&(double){ json_real_value(v) }, &dv, sizeof(dv)) == 0)
 				return json_incref(v);
 		}
 	}
-	json_t *v = json_is_integer(src) ? json_integer(iv) : json_real(dv);
+	json_t *v = integer ? json_integer(iv) : json_real(dv);
 	if (v && in)
 		remember(in, h, v);
 	return v;
+}
+
+static json_t *
+intern_scalar(struct rf_intern *in, const json_t *src)
+{
+	if (json_is_integer(src))
+		return intern_number(in, true, json_integer_value(src), 0);
+	return intern_number(in, false, 0, json_real_value(src));
 }
 
 /* A small container being copied: its members, already canonical (new references). */
@@ -760,4 +767,431 @@ rf_slim_object(enum rf_slim_kind kind, const json_t *obj, const struct rf_slim_o
 	if (pick_fields(&cx, obj, kinds[kind], &out) < 0)
 		return NULL;
 	return out;
+}
+
+/* ---- the same slim copy made from an object's text (no tree of the whole object) ---- */
+
+/* The value at the scanner's position, interned: what rf_intern_copy() makes of jansson's tree of
+ * it. @return 0, or -1 with the scanner failed (sc->err) or out of memory (*ret NULL). */
+static int t_value(struct rf_intern *in, struct rf_jscan *sc, json_t **ret);
+
+static int
+t_string(struct rf_intern *in, struct rf_jscan *sc, json_t **ret)
+{
+	struct rf_jscan_span raw;
+	bool escaped;
+	if (!rf_jscan_string(sc, &raw, &escaped))
+		return -1;
+	if (!escaped) {
+		*ret = intern_string(in, raw.s, raw.len);
+		return *ret ? 0 : -1;
+	}
+	char stack[256], *buf = raw.len <= sizeof(stack) ? stack : malloc(raw.len);
+	if (!buf)
+		return -1;
+	size_t n = rf_jscan_unescape(raw.s, raw.len, buf);
+	*ret = intern_string(in, buf, n);
+	if (buf != stack)
+		free(buf);
+	return *ret ? 0 : -1;
+}
+
+/* A number the scanner accepted, as jansson reads it: an integer unless it has a fraction or an
+ * exponent. */
+static int
+t_number(struct rf_intern *in, struct rf_jscan_span sp, json_t **ret)
+{
+	char tmp[64];
+	if (sp.len >= sizeof(tmp))
+		return -1; /* the scanner takes no longer number */
+	memcpy(tmp, sp.s, sp.len);
+	tmp[sp.len] = '\0';
+	if (strpbrk(tmp, ".eE"))
+		*ret = intern_number(in, false, 0, strtod(tmp, NULL));
+	else
+		*ret = intern_number(in, true, (json_int_t)strtoll(tmp, NULL, 10), 0);
+	return *ret ? 0 : -1;
+}
+
+/* Members gathered while an object or array is read: in `m` while they fit the interner's small
+ * containers, then moved into a plain container `big`. */
+struct t_members {
+	struct members m;
+	json_t *big;
+};
+
+static int
+t_add(struct rf_intern *in, struct t_members *t, bool object, const char *key, size_t key_len,
+      json_t *v)
+{
+	if (!t->big && (!in || t->m.n == RF_INTERN_MAX_MEMBERS)) {
+		if (!(t->big = object ? json_object() : json_array()))
+			goto fail;
+		for (size_t i = 0; i < t->m.n; i++) {
+			json_t *mv = t->m.vals[i];
+			t->m.vals[i] = NULL;
+			if ((object ? json_object_setn_new_nocheck(t->big, t->m.keys[i],
+								   t->m.key_lens[i], mv)
+				    : json_array_append_new(t->big, mv)) < 0)
+				goto fail;
+		}
+		t->m.n = 0;
+	}
+	if (t->big)
+		return (object ? json_object_setn_new_nocheck(t->big, key, key_len, v)
+			       : json_array_append_new(t->big, v)) < 0
+			       ? -1
+			       : 0;
+	t->m.keys[t->m.n] = key;
+	t->m.key_lens[t->m.n] = key_len;
+	t->m.vals[t->m.n++] = v;
+	return 0;
+fail:
+	json_decref(v);
+	return -1;
+}
+
+static void
+t_members_release(struct t_members *t)
+{
+	for (size_t i = 0; i < t->m.n; i++)
+		json_decref(t->m.vals[i]);
+	json_decref(t->big);
+}
+
+static int
+t_container(struct rf_intern *in, struct rf_jscan *sc, bool object, json_t **ret)
+{
+	struct t_members t = { 0 };
+	struct rf_jscan_span key = { "", 0 };
+	size_t frame = 0, count = 0;
+	json_t *v;
+	if (object ? !(frame = rf_jscan_object_open(sc)) : !rf_jscan_array_open(sc))
+		return -1;
+	while (object ? rf_jscan_object_next(sc, frame, &key) : rf_jscan_array_next(sc, &count)) {
+		if (t_value(in, sc, &v) < 0 || t_add(in, &t, object, key.s, key.len, v) < 0)
+			goto fail;
+	}
+	if (sc->err)
+		goto fail;
+	if (t.big) {
+		*ret = t.big;
+		return 0;
+	}
+	/* intern_container() takes the members' references, also when it fails */
+	if (in)
+		return (*ret = intern_container(in, &t.m, object)) ? 0 : -1;
+	*ret = object ? json_object() : json_array();
+	return *ret ? 0 : -1;
+fail:
+	t_members_release(&t);
+	return -1;
+}
+
+static int
+t_value(struct rf_intern *in, struct rf_jscan *sc, json_t **ret)
+{
+	struct rf_jscan_span sp;
+	*ret = NULL;
+	switch (rf_jscan_peek(sc)) {
+	case '"':
+		return t_string(in, sc, ret);
+	case '{':
+		return t_container(in, sc, true, ret);
+	case '[':
+		return t_container(in, sc, false, ret);
+	default:
+		break;
+	}
+	switch (rf_jscan_value(sc, &sp)) {
+	case RF_JSCAN_NUMBER:
+		return t_number(in, sp, ret);
+	case RF_JSCAN_TRUE:
+		*ret = json_true();
+		return 0;
+	case RF_JSCAN_FALSE:
+		*ret = json_false();
+		return 0;
+	case RF_JSCAN_NULL:
+		*ret = json_null();
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+static bool
+skip_value(struct rf_jscan *sc)
+{
+	return rf_jscan_value(sc, NULL) != RF_JSCAN_ERROR;
+}
+
+static bool
+key_is(struct rf_jscan_span k, const char *s)
+{
+	size_t n = strlen(s);
+	return k.len == n && memcmp(k.s, s, n) == 0;
+}
+
+/* A key as a C string: in buf when it fits, else a new allocation (*ret_alloc to free). */
+static const char *
+key_cstr(struct rf_jscan_span k, char *buf, size_t size, char **ret_alloc)
+{
+	*ret_alloc = NULL;
+	if (k.len < size) {
+		memcpy(buf, k.s, k.len);
+		buf[k.len] = '\0';
+		return buf;
+	}
+	if (!(*ret_alloc = malloc(k.len + 1)))
+		return NULL;
+	memcpy(*ret_alloc, k.s, k.len);
+	(*ret_alloc)[k.len] = '\0';
+	return *ret_alloc;
+}
+
+static int t_pick(const struct ctx *cx, struct rf_jscan *sc, enum pick how, const struct field *sub,
+		  json_t **ret);
+
+/* pick_fields() from the text of an object (the scanner is at its '{'). */
+static int
+t_fields(const struct ctx *cx, struct rf_jscan *sc, const struct field *fields, json_t **ret)
+{
+	json_t *out = NULL, *v;
+	struct rf_jscan_span key;
+	size_t frame = rf_jscan_object_open(sc);
+	while (frame && rf_jscan_object_next(sc, frame, &key)) {
+		const struct field *f = fields;
+		while (f->key && !key_is(key, f->key))
+			f++;
+		if (!f->key) {
+			if (!skip_value(sc))
+				goto fail;
+			continue;
+		}
+		if (t_pick(cx, sc, f->how, f->sub, &v) < 0)
+			goto fail;
+		if (!v)
+			continue;
+		if (!out && !(out = json_object())) {
+			json_decref(v);
+			goto fail;
+		}
+		if (json_object_setn_new_nocheck(out, key.s, key.len, v) < 0)
+			goto fail;
+	}
+	if (!frame || sc->err || (!out && !(out = empty_object(cx))))
+		goto fail;
+	*ret = out;
+	return 0;
+fail:
+	json_decref(out);
+	return -1;
+}
+
+/* pick_annotations() from the text of an object. */
+static int
+t_annotations(const struct ctx *cx, struct rf_jscan *sc, enum pick how, json_t **ret)
+{
+	json_t *out = NULL, *v;
+	struct rf_jscan_span key;
+	char buf[320], *alloc;
+	size_t frame = rf_jscan_object_open(sc);
+	while (frame && rf_jscan_object_next(sc, frame, &key)) {
+		const char *k = key_cstr(key, buf, sizeof(buf), &alloc);
+		bool read = k && (how == NODE_ANN  ? node_annotation_read(k, cx->opts)
+				  : how == POD_LBL ? pod_label_read(k, cx->opts)
+						   : pod_annotation_read(k));
+		free(alloc);
+		if (!k)
+			goto fail;
+		if (!read) {
+			if (!skip_value(sc))
+				goto fail;
+			continue;
+		}
+		if (t_value(cx->in, sc, &v) < 0)
+			goto fail;
+		if (!out && !(out = json_object())) {
+			json_decref(v);
+			goto fail;
+		}
+		if (json_object_setn_new_nocheck(out, key.s, key.len, v) < 0)
+			goto fail;
+	}
+	if (!frame || sc->err || (!out && !(out = empty_object(cx))))
+		goto fail;
+	*ret = out;
+	return 0;
+fail:
+	json_decref(out);
+	return -1;
+}
+
+/* pick() from the text of a value; *ret NULL when the field is dropped. */
+static int
+t_pick(const struct ctx *cx, struct rf_jscan *sc, enum pick how, const struct field *sub,
+       json_t **ret)
+{
+	*ret = NULL;
+	if (how == EXT_EACH) {
+		if (!cx->pod_extended && !(cx->opts && cx->opts->keep_requests))
+			return skip_value(sc) ? 0 : -1;
+		how = EACH;
+	}
+	if (how == REQ_KEEP) {
+		if (!cx->opts || !cx->opts->keep_requests)
+			return skip_value(sc) ? 0 : -1;
+		how = KEEP;
+	}
+	if (how == VERSION && cx->opts && cx->opts->drop_resource_version)
+		return skip_value(sc) ? 0 : -1;
+	if (how == API) {
+		if (t_value(cx->in, sc, ret) < 0)
+			return -1;
+		if (json_is_string(*ret) && strcmp(json_string_value(*ret), cx->api_version) == 0) {
+			json_decref(*ret);
+			*ret = NULL;
+		}
+		return 0;
+	}
+	int c = rf_jscan_peek(sc);
+	bool is_obj = c == '{', is_arr = c == '[';
+	if (how == KEEP || how == VERSION ||
+	    ((how == SUB || how == POD_ANN || how == POD_LBL || how == NODE_ANN) && !is_obj) ||
+	    ((how == EACH || how == READY) && !is_arr))
+		return t_value(cx->in, sc, ret);
+	if (how == SUB)
+		return t_fields(cx, sc, sub, ret);
+	if (how == POD_ANN || how == POD_LBL || how == NODE_ANN)
+		return t_annotations(cx, sc, how, ret);
+	if (how == READY) {
+		/* the conditions are few and small: their tree, then pick() */
+		struct rf_jscan_span sp;
+		if (rf_jscan_value(sc, &sp) == RF_JSCAN_ERROR)
+			return -1;
+		json_t *tree = json_loadb(sp.s, sp.len, JSON_REJECT_DUPLICATES, NULL);
+		int r = tree ? pick(cx, tree, how, sub, ret) : -1;
+		json_decref(tree);
+		return r;
+	}
+	/* EACH: every element, objects by their fields */
+	json_t *out = json_array(), *e;
+	size_t count = 0;
+	if (!out || !rf_jscan_array_open(sc))
+		goto fail;
+	while (rf_jscan_array_next(sc, &count)) {
+		if ((rf_jscan_peek(sc) == '{' ? t_fields(cx, sc, sub, &e)
+					      : t_value(cx->in, sc, &e)) < 0 ||
+		    json_array_append_new(out, e) < 0)
+			goto fail;
+	}
+	if (sc->err)
+		goto fail;
+	*ret = out;
+	return 0;
+fail:
+	json_decref(out);
+	return -1;
+}
+
+/* pod_asks_extended() from a pod's text: spec.{initContainers,containers}[].resources.
+ * {requests,limits} keys. @return 1 (yes), 0 (no), -1 (the scanner failed). */
+static int
+t_pod_asks_extended(const char *text, size_t len)
+{
+	struct rf_jscan sc;
+	struct rf_jscan_span k;
+	char buf[320], *alloc;
+	int found = 0;
+	rf_jscan_init(&sc, text, len);
+	size_t top = rf_jscan_object_open(&sc);
+	while (top && rf_jscan_object_next(&sc, top, &k)) {
+		if (found || !key_is(k, "spec") || rf_jscan_peek(&sc) != '{') {
+			skip_value(&sc);
+			continue;
+		}
+		size_t spec = rf_jscan_object_open(&sc);
+		while (spec && rf_jscan_object_next(&sc, spec, &k)) {
+			size_t count = 0;
+			if (found || !(key_is(k, "initContainers") || key_is(k, "containers")) ||
+			    rf_jscan_peek(&sc) != '[' || !rf_jscan_array_open(&sc)) {
+				skip_value(&sc);
+				continue;
+			}
+			while (rf_jscan_array_next(&sc, &count)) {
+				size_t ctr = rf_jscan_peek(&sc) == '{' && !found
+						     ? rf_jscan_object_open(&sc)
+						     : 0;
+				if (!ctr) {
+					skip_value(&sc);
+					continue;
+				}
+				while (rf_jscan_object_next(&sc, ctr, &k)) {
+					size_t res =
+						key_is(k, "resources") && rf_jscan_peek(&sc) == '{'
+							? rf_jscan_object_open(&sc)
+							: 0;
+					if (!res) {
+						skip_value(&sc);
+						continue;
+					}
+					while (rf_jscan_object_next(&sc, res, &k)) {
+						size_t list =
+							(key_is(k, "requests") ||
+							 key_is(k, "limits")) &&
+									rf_jscan_peek(&sc) == '{'
+								? rf_jscan_object_open(&sc)
+								: 0;
+						if (!list) {
+							skip_value(&sc);
+							continue;
+						}
+						while (rf_jscan_object_next(&sc, list, &k)) {
+							const char *name = key_cstr(
+								k, buf, sizeof(buf), &alloc);
+							if (name && extended_name(name))
+								found = 1;
+							free(alloc);
+							if (!name)
+								sc.err = -ENOMEM;
+							skip_value(&sc);
+						}
+					}
+				}
+			}
+		}
+	}
+	int r = sc.err ? -1 : found;
+	rf_jscan_release(&sc);
+	return r;
+}
+
+int
+rf_slim_text(enum rf_slim_kind kind, const char *text, size_t len,
+	     const struct rf_slim_options *opts, struct rf_intern *in, json_t **ret)
+{
+	struct rf_jscan sc;
+	json_t *out = NULL;
+	int r = -EINVAL, ext = 0;
+	*ret = NULL;
+	if ((unsigned)kind >= RF_SLIM_COUNT || len == 0 || text[0] != '{')
+		return -EINVAL; /* the tree path copies what is not an object */
+	if (kind == RF_SLIM_POD && (ext = t_pod_asks_extended(text, len)) < 0)
+		return -EINVAL;
+	struct ctx cx = { opts, in, api_versions[kind], ext == 1 };
+	rf_jscan_init(&sc, text, len);
+	if (t_fields(&cx, &sc, kinds[kind], &out) == 0) {
+		rf_jscan_ws(&sc);
+		if (!sc.err && sc.pos == len) {
+			*ret = out;
+			out = NULL;
+			r = 0;
+		}
+	} else if (!sc.err) {
+		r = -ENOMEM;
+	}
+	json_decref(out);
+	rf_jscan_release(&sc);
+	return r;
 }

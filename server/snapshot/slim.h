@@ -90,6 +90,16 @@ size_t rf_intern_size(const struct rf_intern *in);
 json_t *rf_slim_object(enum rf_slim_kind kind, const json_t *obj,
 		       const struct rf_slim_options *opts, struct rf_intern *in);
 
+/**
+ * rf_slim_object() of the object written in text[0..len), without a tree of the whole object:
+ * the fields railfit drops are only scanned. *ret gets a new reference, the same value
+ * rf_slim_object() makes of json_loadb(text, JSON_REJECT_DUPLICATES). @return 0; -EINVAL when the
+ * text is not an object or not one the validating scanner (server/http/jscan.h) takes (then
+ * json_loadb() says whether and where it is wrong, and rf_slim_object() slims its tree); -ENOMEM.
+ */
+int rf_slim_text(enum rf_slim_kind kind, const char *text, size_t len,
+		 const struct rf_slim_options *opts, struct rf_intern *in, json_t **ret);
+
 /** A deep copy of v with its values interned (new reference, NULL on OOM). */
 json_t *rf_intern_copy(struct rf_intern *in, const json_t *v);
 

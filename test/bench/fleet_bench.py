@@ -65,7 +65,9 @@ generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the s
 and from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
-window and the generation build.
+window and the generation build. The start-up line gives railfit's CPU time from exec to ready
+(all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
+line above is VmHWM at the end of the run).
 
 Exit status: 1 when a railfit response was not 2xx, or railfit_unjudged_nodes_total > 0 at a size
 <= 5000 (unless --allow-unjudged), or a server failed to start.
@@ -315,6 +317,16 @@ def proc_mem_mb(pid):
     except OSError:
         pass
     return out.get("VmRSS", float("nan")), out.get("VmHWM", float("nan"))
+
+
+def proc_cpu_s(pid):
+    """User + system CPU time of a process (all its threads), in seconds."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
 
 
 class Server:
@@ -689,7 +701,8 @@ def churn(a, tmp):
                     raise SystemExit("railfit did not become ready:\n" + rf.stderr()[-3000:])
                 time.sleep(0.1)
             ready_s = time.monotonic() - t0
-            rss, _ = proc_mem_mb(rf.proc.pid)
+            rss, hwm_ready = proc_mem_mb(rf.proc.pid)
+            cpu_ready = proc_cpu_s(rf.proc.pid)
             log("churn: railfit ready in %.1f s (list from the fake included), RSS %.0f MB" % (
                 ready_s, rss))
             client = rf.client(node_cache_capable=True)
@@ -830,6 +843,8 @@ def churn(a, tmp):
               a.churn_objects, ", railfit pinned to its own CPU" if a.pin else ""))
     print("ready %.1f s after exec (includes the fake's lists), RSS %.0f MB, peak %.0f MB, "
           "unjudged %s" % (ready_s, rss, hwm, fmt(unjudged, "%.0f")))
+    print("start-up: railfit's CPU time from exec to ready %.2f s, peak RSS until ready %.0f MB" % (
+        cpu_ready, hwm_ready))
     print("churn: %.0f events/s sent to the fake, %.0f events/s ingested by railfit" % (sent,
                                                                                        ingested))
     print("filter: pending %s/%s with bench-aligned, all %d node names; client side round "

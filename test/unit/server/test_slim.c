@@ -273,6 +273,136 @@ START_TEST(test_slim_odd_types)
 }
 END_TEST
 
+/* rf_slim_text() of an object's text is rf_slim_object() of its tree, member order included,
+ * with and without an interner, for every option; or -EINVAL when the text is not taken (then the
+ * tree path is used). Returns whether the text was taken. */
+static bool
+assert_text_slims_like_tree(enum rf_slim_kind kind, const char *text)
+{
+	static char *label_names[] = { "job-name", "app" };
+	static const struct rf_strv labels = { label_names, 2 };
+	const struct rf_slim_options opts[] = {
+		{ 0 },
+		{ .keep_requests = true },
+		{ .drop_resource_version = true, .topology_annotation = "topo/x" },
+		{ .pod_labels = &labels, .all_node_annotations = true },
+	};
+	bool taken = false;
+	for (size_t o = 0; o <= sizeof(opts) / sizeof(opts[0]); o++) {
+		const struct rf_slim_options *op = o ? &opts[o - 1] : NULL;
+		struct rf_intern *in = o % 2 ? rf_intern_new() : NULL;
+		json_t *tree = json_loads(text, JSON_REJECT_DUPLICATES, NULL), *got = NULL;
+		int r = rf_slim_text(kind, text, strlen(text), op, in, &got);
+		if (r == 0) {
+			ck_assert_msg(tree != NULL, "taken but jansson refuses: %s", text);
+			json_t *want = rf_slim_object(kind, tree, op, in);
+			char *g = json_dumps(got, JSON_COMPACT),
+			     *w = json_dumps(want, JSON_COMPACT);
+			ck_assert_msg(json_equal(got, want) && strcmp(g, w) == 0,
+				      "kind %d opts %zu: text path %s\ntree path %s", kind, o, g,
+				      w);
+			free(g);
+			free(w);
+			json_decref(want);
+			taken = true;
+		} else {
+			ck_assert_int_eq(r, -EINVAL);
+			ck_assert_ptr_null(got);
+		}
+		json_decref(got);
+		json_decref(tree);
+		rf_intern_free(in);
+	}
+	return taken;
+}
+
+START_TEST(test_slim_text_like_tree)
+{
+	/* every object of generated clusters, compact and indented */
+	const struct rf_gen_options gens[] = {
+		{ .nodes = 6, .seed = 3, .used = 0.5, .pods_per_node = 2.4, .blocks = 2 },
+		{ .nodes = 4, .seed = 5, .used = 0.7, .cpu_slices = true },
+	};
+	for (size_t g = 0; g < 3; g++) {
+		json_t *doc = g < 2 ? rf_gen_cluster(&gens[g]) : rf_gen_demo();
+		json_t *items = json_object_get(doc, "items");
+		ck_assert(json_array_size(items) > 10);
+		for (size_t i = 0; i < json_array_size(items); i++) {
+			json_t *it = json_array_get(items, i);
+			int kind = rf_slim_kind_of(json_string_value(json_object_get(it, "kind")));
+			if (kind < 0)
+				continue;
+			for (size_t f = 0; f < 2; f++) {
+				char *t = json_dumps(it, f ? JSON_INDENT(1) : JSON_COMPACT);
+				ck_assert_msg(assert_text_slims_like_tree(kind, t), "%s", t);
+				free(t);
+			}
+		}
+		json_decref(doc);
+	}
+	ck_assert(assert_text_slims_like_tree(RF_SLIM_POD, fat_pod));
+	/* odd shapes, escapes, numbers, an extended resource, conditions without Ready */
+	static const struct {
+		enum rf_slim_kind kind;
+		const char *text;
+		bool taken;
+	} cases[] = {
+		{ RF_SLIM_POD,
+		  "{\"metadata\":\"m\",\"spec\":{\"resourceClaims\":{\"a\":1}},\"status\":[1]}",
+		  true },
+		{ RF_SLIM_POD, "{\"metadata\":{\"labels\":[1],\"annotations\":null},\"spec\":[]}",
+		  true },
+		{ RF_SLIM_POD,
+		  "{\"spec\":{\"containers\":[1,{\"name\":\"c\",\"resources\":{\"requests\":"
+		  "{\"cpu\":\"1\",\"example.com/gpu\":\"2\"},\"claims\":[{\"name\":\"x\"}]}}],"
+		  "\"initContainers\":[{\"name\":\"i\",\"env\":[{\"name\":\"S\"}]}]},"
+		  "\"status\":{\"extendedResourceClaimStatus\":{\"x\":[1,2.5,-0,1e3,true,false,null]}}}",
+		  true },
+		{ RF_SLIM_POD,
+		  "{\"spec\":{\"initContainers\":[{\"resources\":{\"limits\":"
+		  "{\"deviceclass.resource.kubernetes.io/gpu\":\"1\"}}}]}}",
+		  true },
+		{ RF_SLIM_POD,
+		  "{\"apiVersion\":\"v2\",\"metadata\":{\"name\":\"\\u00e9\\ud83d\\ude00\\n\"}}",
+		  true },
+		{ RF_SLIM_POD,
+		  "{\"apiVersion\":1,\"metadata\":{\"annotations\":{\"railfit.io/a\":"
+		  "{\"x\":[1,2,3,4,5,6,7,8,9,10],\"y\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,"
+		  "\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9}}}}}",
+		  true },
+		{ RF_SLIM_NODE,
+		  "{\"metadata\":{\"name\":\"n\",\"annotations\":{\"topo/x\":\"a\",\"other\":\"b\"}},"
+		  "\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\"},2,{\"type\":\"Ready\","
+		  "\"status\":\"True\",\"reason\":\"r\"}],\"allocatable\":{\"cpu\":\"1\"},"
+		  "\"images\":[{\"names\":[\"a\"]}]}}",
+		  true },
+		{ RF_SLIM_NODE, "{\"status\":{\"conditions\":{\"type\":\"Ready\"}}}", true },
+		{ RF_SLIM_SLICE,
+		  "{\"spec\":{\"devices\":[{\"name\":\"d\",\"attributes\":{\"a\":"
+		  "{\"int\":9223372036854775807},\"b\":{\"int\":-9223372036854775808},"
+		  "\"c\":{\"string\":\"x\\\"y\\\\z\\/\"}}}]}}",
+		  true },
+		{ RF_SLIM_CLAIM, " {\"metadata\":{}} ", false }, /* leading space: not at '{' */
+		{ RF_SLIM_CLAIM, "{\"metadata\":{}} ", true },
+		{ RF_SLIM_CLAIM, "{\"metadata\":{},\"metadata\":{}}", false }, /* duplicate key */
+		{ RF_SLIM_CLAIM, "{\"spec\":{\"x\":1,\"x\":2}}",
+		  false },                                           /* duplicate, dropped part */
+		{ RF_SLIM_CLAIM, "{\"m\\u0065tadata\":{}}", false }, /* escaped key */
+		{ RF_SLIM_CLAIM, "{\"spec\":{\"a\":12345678901234567890}}", false },
+		{ RF_SLIM_CLAIM, "{\"spec\":{\"a\":1e999}}", false },
+		{ RF_SLIM_CLAIM, "{\"spec\":{\"a\":\"\\u0000\"}}", false },
+		{ RF_SLIM_CLAIM, "{\"spec\":{}", false },
+		{ RF_SLIM_CLAIM, "{\"spec\":{}}x", false },
+		{ RF_SLIM_CLAIM, "[1]", false },
+		{ RF_SLIM_CLASS, "", false },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(assert_text_slims_like_tree(cases[i].kind, cases[i].text) ==
+				      cases[i].taken,
+			      "case %zu: %s", i, cases[i].text);
+}
+END_TEST
+
 START_TEST(test_intern_shares_and_prunes)
 {
 	struct rf_intern *in = rf_intern_new();
@@ -629,6 +759,7 @@ slim_suite(void)
 	tcase_add_test(tc, test_slim_node);
 	tcase_add_test(tc, test_slim_dra_kinds);
 	tcase_add_test(tc, test_slim_odd_types);
+	tcase_add_test(tc, test_slim_text_like_tree);
 	tcase_add_test(tc, test_intern_shares_and_prunes);
 	tcase_add_test(tc, test_debug_snapshot_never_leaks_pod_secrets);
 	tcase_add_test(tc, test_snapshot_file_paths_agree);
