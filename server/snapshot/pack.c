@@ -62,11 +62,11 @@ get64(const unsigned char *p)
 }
 
 static uint32_t
-hash4(const unsigned char *p)
+hash4(const unsigned char *p, unsigned bits)
 {
 	uint32_t v;
 	memcpy(&v, p, 4);
-	return (v * 2654435761u) >> (32 - HASH_BITS);
+	return (v * 2654435761u) >> (32 - bits);
 }
 
 int
@@ -74,7 +74,12 @@ rf_pack(const char *src, size_t n, char **ret, size_t *ret_len)
 {
 	struct out o = { 0 };
 	const unsigned char *s = (const unsigned char *)src;
-	uint32_t *last = calloc((size_t)1 << HASH_BITS, sizeof(*last)); /* position + 1 */
+	/* a table no larger than the input needs: one object's text is a few KB, and clearing
+	 * 256 KB for each of 20,000 objects cost more than compressing them */
+	unsigned bits = 10;
+	while (bits < HASH_BITS && ((size_t)1 << bits) < n)
+		bits++;
+	uint32_t *last = calloc((size_t)1 << bits, sizeof(*last)); /* position + 1 */
 	size_t i = 0, lit = 0;
 	if (!last || reserve(&o, HEADER + n / 4 + 16) < 0)
 		goto oom;
@@ -82,7 +87,7 @@ rf_pack(const char *src, size_t n, char **ret, size_t *ret_len)
 	put64(o.p + 4, n);
 	o.len = HEADER;
 	while (n >= MIN_MATCH && i + MIN_MATCH <= n) {
-		uint32_t h = hash4(s + i);
+		uint32_t h = hash4(s + i, bits);
 		size_t cand = last[h];
 		last[h] = (uint32_t)(i + 1 < UINT32_MAX ? i + 1 : 0);
 		size_t len = 0;
@@ -108,7 +113,7 @@ rf_pack(const char *src, size_t n, char **ret, size_t *ret_len)
 			o.p[o.len++] = (char)((dist >> 16) & 0xff);
 		/* remember the positions inside the match too, cheaply: every 4th */
 		for (size_t k = i + 1; k + MIN_MATCH <= n && k < i + len; k += 4)
-			last[hash4(s + k)] = (uint32_t)(k + 1);
+			last[hash4(s + k, bits)] = (uint32_t)(k + 1);
 		i += len;
 		lit = i;
 	}
