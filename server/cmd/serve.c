@@ -79,13 +79,20 @@ build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char
 	 * the build, shrink to packed blobs, made on a helper thread while the model is built */
 	struct pack_job job = { objs, NULL };
 	pthread_t helper;
-	bool packing = pthread_create(&helper, NULL, pack_objects, &job) == 0;
+	/* a snapshot comes packed already (rf_snapshot_load_kept()): only the demo is packed here
+	 */
+	bool prepacked = objs->slice_recs != NULL;
+	bool packing = !prepacked && pthread_create(&helper, NULL, pack_objects, &job) == 0;
 	int r = rf_cluster_build(objs, &app->cfg, app->cel, &gen);
 	if (packing)
 		pthread_join(helper, NULL);
 	/* before anyone can read the generation (after a failed build, the objects only go); what
 	 * the blobs replace is freed by another helper while the server starts */
-	json_t *replaced = rf_snapshot_pack_commit(objs, job.packed);
+	json_t *replaced = prepacked ? json_array() /* only the trim */
+				     : rf_snapshot_pack_commit(objs, job.packed);
+	if (prepacked && rf_snapshot_kept_order(objs) < 0)
+		rf_warn("cannot order the ResourceClaims as /debug/snapshot lists them (out of "
+			"memory); keeping the file's order");
 	if (!replaced || pthread_create(&freer, NULL, free_objects, replaced) != 0)
 		json_decref(replaced);
 	else
@@ -351,7 +358,10 @@ rf_cmd_serve(int argc, char **argv)
 		}
 	} else if (snapshot) {
 		size_t skipped = 0;
-		int r = rf_snapshot_load(snapshot, &slim, &objs, &skipped, err, sizeof(err));
+		/* slices parsed and packed as they are read, most claims packed: the file's
+		 * objects never all exist as trees */
+		int r = rf_snapshot_load_kept(snapshot, &slim, &app.cfg, &objs, &skipped, err,
+					      sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "railfit serve: --snapshot: %s\n", err);
 			rc = r == -ENOMEM ? 1 : 2;

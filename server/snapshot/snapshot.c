@@ -82,8 +82,8 @@ put_json(struct rf_strbuf *t, const json_t *v)
 }
 
 /* A claim whose model keeps a pointer into it: a consumedCapacity of an allocation result. */
-static bool
-claim_referenced(const json_t *claim)
+bool
+rf_snapshot_claim_referenced(const json_t *claim)
 {
 	const json_t *res = json_object_get(
 		json_object_get(json_object_get(json_object_get(claim, "status"), "allocation"),
@@ -219,7 +219,7 @@ rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs, struct rf_snapsh
 	if (!p)
 		return -ENOMEM;
 	if (pack_array(objs->slices, NULL, &p->slices) < 0 ||
-	    pack_array(objs->claims, claim_referenced, &p->claims) < 0) {
+	    pack_array(objs->claims, rf_snapshot_claim_referenced, &p->claims) < 0) {
 		packed_release(&p->slices);
 		free(p);
 		return -ENOMEM;
@@ -255,6 +255,31 @@ rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_pack
 	packed_release(&p->claims);
 	free(p);
 	return graveyard;
+}
+
+int
+rf_snapshot_kept_order(struct rf_cluster_objects *objs)
+{
+	json_t *arr = objs->claims, *blobs = json_array(), *kept = json_array();
+	int r = -ENOMEM;
+	if (!blobs || !kept)
+		goto out;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *v = json_array_get(arr, i);
+		if (json_array_append(is_blob(v) ? blobs : kept, v) < 0)
+			goto out;
+	}
+	if (json_array_size(arr)) {
+		/* into the storage the array has: cannot fail */
+		json_array_clear(arr);
+		json_array_extend(arr, blobs);
+		json_array_extend(arr, kept);
+	}
+	r = 0;
+out:
+	json_decref(blobs);
+	json_decref(kept);
+	return r;
 }
 
 /* The objects of arr with packed blobs expanded (new reference; NULL on OOM or a damaged blob). */

@@ -3,6 +3,7 @@
 #ifndef RF_SERVER_SNAPSHOT_H
 #define RF_SERVER_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -23,6 +24,10 @@
  */
 struct rf_snapshot_packed;
 
+/** Whether the model keeps a pointer into this (slim) ResourceClaim once built: a
+ * consumedCapacity in its allocation's results. Such claims stay objects. */
+bool rf_snapshot_claim_referenced(const json_t *claim);
+
 /** @return 0 or -ENOMEM. */
 int rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs,
 			     struct rf_snapshot_packed **ret);
@@ -32,6 +37,14 @@ int rf_snapshot_pack_prepare(const struct rf_cluster_objects *objs,
  * can do it while the server starts); NULL on OOM, then nothing was swapped.
  */
 json_t *rf_snapshot_pack_commit(struct rf_cluster_objects *objs, struct rf_snapshot_packed *p);
+
+/**
+ * After the build from objects of rf_snapshot_load_kept(), before the generation is published:
+ * the packed ResourceClaims first, then those kept as objects (the order
+ * rf_snapshot_pack_commit() leaves, which /debug/snapshot lists them in). @return 0 or -ENOMEM
+ * (then the order is the file's).
+ */
+int rf_snapshot_kept_order(struct rf_cluster_objects *objs);
 
 /**
  * One object as a packed blob of its own (what the live store keeps of a ResourceSlice once it is

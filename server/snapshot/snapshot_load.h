@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "alloc/model/model.h" /* struct rf_cluster_objects only */
+#include "config/config.h"
 #include "server/snapshot/slim.h"
 
 /* The kinds a snapshot holds, one per array of struct rf_cluster_objects. */
@@ -56,7 +57,26 @@ int rf_snapshot_load_buffer(const char *name, const char *buf, size_t len,
 			    const struct rf_slim_options *opts, struct rf_cluster_objects *ret,
 			    size_t *ret_skipped, char *err, size_t errlen);
 
-/** Drop the arrays (accepts empty ones). */
+/**
+ * rf_snapshot_load() in the form a server that never rebuilds its generation keeps (what the
+ * live store keeps, server/kube/store.h), made item by item as the file is read so that the
+ * slim trees of all ResourceSlices never exist together: each ResourceSlice is parsed into its
+ * record with cfg (ret->slice_recs, in the order of ret->slices; the model reads nothing else of
+ * them) and kept packed (rf_snapshot_pack_object()) for /debug/snapshot; each ResourceClaim is
+ * kept packed too but for those rf_snapshot_claim_referenced() (objects, as before); the rest
+ * are the slim objects rf_snapshot_load() gives. ret->expand is rf_snapshot_expand. Same inputs
+ * accepted, same messages.
+ */
+int rf_snapshot_load_kept(const char *path, const struct rf_slim_options *opts,
+			  const struct rf_config *cfg, struct rf_cluster_objects *ret,
+			  size_t *ret_skipped, char *err, size_t errlen);
+int rf_snapshot_load_buffer_kept(const char *name, const char *buf, size_t len,
+				 const struct rf_slim_options *opts, const struct rf_config *cfg,
+				 struct rf_cluster_objects *ret, size_t *ret_skipped, char *err,
+				 size_t errlen);
+
+/** Drop the arrays (accepts empty ones) and the slices' records when set (references the
+ * holder owns: set by rf_snapshot_load_kept()). */
 void rf_cluster_objects_release(struct rf_cluster_objects *o);
 
 #endif
