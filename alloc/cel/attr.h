@@ -44,22 +44,22 @@ struct rf_attr {
 	enum rf_attr_kind kind;
 };
 
-struct rf_capacity {
-	const char *name;     /* "domain/id" */
+struct rf_capacity {      /* ordered so that no byte is padding (quantities are 16-byte aligned) */
+	const char *name; /* "domain/id" */
 	const char *raw_name; /* the key exactly as published (consumable capacity matches on it) */
 	struct rf_quantity value;
 	/* requestPolicy (consumable capacity, KEP-5075) */
-	bool has_policy;
-	bool has_default;
 	struct rf_quantity def;
+	struct rf_quantity range_min;
+	struct rf_quantity range_max;
+	struct rf_quantity range_step;
 	const struct rf_quantity *valid_values; /* ascending */
 	size_t n_valid_values;
+	bool has_policy;
+	bool has_default;
 	bool has_range;
-	struct rf_quantity range_min;
 	bool has_range_max;
-	struct rf_quantity range_max;
 	bool has_range_step;
-	struct rf_quantity range_step;
 };
 
 /** What a CEL selector can see of one device (dra-api.md section 11). */

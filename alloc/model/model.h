@@ -47,7 +47,7 @@ struct rf_counter_consumption {
 	struct rf_quantity *values;
 };
 
-struct rf_device {
+struct rf_device { /* a fleet holds ~100,000 of these: ordered so that no byte is padding */
 	const char *name;
 	struct rf_pool *pool;
 	unsigned slice; /* index of its slice within the pool */
@@ -56,23 +56,23 @@ struct rf_device {
 	size_t n_attrs;
 	struct rf_capacity *caps; /* sorted by name */
 	size_t n_caps;
-	bool allow_multiple;
 	struct rf_taint *taints;
 	size_t n_taints;
-	bool has_binding_conditions;
 	struct rf_counter_consumption *counters;
 	size_t n_counters;
+	bool allow_multiple;
+	bool has_binding_conditions;
 
 	/* derived */
+	bool partition;                      /* a MIG or other partition of a GPU */
+	char pci[RF_PCI_ADDR_LEN];           /* "" when unknown */
 	struct rf_locality loc;              /* pcie_root, numa */
 	const char *numa_source;             /* attribute name, "nic-on-root", or NULL */
-	char pci[RF_PCI_ADDR_LEN];           /* "" when unknown */
+	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
 	int rdma;                            /* 1, 0, or -1 unknown */
 	int rail;                            /* rail index, -1 = not on a rail */
-	const struct rf_capacity *bandwidth; /* the capacity named in devices.bandwidthCapacities */
 	unsigned idx;                        /* index in its pool */
 	unsigned gidx;                       /* index among all devices of the generation */
-	bool partition;                      /* a MIG or other partition of a GPU */
 	/* what claims and pods use of it is per generation: rf_dev_use() */
 };
 
