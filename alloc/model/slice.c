@@ -13,17 +13,43 @@
 #include "alloc/model/model-private.h"
 #include "alloc/model/strtab.h"
 
-/* Strings are copied into the record's arena, each distinct one once. */
+/* Strings are copied into the record's arena, each distinct one once, packed; those that repeat
+ * across a fleet's slices are the process-wide interner's instead (strtab.h): names at once
+ * (attributes, capacities, counters, taints, drivers: a few dozen per driver), values when they
+ * repeat within the slice (productName, driverVersion: its devices are alike), never the
+ * object's own names (a node's: the interner would only fill up). A record is parsed twice
+ * (rf_slice_parse): the first parse counts, the second one (given the first one's table as hint)
+ * takes exactly the room the first found it needs. */
 struct strs {
 	struct rf_strtab *t;
+	const struct rf_strtab *hint; /* the first parse's table, in the second */
 	int oom;
 };
 
+enum str_kind { STR_VALUE, STR_NAME, STR_OWN };
+
 static const char *
-K(struct strs *st, const char *s)
+intern(struct strs *st, const char *s, enum str_kind kind)
 {
-	return rf_strtab_get(st->t, s, &st->oom);
+	const char *shared;
+	if (!s)
+		return NULL;
+	if (st->hint && rf_strtab_lookup(st->hint, s, &shared))
+		return shared ? shared : rf_strtab_get(st->t, s, &st->oom);
+	switch (kind) {
+	case STR_NAME:
+		return rf_strtab_get_shared(st->t, s, &st->oom);
+	case STR_OWN:
+		return rf_strtab_get_unshared(st->t, s, &st->oom);
+	default:
+		return rf_strtab_get(st->t, s, &st->oom);
+	}
 }
+
+/* a value (shared when it repeats), a name (shared), the object's own name (never shared) */
+#define K(st, s)  intern(st, s, STR_VALUE)
+#define KN(st, s) intern(st, s, STR_NAME)
+#define KO(st, s) intern(st, s, STR_OWN)
 
 /* warnings are formatted into the record, at most as many per list as a generation keeps */
 #define SLICE_WARNINGS_MAX MAX_WARNINGS
@@ -77,16 +103,16 @@ static const char *
 qualify(struct strs *st, const char *driver, const char *name)
 {
 	if (strchr(name, '/'))
-		return K(st, name);
+		return KN(st, name);
 	char buf[512];
 	if (snprintf(buf, sizeof(buf), "%s/%s", driver, name) < (int)sizeof(buf))
-		return K(st, buf);
+		return KN(st, buf);
 	char *full = NULL;
 	size_t n = strlen(driver) + strlen(name) + 2;
 	if (!(full = malloc(n)))
 		return st->oom = 1, NULL;
 	snprintf(full, n, "%s/%s", driver, name);
-	const char *r = K(st, full);
+	const char *r = KN(st, full);
 	free(full);
 	return r;
 }
@@ -239,7 +265,7 @@ parse_caps(struct slice_parse *sp, struct strs *st, struct rf_device *d, const c
 				    driver, sp->s->pool, d->name, key);
 			continue;
 		}
-		cap->raw_name = K(st, key);
+		cap->raw_name = KN(st, key);
 		cap->name = qualify(st, driver, key);
 		if (!cap->name || !cap->raw_name)
 			return -ENOMEM;
@@ -288,9 +314,9 @@ parse_taints_counters(struct slice_parse *sp, struct strs *st, struct rf_device 
 			const char *key = rf_jstr(t, "key"), *effect = rf_jstr(t, "effect");
 			if (!key || !effect)
 				continue;
-			d->taints[d->n_taints].key = K(st, key);
+			d->taints[d->n_taints].key = KN(st, key);
 			d->taints[d->n_taints].value = K(st, rf_jstr(t, "value"));
-			d->taints[d->n_taints].effect = K(st, effect);
+			d->taints[d->n_taints].effect = KN(st, effect);
 			if (st->oom)
 				return -ENOMEM;
 			d->n_taints++;
@@ -323,7 +349,7 @@ parse_taints_counters(struct slice_parse *sp, struct strs *st, struct rf_device 
 				const char *qs = rf_jstr(v, "value");
 				if (!qs || rf_quantity_parse(qs, &cons->values[cons->n]) < 0)
 					continue;
-				if (!(cons->names[cons->n++] = K(st, k)))
+				if (!(cons->names[cons->n++] = KN(st, k)))
 					return -ENOMEM;
 			}
 			d->n_counters++;
@@ -423,7 +449,7 @@ parse_counter_sets(struct slice_parse *sp, struct strs *st, const json_t *sets)
 					     s->driver, s->pool, name, k);
 				continue;
 			}
-			if (!(cs->names[cs->n++] = K(st, k)))
+			if (!(cs->names[cs->n++] = KN(st, k)))
 				return -ENOMEM;
 		}
 	}
@@ -465,7 +491,7 @@ parse_devices(struct slice_parse *sp, struct strs *st, const struct rf_config *c
 			struct rf_device_nodes *dn = &s->device_nodes[s->n_devices];
 			const json_t *sel = json_object_get(dj, "nodeSelector");
 			const char *node = rf_jstr(dj, "nodeName");
-			if (node && !(dn->node = K(st, node)))
+			if (node && !(dn->node = KO(st, node)))
 				return -ENOMEM;
 			dn->all_nodes = rf_jbool(dj, "allNodes", false);
 			dn->selector = json_is_object(sel) ? json_incref((json_t *)sel) : NULL;
@@ -505,32 +531,36 @@ check_usable(struct rf_slice *s, const json_t *spec)
 	return s->skip ? 0 : -ENOMEM;
 }
 
-/* The record, in arena (taken, also on failure). */
+/* The record, in arena (taken, also on failure). The second parse gets the first one's string
+ * table as hint and the bytes of the strings it will copy (reserve); the first one returns its
+ * table in *ret_table (NULL for the second: freed). */
 static int
 parse_into(const json_t *slice, const struct rf_config *cfg, struct rf_arena *arena,
-	   struct rf_slice **ret)
+	   const struct rf_strtab *hint, size_t reserve, struct rf_slice **ret,
+	   struct rf_strtab **ret_table)
 {
 	struct rf_slice *s = calloc(1, sizeof(*s));
 	struct slice_parse sp = { s, 0 };
-	struct strs st = { NULL, 0 };
+	struct strs st = { NULL, hint, 0 };
 	int r = -ENOMEM;
 	if (!s) {
 		rf_arena_free(arena);
 		return -ENOMEM;
 	}
 	atomic_init(&s->refs, 1);
-	if (!(s->arena = arena) || !(st.t = rf_strtab_new_sized(s->arena, 256)))
+	if (!(s->arena = arena) || !(st.t = rf_strtab_new_sized(s->arena, 256)) ||
+	    rf_strtab_reserve(st.t, reserve) < 0)
 		goto fail;
 	const json_t *spec = json_object_get(slice, "spec");
 	const json_t *pool = json_object_get(spec, "pool");
 	const char *name = json_string_value(rf_jpath(slice, "metadata.name"));
 	const json_t *sel = json_object_get(spec, "nodeSelector");
-	s->name = K(&st, name ? name : "?");
-	s->driver = K(&st, rf_jstr(spec, "driver"));
-	s->pool = K(&st, rf_jstr(pool, "name"));
+	s->name = KO(&st, name ? name : "?");
+	s->driver = KN(&st, rf_jstr(spec, "driver"));
+	s->pool = KO(&st, rf_jstr(pool, "name"));
 	s->generation = rf_jint(pool, "generation", -1);
 	s->count = rf_jint(pool, "resourceSliceCount", -1);
-	s->node = K(&st, rf_jstr(spec, "nodeName"));
+	s->node = KO(&st, rf_jstr(spec, "nodeName"));
 	s->all_nodes = rf_jbool(spec, "allNodes", false);
 	s->node_selector = json_is_object(sel) ? json_incref((json_t *)sel) : NULL;
 	s->per_device = rf_jbool(spec, "perDeviceNodeSelection", false);
@@ -544,7 +574,10 @@ parse_into(const json_t *slice, const struct rf_config *cfg, struct rf_arena *ar
 		goto fail;
 	if (st.oom || sp.oom)
 		goto fail;
-	rf_strtab_free(st.t);
+	if (ret_table)
+		*ret_table = st.t;
+	else
+		rf_strtab_free(st.t);
 	*ret = s;
 	return 0;
 fail:
@@ -557,12 +590,21 @@ int
 rf_slice_parse(const json_t *slice, const struct rf_config *cfg, struct rf_slice **ret)
 {
 	/* twice: the second time into one block of exactly the size the first one used (10,000
-	 * records in growing chunks left a quarter of their memory as slack) */
+	 * records in growing chunks left a quarter of their memory as slack), less its strings
+	 * (copied one by one, each rounded to 16 bytes) and those it found repeated (now shared),
+	 * plus the room of the strings left, packed */
 	struct rf_slice *trial, *s;
-	int r = parse_into(slice, cfg, rf_arena_new(), &trial);
+	struct rf_strtab *table = NULL;
+	int r = parse_into(slice, cfg, rf_arena_new(), NULL, 0, &trial, &table);
 	if (r < 0)
 		return r;
-	if (parse_into(slice, cfg, rf_arena_new_sized(rf_arena_used(trial->arena)), &s) < 0) {
+	rf_strtab_share_repeated(table);
+	size_t strs = rf_strtab_local_bytes(table);
+	size_t size = rf_arena_used(trial->arena) - rf_strtab_arena_bytes(table) +
+		      ((strs + 15) & ~(size_t)15);
+	r = parse_into(slice, cfg, rf_arena_new_sized(size), table, strs, &s, NULL);
+	rf_strtab_free(table);
+	if (r < 0) {
 		*ret = trial; /* as good, only bigger */
 		return 0;
 	}

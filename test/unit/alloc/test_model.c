@@ -281,6 +281,76 @@ START_TEST(test_slice_parse_record)
 }
 END_TEST
 
+/* Strings that repeat across a fleet's slices are stored once for the process: attribute and
+ * capacity names at once, values when they repeat within a slice; a value of one device, and the
+ * slice's own names (its node's), stay in the record. Content is the same either way. */
+static json_t *
+two_gpu_slice(const char *node, const char *uuid0, const char *uuid1)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"%s-gpu\"},\"spec\":{\"driver\":\"gpu.nvidia.com\","
+		 "\"pool\":{\"name\":\"%s\",\"generation\":1,\"resourceSliceCount\":1},"
+		 "\"nodeName\":\"%s\",\"devices\":["
+		 "{\"name\":\"gpu-0\",\"attributes\":{\"productName\":{\"string\":\"H100\"},"
+		 "\"uuid\":{\"string\":\"%s\"}},\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}},"
+		 "{\"name\":\"gpu-1\",\"attributes\":{\"productName\":{\"string\":\"H100\"},"
+		 "\"uuid\":{\"string\":\"%s\"}},\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}}"
+		 "]}}",
+		 node, node, node, uuid0, uuid1);
+	json_error_t err;
+	json_t *j = json_loads(buf, 0, &err);
+	ck_assert_msg(j != NULL, "%s", err.text);
+	return j;
+}
+
+START_TEST(test_slice_strings_shared)
+{
+	struct rf_config cfg;
+	rf_config_init(&cfg);
+	json_t *ja = two_gpu_slice("na", "GPU-a0", "GPU-a1"),
+	       *jb = two_gpu_slice("nb", "GPU-b0", "GPU-b1");
+	struct rf_slice *a = NULL, *b = NULL;
+	ck_assert_int_eq(rf_slice_parse(ja, &cfg, &a), 0);
+	ck_assert_int_eq(rf_slice_parse(jb, &cfg, &b), 0);
+	ck_assert_uint_eq(a->n_devices, 2);
+	ck_assert_uint_eq(b->n_devices, 2);
+	const struct rf_device *da = &a->devices[1], *db = &b->devices[1];
+	ck_assert_uint_eq(da->n_attrs, 2);
+	ck_assert_str_eq(da->attrs[0].name, "gpu.nvidia.com/productName");
+	ck_assert_str_eq(da->attrs[1].name, "gpu.nvidia.com/uuid");
+	ck_assert_str_eq(da->attrs[0].s, "H100");
+	ck_assert_str_eq(da->attrs[1].s, "GPU-a1");
+	ck_assert_str_eq(db->attrs[1].s, "GPU-b1");
+	ck_assert_str_eq(da->caps[0].name, "gpu.nvidia.com/memory");
+	ck_assert_str_eq(da->caps[0].raw_name, "memory");
+	ck_assert_str_eq(a->pool, "na");
+	ck_assert_str_eq(b->node, "nb");
+	/* shared: names, and the value both devices of a slice have */
+	ck_assert_ptr_eq(da->attrs[0].name, db->attrs[0].name);
+	ck_assert_ptr_eq(da->attrs[1].name, db->attrs[1].name);
+	ck_assert_ptr_eq(da->caps[0].name, db->caps[0].name);
+	ck_assert_ptr_eq(da->caps[0].raw_name, db->caps[0].raw_name);
+	ck_assert_ptr_eq(a->driver, b->driver);
+	ck_assert_ptr_eq(da->attrs[0].s, db->attrs[0].s);
+	ck_assert_ptr_eq(a->devices[0].attrs[0].s, da->attrs[0].s);
+	/* in the record: one device's value, the device names (once per slice), the node's name */
+	ck_assert_ptr_ne(a->devices[0].name, b->devices[0].name);
+	ck_assert_str_eq(a->devices[0].name, b->devices[0].name);
+	ck_assert_ptr_ne(a->pool, b->pool);
+	/* pool and node are one copy within the record */
+	ck_assert_ptr_eq(a->pool, a->node);
+	/* still one exactly-sized block */
+	ck_assert_uint_lt(a->arena->total - rf_arena_used(a->arena), 64);
+	ck_assert_uint_lt(b->arena->total - rf_arena_used(b->arena), 64);
+	rf_slice_unref(a);
+	rf_slice_unref(b);
+	json_decref(ja);
+	json_decref(jb);
+	rf_config_release(&cfg);
+}
+END_TEST
+
 /* List attributes: up to RF_ATTR_LIST_MAX values (what the API server accepts) a list; longer
  * ones, which only a hand-made snapshot can hold, never match (no set operation over them). */
 START_TEST(test_slice_parse_list_limit)
@@ -332,6 +402,7 @@ model_suite(void)
 	tcase_add_test(tc, test_model_pool_slices_select_their_nodes);
 	tcase_add_test(tc, test_slice_parse_record);
 	tcase_add_test(tc, test_slice_parse_list_limit);
+	tcase_add_test(tc, test_slice_strings_shared);
 	suite_add_tcase(s, tc);
 	return s;
 }
