@@ -33,6 +33,9 @@ struct rf_attr_list {
 /* ResourceSliceMaxAttributeValuesPerDevice: CEL's includes() refuses longer lists */
 #define RF_ATTR_LIST_MAX 48
 
+/* 4-byte aligned: 20 bytes instead of 24 (a 5,000-node fleet's devices hold 1.3 million of
+ * these); its 8-byte members are read through the struct, which the compiler knows is packed */
+#pragma pack(push, 4)
 struct rf_attr {
 	const char *name; /* "domain/id", borrowed from the owning device */
 	union {           /* by kind: a fleet's devices hold millions of these */
@@ -43,6 +46,7 @@ struct rf_attr {
 	};
 	enum rf_attr_kind kind;
 };
+#pragma pack(pop)
 
 struct rf_capacity {      /* ordered so that no byte is padding (quantities are 16-byte aligned) */
 	const char *name; /* "domain/id" */
