@@ -43,6 +43,19 @@ skel_put(struct rf_list_stream *s, const char *p, size_t n)
 	return 0;
 }
 
+/* The "]" that closes the items (at s->pos): into the skeleton, back to the list's own fields. */
+static int
+items_closed(struct rf_list_stream *s)
+{
+	s->pos++;
+	if (skel_put(s, "]", 1) < 0)
+		return s->err;
+	s->state = TOP;
+	s->depth = 1;
+	s->key_next = false;
+	return 0;
+}
+
 static bool
 is_ws(char c)
 {
@@ -142,12 +155,8 @@ scan(struct rf_list_stream *s)
 				s->depth = 1;
 				s->in_str = s->esc = false;
 			} else if (c == ']' && s->state == ITEMS_OPEN) {
-				s->pos++;
-				if (skel_put(s, "]", 1) < 0)
+				if (items_closed(s) < 0)
 					return s->err;
-				s->state = TOP;
-				s->depth = 1;
-				s->key_next = false;
 				top_from = s->pos;
 			} else {
 				/* not an object, or "[..., ]": the usual parse judges it */
@@ -203,12 +212,8 @@ scan(struct rf_list_stream *s)
 				s->pos++;
 				s->state = ITEMS_NEXT;
 			} else if (c == ']') {
-				s->pos++;
-				if (skel_put(s, "]", 1) < 0)
+				if (items_closed(s) < 0)
 					return s->err;
-				s->state = TOP;
-				s->depth = 1;
-				s->key_next = false;
 				top_from = s->pos;
 			} else {
 				/* two items without a comma between them: the usual parse says so

@@ -953,6 +953,29 @@ key_cstr(struct rf_jscan_span k, char *buf, size_t size, char **ret_alloc)
 static int t_pick(const struct ctx *cx, struct rf_jscan *sc, enum pick how, const struct field *sub,
 		  json_t **ret);
 
+/* A kept member of an object read from text (takes v): the object is made on its first one. */
+static int
+t_put(json_t **out, struct rf_jscan_span key, json_t *v)
+{
+	if (!*out && !(*out = json_object())) {
+		json_decref(v);
+		return -1;
+	}
+	return json_object_setn_new_nocheck(*out, key.s, key.len, v) < 0 ? -1 : 0;
+}
+
+/* The end of an object read from text (takes out): what was kept, or the shared empty object. */
+static int
+t_done(const struct ctx *cx, const struct rf_jscan *sc, size_t frame, json_t *out, json_t **ret)
+{
+	if (!frame || sc->err || (!out && !(out = empty_object(cx)))) {
+		json_decref(out);
+		return -1;
+	}
+	*ret = out;
+	return 0;
+}
+
 /* pick_fields() from the text of an object (the scanner is at its '{'). */
 static int
 t_fields(const struct ctx *cx, struct rf_jscan *sc, const struct field *fields, json_t **ret)
@@ -973,17 +996,10 @@ t_fields(const struct ctx *cx, struct rf_jscan *sc, const struct field *fields, 
 			goto fail;
 		if (!v)
 			continue;
-		if (!out && !(out = json_object())) {
-			json_decref(v);
-			goto fail;
-		}
-		if (json_object_setn_new_nocheck(out, key.s, key.len, v) < 0)
+		if (t_put(&out, key, v) < 0)
 			goto fail;
 	}
-	if (!frame || sc->err || (!out && !(out = empty_object(cx))))
-		goto fail;
-	*ret = out;
-	return 0;
+	return t_done(cx, sc, frame, out, ret);
 fail:
 	json_decref(out);
 	return -1;
@@ -1012,17 +1028,10 @@ t_annotations(const struct ctx *cx, struct rf_jscan *sc, enum pick how, json_t *
 		}
 		if (t_value(cx->in, sc, &v) < 0)
 			goto fail;
-		if (!out && !(out = json_object())) {
-			json_decref(v);
-			goto fail;
-		}
-		if (json_object_setn_new_nocheck(out, key.s, key.len, v) < 0)
+		if (t_put(&out, key, v) < 0)
 			goto fail;
 	}
-	if (!frame || sc->err || (!out && !(out = empty_object(cx))))
-		goto fail;
-	*ret = out;
-	return 0;
+	return t_done(cx, sc, frame, out, ret);
 fail:
 	json_decref(out);
 	return -1;
