@@ -1,13 +1,14 @@
 /* A layout patched from the previous one (issue 9: a watch event updates only what it touches).
  *
- * A ResourceSlice, a Node's labels or annotations, or a DeviceClass changed: instead of building
- * every pool, device and node again (~150 ms at 5,000 nodes) and relinking every claim and pod
- * (~0.2 s), the new layout takes the previous one's pools, devices, nodes and classes and
- * replaces only
+ * A ResourceSlice, a Node's labels or annotations, a DeviceClass or a DeviceTaintRule changed:
+ * instead of building every pool, device and node again (~150 ms at 5,000 nodes) and relinking
+ * every claim and pod (~0.2 s), the new layout takes the previous one's pools, devices, nodes
+ * and classes and replaces only
  *   - the pools whose slices changed, and the nodes they serve;
  *   - the nodes whose labels or annotations changed, and their pools (a node's derived facts,
  *     NUMA inherited from NICs and rails, are written into its devices);
- *   - the classes that changed (their selector results are evaluated again, the others' kept).
+ *   - the classes that changed (their selector results are evaluated again, the others' kept);
+ *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules).
  * Claims keep being reused but for those whose results name a replaced pool or whose requests
  * name a changed class: those are relinked (model-relink.c), and the generation's usage is the
  * previous one's with them taken back and added again (model-delta.c). Pods point at nodes by
@@ -31,8 +32,9 @@
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
  * What is built in full instead: a node or pool added or removed, pools served by more than one
- * node or by selectors, nodes only slices name, DeviceTaintRule changes, a previous layout at
- * the warnings' bound, and layouts whose slices were not the caller's parsed records. */
+ * node or by selectors, nodes only slices name, DeviceTaintRules reordered or selecting more
+ * pools than PATCH_POOLS_MAX, a previous layout at the warnings' bound, and layouts whose slices
+ * were not the caller's parsed records. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -66,6 +68,10 @@ struct rf_patch {
 	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
+	/* DeviceTaintRules changed: their warnings as a full build emits them (patch_devices) */
+	bool rules_changed;
+	const char **rule_warns;
+	size_t n_rule_warns;
 	struct relink_map *relinked; /* the claims relinked (rf_model_patch_claims) */
 };
 
@@ -385,6 +391,81 @@ close_over(struct patcher *k)
 	return r;
 }
 
+static bool
+has_element(const json_t *arr, const json_t *v)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		if (json_array_get(arr, i) == v)
+			return true;
+	return false;
+}
+
+/* The elements of a that b holds too, in a's order, equal those of b that a holds, in b's. */
+static bool
+same_common_order(const json_t *a, const json_t *b)
+{
+	size_t i = 0, j = 0, na = json_array_size(a), nb = json_array_size(b);
+	for (;;) {
+		while (i < na && !has_element(b, json_array_get(a, i)))
+			i++;
+		while (j < nb && !has_element(a, json_array_get(b, j)))
+			j++;
+		if (i == na || j == nb)
+			return i == na && j == nb;
+		if (json_array_get(a, i++) != json_array_get(b, j++))
+			return false;
+	}
+}
+
+/* The pools of the previous layout whose devices the rule may select are replaced (rebuilt with
+ * the current rules). */
+static int
+rule_pools(struct patcher *k, const json_t *rule)
+{
+	const char *driver, *pool, *device;
+	if (!rf_model_taint_rule_selects(rule, &driver, &pool, &device))
+		return 0; /* ignored: only its warning changes */
+	if (driver && pool) {
+		const struct rf_pool *p = rf_model_find_pool(k->prev, driver, pool);
+		return p ? add_pool(k, p->driver, p->name) : 0;
+	}
+	int r = 0;
+	for (size_t i = 0; i < k->prev->n_pools && !k->bail && r == 0; i++) {
+		const struct rf_pool *p = k->prev->pools[i];
+		if ((!driver || strcmp(driver, p->driver) == 0) &&
+		    (!pool || strcmp(pool, p->name) == 0))
+			r = add_pool(k, p->driver, p->name);
+	}
+	return r;
+}
+
+/* DeviceTaintRules: a rule added or removed (a changed rule is a new object) changes the taints
+ * of the devices it selects, whose pools are replaced; the rules both layouts hold must keep
+ * their order (a device's taints are in rule order). A rule over a whole driver replaces more
+ * pools than a patch takes (PATCH_POOLS_MAX): built in full. */
+#define PATCH_RULES_MAX 256
+static int
+diff_rules(struct patcher *k)
+{
+	const json_t *now = k->c->objs.taint_rules, *was = k->prev->objs.taint_rules;
+	if (same_elements(now, was))
+		return 0;
+	if (json_array_size(now) > PATCH_RULES_MAX || json_array_size(was) > PATCH_RULES_MAX ||
+	    !same_common_order(was, now)) {
+		k->bail = true;
+		return 0;
+	}
+	k->p->rules_changed = true;
+	int r = 0;
+	for (size_t i = 0; i < json_array_size(was) && !k->bail && r == 0; i++)
+		if (!has_element(now, json_array_get(was, i)))
+			r = rule_pools(k, json_array_get(was, i));
+	for (size_t i = 0; i < json_array_size(now) && !k->bail && r == 0; i++)
+		if (!has_element(was, json_array_get(now, i)))
+			r = rule_pools(k, json_array_get(now, i));
+	return r;
+}
+
 /* ---- the new layout ---- */
 
 static int
@@ -457,14 +538,17 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 		rf_model_place_pool_devices(c, n, (unsigned)end);
 		end += n->n_devices;
 	}
-	/* DeviceTaintRules (the same as the previous layout's) on the new pools' devices */
+	/* DeviceTaintRules on the new pools' devices; the rules' own warnings (a rule not
+	 * understood), emitted once per rule whatever the pools, are the full build's */
 	struct rf_pool **all = c->pools;
-	size_t n_all = c->n_pools;
+	size_t n_all = c->n_pools, first = c->n_warnings;
 	c->pools = p->new_pools;
 	c->n_pools = p->n_pools;
 	int r = rf_model_apply_taint_rules(c, c->objs.taint_rules);
 	c->pools = all;
 	c->n_pools = n_all;
+	p->rule_warns = c->warnings + first;
+	p->n_rule_warns = c->n_warnings - first;
 	return r;
 }
 
@@ -639,7 +723,7 @@ static bool
 warnings_carry(const struct patcher *k)
 {
 	const struct rf_patch *p = k->p;
-	if (!k->skips_same)
+	if (!k->skips_same || p->rules_changed)
 		return false;
 	for (size_t i = 0; i < p->n_pools; i++)
 		if (pool_warns(p->old_pools[i]) || pool_warns(p->new_pools[i]))
@@ -694,8 +778,12 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 					p->driver, p->name, rf_model_pool_problem(c, p));
 	}
 	l->rule_warnings[0] = c->n_warnings;
-	for (size_t i = pl->rule_warnings[0]; i < pl->rule_warnings[1]; i++)
-		put(c, pl->warnings[i]);
+	if (c->patch->rules_changed)
+		for (size_t i = 0; i < c->patch->n_rule_warns; i++)
+			put(c, c->patch->rule_warns[i]);
+	else
+		for (size_t i = pl->rule_warnings[0]; i < pl->rule_warnings[1]; i++)
+			put(c, pl->warnings[i]);
 	l->rule_warnings[1] = l->class_warnings[0] = c->n_warnings;
 	for (size_t i = 0; i < n_cls; i++)
 		put(c, cls[i]);
@@ -746,8 +834,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 {
 	const struct rf_layout *pl = prev->layout;
 	if (!objs->slice_recs || !pl->from_recs || pl->dup_names ||
-	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX ||
-	    !same_elements(c->objs.taint_rules, prev->objs.taint_rules))
+	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX)
 		return 0;
 	struct patcher k = {
 		.c = c, .prev = prev, .cur = objs->slice_recs, .n_cur = objs->n_slice_recs
@@ -757,8 +844,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) ||
 	    !(k.node_json = calloc(prev->n_nodes + 1, sizeof(*k.node_json))) ||
 	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
-	    (r = diff_nodes(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail ||
-	    (k.bail = c->layout->dup_names))
+	    (r = diff_nodes(&k)) < 0 || k.bail || (r = diff_rules(&k)) < 0 || k.bail ||
+	    (r = close_over(&k)) < 0 || k.bail || (k.bail = c->layout->dup_names))
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
@@ -771,6 +858,10 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	}
 	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0)
 		goto out;
+	if (c->n_warnings >= MAX_WARNINGS) { /* the rules' warnings may be cut short */
+		k.bail = true;
+		goto out;
+	}
 	c->n_warnings = 0; /* the classes' own, then all of them in the full build's order */
 	if ((r = patch_classes(c, prev, k.p)) < 0 || (r = rf_model_build_templates(c)) < 0 ||
 	    (r = compose_warnings(c, prev, objs, warnings_carry(&k))) < 0)

@@ -233,6 +233,10 @@ int rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, s
 /** Add the taints of DeviceTaintRules (an array, may be NULL) to the devices they select; a rule
  * that cannot be understood becomes a warning. @return 0 or -ENOMEM. */
 int rf_model_apply_taint_rules(struct rf_cluster *c, const json_t *rules);
+/** The devices a DeviceTaintRule selects (driver, pool, device: NULL = any; borrowed from the
+ * rule), or false when the rule is ignored (rf_model_apply_taint_rules warns about it). */
+bool rf_model_taint_rule_selects(const json_t *rule, const char **driver, const char **pool,
+				 const char **device);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
 struct rf_pool *rf_model_find_pool(const struct rf_cluster *c, const char *driver,

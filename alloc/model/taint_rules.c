@@ -38,6 +38,21 @@ add_taint(struct rf_cluster *c, struct rf_device *d, const struct rf_taint *t)
 	return 0;
 }
 
+bool
+rf_model_taint_rule_selects(const json_t *rule, const char **driver, const char **pool,
+			    const char **device)
+{
+	const json_t *spec = json_object_get(rule, "spec");
+	const json_t *sel = json_object_get(spec, "deviceSelector");
+	const json_t *tj = json_object_get(spec, "taint");
+	const char *key = rf_jstr(tj, "key"), *effect = rf_jstr(tj, "effect");
+	*driver = *pool = *device = NULL;
+	return key && key[0] && effect && effect[0] &&
+	       (!sel || json_is_null(sel) || json_is_object(sel)) &&
+	       selector_field(sel, "driver", driver) == 0 &&
+	       selector_field(sel, "pool", pool) == 0 && selector_field(sel, "device", device) == 0;
+}
+
 static int
 apply_rule(struct rf_cluster *c, const json_t *rule)
 {

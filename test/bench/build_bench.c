@@ -20,7 +20,8 @@
  * patched layout cost before its usage was carried over); and with the layout built in full
  * (rf_cluster_objects.full_layout, what every such event cost before patches): one
  * ResourceSlice changed (an attribute of a device), one Node label changed (its block), one
- * DeviceClass changed (its selector). Slices are handed over parsed, and claims and pods as new
+ * DeviceClass changed (its selector), one DeviceTaintRule on one GPU of one node (replacing the
+ * previous event's: two pools rebuilt). Slices are handed over parsed, and claims and pods as new
  * arrays of the same objects, as the live store does. */
 #include <errno.h>
 #include <stdio.h>
@@ -90,10 +91,12 @@ with(const json_t *arr, size_t i, json_t *v)
 	return out;
 }
 
-enum layout_event { EV_SLICE, EV_NODE, EV_CLASS, EV_COUNT };
-static const char *const ev_names[EV_COUNT] = { "one ResourceSlice (a device attribute)",
-						"one Node label (its block)",
-						"one DeviceClass (its selector)" };
+enum layout_event { EV_SLICE, EV_NODE, EV_CLASS, EV_RULE, EV_COUNT };
+static const char *const ev_names[EV_COUNT] = {
+	"one ResourceSlice (a device attribute)", "one Node label (its block)",
+	"one DeviceClass (its selector)",
+	"one DeviceTaintRule (on a GPU of one node, replacing the last one's)"
+};
 
 struct world {
 	struct rf_cluster_objects objs;
@@ -101,10 +104,44 @@ struct world {
 	const struct rf_config *cfg;
 };
 
+static int same_arrays(struct world *w);
+
+/* A DeviceTaintRule on one GPU of a GPU pool chosen by round r (replacing the previous one). */
+static int
+rule_event(struct world *w, size_t r)
+{
+	size_t n = json_array_size(w->objs.slices);
+	const char *pool = NULL;
+	for (size_t k = 0; k < n && !pool; k++) {
+		const json_t *s = json_array_get(w->objs.slices, (r * 7919 + k) % n);
+		const json_t *spec = json_object_get(s, "spec");
+		const char *driver = json_string_value(json_object_get(spec, "driver"));
+		if (driver && strcmp(driver, "gpu.nvidia.com") == 0)
+			pool = json_string_value(
+				json_object_get(json_object_get(spec, "pool"), "name"));
+	}
+	if (!pool)
+		return -EINVAL;
+	json_t *rules = json_pack("[{s:s, s:{s:s}, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}}]",
+				  "kind", "DeviceTaintRule", "metadata", "name", "bench-xid",
+				  "spec", "deviceSelector", "driver", "gpu.nvidia.com", "pool",
+				  pool, "device", "gpu-3", "taint", "key", "bench.railfit.io/xid",
+				  "value", "79", "effect", "NoSchedule");
+	if (!rules)
+		return -ENOMEM;
+	json_decref(w->objs.taint_rules);
+	w->objs.taint_rules = rules;
+	return 0;
+}
+
 /* The objects after one layout event of kind ev (round r): new arrays, one object new. */
 static int
 layout_event(struct world *w, enum layout_event ev, size_t r)
 {
+	if (ev == EV_RULE) {
+		int rr = rule_event(w, r);
+		return rr < 0 ? rr : same_arrays(w);
+	}
 	json_t **arr = ev == EV_SLICE  ? &w->objs.slices
 		       : ev == EV_NODE ? &w->objs.nodes
 				       : &w->objs.classes;
@@ -152,7 +189,13 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 	json_t *next = with(*arr, i, o);
 	json_decref(*arr);
 	*arr = next;
-	/* the store hands over new arrays of every kind, of the same objects */
+	return same_arrays(w);
+}
+
+/* The store hands over new arrays of every kind, of the same objects. */
+static int
+same_arrays(struct world *w)
+{
 	json_t **same[] = { &w->objs.claims, &w->objs.pods };
 	for (size_t k = 0; k < 2; k++) {
 		json_t *copy = json_array();
@@ -341,7 +384,8 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < n_slices; i++)
 		rf_slice_unref(w.recs[i]);
 	free(w.recs);
-	objs.slice_recs = NULL;
+	objs.slice_recs = NULL; /* freed above */
+	objs.n_slice_recs = 0;
 	rf_cluster_objects_release(&objs);
 	rf_cel_cache_free(cel);
 	rf_config_release(&cfg);

@@ -339,6 +339,76 @@ change_node(struct world *w)
 	return layout;
 }
 
+/* A pool of the driver's, at random (NULL when it has none). */
+static const char *
+some_pool(struct world *w, const char *driver)
+{
+	size_t n = w->n_recs, start = below(w, (unsigned)n + 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_slice *s = w->recs[(start + i) % n];
+		if (!s->skip && s->driver && strcmp(s->driver, driver) == 0)
+			return s->pool;
+	}
+	return NULL;
+}
+
+/* DeviceTaintRules: one added on a device of one pool or on one device name of every GPU pool,
+ * one removed, one replaced by a new object with another taint, one not understood added, or
+ * two swapped (their order is a device's taints' order: built in full). */
+static void
+change_rules(struct world *w, int step)
+{
+	size_t n = json_array_size(w->rules);
+	json_t *r = json_copy(w->rules);
+	char buf[1024];
+	const char *pool = some_pool(w, "gpu.nvidia.com");
+	switch (below(w, 6)) {
+	case 0:
+	case 1:
+		if (!pool)
+			break;
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"one-%d\"},"
+			 "\"spec\":{\"deviceSelector\":{\"driver\":\"gpu.nvidia.com\",\"pool\":"
+			 "\"%s\"%s},\"taint\":{\"key\":\"test.railfit.io/one\",\"value\":\"%d\","
+			 "\"effect\":\"%s\"}}}",
+			 step, pool, below(w, 2) ? ",\"device\":\"gpu-2\"" : "", step,
+			 below(w, 2) ? "NoSchedule" : "NoExecute");
+		add_json(r, buf);
+		break;
+	case 2:
+		if (n)
+			json_array_remove(r, below(w, (unsigned)n));
+		break;
+	case 3:
+		if (n) {
+			size_t i = below(w, (unsigned)n);
+			json_t *v = copy_at(r, i);
+			json_t *t = json_object_get(json_object_get(v, "spec"), "taint");
+			if (json_is_object(t))
+				json_object_set_new(t, "value", json_integer(step));
+			json_array_set_new(r, i, v);
+		}
+		break;
+	case 4:
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"bad-%d\"},"
+			 "\"spec\":{\"deviceSelector\":{\"device\":7},\"taint\":{\"key\":\"k\","
+			 "\"effect\":\"NoSchedule\"}}}",
+			 step);
+		add_json(r, buf);
+		break;
+	default:
+		if (n >= 2) {
+			json_t *first = json_incref(json_array_get(r, 0));
+			json_array_remove(r, 0);
+			json_array_append_new(r, first);
+		}
+		break;
+	}
+	set_array(&w->rules, r);
+}
+
 static void
 change_class(struct world *w, int step)
 {
@@ -580,16 +650,10 @@ START_TEST(test_patched_layout_equals_full_build)
 			layout = change_node(&w);
 			break;
 		case 5:
-			if (below(&w, 6) == 0) { /* the rules change: built in full */
-				json_t *r = json_array();
-				json_array_extend(r, w.rules);
-				json_array_remove(r, json_array_size(r) - 1);
-				if (json_array_size(r) < 1)
-					json_array_extend(r, w.rules);
-				set_array(&w.rules, r);
-			} else {
+			if (below(&w, 2) == 0)
+				change_rules(&w, step);
+			else
 				change_class(&w, step);
-			}
 			break;
 		default:
 			change_claim(&w);
@@ -741,6 +805,76 @@ START_TEST(test_patch_again_from_the_same_generation)
 	same_usage(g3, full);
 	rf_cluster_unref(full);
 	rf_cluster_unref(g3);
+	world_release(&w);
+}
+END_TEST
+
+/* A DeviceTaintRule on one device of one pool is patched: that pool and its node are rebuilt, the
+ * device carries the taint, every other node is shared; removing it, and adding one that is not
+ * understood (a warning, nothing rebuilt), are patched too; each generation reads like a full
+ * build. */
+START_TEST(test_taint_rule_patches_its_pools)
+{
+	struct world w;
+	world_init(&w, 5);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g[4] = { NULL }, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g[0]), 0);
+	const struct rf_slice *gpu = NULL;
+	for (size_t i = 0; !gpu && i < w.n_recs; i++)
+		if (strcmp(w.recs[i]->driver, "gpu.nvidia.com") == 0)
+			gpu = w.recs[i];
+	ck_assert_ptr_nonnull(gpu);
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"bad-gpu\"},\"spec\":"
+		 "{\"deviceSelector\":{\"driver\":\"gpu.nvidia.com\",\"pool\":\"%s\",\"device\":"
+		 "\"gpu-3\"},\"taint\":{\"key\":\"test.railfit.io/xid\",\"value\":\"79\","
+		 "\"effect\":\"NoExecute\"}}}",
+		 gpu->pool);
+	json_t *with = json_copy(w.rules), *without = json_copy(w.rules);
+	add_json(with, buf);
+	json_t *bad = json_copy(without);
+	add_json(bad, "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"b\"},"
+		      "\"spec\":{\"deviceSelector\":[],\"taint\":{\"key\":\"k\","
+		      "\"effect\":\"NoSchedule\"}}}");
+	json_t *steps[] = { with, without, bad };
+	for (int s = 0; s < 3; s++) {
+		set_array(&w.rules, json_incref(steps[s]));
+		objs = objects(&w);
+		ck_assert_int_eq(
+			rf_cluster_build_next(g[s], &objs, &w.cfg, w.cel, false, &g[s + 1]), 0);
+		ck_assert_msg(rf_cluster_layout_patched(g[s + 1]), "step %d not patched", s);
+		size_t rebuilt = 0;
+		for (size_t i = 0; i < rf_cluster_n_nodes(g[s + 1]); i++) {
+			const struct rf_node *a = rf_cluster_node_at(g[s], i),
+					     *b = rf_cluster_node_at(g[s + 1], i);
+			bool mine = strcmp(b->name, gpu->node) == 0;
+			ck_assert_msg((mine && s < 2) || a == b, "step %d: node %s rebuilt", s,
+				      b->name);
+			rebuilt += a != b;
+			for (size_t d = 0; mine && s == 0 && d < b->n_devices; d++) {
+				const struct rf_device *dv = b->devices[d];
+				bool tainted = false;
+				for (size_t t = 0; t < dv->n_taints; t++)
+					tainted |= dv->taints[t].rule &&
+						   strcmp(dv->taints[t].rule, "bad-gpu") == 0;
+				ck_assert_int_eq(tainted, strcmp(dv->pool->name, gpu->pool) == 0 &&
+								  strcmp(dv->name, "gpu-3") == 0);
+			}
+		}
+		ck_assert_uint_eq(rebuilt, s < 2 ? 1 : 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g[s + 1], full);
+		same_usage(g[s + 1], full);
+		rf_cluster_unref(full);
+	}
+	ck_assert_uint_eq(rf_cluster_n_warnings(g[3]), rf_cluster_n_warnings(g[2]) + 1);
+	for (int s = 0; s < 4; s++)
+		rf_cluster_unref(g[s]);
+	json_decref(with);
+	json_decref(without);
+	json_decref(bad);
 	world_release(&w);
 }
 END_TEST
@@ -1079,6 +1213,7 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
+	tcase_add_test(tc, test_taint_rule_patches_its_pools);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
