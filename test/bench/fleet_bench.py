@@ -281,6 +281,9 @@ class Cluster:
         self.probe_slice = copy.deepcopy(next(
             s for s in kinds.get("ResourceSlice", [])
             if s["spec"].get("nodeName") == self.names[0] and s["spec"].get("devices")))
+        # and all its slices, for a node joining and leaving (copies under a new name)
+        self.probe_slices = [copy.deepcopy(s) for s in kinds.get("ResourceSlice", [])
+                             if s["spec"].get("nodeName") == self.names[0]]
         step = max(1, self.n_nodes // 500)
         sub = kinds["Node"][::step][:500]
         self.names500 = [n["metadata"]["name"] for n in sub]
@@ -791,6 +794,58 @@ def churn(a, tmp):
                     time.sleep(0.01)
                 return None
 
+            def node_state(name):
+                """None while /debug/nodes/{name} answers 404, else its number of devices."""
+                try:
+                    with urllib.request.urlopen("%s/debug/nodes/%s" % (rf.url, name),
+                                                timeout=10) as r:
+                        return len(json.loads(r.read()).get("devices") or [])
+                except urllib.error.HTTPError as e:
+                    if e.code == 404:
+                        return None
+                    raise
+
+            def wait_for(name, want):
+                t = time.monotonic()
+                while time.monotonic() - t < 60:
+                    if want(node_state(name)):
+                        return time.monotonic() - t
+                    time.sleep(0.01)
+                return None
+
+            def node_life_probe(seq):
+                """A node joining then leaving, as a fleet sees it: its Node object, then its
+                drivers' ResourceSlices (new pools), then the slices and the Node deleted; the
+                seconds from each put or delete to /debug/nodes/{name} showing it."""
+                name = "probe-node-%d" % seq
+                n = copy.deepcopy(cluster.probe_node)
+                n["metadata"]["name"] = name
+                n["metadata"].pop("uid", None)
+                n["metadata"].setdefault("labels", {})["kubernetes.io/hostname"] = name
+                slices = []
+                for k, s in enumerate(cluster.probe_slices):
+                    s = copy.deepcopy(s)
+                    s["metadata"]["name"] = "%s-%d" % (name, k)
+                    s["metadata"].pop("uid", None)
+                    s["metadata"].pop("ownerReferences", None)
+                    s["spec"]["nodeName"] = name
+                    s["spec"]["pool"]["name"] = name
+                    slices.append(s)
+                devices = sum(len(s["spec"].get("devices") or []) for s in slices)
+                out = {}
+                t = time.monotonic()
+                api.put(n)
+                out["add"] = wait_for(name, lambda st: st is not None)
+                time.sleep(1.0)
+                api.put(*slices)
+                out["slices"] = wait_for(name, lambda st: st == devices)
+                time.sleep(1.0)
+                for s in slices:
+                    api.delete("ResourceSlice", s["metadata"]["name"])
+                api.delete("Node", name)
+                out["remove"] = wait_for(name, lambda st: st is None)
+                return out
+
             layout_builds0 = len(build_lags(rf.stderr()))
             slice_lags, node_lags = [], []
             for _ in range(5):
@@ -798,9 +853,19 @@ def churn(a, tmp):
                 slice_lags.append(layout_probe("slice"))
                 time.sleep(1.0)
                 node_lags.append(layout_probe("node"))
-            layout_store = build_lags(rf.stderr())[layout_builds0:]
-            layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:])
-            patched_builds = build_layouts(rf.stderr())[layout_builds0:].count("patched")
+            layout_builds1 = len(build_lags(rf.stderr()))
+            life = []
+            for k in range(3):
+                time.sleep(1.0)
+                life.append(node_life_probe(k))
+            life_builds1 = len(build_lags(rf.stderr()))
+            layout_store = build_lags(rf.stderr())[layout_builds0:layout_builds1]
+            layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:layout_builds1])
+            patched_builds = build_layouts(rf.stderr())[layout_builds0:layout_builds1].count(
+                "patched")
+            life_build_ms = sorted(build_times(rf.stderr())[layout_builds1:life_builds1])
+            life_patched = build_layouts(rf.stderr())[layout_builds1:life_builds1].count(
+                "patched")
             h0 = wb.filter_histogram(rf.url)
             idle = wb.measure(client, target, names, a.seconds)
             h1 = wb.filter_histogram(rf.url)
@@ -884,6 +949,14 @@ def churn(a, tmp):
               "layout patched); railfit's part (lagMs) median %.0f ms" % (
                   layout_build_ms[len(layout_build_ms) // 2], layout_build_ms[-1],
                   len(layout_build_ms), patched_builds, sorted(layout_store)[len(layout_store) // 2]))
+    print("a node joining and leaving while idle (put or deleted -> /debug/nodes/{name} shows "
+          "it): its Node object %s; its ResourceSlices (new pools) %s; slices and Node deleted "
+          "%s" % (lagstr([x["add"] for x in life]), lagstr([x["slices"] for x in life]),
+                  lagstr([x["remove"] for x in life])))
+    if life_build_ms:
+        print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
+              "layout patched)" % (life_build_ms[len(life_build_ms) // 2], life_build_ms[-1],
+                                   len(life_build_ms), life_patched))
     if not alive:
         print("railfit exited during the run")
         return 1
