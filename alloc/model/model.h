@@ -119,6 +119,11 @@ struct rf_pool {
 	/* a view of the pool built for one node (model-pool-view.c): its devices are those the
 	 * node sees, whatever the slices' node selection says */
 	bool node_view;
+	/* the layout that built it (a process-wide stamp, rf_cluster_build_next): a pool a patch
+	 * shares keeps it, one it replaces gets the patch's. A remembered verdict reading a pinned
+	 * device keys on it (alloc/memo.c). Not set on a node's views (the node's rev covers
+	 * them). */
+	uint64_t rev;
 };
 
 /**
@@ -152,6 +157,11 @@ struct rf_node {
 	/* its network block and spine: the value of the first of groups.blockLabels (spineLabels)
 	 * it carries (borrowed from its labels), NULL when none */
 	const char *block, *spine;
+	/* the layout that built it (a process-wide stamp, rf_cluster_build_next): a node a patch
+	 * shares, or copies with equal labels and annotations, keeps it; one it rebuilds gets the
+	 * patch's. Remembered verdicts (alloc/memo.h) key on it: an equal rev means the same
+	 * pools, devices and derived facts. */
+	uint64_t rev;
 };
 
 /** What a generation's pods and claims use of a node (see struct rf_dev_use). */
