@@ -458,7 +458,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 			patched = 2; /* relink them all, below */
 		} else if (r < 0) {
 			goto fail;
-		} else if (!(c->memo = memo_carries(c, prev, patched)
+		} else if (!(c->memo = memo_carries(c, prev, patched) && !objs->fresh_memo
 					       ? rf_memo_ref(prev->memo)
 					       : rf_memo_new(c->n_nodes, MEMO_SHAPES))) {
 			r = -ENOMEM;

@@ -293,6 +293,10 @@ struct rf_cluster_objects {
 	/* the layout built in full where rf_cluster_build_next() would patch the previous one
 	 * (what a Node, slice or class change cost before; benchmarks and tests) */
 	bool full_layout;
+	/* remembered verdicts start a new table where rf_cluster_build_next() would carry the
+	 * previous generation's (what the first filter after a slice or Node label change cost
+	 * before; benchmarks) */
+	bool fresh_memo;
 };
 
 struct rf_cluster;
