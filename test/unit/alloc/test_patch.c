@@ -1162,7 +1162,9 @@ judge_all(const struct rf_cluster *g, const struct rf_cluster *prev, const struc
 		/* the full build decides the same */
 		ck_assert_int_eq(e->verdict, ef->verdict);
 		ck_assert_int_eq(e->score, ef->score);
-		same_str(e->reasons[0], ef->reasons[0], "reason");
+		ck_assert_uint_eq(e->n_reasons, ef->n_reasons);
+		for (size_t k = 0; k < e->n_reasons; k++)
+			same_str(e->reasons[k], ef->reasons[k], "reason");
 		ck_assert_uint_eq(e->predicted.n, ef->predicted.n);
 		for (size_t k = 0; k < e->predicted.n; k++)
 			same_str(e->predicted.picks[k].dev->name, ef->predicted.picks[k].dev->name,
@@ -1424,7 +1426,7 @@ START_TEST(test_memo_patch_judges_touched_node_again)
 	enum rf_verdict before = e->verdict;
 	char before_msg[RF_REASON_LEN];
 	ck_assert_int_eq(rf_evaluate_node(g1, &d, z, false, e), 0);
-	snprintf(before_msg, sizeof(before_msg), "%s", e->reasons[0]);
+	snprintf(before_msg, sizeof(before_msg), "%s", e->n_reasons ? e->reasons[0] : "");
 	rf_demand_release(&d);
 
 	size_t s = slice_of(&w, x, "gpu.nvidia.com");
@@ -1490,6 +1492,7 @@ START_TEST(test_memo_patch_judges_touched_node_again)
 		snprintf(want, sizeof(want), "claim ml/pend-1 is already allocated on node %s", x);
 		ck_assert_str_eq(before_msg, want);
 		snprintf(want, sizeof(want), "claim ml/pend-1 is already allocated on node %s", z);
+		ck_assert_uint_gt(e->n_reasons, 0);
 		ck_assert_str_eq(e->reasons[0], want);
 	}
 	rf_demand_release(&d);
