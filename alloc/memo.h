@@ -3,7 +3,7 @@
  * next as long as the node's state (its usage fingerprint and rev: the layout that built it)
  * and the group's rails elsewhere are the same. The table carries along a chain of generations
  * with one layout or patched layouts (rf_cluster_build_next decides when): a node a patch
- * rebuilds has a new rev, so only its verdicts are judged again. Failure messages name the
+ * makes anew has a new rev, so only its verdicts are judged again. Failure messages name the
  * pod's claims: they are reused only for the same claims.
  *
  * A shape is the canonical text of everything in a demand that the per-node decision reads

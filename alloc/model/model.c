@@ -297,29 +297,20 @@ refresh_ready(struct rf_cluster *c)
 	return 0;
 }
 
-/* A patched layout: the nodes it rebuilt and the pools it replaced are its own (built by it,
- * nobody reads them yet); the others, shared or copied with equal labels and annotations,
- * keep their rev. */
-static int
-stamp_patched(struct rf_cluster *c)
+/* A patched layout: the nodes and pools it made (its own structs, nobody reads them yet) get its
+ * stamp: those it rebuilt or replaced, and the nodes it copied to point at a new object with equal
+ * labels and annotations (their status may differ, and a demand for extended resources reads
+ * status.allocatable). Those it shares with prev keep their rev. */
+static void
+stamp_patched(struct rf_cluster *c, const struct rf_cluster *prev)
 {
-	unsigned char *pools = calloc(c->n_pools + 1, 1), *nodes = calloc(c->n_nodes + 1, 1);
-	if (!pools || !nodes) {
-		free(pools);
-		free(nodes);
-		return -ENOMEM;
-	}
-	rf_model_patch_touched(c, pools, nodes);
 	uint64_t rev = next_stamp();
 	for (size_t i = 0; i < c->n_nodes; i++)
-		if (nodes[i])
+		if (i >= prev->n_nodes || c->nodes[i] != prev->nodes[i])
 			c->nodes[i]->rev = rev;
 	for (size_t i = 0; i < c->n_pools; i++)
-		if (pools[i])
+		if (i >= prev->n_pools || c->pools[i] != prev->pools[i])
 			c->pools[i]->rev = rev;
-	free(pools);
-	free(nodes);
-	return 0;
 }
 
 /* The same node at every index, by name: what remembered verdicts are indexed by. */
@@ -353,9 +344,9 @@ same_classes(const struct rf_cluster *c, const struct rf_cluster *prev)
  * lives). A verdict is keyed by the node's usage fingerprint, its rev, the group's rails
  * elsewhere and its place against the group (alloc/memo.c), and the demand's shape, which names
  * pinned devices with their pool's rev. With the same layout that is all it reads. A patched
- * layout (patched 1: prev's table, the claims it touched relinked into it) rebuilds the nodes
- * and pools it touches, with new revs, and shares the rest with their revs, devices and gidx:
- * so an untouched node reads what it read before, but for
+ * layout (patched 1: prev's table, the claims it touched relinked into it) makes new structs
+ * of the nodes and pools it touches, with new revs, and shares the rest with their revs, devices
+ * and gidx: so an untouched node reads what it read before, but for
  *   - the node at each index: a patch keeps them today; one that adds or removes nodes and
  *     remaps indexes must start a new table (checked here, whoever patches them);
  *   - the DeviceClasses: selector results and the classes requests name are keyed by nothing,
@@ -445,8 +436,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 			   : build_layout(c, objs)) < 0 ||
 	    (reuse && (r = refresh_ready(c)) < 0))
 		goto fail;
-	if (patched && (r = stamp_patched(c)) < 0)
-		goto fail;
+	if (patched)
+		stamp_patched(c, prev);
 	if ((reuse || patched) && !rf_reuse_stale(prev->reuse)) {
 		/* parsed claims and pods carry over, and so do remembered verdicts where they
 		 * hold (memo_carries) */

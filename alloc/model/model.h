@@ -158,9 +158,9 @@ struct rf_node {
 	 * it carries (borrowed from its labels), NULL when none */
 	const char *block, *spine;
 	/* the layout that built it (a process-wide stamp, rf_cluster_build_next): a node a patch
-	 * shares, or copies with equal labels and annotations, keeps it; one it rebuilds gets the
-	 * patch's. Remembered verdicts (alloc/memo.h) key on it: an equal rev means the same
-	 * pools, devices and derived facts. */
+	 * shares keeps it; one it rebuilds, or copies to point at a new object, gets the patch's.
+	 * Remembered verdicts (alloc/memo.h) key on it: an equal rev means the same struct, so the
+	 * same object, pools, devices and derived facts. */
 	uint64_t rev;
 };
 

@@ -1328,7 +1328,9 @@ release_pool(struct world *w, const char *driver, const char *pool)
  * fresh evaluation (judge_all). _i 3: a pod's allocated claim holds a device of X's pool, which
  * moves to node Z under the same names and gidx: on every other node the failure message must
  * name Z, not the X a remembered one would. _i 4: the DeviceClass the pod asks for selects
- * nothing any more: a new table, every node judged again. */
+ * nothing any more: a new table, every node judged again. _i 5: Z's GPU slice changes and, in
+ * the same build, X's object but for its labels and annotations: both are judged again (X's
+ * status may say what a demand for extended resources reads). */
 START_TEST(test_memo_patch_judges_touched_node_again)
 {
 	struct world w;
@@ -1448,6 +1450,23 @@ START_TEST(test_memo_patch_judges_touched_node_again)
 		json_t *sl = copy_at(w.slices, s);
 		json_object_set_new(json_object_get(sl, "spec"), "nodeName", json_string(z));
 		put_slice(&w, s, sl);
+	} else if (_i == 5) {
+		/* Z's GPU slice tainted, and in the same build X's object changes but for its
+		 * labels and annotations (its status): X is copied, pointing at the new object */
+		size_t zs = slice_of(&w, z, "gpu.nvidia.com");
+		json_t *sl = copy_at(w.slices, zs);
+		json_t *devs = json_object_get(json_object_get(sl, "spec"), "devices");
+		for (size_t k = 0; k < json_array_size(devs); k++)
+			json_object_set_new(json_array_get(devs, k), "taints",
+					    json_pack("[{s:s,s:s}]", "key", "test.railfit.io/down",
+						      "effect", "NoSchedule"));
+		put_slice(&w, zs, sl);
+		size_t xi = node_object(&w, x);
+		json_t *nj = copy_at(w.nodes, xi);
+		json_object_set_new(
+			nj, "status",
+			json_pack("{s:{s:s}}", "allocatable", "example.com/thing", "1"));
+		set_array(&w.nodes, replaced(w.nodes, xi, nj));
 	} else { /* the class the pod asks for selects nothing any more */
 		size_t k = 0;
 		while (strcmp(meta_str(json_array_get(w.classes, k), "name"), "gpu.nvidia.com"))
@@ -1472,11 +1491,13 @@ START_TEST(test_memo_patch_judges_touched_node_again)
 	ck_assert_int_eq(rf_demand_resolve(g2, pod, &d), 0);
 	ck_assert_int_eq(rf_evaluate_node(g2, &d, x, false, e), 0);
 	if (_i != 3) {
-		ck_assert_int_ne(e->verdict, before);
+		if (_i != 5)
+			ck_assert_int_ne(e->verdict, before);
 		for (size_t i = 0; i < rf_cluster_n_nodes(g2); i++) {
 			const char *name = rf_cluster_node_at(g2, i)->name;
-			ck_assert_msg(hit[i] == (_i != 4 && strcmp(name, x) != 0),
-				      "node %s: remembered %d", name, hit[i]);
+			bool judged = _i == 4 || strcmp(name, x) == 0 ||
+				      (_i == 5 && strcmp(name, z) == 0);
+			ck_assert_msg(hit[i] == !judged, "node %s: remembered %d", name, hit[i]);
 		}
 	} else {
 		/* Z: the device's node now; the message names it (the shape is a new one) */
@@ -1522,7 +1543,7 @@ patch_suite(void)
 	suite_add_tcase(s, usage);
 	TCase *memo = tcase_create("memo");
 	tcase_set_timeout(memo, 120);
-	tcase_add_loop_test(memo, test_memo_patch_judges_touched_node_again, 0, 5);
+	tcase_add_loop_test(memo, test_memo_patch_judges_touched_node_again, 0, 6);
 	tcase_add_loop_test(memo, test_memo_across_patched_layouts, 0, 3);
 	suite_add_tcase(s, memo);
 	return s;
