@@ -2,6 +2,7 @@
 #include "alloc/memo.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -19,6 +20,7 @@
 struct record {
 	struct rf_judgement j; /* owned: filter_msg of a failure, msg of a selector error */
 	uint64_t node_fp;      /* the node's usage fingerprint (struct rf_node_use) */
+	uint64_t node_rev;     /* the layout that built the node (struct rf_node) */
 	uint64_t group_rails;
 	uint64_t ident; /* the identity (pod's claims) the message names, 0 when none */
 	struct record *retired_next;
@@ -194,13 +196,13 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 }
 
 bool
-rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
-	       uint64_t ident, bool need_msg, struct rf_judgement *ret)
+rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
+	       uint64_t group_rails, uint64_t ident, bool need_msg, struct rf_judgement *ret)
 {
 	if (!s || idx >= s->n)
 		return false;
 	const struct record *e = atomic_load_explicit(&s->entries[idx], memory_order_acquire);
-	if (!e || e->node_fp != node_fp || e->group_rails != group_rails)
+	if (!e || e->node_fp != node_fp || e->node_rev != node_rev || e->group_rails != group_rails)
 		return false;
 	if (need_msg && (e->j.msg || e->j.filter_msg) && (!ident || e->ident != ident))
 		return false;
@@ -258,15 +260,17 @@ rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 }
 
 void
-rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
-	      uint64_t ident, const struct rf_demand *d, const struct rf_node_eval *e)
+rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
+	      uint64_t group_rails, uint64_t ident, const struct rf_demand *d,
+	      const struct rf_node_eval *e)
 {
 	if (!s || idx >= s->n)
 		return;
 	if (!ident && (e->verdict != RF_VERDICT_PASS || e->cel_error))
 		return; /* a message for claims the shape keeps no identity for */
 	struct record *old = atomic_load_explicit(&s->entries[idx], memory_order_acquire);
-	if (old && old->node_fp == node_fp && old->group_rails == group_rails &&
+	if (old && old->node_fp == node_fp && old->node_rev == node_rev &&
+	    old->group_rails == group_rails &&
 	    (old->ident == ident || (!old->j.msg && !old->j.filter_msg)))
 		return; /* someone else remembered it */
 	struct rf_memo_pick tmp[RF_MAX_PICKS];
@@ -280,6 +284,7 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t gr
 	r->j.picks = r->picks;
 	r->j.msg = r->j.filter_msg = NULL;
 	r->node_fp = node_fp;
+	r->node_rev = node_rev;
 	r->group_rails = group_rails;
 	r->ident = ident;
 	r->retired_next = NULL;
@@ -403,7 +408,9 @@ put_claim_spec(struct text *t, const struct rf_claim *cl)
 	}
 }
 
-/* An allocated claim fixes devices and a node: its allocation is part of the shape. */
+/* An allocated claim fixes devices and a node: its allocation is part of the shape, each device
+ * with its pool's rev (a patched layout may rebuild it under the same names and gidx while the
+ * verdicts on other nodes, which read it, are kept: see rf_pool.rev). */
 static void
 put_pinned(struct text *t, const struct rf_claim *cl)
 {
@@ -416,7 +423,8 @@ put_pinned(struct text *t, const struct rf_claim *cl)
 		put_str(t, ar->driver);
 		put_str(t, ar->pool);
 		put_str(t, ar->device);
-		put(t, "%u|", ar->dev ? ar->dev->gidx + 1 : 0);
+		put(t, "%u,%" PRIu64 "|", ar->dev ? ar->dev->gidx + 1 : 0,
+		    ar->dev ? ar->dev->pool->rev : 0);
 	}
 }
 
@@ -531,7 +539,8 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		 * group does not: not the same judgement for the same shape */
 		if (d->group[0] && !rails)
 			fp ^= 0xd1b54a32d192ed03ULL;
-		if (rf_memo_lookup(ctx->shape, n->idx, fp, rails, ctx->ident, need_msg, ret))
+		if (rf_memo_lookup(ctx->shape, n->idx, fp, n->rev, rails, ctx->ident, need_msg,
+				   ret))
 			return 0;
 	}
 	int r = rf_evaluate_node_work(ctx->cluster, d, node_name, false, &scratch->work,
@@ -539,7 +548,7 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	if (r < 0)
 		return r;
 	if (n)
-		rf_memo_store(ctx->shape, n->idx, fp, rails, ctx->ident, d, &scratch->eval);
+		rf_memo_store(ctx->shape, n->idx, fp, n->rev, rails, ctx->ident, d, &scratch->eval);
 	rf_judgement_from_eval(d, &scratch->eval, scratch->picks, ret);
 	return 0;
 }

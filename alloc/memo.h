@@ -1,7 +1,10 @@
 /* Verdicts of one generation's nodes, remembered per demand shape (issue 9): the pods of one job
  * ask for the same thing, so a node's verdict and score computed for one of them hold for the
- * next as long as the node's state (the generation) and the group's rails elsewhere are the
- * same. Failure messages name the pod's claims: they are reused only for the same claims.
+ * next as long as the node's state (its usage fingerprint and rev: the layout that built it)
+ * and the group's rails elsewhere are the same. The table carries along a chain of generations
+ * with one layout or patched layouts (rf_cluster_build_next decides when): a node a patch
+ * makes anew has a new rev, so only its verdicts are judged again. Failure messages name the
+ * pod's claims: they are reused only for the same claims.
  *
  * A shape is the canonical text of everything in a demand that the per-node decision reads
  * (requests, selectors, constraints, pinned allocations, min-alignment, bandwidth), claim
@@ -48,7 +51,7 @@ struct rf_judgement {
 	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
 };
 
-/** The table of a chain of generations with one layout (rf_cluster_build_next); at most
+/** The table of a chain of generations (rf_cluster_build_next); at most
  * `shapes` shapes are kept (least recently used go). Reference counted. */
 struct rf_memo *rf_memo_new(size_t n_nodes, size_t shapes);
 struct rf_memo *rf_memo_ref(struct rf_memo *m);
@@ -72,18 +75,20 @@ void rf_memo_shape_put(struct rf_memo_shape *s);
 uint64_t rf_memo_ident(struct rf_memo_shape *s, const char *ident);
 
 /**
- * A remembered judgement of node `idx` whose usage fingerprint is node_fp (rf_node_use), with
- * the group's rails elsewhere `group_rails`. A failure message is only reused for the same
- * identity (rf_memo_ident), unless need_msg is false.
+ * A remembered judgement of node `idx` whose usage fingerprint is node_fp (rf_node_use) and
+ * whose rev is node_rev (struct rf_node), with the group's rails elsewhere `group_rails`. A
+ * failure message is only reused for the same identity (rf_memo_ident), unless need_msg is
+ * false.
  * @return true and *ret (pointing into the shape: valid while it is referenced), or false.
  */
-bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
-		    uint64_t ident, bool need_msg, struct rf_judgement *ret);
+bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
+		    uint64_t group_rails, uint64_t ident, bool need_msg, struct rf_judgement *ret);
 
 /** Remember an evaluation (not one with a release set, not explain); it replaces what the node
- * had for another fingerprint, rails or identity. */
-void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t group_rails,
-		   uint64_t ident, const struct rf_demand *d, const struct rf_node_eval *e);
+ * had for another fingerprint, rev, rails or identity. */
+void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
+		   uint64_t group_rails, uint64_t ident, const struct rf_demand *d,
+		   const struct rf_node_eval *e);
 
 /** The failure message as filter sends it: "railfit: " + reason, with '%' (kube-scheduler
  * formats Error with fmt.Errorf) replaced by ' '. malloc'd; NULL on OOM. */

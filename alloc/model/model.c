@@ -29,6 +29,16 @@
 
 static int index_node_names(struct rf_cluster *c);
 
+/* What a node's or pool's rev is (model.h): a stamp per layout built, process-wide, so that no
+ * two layouts share one whichever generations they were built from. */
+static atomic_uint_fast64_t layout_stamps;
+
+static uint64_t
+next_stamp(void)
+{
+	return (uint64_t)atomic_fetch_add(&layout_stamps, 1) + 1;
+}
+
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 {
@@ -218,6 +228,11 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	}
 	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
+	uint64_t rev = next_stamp(); /* every node and pool is this layout's */
+	for (size_t i = 0; i < c->n_nodes; i++)
+		c->nodes[i]->rev = rev;
+	for (size_t i = 0; i < c->n_pools; i++)
+		c->pools[i]->rev = rev;
 	l->warnings = c->warnings;
 	l->n_warnings = c->n_warnings;
 	return 0;
@@ -280,6 +295,72 @@ refresh_ready(struct rf_cluster *c)
 			c->node_ready[nd->idx] = rf_model_node_ready(nj);
 	}
 	return 0;
+}
+
+/* A patched layout: the nodes and pools it made (its own structs, nobody reads them yet) get its
+ * stamp: those it rebuilt or replaced, and the nodes it copied to point at a new object with equal
+ * labels and annotations (their status may differ, and a demand for extended resources reads
+ * status.allocatable). Those it shares with prev keep their rev. */
+static void
+stamp_patched(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	uint64_t rev = next_stamp();
+	for (size_t i = 0; i < c->n_nodes; i++)
+		if (i >= prev->n_nodes || c->nodes[i] != prev->nodes[i])
+			c->nodes[i]->rev = rev;
+	for (size_t i = 0; i < c->n_pools; i++)
+		if (i >= prev->n_pools || c->pools[i] != prev->pools[i])
+			c->pools[i]->rev = rev;
+}
+
+/* The same node at every index, by name: what remembered verdicts are indexed by. */
+static bool
+same_node_indexes(const struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	if (c->n_nodes != prev->n_nodes)
+		return false;
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const char *a = c->nodes[i]->name, *b = prev->nodes[i]->name;
+		if (a != b && strcmp(a, b) != 0)
+			return false;
+	}
+	return true;
+}
+
+static bool
+same_classes(const struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	size_t n = json_array_size(c->objs.classes);
+	if (n != json_array_size(prev->objs.classes))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_get(c->objs.classes, i) != json_array_get(prev->objs.classes, i))
+			return false;
+	return true;
+}
+
+/* Whether the previous generation's remembered verdicts hold for c (it shares prev's table of
+ * claims and pods: a node's usage fingerprint names claims by address, unique while the table
+ * lives). A verdict is keyed by the node's usage fingerprint, its rev, the group's rails
+ * elsewhere and its place against the group (alloc/memo.c), and the demand's shape, which names
+ * pinned devices with their pool's rev. With the same layout that is all it reads. A patched
+ * layout (patched 1: prev's table, the claims it touched relinked into it) makes new structs
+ * of the nodes and pools it touches, with new revs, and shares the rest with their revs, devices
+ * and gidx: so an untouched node reads what it read before, but for
+ *   - the node at each index: a patch keeps them today; one that adds or removes nodes and
+ *     remaps indexes must start a new table (checked here, whoever patches them);
+ *   - the DeviceClasses: selector results and the classes requests name are keyed by nothing,
+ *     so any change starts a new table.
+ * Replaced judgements are kept until the table goes: past MEMO_RETIRED_MAX per node a chain
+ * starts a new one (entries a patch made stale count when they are replaced, as any other). */
+static bool
+memo_carries(const struct rf_cluster *c, const struct rf_cluster *prev, int patched)
+{
+	if (rf_memo_retired(prev->memo) >= MEMO_RETIRED_MAX * c->n_nodes)
+		return false;
+	if (!patched)
+		return true;
+	return patched == 1 && same_node_indexes(c, prev) && same_classes(c, prev);
 }
 
 bool
@@ -355,22 +436,23 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 			   : build_layout(c, objs)) < 0 ||
 	    (reuse && (r = refresh_ready(c)) < 0))
 		goto fail;
+	if (patched)
+		stamp_patched(c, prev);
 	if ((reuse || patched) && !rf_reuse_stale(prev->reuse)) {
-		/* parsed claims and pods carry over, and so do remembered verdicts: a node's hold
-		 * while its usage fingerprint is the same (claim addresses are part of it, and
-		 * they are unique while the reuse table lives) */
+		/* parsed claims and pods carry over, and so do remembered verdicts where they
+		 * hold (memo_carries) */
 		c->reuse = rf_reuse_ref(prev->reuse);
-		c->memo = !patched && rf_memo_retired(prev->memo) < MEMO_RETIRED_MAX * c->n_nodes
-				  ? rf_memo_ref(prev->memo)
-				  : rf_memo_new(c->n_nodes, MEMO_SHAPES);
-		if (!c->memo)
-			goto fail;
 		/* on a patched layout the claims pointing at what changed are relinked */
 		if (patched && (r = rf_model_patch_claims(c, prev)) == -EAGAIN) {
 			rf_reuse_unref(c->reuse);
 			c->reuse = NULL;
 			patched = 2; /* relink them all, below */
 		} else if (r < 0) {
+			goto fail;
+		} else if (!(c->memo = memo_carries(c, prev, patched) && !objs->fresh_memo
+					       ? rf_memo_ref(prev->memo)
+					       : rf_memo_new(c->n_nodes, MEMO_SHAPES))) {
+			r = -ENOMEM;
 			goto fail;
 		}
 	}

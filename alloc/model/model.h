@@ -119,6 +119,11 @@ struct rf_pool {
 	/* a view of the pool built for one node (model-pool-view.c): its devices are those the
 	 * node sees, whatever the slices' node selection says */
 	bool node_view;
+	/* the layout that built it (a process-wide stamp, rf_cluster_build_next): a pool a patch
+	 * shares keeps it, one it replaces gets the patch's. A remembered verdict reading a pinned
+	 * device keys on it (alloc/memo.c). Not set on a node's views (the node's rev covers
+	 * them). */
+	uint64_t rev;
 };
 
 /**
@@ -152,6 +157,11 @@ struct rf_node {
 	/* its network block and spine: the value of the first of groups.blockLabels (spineLabels)
 	 * it carries (borrowed from its labels), NULL when none */
 	const char *block, *spine;
+	/* the layout that built it (a process-wide stamp, rf_cluster_build_next): a node a patch
+	 * shares keeps it; one it rebuilds, or copies to point at a new object, gets the patch's.
+	 * Remembered verdicts (alloc/memo.h) key on it: an equal rev means the same struct, so the
+	 * same object, pools, devices and derived facts. */
+	uint64_t rev;
 };
 
 /** What a generation's pods and claims use of a node (see struct rf_dev_use). */
@@ -283,6 +293,10 @@ struct rf_cluster_objects {
 	/* the layout built in full where rf_cluster_build_next() would patch the previous one
 	 * (what a Node, slice or class change cost before; benchmarks and tests) */
 	bool full_layout;
+	/* remembered verdicts start a new table where rf_cluster_build_next() would carry the
+	 * previous generation's (what the first filter after a slice or Node label change cost
+	 * before; benchmarks) */
+	bool fresh_memo;
 };
 
 struct rf_cluster;

@@ -520,6 +520,89 @@ class LiveFaults(unittest.TestCase):
             path = "/debug/explain/%s/%s" % (md.get("namespace", "default"), md["name"])
             self.assertEqual(http_get(rf, path), http_get(fresh, path), path)
 
+    def test_filter_remembered_across_layout_events(self):
+        """Filter and prioritize remember verdicts per node (alloc/memo.h), and a patched layout
+        keeps them for the nodes an event did not touch: after a ResourceSlice event (every
+        device of one node's GPU slice tainted) and a Node label event (another node's block),
+        every answer equals explain's and a railfit started afresh on the same objects, and the
+        tainted node's verdict changed."""
+        self.api.put({"kind": "ResourceClaim", "apiVersion": "resource.k8s.io/v1",
+                      "metadata": {"name": "memo-c", "namespace": "t", "uid": "memo-c"},
+                      "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                          "deviceClassName": "gpu.nvidia.com", "count": 1}}]}}})
+        pod = {"metadata": {"name": "memo-p", "namespace": "t", "uid": "memo-p",
+                            "labels": {"batch.kubernetes.io/job-name": "memo"}},
+               "spec": {"resourceClaims": [{"name": "c", "resourceClaimName": "memo-c"}]}}
+        # X: a node whose GPU slice no claim holds a device of (allocations dropped), so that
+        # its usage fingerprint stays the same through the event: only the node's rev tells
+        objs = self.api.state()["objects"]
+        sl = next(o for o in objs["resourceslices"]
+                  if o["spec"].get("driver") == "gpu.nvidia.com" and o["spec"].get("devices")
+                  and o["spec"].get("nodeName"))
+        x = sl["spec"]["nodeName"]
+        for c in objs["resourceclaims"]:
+            res = (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
+                "results") or []
+            if any(r.get("driver") == "gpu.nvidia.com" and r.get("pool") == sl["spec"]["pool"]
+                   ["name"] for r in res):
+                c = json.loads(json.dumps(c))
+                del c["status"]
+                self.api.put(c)
+        rf = self.start()
+        objs = self.api.state()["objects"]
+        names = sorted(o["metadata"]["name"] for o in objs["nodes"])
+
+        def answers(r):
+            c = r.client()
+            res = c.filter(pod, names)
+            scores = dict(c.prioritize(pod, names))
+            got = {n: (res.status(n), res.failed.get(n) or res.unresolvable.get(n), scores[n])
+                   for n in names}
+            ex = c.post_raw("/debug/explain", json.dumps(pod).encode()).json()
+            for e in ex["nodes"]:
+                want = e["verdict"]
+                status, msg, score = got[e["node"]]
+                self.assertEqual(status, {"fail": "unschedulable"}.get(want, want), e)
+                if want == "pass":
+                    self.assertEqual(score, e["score"], e)
+                else:
+                    self.assertEqual((score, msg),
+                                     (0, "railfit: " + e["reasons"][0].replace("%", " ")), e)
+            return got
+
+        before = answers(rf)
+        self.assertEqual(answers(rf), before)  # remembered
+        y = next(n for n in names if n != x)
+        sl = json.loads(json.dumps(sl))
+        for d in sl["spec"]["devices"]:
+            d["taints"] = [{"key": "test.railfit.io/down", "effect": "NoSchedule"}]
+        node = json.loads(json.dumps(next(o for o in objs["nodes"]
+                                          if o["metadata"]["name"] == y)))
+        node["metadata"].setdefault("labels", {})["network.topology.kubernetes.io/block"] = "b7"
+        self.api.put(sl)
+        self.api.put(node)
+        converge(self, self.api, rf)
+
+        def shown(r):
+            sx, bx = http_get(r, "/debug/nodes/%s" % x)
+            sy, by = http_get(r, "/debug/nodes/%s" % y)
+            return sx == 200 and sy == 200 and all(
+                d.get("taints") for d in bx.get("devices") or []
+                if d.get("driver", "gpu.nvidia.com") == "gpu.nvidia.com"
+                and d.get("kind") == "gpu") and (
+                    (by.get("network") or {}).get("block") == "b7")
+
+        deadline = time.monotonic() + 20 * SLOW
+        while not shown(rf) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(shown(rf), "the events never showed in /debug/nodes")
+        after = answers(rf)
+        self.assertEqual(before[x][0], "pass")
+        self.assertNotEqual(after[x][0], "pass", after[x])
+        self.assertEqual(answers(rf), after)  # remembered
+        fresh = self.start()
+        self.assertEqual(answers(fresh), after)
+
     def test_very_short_watches_back_off(self):
         """A server that ends every watch at once without events: railfit backs off (client-go's
         0.8 s doubling, with relists), it does not spin."""

@@ -56,7 +56,7 @@ judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judg
 	ck_assert_int_eq(rf_judge_begin(f->c, &d, &ctx), 0);
 	ck_assert_ptr_nonnull(ctx.shape);
 	const struct rf_node *n = rf_cluster_node(f->c, node);
-	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, rf_node_use(f->c, n)->fp, 0, ctx.ident,
+	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, rf_node_use(f->c, n)->fp, n->rev, 0, ctx.ident,
 				  need_msg, &probe);
 	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, scratch, &ret->j), 0);
 	/* the failure message as filter sends it, remembered or not */
@@ -198,10 +198,10 @@ START_TEST(test_memo_keyed_by_group_rails)
 	struct rf_judge_scratch *e = malloc(sizeof(*e));
 	ck_assert_int_eq(rf_judge_node(&ctx, "a", true, e, &j), 0);
 	const struct rf_node *a = rf_cluster_node(f.c, "a");
-	ck_assert(
-		rf_memo_lookup(ctx.shape, a->idx, rf_node_use(f.c, a)->fp, 0, ctx.ident, true, &j));
-	ck_assert(!rf_memo_lookup(ctx.shape, a->idx, rf_node_use(f.c, a)->fp, 1, ctx.ident, true,
-				  &j));
+	ck_assert(rf_memo_lookup(ctx.shape, a->idx, rf_node_use(f.c, a)->fp, a->rev, 0, ctx.ident,
+				 true, &j));
+	ck_assert(!rf_memo_lookup(ctx.shape, a->idx, rf_node_use(f.c, a)->fp, a->rev, 1, ctx.ident,
+				  true, &j));
 	/* a node that is not in the cache is never remembered, and fails */
 	ck_assert_int_eq(rf_judge_node(&ctx, "nosuch", true, e, &j), 0);
 	ck_assert_int_eq(j.verdict, RF_VERDICT_FAIL);

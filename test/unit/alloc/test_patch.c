@@ -9,8 +9,11 @@
 
 #include <check.h>
 
+#include "alloc/demand.h"
+#include "alloc/evaluate.h"
 #include "alloc/explain.h"
 #include "alloc/gen/gen_cluster.h"
+#include "alloc/memo.h"
 #include "alloc/model/json_get.h"
 #include "alloc/model/model.h"
 #include "alloc/model/slice.h"
@@ -1204,6 +1207,460 @@ START_TEST(test_patched_usage_by_difference)
 }
 END_TEST
 
+/* ---- remembered verdicts across patched layouts (alloc/memo.c) ---- */
+
+/* The judgement as filter (or prioritize) sends it equals the fresh evaluation e of the same
+ * generation: verdict, score, flags, message, and the same devices predicted. */
+static void
+same_judgement(const struct rf_demand *d, const struct rf_judgement *j, bool filter,
+	       const struct rf_node_eval *e, const char *node)
+{
+	struct rf_memo_pick picks[RF_MAX_PICKS];
+	struct rf_judgement f;
+	rf_judgement_from_eval(d, e, picks, &f);
+	ck_assert_msg(j->verdict == f.verdict && j->score == f.score, "node %s: %d/%d vs %d/%d",
+		      node, j->verdict, j->score, f.verdict, f.score);
+	ck_assert_int_eq(j->cel_error, f.cel_error);
+	ck_assert_int_eq(j->scheduler_crash, f.scheduler_crash);
+	ck_assert_int_eq(j->has_predicted, f.has_predicted);
+	ck_assert_int_eq(j->level_applies, f.level_applies);
+	ck_assert_int_eq(j->level, f.level);
+	if (filter && (j->verdict != RF_VERDICT_PASS || j->cel_error)) {
+		/* what keep_result() (server/verbs.c) sends */
+		char *got = j->filter_msg ? NULL : rf_filter_message(j->msg ? j->msg : "");
+		char *want = rf_filter_message(f.msg ? f.msg : "");
+		ck_assert_msg(strcmp(j->filter_msg ? j->filter_msg : got, want) == 0,
+			      "node %s: %s vs %s", node, j->filter_msg ? j->filter_msg : got, want);
+		if (j->cel_error)
+			same_str(j->msg, f.msg, "selector error");
+		free(got);
+		free(want);
+	}
+	ck_assert_uint_eq(j->n_picks, f.n_picks);
+	for (size_t i = 0; i < j->n_picks; i++) {
+		ck_assert_uint_eq(j->picks[i].claim, f.picks[i].claim);
+		ck_assert_int_eq(j->picks[i].pinned, f.picks[i].pinned);
+		ck_assert_ptr_eq(j->picks[i].dev, f.picks[i].dev); /* this generation's device */
+		ck_assert(j->picks[i].fp == f.picks[i].fp);
+	}
+}
+
+struct memo_counts {
+	unsigned judged, remembered;
+	unsigned rebuilt;      /* judged on a node the patch rebuilt (its rev changed) */
+	unsigned carried_kept; /* remembered on an untouched node of a patched layout */
+};
+
+/* Every node of g judged through its memo for the pod, for filter then prioritize, each
+ * judgement equal to a fresh evaluation of g and (verdict, score, message) of full, the same
+ * objects built in full. On a patched layout that carried prev's memo, a node the patch rebuilt
+ * must not be remembered the first time it is judged. ret_remembered (n_nodes entries, may be
+ * NULL): whether the filter judgement of each node was remembered. */
+static void
+judge_all(const struct rf_cluster *g, const struct rf_cluster *prev, const struct rf_cluster *full,
+	  json_t *pod, struct memo_counts *cnt, bool *ret_remembered)
+{
+	struct rf_demand d, df;
+	struct rf_judge_ctx ctx;
+	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
+	struct rf_node_eval *e = malloc(sizeof(*e)), *ef = malloc(sizeof(*ef));
+	ck_assert(scratch && e && ef);
+	ck_assert_int_eq(rf_demand_resolve(g, pod, &d), 0);
+	ck_assert_int_eq(rf_demand_resolve(full, pod, &df), 0);
+	ck_assert_int_eq(rf_judge_begin(g, &d, &ctx), 0);
+	bool carried = prev && rf_cluster_memo(prev) == rf_cluster_memo(g) &&
+		       rf_cluster_layout_patched(g) && prev != g;
+	for (size_t i = 0; i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *n = rf_cluster_node_at(g, i);
+		bool rebuilt = carried && n->rev != rf_cluster_node_at(prev, i)->rev;
+		ck_assert_int_eq(rf_evaluate_node(g, &d, n->name, false, e), 0);
+		ck_assert_int_eq(rf_evaluate_node(full, &df, n->name, false, ef), 0);
+		for (int filter = 1; filter >= 0; filter--) {
+			struct rf_judgement j;
+			ck_assert_int_eq(rf_judge_node(&ctx, n->name, filter, scratch, &j), 0);
+			/* remembered: the picks are the memo's, not the scratch's */
+			bool hit = j.picks != scratch->picks;
+			same_judgement(&d, &j, filter, e, n->name);
+			if (filter) {
+				cnt->judged++;
+				cnt->remembered += hit;
+				cnt->rebuilt += rebuilt;
+				cnt->carried_kept += carried && !rebuilt && hit;
+				ck_assert_msg(!(rebuilt && hit),
+					      "node %s: rebuilt by the patch, yet remembered",
+					      n->name);
+				if (ret_remembered)
+					ret_remembered[i] = hit;
+			}
+		}
+		/* the full build decides the same */
+		ck_assert_int_eq(e->verdict, ef->verdict);
+		ck_assert_int_eq(e->score, ef->score);
+		ck_assert_uint_eq(e->n_reasons, ef->n_reasons);
+		for (size_t k = 0; k < e->n_reasons; k++)
+			same_str(e->reasons[k], ef->reasons[k], "reason");
+		ck_assert_uint_eq(e->predicted.n, ef->predicted.n);
+		for (size_t k = 0; k < e->predicted.n; k++)
+			same_str(e->predicted.picks[k].dev->name, ef->predicted.picks[k].dev->name,
+				 "predicted device");
+	}
+	rf_judge_end(&ctx);
+	rf_demand_release(&d);
+	rf_demand_release(&df);
+	free(scratch);
+	free(e);
+	free(ef);
+}
+
+/* A pending pod of the first Job with running workers (its rail group), asking for max-spread
+ * block, with its own claim pend-g. */
+static json_t *
+group_pod(struct world *w, const char *spec)
+{
+	const char *job = NULL;
+	for (size_t i = 0; i < json_array_size(w->pods) && !job; i++) {
+		const json_t *p = json_array_get(w->pods, i);
+		if (rf_jpath(p, "spec.nodeName"))
+			job = json_string_value(json_object_get(rf_jpath(p, "metadata.labels"),
+								"batch.kubernetes.io/job-name"));
+	}
+	ck_assert_ptr_nonnull(job);
+	char buf[2048];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"pend-g\","
+		 "\"namespace\":\"ml-train\",\"uid\":\"pend-uid-g\"},\"spec\":%s}",
+		 spec);
+	add_json(w->claims, buf);
+	snprintf(buf, sizeof(buf),
+		 "{\"metadata\":{\"name\":\"pg\",\"namespace\":\"ml-train\",\"labels\":{"
+		 "\"batch.kubernetes.io/job-name\":\"%s\"},\"annotations\":{"
+		 "\"railfit.io/max-spread\":\"block\"}},\"spec\":{\"resourceClaims\":[{\"name\":"
+		 "\"c\",\"resourceClaimName\":\"pend-g\"}]}}",
+		 job);
+	json_error_t err;
+	json_t *p = json_loads(buf, 0, &err);
+	ck_assert_msg(p != NULL, "%s", err.text);
+	return p;
+}
+
+/* Random slice, Node and DeviceClass changes and claim events: on every generation every node
+ * is judged through the memo (carried across patched layouts) for pending pods, a group's
+ * among them, and must decide as a fresh evaluation and a full build do. */
+START_TEST(test_memo_across_patched_layouts)
+{
+	struct world w;
+	world_init_nodes(&w, 31 + (uint64_t)_i, 8);
+	json_t *pg = group_pod(&w, SPEC_GPU_NIC_ALIGNED);
+	json_t *egress = fixture_pod("pe", "pend-1", "\"kubernetes.io/egress-bandwidth\":\"150G\"");
+	json_t *pods[] = { w.pending[0], w.pending[1], w.pending[2], pg, egress };
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	unsigned carried = 0, patched = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (size_t k = 0; k < sizeof(pods) / sizeof(pods[0]); k++)
+		judge_all(prev, NULL, prev, pods[k], &cnt, NULL);
+	for (int step = 0, n = chain_steps(30); step < n; step++) {
+		bool layout = true;
+		unsigned what = below(&w, 10);
+		if (what < 4)
+			layout = change_slice(&w, step);
+		else if (what < 7)
+			layout = change_node(&w);
+		else if (what == 7)
+			change_class(&w, step);
+		else
+			change_claim(&w), layout = false;
+		if (layout && below(&w, 3) == 0)
+			change_claim(&w); /* coalesced with the layout's */
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		bool patch = rf_cluster_layout_patched(g) && layout;
+		patched += patch;
+		carried += patch && rf_cluster_memo(g) == rf_cluster_memo(prev);
+		for (size_t k = 0; k < sizeof(pods) / sizeof(pods[0]); k++)
+			judge_all(g, prev, full, pods[k], &cnt, NULL);
+		rf_cluster_unref(full);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	/* the carry is exercised: patched layouts kept the table, and untouched nodes their
+	 * verdicts, while rebuilt nodes were judged again */
+	ck_assert_msg(carried * 3 >= patched && carried > 0, "%u of %u patched layouts carried",
+		      carried, patched);
+	ck_assert_msg(cnt.carried_kept > 0 && cnt.rebuilt > 0, "kept %u, rebuilt %u",
+		      cnt.carried_kept, cnt.rebuilt);
+	rf_cluster_unref(prev);
+	json_decref(pg);
+	json_decref(egress);
+	world_release(&w);
+}
+END_TEST
+
+/* The index of node's slice of driver's pool. */
+static size_t
+slice_of(struct world *w, const char *node, const char *driver)
+{
+	for (size_t s = 0; s < w->n_recs; s++)
+		if (w->recs[s]->node && strcmp(w->recs[s]->node, node) == 0 &&
+		    strcmp(w->recs[s]->driver, driver) == 0)
+			return s;
+	ck_abort_msg("node %s has no %s slice", node, driver);
+	return 0;
+}
+
+/* Node i of w's objects gets labels[key] = value (annotations when ann). */
+static void
+label_node(struct world *w, size_t i, bool ann, const char *key, const char *value)
+{
+	json_t *nj = copy_at(w->nodes, i);
+	json_t *meta = json_object_get(nj, "metadata");
+	const char *what = ann ? "annotations" : "labels";
+	if (!json_is_object(json_object_get(meta, what)))
+		json_object_set_new(meta, what, json_object());
+	json_object_set_new(json_object_get(meta, what), key, json_string(value));
+	set_array(&w->nodes, replaced(w->nodes, i, nj));
+}
+
+static size_t
+node_object(struct world *w, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(w->nodes); i++)
+		if (strcmp(meta_str(json_array_get(w->nodes, i), "name"), name) == 0)
+			return i;
+	ck_abort_msg("no node %s", name);
+	return 0;
+}
+
+/* No claim holds a device of the pool any more (their allocations dropped). */
+static void
+release_pool(struct world *w, const char *driver, const char *pool)
+{
+	for (size_t i = 0; i < json_array_size(w->claims); i++) {
+		const json_t *results =
+			rf_jpath(json_array_get(w->claims, i), "status.allocation.devices.results");
+		bool on = false;
+		for (size_t r = 0; r < json_array_size(results); r++) {
+			const json_t *res = json_array_get(results, r);
+			on |= strcmp(json_string_value(json_object_get(res, "driver")), driver) ==
+				      0 &&
+			      strcmp(json_string_value(json_object_get(res, "pool")), pool) == 0;
+		}
+		if (!on)
+			continue;
+		json_t *c = copy_at(w->claims, i);
+		json_object_del(c, "status");
+		set_array(&w->claims, replaced(w->claims, i, c));
+	}
+}
+
+/* One node X changes so that its verdict for a pod changes, the layout patched: _i 0 its GPU
+ * slice taints every device, 1 its front-end bandwidth annotation lets the pod's egress fit, 2 its
+ * block label puts it where the pod's group runs (max-spread). The next generation keeps the
+ * table: every other node's judgement is remembered, X's is judged again, and each equals a
+ * fresh evaluation (judge_all). _i 3: a pod's allocated claim holds a device of X's pool, which
+ * moves to node Z under the same names and gidx: on every other node the failure message must
+ * name Z, not the X a remembered one would. _i 4: the DeviceClass the pod asks for selects
+ * nothing any more: a new table, every node judged again. _i 5: Z's GPU slice changes and, in
+ * the same build, X's object but for its labels and annotations: both are judged again (X's
+ * status may say what a demand for extended resources reads). */
+START_TEST(test_memo_patch_judges_touched_node_again)
+{
+	struct world w;
+	world_init_nodes(&w, 5, 6);
+	json_t *pod = NULL;
+	size_t n_nodes = json_array_size(w.nodes);
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *full = NULL;
+	struct rf_cluster_objects objs;
+	struct memo_counts cnt = { 0 };
+	bool *hit = calloc(n_nodes, sizeof(*hit));
+	struct rf_demand d;
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	ck_assert(hit && e);
+	if (_i == 0) {
+		pod = json_incref(w.pending[1]);
+	} else if (_i == 1) {
+		pod = fixture_pod("pe", "pend-1", "\"kubernetes.io/egress-bandwidth\":\"150G\"");
+	} else if (_i == 2) {
+		pod = group_pod(&w, SPEC_GPU_ONLY);
+		for (size_t i = 0; i < n_nodes; i++)
+			label_node(&w, i, false, "network.topology.kubernetes.io/block", "b1");
+	} else {
+		pod = json_incref(w.pending[1]);
+	}
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
+	/* X: a node where the GPU-only pod fits, hosting no worker of the pod's group */
+	const char *x = NULL, *z = NULL;
+	ck_assert_int_eq(rf_demand_resolve(g1, w.pending[1], &d), 0);
+	for (size_t i = 0; i < rf_cluster_n_nodes(g1) && !x; i++) {
+		const struct rf_node *n = rf_cluster_node_at(g1, i);
+		ck_assert_int_eq(rf_evaluate_node(g1, &d, n->name, false, e), 0);
+		bool member = false;
+		for (size_t k = 0; k < rf_node_use(g1, n)->n_pods; k++)
+			member |= rf_node_use(g1, n)->pods[k]->group != NULL;
+		if (e->verdict == RF_VERDICT_PASS && !(_i == 2 && member))
+			x = n->name;
+		else if (!z)
+			z = n->name;
+	}
+	rf_demand_release(&d);
+	ck_assert_ptr_nonnull(x);
+	if (!z)
+		z = rf_cluster_node_at(g1, 0)->name;
+	ck_assert_str_ne(x, z);
+	if (_i == 2) { /* X away from the group, in block b2 */
+		label_node(&w, node_object(&w, x), false, "network.topology.kubernetes.io/block",
+			   "b2");
+		objs = objects(&w);
+		struct rf_cluster *g = NULL;
+		ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g), 0);
+		rf_cluster_unref(g1);
+		g1 = g;
+	}
+	if (_i == 0) {
+		/* nothing held in X's GPU pool: its usage fingerprint is the same after the
+		 * change (no claim relinked), only its rev tells */
+		const struct rf_slice *sl = w.recs[slice_of(&w, x, "gpu.nvidia.com")];
+		release_pool(&w, sl->driver, sl->pool);
+		objs = objects(&w);
+		struct rf_cluster *g = NULL;
+		ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, true, &g), 0);
+		rf_cluster_unref(g1);
+		g1 = g;
+	}
+	if (_i == 3) { /* the pod's claim allocated a free GPU of X, no node selector */
+		const struct rf_node *n = rf_cluster_node(g1, x);
+		const struct rf_device *dev = NULL;
+		for (size_t k = 0; k < n->n_devices && !dev; k++)
+			if (n->devices[k]->kind == RF_DEV_GPU &&
+			    rf_device_is_free(g1, n->devices[k]))
+				dev = n->devices[k];
+		ck_assert_ptr_nonnull(dev);
+		size_t ci = json_array_size(w.claims) - 2; /* pend-1 */
+		ck_assert_str_eq(meta_str(json_array_get(w.claims, ci), "name"), "pend-1");
+		json_t *c = copy_at(w.claims, ci);
+		json_object_set_new(c, "status",
+				    json_pack("{s:{s:{s:[{s:s,s:s,s:s,s:s}]}}}", "allocation",
+					      "devices", "results", "request", "gpu", "driver",
+					      dev->pool->driver, "pool", dev->pool->name, "device",
+					      dev->name));
+		set_array(&w.claims, replaced(w.claims, ci, c));
+		objs = objects(&w);
+		struct rf_cluster *g = NULL;
+		ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, true, &g), 0);
+		rf_cluster_unref(g1);
+		g1 = g;
+	}
+	judge_all(g1, NULL, g1, pod, &cnt, NULL);
+	struct memo_counts again = { 0 };
+	judge_all(g1, g1, g1, pod, &again, hit);
+	ck_assert_uint_eq(again.remembered, again.judged); /* all remembered */
+	ck_assert_int_eq(rf_demand_resolve(g1, pod, &d), 0);
+	ck_assert_int_eq(rf_evaluate_node(g1, &d, x, false, e), 0);
+	enum rf_verdict before = e->verdict;
+	char before_msg[RF_REASON_LEN];
+	ck_assert_int_eq(rf_evaluate_node(g1, &d, z, false, e), 0);
+	snprintf(before_msg, sizeof(before_msg), "%s", e->n_reasons ? e->reasons[0] : "");
+	rf_demand_release(&d);
+
+	size_t s = slice_of(&w, x, "gpu.nvidia.com");
+	if (_i == 0) {
+		/* every device tainted NoSchedule: as many devices, at the same gidx */
+		json_t *sl = copy_at(w.slices, s);
+		json_t *devs = json_object_get(json_object_get(sl, "spec"), "devices");
+		for (size_t k = 0; k < json_array_size(devs); k++)
+			json_object_set_new(json_array_get(devs, k), "taints",
+					    json_pack("[{s:s,s:s}]", "key", "test.railfit.io/down",
+						      "effect", "NoSchedule"));
+		put_slice(&w, s, sl);
+	} else if (_i == 1) {
+		label_node(&w, node_object(&w, x), true, "railfit.io/frontend-bandwidth", "400G");
+	} else if (_i == 2) {
+		label_node(&w, node_object(&w, x), false, "network.topology.kubernetes.io/block",
+			   "b1");
+	} else if (_i == 3) {
+		json_t *sl = copy_at(w.slices, s);
+		json_object_set_new(json_object_get(sl, "spec"), "nodeName", json_string(z));
+		put_slice(&w, s, sl);
+	} else if (_i == 5) {
+		/* Z's GPU slice tainted, and in the same build X's object changes but for its
+		 * labels and annotations (its status): X is copied, pointing at the new object */
+		size_t zs = slice_of(&w, z, "gpu.nvidia.com");
+		json_t *sl = copy_at(w.slices, zs);
+		json_t *devs = json_object_get(json_object_get(sl, "spec"), "devices");
+		for (size_t k = 0; k < json_array_size(devs); k++)
+			json_object_set_new(json_array_get(devs, k), "taints",
+					    json_pack("[{s:s,s:s}]", "key", "test.railfit.io/down",
+						      "effect", "NoSchedule"));
+		put_slice(&w, zs, sl);
+		size_t xi = node_object(&w, x);
+		json_t *nj = copy_at(w.nodes, xi);
+		json_object_set_new(
+			nj, "status",
+			json_pack("{s:{s:s}}", "allocatable", "example.com/thing", "1"));
+		set_array(&w.nodes, replaced(w.nodes, xi, nj));
+	} else { /* the class the pod asks for selects nothing any more */
+		size_t k = 0;
+		while (strcmp(meta_str(json_array_get(w.classes, k), "name"), "gpu.nvidia.com"))
+			k++;
+		json_t *c = copy_at(w.classes, k);
+		json_object_set_new(c, "spec",
+				    json_pack("{s:[{s:{s:s}}]}", "selectors", "cel", "expression",
+					      "device.driver == 'no-such-driver'"));
+		set_array(&w.classes, replaced(w.classes, k, c));
+	}
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
+	ck_assert(rf_cluster_layout_patched(g2));
+	/* a DeviceClass changed: a new table (selector results are keyed by nothing) */
+	ck_assert_int_eq(rf_cluster_memo(g2) == rf_cluster_memo(g1), _i != 4);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	memset(&cnt, 0, sizeof(cnt));
+	judge_all(g2, g1, full, pod, &cnt, hit);
+	if (_i == 0)
+		ck_assert(rf_node_use(g2, rf_cluster_node(g2, x))->fp ==
+			  rf_node_use(g1, rf_cluster_node(g1, x))->fp);
+	ck_assert_int_eq(rf_demand_resolve(g2, pod, &d), 0);
+	ck_assert_int_eq(rf_evaluate_node(g2, &d, x, false, e), 0);
+	if (_i != 3) {
+		if (_i != 5)
+			ck_assert_int_ne(e->verdict, before);
+		for (size_t i = 0; i < rf_cluster_n_nodes(g2); i++) {
+			const char *name = rf_cluster_node_at(g2, i)->name;
+			bool judged = _i == 4 || strcmp(name, x) == 0 ||
+				      (_i == 5 && strcmp(name, z) == 0);
+			ck_assert_msg(hit[i] == !judged, "node %s: remembered %d", name, hit[i]);
+		}
+	} else {
+		/* Z: the device's node now; the message names it (the shape is a new one) */
+		const char *y = NULL;
+		for (size_t i = 0; i < rf_cluster_n_nodes(g2) && !y; i++) {
+			const char *name = rf_cluster_node_at(g2, i)->name;
+			if (strcmp(name, x) != 0 && strcmp(name, z) != 0)
+				y = name;
+		}
+		ck_assert_ptr_nonnull(y);
+		ck_assert_int_eq(rf_evaluate_node(g2, &d, y, false, e), 0);
+		char want[256];
+		snprintf(want, sizeof(want), "claim ml/pend-1 is already allocated on node %s", x);
+		ck_assert_str_eq(before_msg, want);
+		snprintf(want, sizeof(want), "claim ml/pend-1 is already allocated on node %s", z);
+		ck_assert_uint_gt(e->n_reasons, 0);
+		ck_assert_str_eq(e->reasons[0], want);
+	}
+	rf_demand_release(&d);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g1);
+	json_decref(pod);
+	free(hit);
+	free(e);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -1219,5 +1676,10 @@ patch_suite(void)
 	tcase_set_timeout(usage, 120);
 	tcase_add_loop_test(usage, test_patched_usage_by_difference, 0, 2);
 	suite_add_tcase(s, usage);
+	TCase *memo = tcase_create("memo");
+	tcase_set_timeout(memo, 120);
+	tcase_add_loop_test(memo, test_memo_patch_judges_touched_node_again, 0, 6);
+	tcase_add_loop_test(memo, test_memo_across_patched_layouts, 0, 3);
+	suite_add_tcase(s, memo);
 	return s;
 }
