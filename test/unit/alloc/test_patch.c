@@ -1015,7 +1015,11 @@ START_TEST(test_patched_usage_by_difference)
 	int steps = chain_steps(36);
 	for (int step = 0; step < steps; step++) {
 		bool layout = false;
-		unsigned what = below(&w, 10);
+		/* now and then a burst (a Job's pods at once) instead of a layout event: more than
+		 * an eighth of the claims and pods change, and usage is walked (class events take
+		 * the difference: without bursts a short chain may never walk) */
+		bool burst = step % 6 == 5;
+		unsigned what = burst ? 9 : below(&w, 10);
 		if (what < 3)
 			layout = change_slice(&w, step);
 		else if (what < 5)
@@ -1027,6 +1031,14 @@ START_TEST(test_patched_usage_by_difference)
 		if (!layout || below(&w, 2)) /* usage events, alone or with the layout's */
 			for (unsigned k = 1 + below(&w, 3); k > 0; k--)
 				change_usage(&w, prev, &serial);
+		for (unsigned k = 0; burst && k < 16; k++) { /* labels: nothing else changes */
+			size_t i = below(&w, (unsigned)json_array_size(w.pods));
+			json_t *o = copy_at(w.pods, i);
+			char v[16];
+			snprintf(v, sizeof(v), "%u", ++serial);
+			annotate(o, "bench", v);
+			set_array(&w.pods, replaced(w.pods, i, o));
+		}
 		if (below(&w, 4)) { /* new arrays of the same objects, as the store hands them */
 			set_array(&w.claims, json_copy(w.claims));
 			set_array(&w.pods, json_copy(w.pods));
@@ -1039,6 +1051,8 @@ START_TEST(test_patched_usage_by_difference)
 		patched += p;
 		patched_delta += p && rf_cluster_usage_delta(g);
 		delta += rf_cluster_usage_delta(g);
+		ck_assert_msg(!burst || !rf_cluster_usage_delta(g),
+			      "step %d: a burst by difference", step);
 		rf_cluster_unref(prev);
 		prev = g;
 		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
