@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc/alloc-private.h"
@@ -57,23 +58,80 @@ bw_annotation(struct rf_demand *d, const json_t *ann, const char *key, bool *has
 	*q = tmp;
 }
 
+static const struct rf_class *
+alt_class(const struct rf_cluster *c, const struct rf_request_alt *alt)
+{
+	return alt->class_name ? rf_cluster_class(c, alt->class_name) : NULL;
+}
+
 /* A claim whose selectors reference a missing class, or that railfit cannot evaluate. */
 static const char *
-claim_problem(const struct rf_claim *cl, char *buf, size_t len)
+claim_problem(const struct rf_cluster *c, const struct rf_claim *cl, char *buf, size_t len)
 {
 	if (cl->unsupported)
 		return cl->unsupported;
 	for (size_t r = 0; r < cl->n_requests; r++)
 		for (size_t a = 0; a < cl->requests[r].n_alts; a++) {
 			const struct rf_request_alt *alt = &cl->requests[r].alts[a];
-			if (!alt->class) {
+			const struct rf_class *cls = alt_class(c, alt);
+			if (!cls) {
 				snprintf(buf, len, "request %s: deviceclass %s does not exist",
 					 alt->name, alt->class_name);
 				return buf;
 			}
-			if (alt->class->unsupported)
-				return alt->class->unsupported;
+			if (cls->unsupported)
+				return cls->unsupported;
 		}
+	return NULL;
+}
+
+static size_t
+n_alts(const struct rf_claim *cl)
+{
+	size_t n = 0;
+	for (size_t r = 0; cl && r < cl->n_requests; r++)
+		n += cl->requests[r].n_alts;
+	return n;
+}
+
+/* The classes of cl's alternatives, looked up in c (once per claim). */
+static void
+resolve_claim_classes(const struct rf_cluster *c, struct rf_demand *d, const struct rf_claim *cl)
+{
+	if (!cl || rf_demand_classes(d, cl) ||
+	    d->n_classes_of == sizeof(d->classes_of) / sizeof(d->classes_of[0]))
+		return;
+	d->classes_of[d->n_classes_of++] = (struct rf_claim_classes){ cl, d->n_alt_classes };
+	for (size_t r = 0; r < cl->n_requests; r++)
+		for (size_t a = 0; a < cl->requests[r].n_alts; a++)
+			d->alt_classes[d->n_alt_classes++] = alt_class(c, &cl->requests[r].alts[a]);
+}
+
+/* The classes of every claim the demand may search for, in the generation it is resolved in:
+ * once here, not per node or device. */
+static int
+resolve_classes(const struct rf_cluster *c, struct rf_demand *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->n_claims; i++)
+		n += n_alts(d->claims[i]);
+	for (size_t m = 1; d->n_ext && m < ((size_t)1 << d->n_ext); m++)
+		n += n_alts(d->ext_variants[m]);
+	if (!(d->alt_classes = malloc((n + 1) * sizeof(*d->alt_classes))))
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_claims; i++)
+		resolve_claim_classes(c, d, d->claims[i]);
+	for (size_t m = 1; d->n_ext && m < ((size_t)1 << d->n_ext); m++)
+		resolve_claim_classes(c, d, d->ext_variants[m]);
+	return 0;
+}
+
+const struct rf_class *const *
+rf_demand_classes(const struct rf_demand *d, const struct rf_claim *cl)
+{
+	for (size_t i = 0; i < d->n_classes_of; i++)
+		if (d->classes_of[i].claim == cl)
+			return d->alt_classes + d->classes_of[i].at;
 	return NULL;
 }
 
@@ -229,7 +287,7 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 			d->pinned[d->n_pinned++] = cl;
 			continue;
 		}
-		const char *problem = claim_problem(cl, buf, sizeof(buf));
+		const char *problem = claim_problem(c, cl, buf, sizeof(buf));
 		if (problem) {
 			set_unknown(d, "resourceclaim %s/%s: %s", cl->ns, cl->name, problem);
 			break;
@@ -248,6 +306,10 @@ rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_deman
 	if (d->kind == RF_DEMAND_KNOWN && !d->n_claims && !d->n_pinned && !d->has_egress &&
 	    !d->has_ingress && !d->has_nic_bw)
 		d->kind = RF_DEMAND_NONE; /* every claim entry turned out not to be needed */
+	if (d->kind == RF_DEMAND_KNOWN && resolve_classes(c, d) < 0) {
+		rf_demand_release(d);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -257,4 +319,7 @@ rf_demand_release(struct rf_demand *d)
 	for (size_t i = 0; i < d->n_owned; i++)
 		rf_claim_free(d->owned[i]);
 	d->n_owned = 0;
+	free(d->alt_classes);
+	d->alt_classes = NULL;
+	d->n_alt_classes = d->n_classes_of = 0;
 }

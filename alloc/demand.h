@@ -56,6 +56,16 @@ struct rf_demand {
 	enum rf_spread { RF_SPREAD_ANY = 0, RF_SPREAD_BLOCK, RF_SPREAD_SPINE } max_spread;
 	/* where the group's pods run, resolved once per request (rf_cluster_group_places) */
 	struct rf_group_places places;
+	/* the DeviceClass of every request alternative of claims[] and ext_variants[], looked up
+	 * by name in the generation once per request (a claim names its classes; which structs
+	 * they are is the generation's): rf_demand_classes(). Set for a known demand; owned. */
+	const struct rf_class **alt_classes;
+	size_t n_alt_classes;
+	struct rf_claim_classes {
+		const struct rf_claim *claim;
+		size_t at; /* its first alternative's class in alt_classes */
+	} classes_of[RF_MAX_POD_CLAIMS + (1 << RF_MAX_EXT_RESOURCES)];
+	size_t n_classes_of;
 };
 
 /**
@@ -69,6 +79,15 @@ int rf_demand_resolve(const struct rf_cluster *c, const json_t *pod, struct rf_d
  * variant there), or NULL when it asks nothing of it there. */
 const struct rf_claim *rf_demand_node_claim(const struct rf_demand *d, size_t i,
 					    const struct rf_node *n);
+
+/**
+ * The DeviceClasses of claim cl's request alternatives (requests in order, each one's
+ * alternatives in order; NULL where the class does not exist), as resolved in the demand's
+ * generation: for claims[] and the extended-resource claim's variants of a known demand, else
+ * NULL. Borrowed from the demand.
+ */
+const struct rf_class *const *rf_demand_classes(const struct rf_demand *d,
+						const struct rf_claim *cl);
 
 /** The index in claims[] of claim cl (a variant counts as the extended-resource claim), or -1. */
 int rf_demand_claim_index(const struct rf_demand *d, const struct rf_claim *cl);

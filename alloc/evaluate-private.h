@@ -20,8 +20,10 @@ struct pipeline {
 	const struct rf_release *rel;
 	struct rf_eval_work *work;
 	struct rf_search_request sr;
-	/* the claims the pod asks for on this node (the extended-resource claim's variant) */
+	/* the claims the pod asks for on this node (the extended-resource claim's variant), and
+	 * their classes as the demand resolved them */
 	const struct rf_claim *claims[RF_MAX_POD_CLAIMS];
+	const struct rf_class *const *classes[RF_MAX_POD_CLAIMS];
 	struct rf_assignment pinned;   /* devices of the pod's allocated claims */
 	enum rf_level worst_level;     /* worst level over every outcome of the scan orders */
 	enum rf_level worst_gpu_level; /* the same between GPUs */

@@ -281,13 +281,16 @@ evaluate(const struct rf_cluster *c, const struct rf_demand *d, const char *node
 	size_t n_claims = 0;
 	for (size_t i = 0; i < d->n_claims; i++) {
 		const struct rf_claim *cl = rf_demand_node_claim(d, i, e->node);
-		if (cl)
+		if (cl) {
+			p.classes[n_claims] = rf_demand_classes(d, cl);
 			p.claims[n_claims++] = cl;
+		}
 	}
 	p.sr = (struct rf_search_request){ .cluster = c,
 					   .node = e->node,
 					   .claims = p.claims,
 					   .n_claims = n_claims,
+					   .classes = p.classes,
 					   .pinned = &p.pinned,
 					   .release = rel };
 	int r = predict(&p);

@@ -368,9 +368,28 @@ put_q(struct text *t, bool has, struct rf_quantity q)
 	put(t, "%s|", has ? rf_quantity_format(q, b) : "-");
 }
 
+/* A DeviceClass as the search reads it: a class changed (its selectors) is another shape, so
+ * verdicts remembered for the old class are never found for the new one. */
 static void
-put_claim_spec(struct text *t, const struct rf_claim *cl)
+put_class(struct text *t, const struct rf_class *cls)
 {
+	if (!cls) {
+		put(t, "-|");
+		return;
+	}
+	put(t, "S%zu|", cls->n_selectors);
+	for (size_t i = 0; i < cls->n_selectors; i++)
+		put_str(t, cls->selector_texts[i]);
+	put_str(t, cls->unsupported);
+}
+
+/* classes: those of the claim's alternatives (rf_demand_classes), NULL for a pinned claim (the
+ * search picks nothing for it) */
+static void
+put_claim_spec(struct text *t, const struct rf_claim *cl, const struct rf_class *const *classes,
+	       bool pinned)
+{
+	size_t j = 0; /* the alternative's index in the claim */
 	put(t, "C%zu,%zu|", cl->n_requests, cl->n_constraints);
 	put_str(t, cl->unsupported);
 	for (size_t r = 0; r < cl->n_requests; r++) {
@@ -384,6 +403,13 @@ put_claim_spec(struct text *t, const struct rf_claim *cl)
 			    alt->n_cap_requests);
 			put_str(t, alt->name);
 			put_str(t, alt->class_name);
+			if (!pinned) {
+				if (classes)
+					put_class(t, classes[j]);
+				else
+					put(t, "?|"); /* not resolved: never the same as resolved */
+			}
+			j++;
 			for (size_t i = 0; i < alt->n_selectors; i++)
 				put_str(t, alt->selector_texts[i]);
 			for (size_t i = 0; i < alt->n_tolerations; i++) {
@@ -446,9 +472,9 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 	put_q(&shape, d->has_ingress, d->ingress);
 	put(&shape, "%zu,%zu|", d->n_claims, d->n_pinned);
 	for (size_t i = 0; i < d->n_claims; i++)
-		put_claim_spec(&shape, d->claims[i]);
+		put_claim_spec(&shape, d->claims[i], rf_demand_classes(d, d->claims[i]), false);
 	for (size_t i = 0; i < d->n_pinned; i++) {
-		put_claim_spec(&shape, d->pinned[i]);
+		put_claim_spec(&shape, d->pinned[i], NULL, true);
 		put_pinned(&shape, d->pinned[i]);
 	}
 	/* which extended resources the last claim serves decides its variant on a node */

@@ -43,6 +43,7 @@ struct search {
 	size_t n_devs;
 	size_t *alt_base; /* per (claim, request): first alt id */
 	size_t n_alt_ids;
+	const struct rf_class **classes; /* per alt id: its DeviceClass (NULL: none) */
 	size_t n_pinned;
 	/* best mode */
 	bool best;

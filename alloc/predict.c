@@ -79,8 +79,9 @@ rf_search_selectable(struct search *s, const struct rf_claim *cl, const struct r
 	err.pos = 0;
 	err.msg[0] = 0;
 	view.list_attributes = s->lists.cel;
+	const struct rf_class *cls = s->classes[aid];
 	if (s->ver == RF_DRA_1_36 && !s->lists.cel && alt->n_selectors &&
-	    (la = list_attribute(it->dev)) && (!alt->class || alt->class->n_selectors == 0)) {
+	    (la = list_attribute(it->dev)) && (!cls || cls->n_selectors == 0)) {
 		/* 1.36 converts every attribute before evaluating (D362 cel/compile.go
 		 * DeviceMatches); a list is an error there unless DRAListTypeAttributes is on. A
 		 * class with selectors reports it first (rf_class_matches). */
@@ -95,7 +96,7 @@ rf_search_selectable(struct search *s, const struct rf_claim *cl, const struct r
 	}
 	/* the allocator converts all of a device's attributes before it evaluates a selector: an
 	 * attribute of a kind it does not know fails every selector on the device */
-	if ((alt->class && alt->class->n_selectors) || alt->n_selectors) {
+	if ((cls && cls->n_selectors) || alt->n_selectors) {
 		for (size_t i = 0; i < it->dev->n_attrs && res == M_YES; i++)
 			if (it->dev->attrs[i].kind == RF_ATTR_OTHER) {
 				res = M_ERROR;
@@ -105,9 +106,9 @@ rf_search_selectable(struct search *s, const struct rf_claim *cl, const struct r
 					 it->dev->attrs[i].name);
 			}
 	}
-	if (alt->class && res == M_YES) {
-		int r = rf_class_matches(s->req->cluster, alt->class, it->dev,
-					 record_error ? &err : NULL, &text);
+	if (cls && res == M_YES) {
+		int r = rf_class_matches(s->req->cluster, cls, it->dev, record_error ? &err : NULL,
+					 &text);
 		res = r < 0 ? M_ERROR : r == 0 ? M_NO : M_YES;
 	}
 	for (size_t i = 0; i < alt->n_selectors && res == M_YES; i++) {
@@ -474,18 +475,30 @@ search_init(struct search *s, const struct rf_search_request *req)
 	s->lists = rf_cluster_dra_list_rules(req->cluster);
 	s->binding = rf_order_node_has_binding(n);
 	s->n_devs = n->n_devices;
-	size_t n_req = 0;
+	size_t n_req = 0, n_alts = 0;
 	for (size_t c = 0; c < req->n_claims; c++)
-		n_req += req->claims[c]->n_requests;
-	s->alt_base = calloc(n_req + 1, sizeof(size_t));
+		for (size_t r = 0; r < req->claims[c]->n_requests; r++, n_req++)
+			n_alts += req->claims[c]->requests[r].n_alts;
+	/* alt_base and classes in one block */
+	s->alt_base = malloc((n_req + 1) * sizeof(size_t) + (n_alts + 1) * sizeof(*s->classes));
 	if (!s->alt_base)
 		return -ENOMEM;
+	s->classes = (const struct rf_class **)(s->alt_base + n_req + 1);
 	size_t k = 0;
-	for (size_t c = 0; c < req->n_claims; c++)
-		for (size_t r = 0; r < req->claims[c]->n_requests; r++) {
+	for (size_t c = 0; c < req->n_claims; c++) {
+		const struct rf_claim *cl = req->claims[c];
+		const struct rf_class *const *known = req->classes ? req->classes[c] : NULL;
+		for (size_t r = 0, j = 0; r < cl->n_requests; r++) {
 			s->alt_base[k++] = s->n_alt_ids;
-			s->n_alt_ids += req->claims[c]->requests[r].n_alts;
+			for (size_t a = 0; a < cl->requests[r].n_alts; a++, j++) {
+				const char *cn = cl->requests[r].alts[a].class_name;
+				s->classes[s->n_alt_ids++] =
+					known ? known[j]
+					: cn  ? rf_cluster_class(req->cluster, cn)
+					      : NULL;
+			}
 		}
+	}
 	s->memo = calloc(s->n_alt_ids * s->n_devs + 1, 1);
 	s->scan = calloc(s->n_devs + 1, sizeof(*s->scan));
 	if (!s->memo || !s->scan)

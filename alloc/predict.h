@@ -84,6 +84,10 @@ struct rf_search_request {
 	const struct rf_node *node;
 	const struct rf_claim *const *claims; /* unallocated claims of the pod, pod order */
 	size_t n_claims;
+	/* per claim, the DeviceClasses of its request alternatives in cluster
+	 * (rf_demand_classes(): looked up once per request, not per node); NULL, or a NULL
+	 * entry: looked up here by the names the claim gives */
+	const struct rf_class *const *const *classes;
 	const struct rf_assignment *pinned; /* devices of the pod's allocated claims, or NULL */
 	bool ignore_usage; /* pretend nothing is allocated (could eviction ever help?) */
 	const struct rf_release *release; /* devices of these claims count as free, or NULL */

@@ -47,7 +47,6 @@ parse_alt(struct rf_arena *a, const struct rf_cluster *c, struct rf_claim *cl,
 		unsupported(a, cl, buf);
 		return 0;
 	}
-	alt->class = rf_cluster_class(c, alt->class_name);
 	const char *mode = rf_jstr(ex, "allocationMode");
 	alt->all = mode && strcmp(mode, "All") == 0;
 	if (mode && !alt->all && strcmp(mode, "ExactCount") != 0) {

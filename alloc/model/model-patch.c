@@ -9,10 +9,11 @@
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept);
  *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules).
- * Claims keep being reused but for those whose results name a replaced pool or whose requests
- * name a changed class: those are relinked (model-relink.c), and the generation's usage is the
- * previous one's with them taken back and added again (model-delta.c). Pods point at nodes by
- * index, and node indexes stay.
+ * Claims keep being reused but for those whose results name a replaced pool: those are relinked
+ * (model-relink.c), and the generation's usage is the previous one's with them taken back and
+ * added again (model-delta.c). A class change relinks no claim: claims name their classes, and
+ * the demand looks them up in the generation that judges it (alloc/demand.c). Pods point at
+ * nodes by index, and node indexes stay.
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
@@ -64,8 +65,6 @@ struct relink_map {
 struct rf_patch {
 	struct rf_pool **old_pools, **new_pools; /* replaced, and what replaces each */
 	size_t n_pools, cap_pools;
-	const char **classes; /* names of classes added, removed or replaced */
-	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
 	/* DeviceTaintRules changed: their warnings as a full build emits them (patch_devices) */
@@ -82,7 +81,6 @@ rf_model_patch_free(struct rf_patch *p)
 		return;
 	free(p->old_pools);
 	free(p->new_pools);
-	free(p->classes);
 	free(p->nodes);
 	if (p->relinked)
 		free(p->relinked->v);
@@ -624,18 +622,9 @@ out:
 	return r;
 }
 
-static int
-changed_class(struct rf_patch *p, const char *name)
-{
-	if (rf_grow(&p->classes, &p->cap_classes, p->n_classes + 1, sizeof(*p->classes)) < 0)
-		return -ENOMEM;
-	p->classes[p->n_classes++] = name;
-	return 0;
-}
-
 /* Classes: shared when no DeviceClass changed; otherwise built again, each unchanged one (the
- * same object at the same index) replaced by its previous struct, which claims point at. Selector
- * results are carried over for unchanged classes and devices. */
+ * same object at the same index) replaced by its previous struct. Selector results are carried
+ * over for unchanged classes and devices; a changed class's are evaluated again when asked. */
 static int
 patch_classes(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch *p)
 {
@@ -655,17 +644,12 @@ patch_classes(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 	if (!(keep = calloc(c->n_classes + 1, sizeof(*keep))))
 		return -ENOMEM;
 	r = 0;
-	for (size_t i = 0; i < c->n_classes && r == 0; i++) {
+	for (size_t i = 0; i < c->n_classes; i++) {
 		const struct rf_class *old = rf_cluster_class(prev, c->classes[i]->name);
 		keep[i] = same || (old && old->json == c->classes[i]->json && old->idx == i);
 		if (keep[i])
 			c->classes[i] = (struct rf_class *)old;
-		else
-			r = changed_class(p, c->classes[i]->name);
 	}
-	for (size_t i = 0; i < prev->n_classes && r == 0; i++)
-		if (!rf_cluster_class(c, prev->classes[i]->name))
-			r = changed_class(p, prev->classes[i]->name);
 	/* selector results of kept classes on devices that stay (readers of prev may be writing
 	 * them: atomic loads) */
 	unsigned char *gone = calloc(prev->n_devices + 1, 1);
@@ -897,13 +881,6 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 				return true;
 		}
 	}
-	for (size_t i = 0; p->n_classes && i < cl->n_requests; i++)
-		for (size_t j = 0; j < cl->requests[i].n_alts; j++) {
-			const char *cn = cl->requests[i].alts[j].class_name;
-			for (size_t q = 0; cn && q < p->n_classes; q++)
-				if (strcmp(cn, p->classes[q]) == 0)
-					return true;
-		}
 	return false;
 }
 
@@ -920,7 +897,7 @@ int
 rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	struct rf_patch *p = c->patch;
-	if (!p || (!p->n_pools && !p->n_classes))
+	if (!p || !p->n_pools)
 		return 0;
 	/* the previous generation's claims by position in its array (its objects): a claim
 	 * that stayed is that struct, whatever the table holds now (a build from the same
@@ -929,9 +906,9 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 	size_t n = json_array_size(objs);
 	if (!prev->claim_vals || prev->n_claim_vals != n)
 		return -EAGAIN;
-	/* the old copies stay in the table's arena: a change that touches many claims (a class
-	 * most of them name) starts a new table instead, which relinks everything once and drops
-	 * the old copies with the old table */
+	/* the old copies stay in the table's arena: a change that touches many claims (pools
+	 * most of them hold devices of) starts a new table instead, which relinks everything
+	 * once and drops the old copies with the old table */
 	size_t budget = n / 8 + 16, cap = 16;
 	while (cap < 2 * budget + 2)
 		cap *= 2;

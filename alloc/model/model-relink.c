@@ -1,12 +1,13 @@
 /* Claims and pods parsed for another layout, made this one's (see model-private.h).
  *
- * A Node, ResourceSlice or DeviceClass change rebuilds the layout (~150 ms at 5,000 nodes), and
- * every claim and pod points into the old one: its class, its selectors, its allocated devices,
- * its node's index. Parsing all 24,000 of them again (expanding each packed object) took ~1 s.
- * A relinked copy is the parsed value with those few things looked up again in the new layout,
- * and its strings copied (the old table goes with the old generations). Whatever cannot be
- * looked up the same way (a selector that no longer compiles) returns NULL: the caller parses
- * the object afresh. */
+ * A Node or ResourceSlice change rebuilds or patches the layout (~150 ms at 5,000 nodes built in
+ * full), and claims and pods point into the old one: their selectors, allocated devices, node
+ * indexes (not their DeviceClasses: claims name them, and the demand looks them up in the
+ * generation judging it, so a DeviceClass change relinks nothing). Parsing all 24,000 of them
+ * again (expanding each packed object) took ~1 s. A relinked copy is the parsed value with those
+ * few things looked up again in the new layout, and its strings copied (the old table goes with
+ * the old generations). Whatever cannot be looked up the same way (a selector that no longer
+ * compiles) returns NULL: the caller parses the object afresh. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,6 @@ relink_alt(const struct rf_cluster *c, struct copier *k, struct rf_request_alt *
 {
 	alt->name = S(k, alt->name);
 	alt->class_name = S(k, alt->class_name);
-	alt->class = alt->class_name ? rf_cluster_class(c, alt->class_name) : NULL;
 	alt->selector_texts = copy_strings(k, alt->selector_texts, alt->n_selectors);
 	const struct rf_cel_program **progs =
 		copy_array(k, alt->selectors, alt->n_selectors, sizeof(*alt->selectors));
@@ -83,8 +83,8 @@ relink_alt(const struct rf_cluster *c, struct copier *k, struct rf_request_alt *
 
 /* On a patched layout (no duplicate names, stable gidx for the pools it shared) the device at
  * the result's old gidx, when it has the result's names: what the search would find, without a
- * search of the pool (a class change relinks most claims; their devices did not move). The old
- * device itself is not read: it may belong to a layout that is gone. */
+ * search of the pool (a new table relinks every claim; most of their devices did not move). The
+ * old device itself is not read: it may belong to a layout that is gone. */
 static struct rf_device *
 same_device(const struct rf_cluster *c, const struct rf_alloc_result *ar)
 {

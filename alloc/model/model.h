@@ -179,8 +179,10 @@ struct rf_node_use {
 /** One way to satisfy a request: an `exactly` request or one firstAvailable subrequest. */
 struct rf_request_alt {
 	const char *name; /* "req" or "req/sub" */
+	/* the DeviceClass by name only: which struct that is depends on the generation judging
+	 * the claim (a claim parsed for one layout stays valid on one whose classes changed);
+	 * the demand looks it up once per request (rf_demand_classes) */
 	const char *class_name;
-	const struct rf_class *class; /* NULL when the class does not exist */
 	const struct rf_cel_program **selectors;
 	const char **selector_texts;
 	size_t n_selectors;

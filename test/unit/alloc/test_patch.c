@@ -37,8 +37,8 @@ struct world {
 	json_t *nodes, *pods, *claims, *classes, *templates, *rules, *slices;
 	struct rf_slice **recs; /* parallel to slices */
 	size_t n_recs;
-	json_t *gone; /* slices deleted, to put back */
-	json_t *pending[3];
+	json_t *gone;       /* slices deleted, to put back */
+	json_t *pending[4]; /* the last one only some tests add */
 	uint64_t rng;
 	bool dups; /* "a device more" sometimes repeats a name (then layouts are built in full) */
 };
@@ -188,7 +188,7 @@ world_release(struct world *w)
 			   w->templates, w->rules, w->slices, w->gone };
 	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++)
 		json_decref(arrs[i]);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		json_decref(w->pending[i]);
 	rf_cel_cache_free(w->cel);
 	rf_config_release(&w->cfg);
@@ -600,10 +600,14 @@ same_generation(struct world *w, const struct rf_cluster *a, const struct rf_clu
 						 rf_dev_use(a, p->dev)->holder ? p->dev : NULL);
 			}
 		}
+		/* claims name their classes; the generation holds them */
+		ck_assert_uint_eq(x->n_requests, y->n_requests);
 		for (size_t r = 0; r < x->n_requests; r++)
 			for (size_t k = 0; k < x->requests[r].n_alts; k++) {
-				const struct rf_class *cx = x->requests[r].alts[k].class;
-				ck_assert_ptr_eq(cx, cx ? rf_cluster_class(a, cx->name) : NULL);
+				const char *cx = x->requests[r].alts[k].class_name;
+				same_str(cx, y->requests[r].alts[k].class_name, "class name");
+				ck_assert_int_eq(!cx || !rf_cluster_class(a, cx),
+						 !cx || !rf_cluster_class(b, cx));
 			}
 	}
 	ck_assert_uint_eq(rf_cluster_n_pods(a), rf_cluster_n_pods(b));
@@ -1147,7 +1151,11 @@ START_TEST(test_patched_usage_by_difference)
 	int steps = chain_steps(36);
 	for (int step = 0; step < steps; step++) {
 		bool layout = false;
-		unsigned what = below(&w, 10);
+		/* now and then a burst (a Job's pods at once) instead of a layout event: more than
+		 * an eighth of the claims and pods change, and usage is walked (class events take
+		 * the difference: without bursts a short chain may never walk) */
+		bool burst = step % 6 == 5;
+		unsigned what = burst ? 9 : below(&w, 10);
 		if (what < 3)
 			layout = change_slice(&w, step);
 		else if (what < 5)
@@ -1159,6 +1167,14 @@ START_TEST(test_patched_usage_by_difference)
 		if (!layout || below(&w, 2)) /* usage events, alone or with the layout's */
 			for (unsigned k = 1 + below(&w, 3); k > 0; k--)
 				change_usage(&w, prev, &serial);
+		for (unsigned k = 0; burst && k < 16; k++) { /* labels: nothing else changes */
+			size_t i = below(&w, (unsigned)json_array_size(w.pods));
+			json_t *o = copy_at(w.pods, i);
+			char v[16];
+			snprintf(v, sizeof(v), "%u", ++serial);
+			annotate(o, "bench", v);
+			set_array(&w.pods, replaced(w.pods, i, o));
+		}
 		if (below(&w, 4)) { /* new arrays of the same objects, as the store hands them */
 			set_array(&w.claims, json_copy(w.claims));
 			set_array(&w.pods, json_copy(w.pods));
@@ -1171,6 +1187,8 @@ START_TEST(test_patched_usage_by_difference)
 		patched += p;
 		patched_delta += p && rf_cluster_usage_delta(g);
 		delta += rf_cluster_usage_delta(g);
+		ck_assert_msg(!burst || !rf_cluster_usage_delta(g),
+			      "step %d: a burst by difference", step);
 		rf_cluster_unref(prev);
 		prev = g;
 		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
@@ -1661,6 +1679,210 @@ START_TEST(test_memo_patch_judges_touched_node_again)
 }
 END_TEST
 
+/* ---- a DeviceClass most claims name ---- */
+
+/* What the GPU class's selector becomes: the generator's (NULL), narrower ones that drop devices
+ * out of it and back, one that raises a CEL runtime error on every GPU (a missing attribute),
+ * and the class removed. */
+static const char *const GPU_CLASS_TAILS[] = {
+	NULL,
+	" && device.attributes['resource.kubernetes.io'].pcieRoot in ['pci0000:15', 'pci0000:37']",
+	" && !device.attributes['resource.kubernetes.io'].pciBusID.startsWith('0000:1b')",
+	" && device.attributes['resource.kubernetes.io'].pcieRoot == 'pci0000:d7'",
+	" && device.attributes['gpu.nvidia.com'].nosuch == 1",
+	"removed",
+};
+#define N_GPU_CLASS_TAILS (sizeof(GPU_CLASS_TAILS) / sizeof(GPU_CLASS_TAILS[0]))
+
+static size_t
+class_index(const struct world *w, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(w->classes); i++)
+		if (strcmp(meta_str(json_array_get(w->classes, i), "name"), name) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+/* The class `orig` (as the generator made it) with tail appended to its selector, in place of
+ * the class of that name (or added last); tail "removed" removes it. */
+static void
+put_class(struct world *w, const json_t *orig, const char *tail)
+{
+	size_t i = class_index(w, meta_str(orig, "name"));
+	if (tail && strcmp(tail, "removed") == 0) {
+		if (i != SIZE_MAX)
+			set_array(&w->classes, replaced(w->classes, i, NULL));
+		return;
+	}
+	json_t *c = json_deep_copy(orig);
+	json_t *cel = (json_t *)rf_jpath(
+		json_array_get(json_object_get(json_object_get(c, "spec"), "selectors"), 0), "cel");
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s%s", json_string_value(json_object_get(cel, "expression")),
+		 tail ? tail : "");
+	json_object_set_new(cel, "expression", json_string(buf));
+	set_array(&w->classes,
+		  replaced(w->classes, i == SIZE_MAX ? json_array_size(w->classes) : i, c));
+}
+
+/* What filter sends for a judgement: its failure message, and a selector error's text. */
+static char *
+filter_message(const struct rf_judgement *j)
+{
+	if (j->filter_msg)
+		return strdup(j->filter_msg);
+	if (j->verdict != RF_VERDICT_PASS && j->msg)
+		return rf_filter_message(j->msg);
+	return NULL;
+}
+
+/* Filter's judgement of every node for the pending pods on g, through g's remembered verdicts
+ * (twice: the second time from them), against a fresh evaluation on the full build. */
+static void
+same_judgements(struct world *w, const struct rf_cluster *g, const struct rf_cluster *full,
+		struct rf_judge_scratch *sg, struct rf_judge_scratch *sf)
+{
+	for (size_t p = 0; p < sizeof(w->pending) / sizeof(w->pending[0]) && w->pending[p]; p++) {
+		struct rf_demand dg, df;
+		struct rf_judge_ctx ctx;
+		ck_assert_int_eq(rf_demand_resolve(g, w->pending[p], &dg), 0);
+		ck_assert_int_eq(rf_demand_resolve(full, w->pending[p], &df), 0);
+		ck_assert_int_eq(dg.kind, df.kind);
+		same_str(dg.unknown_reason, df.unknown_reason, "unknown reason");
+		ck_assert_int_eq(rf_judge_begin(g, &dg, &ctx), 0);
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < rf_cluster_n_nodes(full); i++) {
+				const char *node = rf_cluster_node_at(full, i)->name;
+				struct rf_judgement a, b;
+				ck_assert_int_eq(rf_judge_node(&ctx, node, true, sg, &a), 0);
+				ck_assert_int_eq(rf_evaluate_node_work(full, &df, node, false,
+								       &sf->work, &sf->eval),
+						 0);
+				rf_judgement_from_eval(&df, &sf->eval, sf->picks, &b);
+				ck_assert_msg(
+					a.verdict == b.verdict && a.score == b.score &&
+						a.cel_error == b.cel_error &&
+						a.has_predicted == b.has_predicted &&
+						a.level == b.level && a.n_picks == b.n_picks,
+					"pod %zu node %s (pass %d): verdict %d/%d score %d/%d", p,
+					node, pass, a.verdict, b.verdict, a.score, b.score);
+				for (size_t k = 0; k < a.n_picks; k++) {
+					ck_assert_uint_eq(a.picks[k].claim, b.picks[k].claim);
+					same_str(a.picks[k].dev->name, b.picks[k].dev->name,
+						 "pick");
+				}
+				char *ma = filter_message(&a), *mb = filter_message(&b);
+				same_str(ma, mb, "filter message");
+				free(ma);
+				free(mb);
+				if (a.verdict == RF_VERDICT_PASS && a.cel_error && a.msg)
+					same_str(a.msg, b.msg, "selector error");
+			}
+		rf_judge_end(&ctx);
+		rf_demand_release(&dg);
+		rf_demand_release(&df);
+	}
+}
+
+/* The GPU class, which nearly every claim names, changes again and again (devices drop out of
+ * it and come back, its selector fails on every GPU, it goes and comes back), now and then the
+ * NIC class too, between claim and pod events: every generation reads like a full build
+ * (explain of pending pods, one of them asking for an extended resource the GPU class serves,
+ * and filter's judgements through remembered verdicts), and a class change alone relinks no
+ * claim or pod and takes the usage by difference. */
+START_TEST(test_class_most_claims_name)
+{
+	struct world w;
+	world_init_nodes(&w, 211 + (uint64_t)_i, 6);
+	/* a fourth pending pod: nvidia.com/gpu, the GPU class's extendedResourceName */
+	w.pending[3] =
+		json_pack("{s:{s:s, s:s, s:s}, s:{s:[{s:s, s:{s:{s:s}}}]}}", "metadata", "name",
+			  "p3", "namespace", "ml", "uid", "p3-uid", "spec", "containers", "name",
+			  "main", "resources", "requests", "nvidia.com/gpu", "2");
+	json_array_append(w.pods, w.pending[3]);
+	const json_t *gpu = json_array_get(w.classes, class_index(&w, "gpu.nvidia.com"));
+	const json_t *nic = json_array_get(w.classes, class_index(&w, "rdma-nic"));
+	ck_assert_ptr_nonnull(gpu);
+	ck_assert_ptr_nonnull(nic);
+	json_t *gpu_orig = json_deep_copy(gpu), *nic_orig = json_deep_copy(nic);
+	struct rf_judge_scratch *sg = malloc(sizeof(*sg)), *sf = malloc(sizeof(*sf));
+	ck_assert(sg && sf);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	unsigned serial = 0, class_only = 0, class_delta = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(40); step < n; step++) {
+		/* what prev remembers may be carried over: judge on it first */
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_judgements(&w, prev, full, sg, sf);
+		rf_cluster_unref(full);
+		unsigned what = below(&w, 8);
+		bool layout = what < 5, only_class = layout;
+		if (what < 4)
+			put_class(&w, gpu_orig, GPU_CLASS_TAILS[below(&w, N_GPU_CLASS_TAILS)]);
+		else if (what == 4)
+			put_class(&w, nic_orig,
+				  below(&w, 2) ? " && device.attributes['dra.net'].numaNode == 0"
+					       : NULL);
+		if (!layout || below(&w, 3) == 0) { /* claim and pod events, or with the class */
+			only_class = false;
+			if (below(&w, 2))
+				change_claim(&w);
+			for (unsigned k = below(&w, 3); k > 0; k--)
+				change_usage(&w, prev, &serial);
+		}
+		if (below(&w, 2)) { /* new arrays of the same objects, as the store hands them */
+			set_array(&w.claims, json_copy(w.claims));
+			set_array(&w.pods, json_copy(w.pods));
+		}
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		if (only_class) {
+			class_only++;
+			ck_assert(rf_cluster_layout_patched(g));
+			/* a device held twice is walked until that is over (see above) */
+			ck_assert(held_twice(prev) || rf_cluster_usage_delta(g));
+			class_delta += rf_cluster_usage_delta(g);
+			for (size_t i = 0; i < json_array_size(w.claims); i++) {
+				const json_t *cj = json_array_get(w.claims, i);
+				ck_assert_ptr_eq(rf_cluster_claim(prev, meta_str(cj, "namespace"),
+								  meta_str(cj, "name")),
+						 rf_cluster_claim(g, meta_str(cj, "namespace"),
+								  meta_str(cj, "name")));
+			}
+			ck_assert_uint_eq(rf_cluster_n_pods(prev), rf_cluster_n_pods(g));
+			for (size_t i = 0; i < rf_cluster_n_pods(g); i++)
+				ck_assert_ptr_eq(rf_cluster_pod_at(prev, i),
+						 rf_cluster_pod_at(g, i));
+		}
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		same_judgements(&w, g, full, sg, sf);
+		for (size_t i = 0; i < sizeof(w.pending) / sizeof(w.pending[0]); i++) {
+			json_t *ea = rf_explain_pod(g, w.pending[i], NULL);
+			json_t *eb = rf_explain_pod(full, w.pending[i], NULL);
+			ck_assert_msg(json_equal(ea, eb), "step %d: explain of p%zu differs", step,
+				      i);
+			json_decref(ea);
+			json_decref(eb);
+		}
+		rf_cluster_unref(full);
+	}
+	ck_assert_msg(class_delta > 0 && class_delta * 2 >= class_only,
+		      "%u class changes alone, %u of them with usage by difference", class_only,
+		      class_delta);
+	rf_cluster_unref(prev);
+	free(sg);
+	free(sf);
+	json_decref(gpu_orig);
+	json_decref(nic_orig);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -1681,5 +1903,11 @@ patch_suite(void)
 	tcase_add_loop_test(memo, test_memo_patch_judges_touched_node_again, 0, 6);
 	tcase_add_loop_test(memo, test_memo_across_patched_layouts, 0, 3);
 	suite_add_tcase(s, memo);
+	TCase *classes = tcase_create("classes");
+	tcase_set_timeout(classes, 120);
+	/* one chain under valgrind (its events are those of the others) */
+	tcase_add_loop_test(classes, test_class_most_claims_name, 0,
+			    getenv("RF_UNDER_VALGRIND") ? 1 : 3);
+	suite_add_tcase(s, classes);
 	return s;
 }
