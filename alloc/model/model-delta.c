@@ -118,8 +118,8 @@ rf_model_delta_begin(struct rf_cluster *c)
 	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
 	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
-	/* the usage arrays are copied by index: a patch keeps nodes and pools, adds devices */
-	if (c->n_nodes != prev->n_nodes || c->n_pools != prev->n_pools ||
+	/* the usage arrays are copied by index: a patch keeps nodes, adds pools and devices */
+	if (c->n_nodes != prev->n_nodes || c->n_pools < prev->n_pools ||
 	    c->n_devices < prev->n_devices)
 		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
@@ -672,7 +672,10 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 	const struct pool_nodes *pn = pool_nodes(c);
 	if (!pn || !(c->pool_fp = rf_arena_alloc(c->arena, (c->n_pools + 1) * sizeof(uint64_t))))
 		return -ENOMEM;
-	memcpy(c->pool_fp, c->prev->pool_fp, (c->n_pools + 1) * sizeof(uint64_t));
+	/* pools a patch added (after the previous ones) are touched: computed below */
+	memcpy(c->pool_fp, c->prev->pool_fp, c->prev->n_pools * sizeof(uint64_t));
+	memset(c->pool_fp + c->prev->n_pools, 0,
+	       (c->n_pools + 1 - c->prev->n_pools) * sizeof(uint64_t));
 	for (size_t i = 0; i < d->touched.n; i++) {
 		const struct rf_device *dev = c->devices[(uintptr_t)d->touched.v[i]];
 		if (dev) /* else a hole a patch left: its pool was replaced (below) */
@@ -682,7 +685,7 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 	 * devices a node counts) */
 	rf_model_patch_touched(c, w->pool_touched, w->node_touched);
 	for (size_t p = 0; p < c->n_pools; p++) {
-		if (!w->pool_touched[p])
+		if (!w->pool_touched[p] || !c->pools[p]) /* untouched, or a removed pool's hole */
 			continue;
 		c->pool_fp[p] = rf_model_pool_fp(c, c->pools[p]);
 		for (size_t k = pn->first[p]; k < pn->first[p + 1]; k++)

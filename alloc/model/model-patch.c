@@ -4,14 +4,15 @@
  * every pool, device and node again (~150 ms at 5,000 nodes) and relinking every claim and pod
  * (~0.2 s), the new layout takes the previous one's pools, devices, nodes and classes and
  * replaces only
- *   - the pools whose slices changed, and the nodes they serve;
+ *   - the pools whose slices changed, and the nodes they serve (pools added and removed
+ *     included: a driver publishing on a node that has its Node object, a node's slices gone);
  *   - the nodes whose labels or annotations changed, and their pools (a node's derived facts,
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept).
- * Claims keep being reused but for those whose results name a replaced pool or whose requests
- * name a changed class: those are relinked (model-relink.c), and the generation's usage is the
- * previous one's with them taken back and added again (model-delta.c). Pods point at nodes by
- * index, and node indexes stay.
+ * Claims keep being reused but for those whose results name a replaced, removed or added pool
+ * or whose requests name a changed class: those are relinked (model-relink.c), and the
+ * generation's usage is the previous one's with them taken back and added again
+ * (model-delta.c). Pods point at nodes by index, and node indexes stay.
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
@@ -24,15 +25,30 @@
  *
  * Stable indexes: unchanged pools keep their devices' gidx (claims cache it, usage arrays are
  * indexed by it); a replaced pool with as many devices takes its old range, else a new range at
- * the end, and the old one becomes a hole (c->devices NULL there). Node and pool indexes never
- * change: a change that adds or removes a node or a pool is not patched.
+ * the end, and the old one becomes a hole (c->devices NULL there). Pools do the same: an added
+ * pool (a driver publishing on a node, a node's slices coming back) takes the next index and a
+ * gidx range at the end, a removed one (all its slices gone) leaves a hole in c->pools and in
+ * c->devices; c->pool_order is the pools by name without holes, for lookups by name and for
+ * what lists pools in order (a node's pools, the warnings), so a patched layout reads like a
+ * full build although its indexes are not the full build's. Holes beyond a quarter of the
+ * devices or of the pool indexes start a new chain with a full build.
+ *   The other design, a monotonic remap (every index past an inserted one shifted by one),
+ * keeps the arrays in name order but changes the index of every pool after the insertion
+ * point, and devices (which claims hold) and node pool lists point at pools: every one of
+ * them would need a new copy, which is the full build's cost again. With stable indexes
+ * nothing that is shared needs to change: pool_fp[] and the pools' node lists (model-delta.c)
+ * are indexed by pool idx and merely grow.
+ *   Node indexes never change and nodes are neither added nor removed by a patch: rf_pod
+ * holds node_idx1 (pods are shared by generations), so a new or gone node would need the
+ * pods bound to its name relinked; such a change is built in full.
  *
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node or pool added or removed, pools served by more than one
- * node or by selectors, nodes only slices name, DeviceTaintRule changes, a previous layout at
- * the warnings' bound, and layouts whose slices were not the caller's parsed records. */
+ * What is built in full instead: a node added or removed (a Node object, or the slices of a
+ * node that has none), pools served by more than one node or by selectors, nodes only slices
+ * name, DeviceTaintRule changes, a previous layout at the warnings' bound, and layouts whose
+ * slices were not the caller's parsed records. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -62,6 +78,8 @@ struct relink_map {
 struct rf_patch {
 	struct rf_pool **old_pools, **new_pools; /* replaced, and what replaces each */
 	size_t n_pools, cap_pools;
+	struct rf_pool **added, **removed; /* pools new in the layout, pools gone from it */
+	size_t n_added, cap_added, n_removed, cap_removed;
 	const char **classes; /* names of classes added, removed or replaced */
 	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
@@ -76,6 +94,8 @@ rf_model_patch_free(struct rf_patch *p)
 		return;
 	free(p->old_pools);
 	free(p->new_pools);
+	free(p->added);
+	free(p->removed);
 	free(p->classes);
 	free(p->nodes);
 	if (p->relinked)
@@ -187,18 +207,44 @@ add_node(struct patcher *k, const char *name)
 	return 0;
 }
 
-/* The pool (driver, name) is replaced by what the current slices make of it. */
+static bool
+pool_is(const struct rf_pool *p, const char *driver, const char *name)
+{
+	return strcmp(p->name, name) == 0 && strcmp(p->driver, driver) == 0;
+}
+
+static bool
+pool_in(struct rf_pool *const *v, size_t n, const char *driver, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pool_is(v[i], driver, name))
+			return true;
+	return false;
+}
+
+static int
+push_pool(struct rf_pool ***v, size_t *n, size_t *cap, struct rf_pool *p)
+{
+	if (rf_grow(v, cap, *n + 1, sizeof(**v)) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = p;
+	return 0;
+}
+
+/* The pool (driver, name) is replaced by what the current slices make of it: added when the
+ * previous layout had none of that name, removed when no current slice makes it. */
 static int
 add_pool(struct patcher *k, const char *driver, const char *name)
 {
 	struct rf_patch *p = k->p;
-	for (size_t i = 0; i < p->n_pools; i++)
-		if (strcmp(p->old_pools[i]->driver, driver) == 0 &&
-		    strcmp(p->old_pools[i]->name, name) == 0)
-			return 0;
+	if (pool_in(p->old_pools, p->n_pools, driver, name) ||
+	    pool_in(p->added, p->n_added, driver, name) ||
+	    pool_in(p->removed, p->n_removed, driver, name))
+		return 0;
 	struct rf_pool *old = rf_model_find_pool(k->prev, driver, name);
-	if (!old || !single_node(old) || p->n_pools >= PATCH_POOLS_MAX) {
-		k->bail = true; /* a new pool, or one many nodes see */
+	if ((old && !single_node(old)) ||
+	    p->n_pools + p->n_added + p->n_removed >= PATCH_POOLS_MAX) {
+		k->bail = true; /* a pool many nodes see */
 		return 0;
 	}
 	size_t n = 0;
@@ -216,15 +262,23 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 		np = rf_model_build_pool(k->c, refs, n, false);
 	}
 	free(refs);
-	if (!n) {
-		k->bail = true; /* the pool is gone */
-		return 0;
+	if (!n && !old)
+		return 0; /* neither then nor now */
+	if (!n) {         /* the pool is gone: its node loses it */
+		if (push_pool(&p->removed, &p->n_removed, &p->cap_removed, old) < 0)
+			return -ENOMEM;
+		return add_node(k, old->node);
 	}
 	if (!np)
 		return -ENOMEM;
 	if (!single_node(np)) {
 		k->bail = true;
 		return 0;
+	}
+	if (!old) { /* a new pool: its index comes after the previous ones (patch_devices) */
+		if (push_pool(&p->added, &p->n_added, &p->cap_added, np) < 0)
+			return -ENOMEM;
+		return add_node(k, np->node);
 	}
 	np->idx = old->idx;
 	if (rf_grow(&p->old_pools, &p->cap_pools, p->n_pools + 1, sizeof(*p->old_pools)) < 0)
@@ -404,6 +458,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->depth = pl->depth + 1;
 	l->n_node_objs = pl->n_node_objs;
 	l->holes = pl->holes;
+	l->pool_holes = pl->pool_holes;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
@@ -425,8 +480,49 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	return c->warnings ? 0 : -ENOMEM;
 }
 
+static int
+pool_name_cmp(const void *a, const void *b)
+{
+	const struct rf_pool *x = *(struct rf_pool *const *)a, *y = *(struct rf_pool *const *)b;
+	int r = strcmp(x->driver, y->driver);
+	return r ? r : strcmp(x->name, y->name);
+}
+
+/* The pools by name: the previous order, each pool the one at its index now (replaced or
+ * removed), merged with the added ones. */
+static int
+order_pools(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch *p)
+{
+	c->pool_order = rf_arena_calloc(c->arena, prev->n_pool_order + p->n_added + 1,
+					sizeof(*c->pool_order));
+	struct rf_pool **add = calloc(p->n_added + 1, sizeof(*add));
+	if (!c->pool_order || !add) {
+		free(add);
+		return -ENOMEM;
+	}
+	if (p->n_added) {
+		memcpy(add, p->added, p->n_added * sizeof(*add));
+		qsort(add, p->n_added, sizeof(*add), pool_name_cmp);
+	}
+	size_t n = 0, ai = 0;
+	for (size_t i = 0; i < prev->n_pool_order; i++) {
+		struct rf_pool *q = c->pools[prev->pool_order[i]->idx];
+		if (!q)
+			continue;
+		while (ai < p->n_added && pool_name_cmp(&add[ai], &q) < 0)
+			c->pool_order[n++] = add[ai++];
+		c->pool_order[n++] = q;
+	}
+	while (ai < p->n_added)
+		c->pool_order[n++] = add[ai++];
+	c->n_pool_order = n;
+	free(add);
+	return 0;
+}
+
 /* Pools and devices: the previous ones but the replaced, which keep their gidx range when they
- * have as many devices, else take one at the end. */
+ * have as many devices, else take one at the end; a removed pool leaves holes (its index, its
+ * devices' gidx), an added one takes the next index and a range at the end. */
 static int
 patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch *p)
 {
@@ -436,19 +532,27 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 			appended += p->new_pools[i]->n_devices;
 			holes += p->old_pools[i]->n_devices;
 		}
+	for (size_t i = 0; i < p->n_removed; i++)
+		holes += p->removed[i]->n_devices;
+	for (size_t i = 0; i < p->n_added; i++)
+		appended += p->added[i]->n_devices;
 	c->layout->holes += holes;
-	c->n_pools = prev->n_pools;
+	c->layout->pool_holes += p->n_removed;
+	c->n_pools = prev->n_pools + p->n_added;
 	c->pools = c->layout->own_pools = calloc(c->n_pools + 1, sizeof(*c->pools));
 	c->n_devices = prev->n_devices + appended;
 	c->devices = c->layout->own_devices = calloc(c->n_devices + 1, sizeof(*c->devices));
-	if (!c->pools || !c->devices)
-		return -ENOMEM;
-	memcpy(c->pools, prev->pools, c->n_pools * sizeof(*c->pools));
+	struct rf_pool **fresh = calloc(p->n_pools + p->n_added + 1, sizeof(*fresh));
+	int r = -ENOMEM;
+	if (!c->pools || !c->devices || !fresh)
+		goto out;
+	memcpy(c->pools, prev->pools, prev->n_pools * sizeof(*c->pools));
 	memcpy(c->devices, prev->devices, prev->n_devices * sizeof(*c->devices));
 	size_t end = prev->n_devices;
 	for (size_t i = 0; i < p->n_pools; i++) {
 		struct rf_pool *o = p->old_pools[i], *n = p->new_pools[i];
 		c->pools[n->idx] = n;
+		fresh[i] = n;
 		if (n->n_devices == o->n_devices) {
 			rf_model_place_pool_devices(c, n, o->first_gidx);
 			continue;
@@ -457,22 +561,32 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 		rf_model_place_pool_devices(c, n, (unsigned)end);
 		end += n->n_devices;
 	}
+	for (size_t i = 0; i < p->n_removed; i++) {
+		const struct rf_pool *o = p->removed[i];
+		c->pools[o->idx] = NULL;
+		memset(c->devices + o->first_gidx, 0, o->n_devices * sizeof(*c->devices));
+	}
+	for (size_t i = 0; i < p->n_added; i++) {
+		struct rf_pool *n = p->added[i];
+		n->idx = (unsigned)(prev->n_pools + i);
+		c->pools[n->idx] = n;
+		fresh[p->n_pools + i] = n;
+		rf_model_place_pool_devices(c, n, (unsigned)end);
+		end += n->n_devices;
+	}
+	if ((r = order_pools(c, prev, p)) < 0)
+		goto out;
 	/* DeviceTaintRules (the same as the previous layout's) on the new pools' devices */
 	struct rf_pool **all = c->pools;
 	size_t n_all = c->n_pools;
-	c->pools = p->new_pools;
-	c->n_pools = p->n_pools;
-	int r = rf_model_apply_taint_rules(c, c->objs.taint_rules);
+	c->pools = fresh;
+	c->n_pools = p->n_pools + p->n_added;
+	r = rf_model_apply_taint_rules(c, c->objs.taint_rules);
 	c->pools = all;
 	c->n_pools = n_all;
+out:
+	free(fresh);
 	return r;
-}
-
-static int
-pool_idx_cmp(const void *a, const void *b)
-{
-	unsigned x = (*(struct rf_pool *const *)a)->idx, y = (*(struct rf_pool *const *)b)->idx;
-	return (x > y) - (x < y);
 }
 
 /* Nodes: the previous ones, copies of those with a new object, rebuilt ones where labels,
@@ -485,7 +599,7 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	c->n_nodes = prev->n_nodes;
 	c->nodes = l->own_nodes = calloc(c->n_nodes + 1, sizeof(*c->nodes));
 	l->node_list = rf_arena_calloc(c->arena, p->n_nodes + 1, sizeof(*l->node_list));
-	struct rf_pool **mine = calloc(p->n_pools + 1, sizeof(*mine));
+	struct rf_pool **mine = calloc(p->n_pools + p->n_added + 1, sizeof(*mine));
 	int r = -ENOMEM;
 	if (!c->nodes || !l->node_list || !mine)
 		goto out;
@@ -518,7 +632,11 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		for (size_t q = 0; q < p->n_pools; q++)
 			if (strcmp(p->new_pools[q]->node, nd->name) == 0)
 				mine[n_mine++] = p->new_pools[q];
-		qsort(mine, n_mine, sizeof(*mine), pool_idx_cmp);
+		for (size_t q = 0; q < p->n_added; q++)
+			if (strcmp(p->added[q]->node, nd->name) == 0)
+				mine[n_mine++] = p->added[q];
+		/* in the full build's order (by name: an added pool's index is not) */
+		qsort(mine, n_mine, sizeof(*mine), pool_name_cmp);
 		if ((r = rf_model_attach_node_pools(c, nd, mine, n_mine)) < 0 ||
 		    (r = rf_model_finish_node(c, nd)) < 0)
 			goto out;
@@ -644,6 +762,12 @@ warnings_carry(const struct patcher *k)
 	for (size_t i = 0; i < p->n_pools; i++)
 		if (pool_warns(p->old_pools[i]) || pool_warns(p->new_pools[i]))
 			return false;
+	for (size_t i = 0; i < p->n_added; i++)
+		if (pool_warns(p->added[i]))
+			return false;
+	for (size_t i = 0; i < p->n_removed; i++)
+		if (pool_warns(p->removed[i]))
+			return false;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (node_warns(k->prev->nodes[p->nodes[i]]) || node_warns(k->c->nodes[p->nodes[i]]))
 			return false;
@@ -680,8 +804,8 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 	for (size_t i = 0; i < objs->n_slice_recs; i++)
 		if (objs->slice_recs[i]->skip)
 			put(c, objs->slice_recs[i]->skip);
-	for (size_t i = 0; i < c->n_pools; i++) {
-		const struct rf_pool *p = c->pools[i];
+	for (size_t i = 0; i < c->n_pool_order; i++) {
+		const struct rf_pool *p = c->pool_order[i];
 		for (unsigned s = 0; s < p->n_slices; s++)
 			for (size_t w = 0; w < p->slices[s]->n_counter_warnings; w++)
 				put(c, p->slices[s]->counter_warnings[w]);
@@ -726,6 +850,8 @@ unpatch(struct rf_cluster *c)
 	c->n_nodes = 0;
 	c->pools = NULL;
 	c->n_pools = 0;
+	c->pool_order = NULL;
+	c->n_pool_order = 0;
 	c->devices = NULL;
 	c->n_devices = 0;
 	c->classes = NULL;
@@ -765,7 +891,12 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	for (size_t i = 0; i < k.p->n_pools; i++)
 		if (k.p->new_pools[i]->n_devices != k.p->old_pools[i]->n_devices)
 			holes += k.p->old_pools[i]->n_devices;
-	if (holes && holes * 4 > prev->n_devices) {
+	for (size_t i = 0; i < k.p->n_removed; i++)
+		holes += k.p->removed[i]->n_devices;
+	/* and beyond a quarter of the pools' indexes */
+	size_t pool_holes = pl->pool_holes + k.p->n_removed;
+	if ((holes && holes * 4 > prev->n_devices) ||
+	    (pool_holes && pool_holes * 4 > prev->n_pools)) {
 		k.bail = true;
 		goto out;
 	}
@@ -816,6 +947,24 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 	return false;
 }
 
+/* A result of the claim is a device of a removed pool, or names an added pool (found now). */
+static bool
+claim_pools_came_or_went(const struct rf_patch *p, const struct rf_claim *cl)
+{
+	for (size_t i = 0; i < cl->n_results; i++) {
+		const struct rf_alloc_result *ar = &cl->results[i];
+		for (size_t q = 0; ar->dev && q < p->n_removed; q++) {
+			const struct rf_pool *o = p->removed[q];
+			if (ar->gidx >= o->first_gidx && ar->gidx - o->first_gidx < o->n_devices)
+				return true;
+		}
+		for (size_t q = 0; !ar->dev && ar->driver && ar->pool && q < p->n_added; q++)
+			if (pool_is(p->added[q], ar->driver, ar->pool))
+				return true;
+	}
+	return false;
+}
+
 static struct relinked *
 relink_slot(const struct relink_map *m, const void *old)
 {
@@ -829,7 +978,7 @@ int
 rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	struct rf_patch *p = c->patch;
-	if (!p || (!p->n_pools && !p->n_classes))
+	if (!p || (!p->n_pools && !p->n_classes && !p->n_added && !p->n_removed))
 		return 0;
 	/* the previous generation's claims by position in its array (its objects): a claim
 	 * that stayed is that struct, whatever the table holds now (a build from the same
@@ -855,7 +1004,8 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 	/* which ones first: past the budget nothing is relinked in this table at all */
 	for (size_t i = 0; i < n && n_touched <= budget; i++) {
 		const struct rf_claim *old = prev->claim_vals[i];
-		if (old && claim_touched(p, old) && n_touched++ < budget)
+		if (old && (claim_touched(p, old) || claim_pools_came_or_went(p, old)) &&
+		    n_touched++ < budget)
 			touched[n_touched - 1] = i;
 	}
 	r = n_touched > budget ? -EAGAIN : 0;
@@ -931,6 +1081,8 @@ rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigne
 	const struct rf_patch *p = c->patch;
 	for (size_t i = 0; p && i < p->n_pools; i++)
 		pools[p->new_pools[i]->idx] = 1;
+	for (size_t i = 0; p && i < p->n_added; i++)
+		pools[p->added[i]->idx] = 1;
 	for (size_t i = 0; p && i < p->n_nodes; i++)
 		nodes[p->nodes[i]] = 1;
 }
@@ -939,6 +1091,8 @@ bool
 rf_model_patch_same_pool_sets(const struct rf_cluster *c)
 {
 	const struct rf_patch *p = c->patch;
+	if (p && (p->n_added || p->n_removed))
+		return false;
 	for (size_t i = 0; p && i < p->n_nodes; i++) {
 		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];
 		if (a->n_pools != b->n_pools)

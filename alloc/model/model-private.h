@@ -87,6 +87,7 @@ struct rf_layout {
 	bool dup_names;
 	unsigned depth;
 	size_t holes;
+	size_t pool_holes;  /* idx of removed pools (c->pools NULL there) */
 	size_t n_node_objs; /* nodes with an object (the others only slices name) */
 	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
 	 * generation uses the layout, while layouts patched from it may still share its pieces) */
@@ -134,8 +135,12 @@ struct rf_cluster {
 
 	struct rf_node **nodes;
 	size_t n_nodes;
-	struct rf_pool **pools;
+	struct rf_pool **pools; /* by idx: a patched layout's may hold holes (NULL) */
 	size_t n_pools;
+	/* the pools sorted by driver, then name, without holes (c->pools itself after a full
+	 * build): lookups by name and whatever lists pools in order */
+	struct rf_pool **pool_order;
+	size_t n_pool_order;
 	struct rf_device **devices; /* all, sorted by driver, pool, name */
 	size_t n_devices;
 	struct rf_claim **claims; /* sorted by ns, name */

@@ -234,6 +234,8 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->n_nodes = prev->n_nodes;
 	c->pools = prev->pools;
 	c->n_pools = prev->n_pools;
+	c->pool_order = prev->pool_order;
+	c->n_pool_order = prev->n_pool_order;
 	c->devices = prev->devices;
 	c->n_devices = prev->n_devices;
 	c->classes = prev->classes;

@@ -215,13 +215,56 @@ copy_at(const json_t *arr, size_t i)
 	return v;
 }
 
+/* A new pool on a node that has a Node object: a copy of a slice (its driver's devices), of a
+ * pool name sorting before or after the node's others, the slice of that pool alone. */
+static void
+new_pool(struct world *w, int step)
+{
+	size_t i = below(w, (unsigned)w->n_recs);
+	json_t *s = copy_at(w->slices, i);
+	json_t *spec = json_object_get(s, "spec");
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s-extra-%d", below(w, 2) ? "a" : "zz", step);
+	json_object_set_new(json_object_get(spec, "pool"), "name", json_string(buf));
+	json_object_set_new(json_object_get(spec, "pool"), "generation", json_integer(1));
+	json_object_set_new(json_object_get(spec, "pool"), "resourceSliceCount", json_integer(1));
+	json_object_set_new(json_object_get(s, "metadata"), "name", json_string(buf));
+	const json_t *nj = json_array_get(w->nodes, below(w, (unsigned)json_array_size(w->nodes)));
+	json_object_set(spec, "nodeName", (json_t *)rf_jpath(nj, "metadata.name"));
+	put_slice(w, w->n_recs, s); /* appended */
+}
+
+/* Every slice of one node deleted (its driver gone, or the node leaving): its pools go. */
+static void
+drop_node_slices(struct world *w)
+{
+	const char *node = w->recs[below(w, (unsigned)w->n_recs)]->node;
+	if (!node)
+		return;
+	char name[128];
+	snprintf(name, sizeof(name), "%s", node);
+	for (size_t i = w->n_recs; i-- > 0;)
+		if (w->recs[i]->node && strcmp(w->recs[i]->node, name) == 0) {
+			json_array_append(w->gone, json_array_get(w->slices, i));
+			put_slice(w, i, NULL);
+		}
+}
+
 /* @return true when the change is one the layout reads (the store marks it so) */
 static bool
 change_slice(struct world *w, int step)
 {
 	size_t n = w->n_recs;
-	unsigned what = below(w, 7);
-	if (what == 6 && json_array_size(w->gone)) { /* one put back */
+	unsigned what = below(w, 9);
+	if (what == 7 && n) { /* pools come: a new one on some node */
+		new_pool(w, step);
+		return true;
+	}
+	if (what == 8 && n) { /* pools go: all of one node's */
+		drop_node_slices(w);
+		return true;
+	}
+	if (what >= 6 && json_array_size(w->gone)) { /* one put back (maybe a pool back) */
 		size_t g = below(w, (unsigned)json_array_size(w->gone));
 		put_slice(w, n, json_incref(json_array_get(w->gone, g)));
 		set_array(&w->gone, replaced(w->gone, g, NULL));
@@ -1070,6 +1113,77 @@ START_TEST(test_patched_usage_by_difference)
 }
 END_TEST
 
+/* Every node's fingerprint and every device's holder in g are those a walk of the same claims
+ * and pods gives (on g's layout). */
+static void
+same_as_walked(struct world *w, const struct rf_cluster *g, struct rf_cluster_objects objs)
+{
+	struct rf_cluster *walked = NULL;
+	objs.walk_usage = true;
+	ck_assert_int_eq(rf_cluster_build_next(g, &objs, &w->cfg, w->cel, true, &walked), 0);
+	for (size_t i = 0; i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *n = rf_cluster_node_at(g, i);
+		ck_assert_msg(rf_node_use(g, n)->fp == rf_node_use(walked, n)->fp,
+			      "node %s: fingerprint differs from the walk's", n->name);
+		for (size_t k = 0; k < n->n_devices; k++)
+			ck_assert(rf_dev_use(g, n->devices[k])->holder ==
+				  rf_dev_use(walked, n->devices[k])->holder);
+	}
+	same_usage(g, walked);
+	rf_cluster_unref(walked);
+}
+
+/* Pools come and go on nodes that keep their Node objects (a driver installed or removed, a
+ * node's slices garbage-collected and published again), with claims allocated on their
+ * devices: each such change is patched (new pools take the next indexes, removed ones leave
+ * holes) and reads like a full build, usage included. */
+START_TEST(test_patch_pools_come_and_go)
+{
+	struct world w;
+	world_init_nodes(&w, 17 + (uint64_t)_i, 20);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	unsigned serial = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(9); step < n; step++) {
+		size_t n_recs = w.n_recs;
+		switch (step % 3) {
+		case 0: /* a pool more, sometimes two */
+			new_pool(&w, step);
+			if (below(&w, 2))
+				new_pool(&w, 100 + step);
+			break;
+		case 1: /* one node's pools go */
+			drop_node_slices(&w);
+			ck_assert_uint_lt(w.n_recs, n_recs);
+			break;
+		default: /* and come back */
+			while (json_array_size(w.gone)) {
+				put_slice(&w, w.n_recs, json_incref(json_array_get(w.gone, 0)));
+				set_array(&w.gone, replaced(w.gone, 0, NULL));
+			}
+			break;
+		}
+		if (_i == 1) /* with claim and pod events, new arrays as the store hands them */
+			for (unsigned k = 1 + below(&w, 3); k > 0; k--)
+				change_usage(&w, prev, &serial);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert_msg(rf_cluster_layout_patched(g), "step %d: built in full", step);
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		results_are_mine(&w, g);
+		rf_cluster_unref(full);
+		same_as_walked(&w, g, objs);
+	}
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -1079,6 +1193,7 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
+	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
