@@ -118,8 +118,9 @@ rf_model_delta_begin(struct rf_cluster *c)
 	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
 	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
-	/* the usage arrays are copied by index: a patch keeps nodes, adds pools and devices */
-	if (c->n_nodes != prev->n_nodes || c->n_pools < prev->n_pools ||
+	/* the usage arrays are copied by index: a patch keeps node, pool and device indexes and
+	 * adds after them */
+	if (c->n_nodes < prev->n_nodes || c->n_pools < prev->n_pools ||
 	    c->n_devices < prev->n_devices)
 		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
@@ -600,7 +601,10 @@ node_lists(struct rf_cluster *c, struct pods_work *w)
 	size_t total = w->run_new.n;
 	if (!nu)
 		return -ENOMEM;
-	memcpy(nu, prev->node_use, (c->n_nodes + 1) * sizeof(*nu));
+	/* nodes a patch added (after the previous ones) have no pods: the pods bound to their
+	 * names are not patched (model-patch.c) */
+	memcpy(nu, prev->node_use, prev->n_nodes * sizeof(*nu));
+	memset(nu + prev->n_nodes, 0, (c->n_nodes + 1 - prev->n_nodes) * sizeof(*nu));
 	for (size_t i = 0; i < c->n_nodes; i++)
 		total += nu[i].n_pods;
 	struct rf_pod **block = rf_arena_alloc(c->arena, (total + 1) * sizeof(*block));
@@ -625,7 +629,8 @@ node_lists(struct rf_cluster *c, struct pods_work *w)
 			a_end++;
 		touched = g_end > gi || a_end > ai;
 		if (!touched) {
-			memcpy(to, was, n_was * sizeof(*to));
+			if (n_was)
+				memcpy(to, was, n_was * sizeof(*to));
 			u->pods = to;
 			off += n_was;
 			continue;

@@ -12,7 +12,8 @@
  * Claims keep being reused but for those whose results name a replaced, removed or added pool
  * or whose requests name a changed class: those are relinked (model-relink.c), and the
  * generation's usage is the previous one's with them taken back and added again
- * (model-delta.c). Pods point at nodes by index, and node indexes stay.
+ * (model-delta.c). Pods point at nodes by index, and node indexes stay (added nodes come
+ * after them).
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
@@ -38,17 +39,25 @@
  * them would need a new copy, which is the full build's cost again. With stable indexes
  * nothing that is shared needs to change: pool_fp[] and the pools' node lists (model-delta.c)
  * are indexed by pool idx and merely grow.
- *   Node indexes never change and nodes are neither added nor removed by a patch: rf_pod
- * holds node_idx1 (pods are shared by generations), so a new or gone node would need the
- * pods bound to its name relinked; such a change is built in full.
+ *   Nodes the same way, but for holes: a Node object of a new name (a node joining, before
+ * its driver publishes) takes the next index, c->node_order is the nodes by name (what
+ * rf_cluster_node_at() lists, the warnings' order; lookups by name use the hash, rebuilt), and
+ * the one reader of a group's nodes in order (rf_cluster_group_places: the blocks in node
+ * order) sorts them by name when the layout has such nodes. Index-based arrays (node_use[],
+ * the memo, the simulator's) simply grow. rf_pod holds node_idx1 and pods are shared by
+ * generations, so a node added while pods are bound to its name (they would need relinking),
+ * and a node removed (a hole every loop over c->nodes would have to skip, and its pods
+ * relinked), are built in full.
  *
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node added or removed (a Node object, or the slices of a
- * node that has none), pools served by more than one node or by selectors, nodes only slices
- * name, DeviceTaintRule changes, a previous layout at the warnings' bound, and layouts whose
- * slices were not the caller's parsed records. */
+ * What is built in full instead: a node removed (its Node object, or every slice of a node
+ * that has none), a node added with pods bound to its name or slices in the same build, or
+ * while some pool is served by selectors or more than one node, pools served by more than one
+ * node or by selectors, nodes only slices name (and such a node gaining its object),
+ * DeviceTaintRule changes, a previous layout at the warnings' bound, and layouts whose slices
+ * were not the caller's parsed records. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -84,7 +93,8 @@ struct rf_patch {
 	size_t n_classes, cap_classes;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
-	struct relink_map *relinked; /* the claims relinked (rf_model_patch_claims) */
+	size_t first_new_node, n_new_nodes; /* nodes added, at indexes after the previous ones */
+	struct relink_map *relinked;        /* the claims relinked (rf_model_patch_claims) */
 };
 
 void
@@ -184,6 +194,8 @@ struct patcher {
 	struct rf_patch *p;
 	unsigned char *node_state; /* per prev node index: 0 same, 1 new object, 2 rebuilt */
 	const json_t **node_json;  /* per prev node index: its new object, or NULL */
+	const json_t **new_nodes;  /* the objects of nodes added */
+	size_t n_new_nodes, cap_new_nodes;
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
@@ -368,6 +380,39 @@ node_name(const json_t *nj)
 	return json_string_value(rf_jpath(nj, "metadata.name"));
 }
 
+/* A Node object of a name the previous layout did not have: a node added, with no pool (a slice
+ * naming it made add_pool() give up) and no pod bound to it (pods point at nodes by index and
+ * are shared: one bound to it would need relinking). A pool that does not name its one node
+ * may serve it: then it is not patched either. */
+static int
+new_node(struct patcher *k, const json_t *nj)
+{
+	const char *name = node_name(nj);
+	for (size_t i = 0; i < k->n_new_nodes; i++)
+		if (strcmp(node_name(k->new_nodes[i]), name) == 0) {
+			k->bail = true; /* named twice: the full build warns */
+			return 0;
+		}
+	if (!k->n_new_nodes) {
+		const struct rf_cluster *prev = k->prev;
+		for (size_t i = 0; i < prev->n_pool_order && !k->bail; i++)
+			k->bail = !single_node(prev->pool_order[i]);
+	}
+	if (!k->prev->pod_vals && json_array_size(k->prev->objs.pods))
+		k->bail = true; /* which pods it had is not known */
+	for (size_t i = 0; i < k->prev->n_pod_vals && !k->bail; i++) {
+		const struct rf_pod *pod = k->prev->pod_vals[i];
+		k->bail = pod && pod->node_name && strcmp(pod->node_name, name) == 0;
+	}
+	if (k->bail)
+		return 0;
+	if (rf_grow(&k->new_nodes, &k->cap_new_nodes, k->n_new_nodes + 1, sizeof(*k->new_nodes)) <
+	    0)
+		return -ENOMEM;
+	k->new_nodes[k->n_new_nodes++] = nj;
+	return 0;
+}
+
 /* Nodes: the same names as before, each once. The store hands over the objects in the same order
  * (a new array, the same elements but the changed ones): then only the changed positions are
  * looked at; otherwise every node is looked up by name. */
@@ -405,8 +450,12 @@ diff_nodes(struct patcher *k)
 		const json_t *nj = json_array_get(nodes, i);
 		const char *name = node_name(nj);
 		const struct rf_node *old = name && name[0] ? rf_cluster_node(k->prev, name) : NULL;
+		if (!old && name && name[0]) {
+			r = new_node(k, nj);
+			continue;
+		}
 		if (!old || !old->json || seen[old->idx]) {
-			k->bail = true; /* added, unnamed, named twice, or had only slices */
+			k->bail = true; /* unnamed, named twice, or had only slices */
 			break;
 		}
 		seen[old->idx] = 1;
@@ -459,6 +508,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->n_node_objs = pl->n_node_objs;
 	l->holes = pl->holes;
 	l->pool_holes = pl->pool_holes;
+	l->nodes_appended = pl->nodes_appended;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
@@ -589,22 +639,59 @@ out:
 	return r;
 }
 
+static int
+node_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(struct rf_node *const *)a)->name, (*(struct rf_node *const *)b)->name);
+}
+
+/* The nodes by name: the previous order, each node the one at its index now, merged with the
+ * added ones. */
+static int
+order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct patcher *k)
+{
+	size_t n_add = k->n_new_nodes;
+	c->node_order = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_order));
+	if (!c->node_order)
+		return -ENOMEM;
+	struct rf_node **add = c->nodes + prev->n_nodes;
+	if (n_add) {
+		if (!(add = malloc(n_add * sizeof(*add))))
+			return -ENOMEM;
+		memcpy(add, c->nodes + prev->n_nodes, n_add * sizeof(*add));
+		qsort(add, n_add, sizeof(*add), node_name_cmp);
+	}
+	size_t n = 0, ai = 0;
+	for (size_t i = 0; i < prev->n_nodes; i++) {
+		struct rf_node *q = c->nodes[prev->node_order[i]->idx];
+		while (ai < n_add && node_name_cmp(&add[ai], &q) < 0)
+			c->node_order[n++] = add[ai++];
+		c->node_order[n++] = q;
+	}
+	while (ai < n_add)
+		c->node_order[n++] = add[ai++];
+	if (n_add)
+		free(add);
+	return 0;
+}
+
 /* Nodes: the previous ones, copies of those with a new object, rebuilt ones where labels,
- * annotations or pools changed. */
+ * annotations or pools changed, and the added ones. */
 static int
 patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher *k)
 {
 	struct rf_patch *p = k->p;
 	struct rf_layout *l = c->layout;
-	c->n_nodes = prev->n_nodes;
+	c->n_nodes = prev->n_nodes + k->n_new_nodes;
 	c->nodes = l->own_nodes = calloc(c->n_nodes + 1, sizeof(*c->nodes));
-	l->node_list = rf_arena_calloc(c->arena, p->n_nodes + 1, sizeof(*l->node_list));
+	l->node_list =
+		rf_arena_calloc(c->arena, p->n_nodes + k->n_new_nodes + 1, sizeof(*l->node_list));
 	struct rf_pool **mine = calloc(p->n_pools + p->n_added + 1, sizeof(*mine));
 	int r = -ENOMEM;
 	if (!c->nodes || !l->node_list || !mine)
 		goto out;
-	memcpy(c->nodes, prev->nodes, c->n_nodes * sizeof(*c->nodes));
-	for (size_t i = 0; i < c->n_nodes; i++) {
+	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));
+	for (size_t i = 0; i < prev->n_nodes; i++) {
 		if (k->node_state[i] == 0)
 			continue;
 		const struct rf_node *old = prev->nodes[i];
@@ -642,6 +729,29 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 			goto out;
 		l->node_list[l->n_nodes++] = nd; /* its decoded annotation is this layout's */
 	}
+	/* nodes added: as a full build makes a node without pools, at the next indexes */
+	for (size_t i = 0; i < k->n_new_nodes; i++) {
+		const json_t *nj = k->new_nodes[i];
+		struct rf_node *nd = rf_arena_calloc(c->arena, 1, sizeof(*nd));
+		if (!nd)
+			goto out;
+		nd->name = node_name(nj);
+		nd->idx = (unsigned)(prev->n_nodes + i);
+		nd->json = nj;
+		nd->labels = rf_jpath(nj, "metadata.labels");
+		nd->annotations = rf_jpath(nj, "metadata.annotations");
+		nd->ready = rf_model_node_ready(nj);
+		rf_model_network_place(c, nd);
+		c->nodes[nd->idx] = nd;
+		if ((r = rf_model_attach_node_pools(c, nd, mine, 0)) < 0 ||
+		    (r = rf_model_finish_node(c, nd)) < 0)
+			goto out;
+		l->node_list[l->n_nodes++] = nd;
+	}
+	p->first_new_node = prev->n_nodes;
+	p->n_new_nodes = k->n_new_nodes;
+	l->n_node_objs += k->n_new_nodes;
+	l->nodes_appended = prev->layout->nodes_appended || k->n_new_nodes;
 	/* front-end bandwidth of the rebuilt nodes only */
 	struct rf_node **all = c->nodes, **rebuilt = l->node_list;
 	size_t n_all = c->n_nodes;
@@ -650,9 +760,15 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	r = rf_model_node_frontend(c);
 	c->nodes = all;
 	c->n_nodes = n_all;
-	c->node_slots = prev->node_slots; /* the same names at the same indexes */
-	c->node_mask = prev->node_mask;
-	c->node_names = prev->node_names;
+	if (r < 0 || (r = order_nodes(c, prev, k)) < 0)
+		goto out;
+	if (k->n_new_nodes) {
+		r = rf_model_index_node_names(c);
+	} else { /* the same names at the same indexes */
+		c->node_slots = prev->node_slots;
+		c->node_mask = prev->node_mask;
+		c->node_names = prev->node_names;
+	}
 out:
 	free(mine);
 	return r;
@@ -771,6 +887,9 @@ warnings_carry(const struct patcher *k)
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (node_warns(k->prev->nodes[p->nodes[i]]) || node_warns(k->c->nodes[p->nodes[i]]))
 			return false;
+	for (size_t i = 0; i < k->n_new_nodes; i++)
+		if (node_warns(k->c->nodes[k->prev->n_nodes + i]))
+			return false;
 	return true;
 }
 
@@ -825,11 +944,11 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 		put(c, cls[i]);
 	l->class_warnings[1] = c->n_warnings;
 	for (size_t i = 0; i < c->n_nodes; i++)
-		if (c->nodes[i]->topo_error)
-			rf_cluster_warn(c, "node %s: %s; using DRA attributes", c->nodes[i]->name,
-					c->nodes[i]->topo_error);
+		if (c->node_order[i]->topo_error)
+			rf_cluster_warn(c, "node %s: %s; using DRA attributes",
+					c->node_order[i]->name, c->node_order[i]->topo_error);
 	for (size_t i = 0; i < c->n_nodes; i++) {
-		const struct rf_node *n = c->nodes[i];
+		const struct rf_node *n = c->node_order[i];
 		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
 		if (fe && strcmp(n->fe_source, "annotation") != 0)
 			rf_model_warn_frontend(c, n, fe);
@@ -848,6 +967,7 @@ unpatch(struct rf_cluster *c)
 	c->n_warnings = 0;
 	c->nodes = NULL;
 	c->n_nodes = 0;
+	c->node_order = NULL;
 	c->pools = NULL;
 	c->n_pools = 0;
 	c->pool_order = NULL;
@@ -912,6 +1032,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 out:
 	free(k.node_state);
 	free(k.node_json);
+	free(k.new_nodes);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;
@@ -1085,13 +1206,15 @@ rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigne
 		pools[p->added[i]->idx] = 1;
 	for (size_t i = 0; p && i < p->n_nodes; i++)
 		nodes[p->nodes[i]] = 1;
+	for (size_t i = 0; p && i < p->n_new_nodes; i++)
+		nodes[p->first_new_node + i] = 1;
 }
 
 bool
 rf_model_patch_same_pool_sets(const struct rf_cluster *c)
 {
 	const struct rf_patch *p = c->patch;
-	if (p && (p->n_added || p->n_removed))
+	if (p && (p->n_added || p->n_removed || p->n_new_nodes))
 		return false;
 	for (size_t i = 0; p && i < p->n_nodes; i++) {
 		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];

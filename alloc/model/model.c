@@ -27,8 +27,6 @@
  * generations starts a new table once it holds this many per node */
 #define MEMO_RETIRED_MAX 16
 
-static int index_node_names(struct rf_cluster *c);
-
 void __attribute__((format(printf, 2, 3)))
 rf_cluster_warn(struct rf_cluster *c, const char *fmt, ...)
 {
@@ -216,7 +214,8 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		c->nodes[i]->idx = (unsigned)i;
 		l->n_node_objs += c->nodes[i]->json != NULL;
 	}
-	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
+	c->node_order = c->nodes;
+	if ((r = rf_model_index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
 	l->warnings = c->warnings;
 	l->n_warnings = c->n_warnings;
@@ -232,6 +231,7 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->layout = prev->layout;
 	c->nodes = prev->nodes;
 	c->n_nodes = prev->n_nodes;
+	c->node_order = prev->node_order;
 	c->pools = prev->pools;
 	c->n_pools = prev->n_pools;
 	c->pool_order = prev->pool_order;
@@ -571,7 +571,7 @@ rf_cluster_n_nodes(const struct rf_cluster *c)
 const struct rf_node *
 rf_cluster_node_at(const struct rf_cluster *c, size_t i)
 {
-	return i < c->n_nodes ? c->nodes[i] : NULL;
+	return i < c->n_nodes ? c->node_order[i] : NULL;
 }
 
 const struct rf_node *
@@ -592,8 +592,8 @@ rf_cluster_node(const struct rf_cluster *c, const char *name)
 
 /* Every verb looks up each node it is asked about by name: a hash table, not a binary search
  * of thousands of names. At most half full. */
-static int
-index_node_names(struct rf_cluster *c)
+int
+rf_model_index_node_names(struct rf_cluster *c)
 {
 	size_t cap = 16, text = 0;
 	while (cap < 2 * c->n_nodes)
@@ -827,6 +827,13 @@ rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp,
 	return g->multi | (g->any & ~mine);
 }
 
+static int
+node_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct rf_node *const *)a)->name,
+		      (*(const struct rf_node *const *)b)->name);
+}
+
 static void
 add_place(const char **arr, size_t *n, const char *v, bool *overflow)
 {
@@ -859,18 +866,30 @@ rf_cluster_group_places(const struct rf_cluster *c, const char *group, struct rf
 		else
 			hi = mid;
 	}
-	unsigned last = UINT32_MAX;
-	for (; lo < c->n_group_nodes && c->group_nodes[lo].hash == h &&
-	       strcmp(c->group_nodes[lo].group, group) == 0;
-	     lo++) {
-		const struct rf_node *n = c->nodes[c->group_nodes[lo].node_idx];
-		ret->members++;
-		if (n->idx == last)
+	size_t end = lo;
+	while (end < c->n_group_nodes && c->group_nodes[end].hash == h &&
+	       strcmp(c->group_nodes[end].group, group) == 0)
+		end++;
+	ret->members = end - lo;
+	/* the entries are in node index order: name order, but for nodes a patch added */
+	const struct rf_node **by_name = NULL;
+	if (c->layout->nodes_appended && end > lo &&
+	    (by_name = malloc((end - lo) * sizeof(*by_name)))) {
+		for (size_t i = lo; i < end; i++)
+			by_name[i - lo] = c->nodes[c->group_nodes[i].node_idx];
+		qsort(by_name, end - lo, sizeof(*by_name), node_name_cmp);
+	}
+	const struct rf_node *last = NULL;
+	for (size_t i = lo; i < end; i++) {
+		const struct rf_node *n =
+			by_name ? by_name[i - lo] : c->nodes[c->group_nodes[i].node_idx];
+		if (n == last)
 			continue;
-		last = n->idx;
+		last = n;
 		add_place(ret->blocks, &ret->n_blocks, n->block, &ret->overflow);
 		add_place(ret->spines, &ret->n_spines, n->spine, &ret->overflow);
 	}
+	free(by_name);
 }
 
 uint64_t

@@ -18,6 +18,7 @@
 
 Suite *patch_suite(void);
 static void same_usage(const struct rf_cluster *a, const struct rf_cluster *b);
+static json_t *inserted(const json_t *arr, size_t i, json_t *v);
 
 /* railfit topology --xml test/data/topology/gen-dgx-h100.xml -o annotation */
 static const char TOPO[] =
@@ -382,6 +383,66 @@ change_node(struct world *w)
 	return layout;
 }
 
+/* A copy of node object nj named name, its block label set (NULL: none). */
+static json_t *
+node_named(const json_t *nj, const char *name, const char *block)
+{
+	json_t *o = json_deep_copy(nj);
+	json_t *meta = json_object_get(o, "metadata");
+	json_object_set_new(meta, "name", json_string(name));
+	json_object_del(meta, "annotations");
+	if (!json_is_object(json_object_get(meta, "labels")))
+		json_object_set_new(meta, "labels", json_object());
+	json_object_set_new(json_object_get(meta, "labels"), "kubernetes.io/hostname",
+			    json_string(name));
+	if (block)
+		json_object_set_new(json_object_get(meta, "labels"),
+				    "network.topology.kubernetes.io/block", json_string(block));
+	return o;
+}
+
+/* Nodes come and go: a Node object added (a node joining, before its driver publishes), one
+ * deleted (sometimes one that still has slices: then only the slices name it), or one that only
+ * slices name gains its object. @return true (the layout reads it). */
+static bool
+change_node_set(struct world *w, int step)
+{
+	size_t n = json_array_size(w->nodes);
+	char name[64];
+	switch (below(w, 4)) {
+	case 0:
+	case 1: /* added, its name before or after the others */
+		snprintf(name, sizeof(name), "%s-node-%d", below(w, 2) ? "a" : "zz", step);
+		set_array(&w->nodes,
+			  inserted(w->nodes, below(w, (unsigned)n + 1),
+				   node_named(json_array_get(w->nodes, below(w, (unsigned)n)), name,
+					      below(w, 2) ? "b3" : NULL)));
+		break;
+	case 2: /* deleted */
+		if (n > 2)
+			set_array(&w->nodes, replaced(w->nodes, below(w, (unsigned)n), NULL));
+		break;
+	default: /* a node only slices name gets its object */
+		for (size_t i = 0; i < w->n_recs; i++) {
+			const char *sn = w->recs[i]->node;
+			bool has = false;
+			for (size_t k = 0; sn && !has && k < n; k++)
+				has = strcmp(json_string_value(rf_jpath(json_array_get(w->nodes, k),
+									"metadata.name")),
+					     sn) == 0;
+			if (sn && !has) {
+				set_array(&w->nodes,
+					  inserted(w->nodes, n,
+						   node_named(json_array_get(w->nodes, 0), sn,
+							      NULL)));
+				break;
+			}
+		}
+		break;
+	}
+	return true;
+}
+
 static void
 change_class(struct world *w, int step)
 {
@@ -619,6 +680,8 @@ START_TEST(test_patched_layout_equals_full_build)
 			layout = change_slice(&w, step);
 			break;
 		case 3:
+			layout = below(&w, 3) ? change_node(&w) : change_node_set(&w, step);
+			break;
 		case 4:
 			layout = change_node(&w);
 			break;
@@ -1025,6 +1088,8 @@ same_usage(const struct rf_cluster *a, const struct rf_cluster *b)
 		rf_cluster_group_places(b, g, &pb);
 		ck_assert_uint_eq(pa.members, pb.members);
 		ck_assert_uint_eq(pa.n_blocks, pb.n_blocks);
+		for (size_t k = 0; k < pa.n_blocks; k++)
+			same_str(pa.blocks[k], pb.blocks[k], "group block");
 	}
 }
 
@@ -1057,7 +1122,7 @@ START_TEST(test_patched_usage_by_difference)
 		if (what < 3)
 			layout = change_slice(&w, step);
 		else if (what < 5)
-			layout = change_node(&w);
+			layout = below(&w, 4) ? change_node(&w) : change_node_set(&w, step);
 		else if (what == 5)
 			change_class(&w, step), layout = true;
 		else if (what == 6)
@@ -1184,6 +1249,131 @@ START_TEST(test_patch_pools_come_and_go)
 }
 END_TEST
 
+/* A Running pod of group g bound to node. */
+static json_t *
+group_pod(const char *name, const char *node, const char *g)
+{
+	json_t *o = json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:s}, s:{s:s}}", "kind", "Pod",
+			      "metadata", "name", name, "namespace", "ml-train", "uid", name,
+			      "spec", "nodeName", node, "status", "phase", "Running");
+	annotate(o, "railfit.io/group", g);
+	return o;
+}
+
+/* A node joins (its Node object, then its driver's slices: new pools) and pods of a group run
+ * on it and on another node: patched every time, with the new node's index after the others
+ * but its place by name first (its group's blocks in name order, as a full build has them).
+ * Then it leaves (its slices, then its object: a node removed is built in full) and joins
+ * again while pods are still bound to its name (built in full: they hold node indexes). */
+START_TEST(test_patch_node_joins)
+{
+	struct world w;
+	world_init_nodes(&w, 29 + (uint64_t)_i, 12);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	const char *first =
+		json_string_value(rf_jpath(json_array_get(w.nodes, 0), "metadata.name"));
+	char other[64];
+	snprintf(other, sizeof(other), "%s", first);
+	/* the slices the new node's driver publishes: copies of another node's */
+	json_t *its = json_array();
+	for (size_t i = 0; i < w.n_recs; i++)
+		if (w.recs[i]->node && strcmp(w.recs[i]->node, "hgx-003") == 0)
+			json_array_append_new(its, json_deep_copy(json_array_get(w.slices, i)));
+	ck_assert_uint_gt(json_array_size(its), 0);
+	for (int step = 0; step < 8; step++) {
+		bool patched = true;
+		switch (step) {
+		case 0: /* its Node object, in another block than the other node's */
+			set_array(&w.nodes, inserted(w.nodes, _i ? 0 : json_array_size(w.nodes),
+						     node_named(json_array_get(w.nodes, 1),
+								"a-joined", "b9")));
+			break;
+		case 1: /* its slices (one pool per driver, named after the node) */
+			for (size_t i = 0; i < json_array_size(its); i++) {
+				json_t *s = json_deep_copy(json_array_get(its, i));
+				json_t *spec = json_object_get(s, "spec");
+				json_object_set_new(spec, "nodeName", json_string("a-joined"));
+				json_object_set_new(json_object_get(spec, "pool"), "name",
+						    json_string("a-joined"));
+				put_slice(&w, w.n_recs, s);
+			}
+			break;
+		case 2: { /* pods of a group on it and on another node (usage events) */
+			json_t *mine = group_pod("g-1", "a-joined", "grp"),
+			       *theirs = group_pod("g-2", other, "grp");
+			set_array(&w.pods, inserted(w.pods, 0, mine));
+			set_array(&w.pods, inserted(w.pods, 1, theirs));
+			break;
+		}
+		case 3: { /* the other node in its block */
+			for (size_t i = 0; i < json_array_size(w.nodes); i++) {
+				json_t *nj = json_array_get(w.nodes, i);
+				if (strcmp(json_string_value(rf_jpath(nj, "metadata.name")), other))
+					continue;
+				json_t *o = json_deep_copy(nj);
+				json_object_set_new(
+					json_object_get(json_object_get(o, "metadata"), "labels"),
+					"network.topology.kubernetes.io/block", json_string("b1"));
+				set_array(&w.nodes, replaced(w.nodes, i, o));
+				break;
+			}
+			break;
+		}
+		case 4: /* its slices go */
+			for (size_t i = w.n_recs; i-- > 0;)
+				if (w.recs[i]->node && strcmp(w.recs[i]->node, "a-joined") == 0)
+					put_slice(&w, i, NULL);
+			break;
+		case 5: /* its object goes (built in full) */
+		case 6: /* and comes back, its pod still bound to it (built in full) */
+			for (size_t i = 0; i < json_array_size(w.nodes); i++)
+				if (strcmp(json_string_value(rf_jpath(json_array_get(w.nodes, i),
+								      "metadata.name")),
+					   "a-joined") == 0)
+					set_array(&w.nodes, replaced(w.nodes, i, NULL));
+			if (step == 6)
+				set_array(&w.nodes, inserted(w.nodes, 0,
+							     node_named(json_array_get(w.nodes, 1),
+									"a-joined", "b9")));
+			patched = false;
+			break;
+		default: /* a node that was never there: patched again */
+			set_array(&w.nodes, inserted(w.nodes, 0,
+						     node_named(json_array_get(w.nodes, 1),
+								"zz-joined", NULL)));
+			break;
+		}
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, step == 2, &g),
+				 0);
+		if (step != 2)
+			ck_assert_msg(rf_cluster_layout_patched(g) == patched, "step %d: %s", step,
+				      patched ? "built in full" : "patched");
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		results_are_mine(&w, g);
+		if (step == 3) { /* the joined node first by name: its block first */
+			struct rf_group_places pl;
+			rf_cluster_group_places(g, "ml-train/grp", &pl);
+			if (pl.n_blocks != 2)
+				rf_cluster_group_places(g, "grp", &pl);
+			ck_assert_uint_eq(pl.n_blocks, 2);
+			ck_assert_str_eq(pl.blocks[0], "b9");
+		}
+		rf_cluster_unref(full);
+		same_as_walked(&w, g, objs);
+	}
+	json_decref(its);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -1194,6 +1384,7 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
 	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
+	tcase_add_loop_test(tc, test_patch_node_joins, 0, 2);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
