@@ -24,9 +24,9 @@
  * arrays of the same objects, as the live store does.
  *
  * Then a node leaving and joining again, as a fleet sees it, one node per round (20 nodes, the
- * same in each step): its ResourceSlices deleted (its pools go), its Node object deleted (the
- * pods bound to it stay, naming a node that is no more), its Node object back, its slices
- * published again (its pools come). */
+ * same in each step): its ResourceSlices deleted (its pools go), its Node object deleted with
+ * the pods bound to it (the pod garbage collector's deletions, in the same build as the store
+ * coalesces them), its Node object back, its slices published again (its pools come). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +110,7 @@ static const char *const ev_names[EV_COUNT] = {
 	"one Node label (its block)",
 	"one DeviceClass (its selector)",
 	"a node's ResourceSlices deleted (its pools go)",
-	"a Node object deleted (it has no slices left)",
+	"a Node object deleted with its pods (it has no slices left)",
 	"a Node object added (no slices yet)",
 	"a node's ResourceSlices published (its pools come)"
 };
@@ -194,6 +194,18 @@ node_event(struct world *w, enum layout_event ev, size_t r)
 	}
 	json_decref(w->objs.nodes);
 	w->objs.nodes = next;
+	if (ev == EV_NODE_GOES) { /* and the pods bound to it */
+		json_t *pods = json_array();
+		for (size_t i = 0; i < json_array_size(w->objs.pods); i++) {
+			json_t *p = json_array_get(w->objs.pods, i);
+			const char *node = json_string_value(
+				json_object_get(json_object_get(p, "spec"), "nodeName"));
+			if (!node || strcmp(node, w->names[r]) != 0)
+				json_array_append(pods, p);
+		}
+		json_decref(w->objs.pods);
+		w->objs.pods = pods;
+	}
 	return 0;
 }
 
