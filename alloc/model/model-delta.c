@@ -558,7 +558,7 @@ pool_nodes(struct rf_cluster *c)
 	pn = calloc(1, sizeof(*pn));
 	size_t total = 0;
 	for (size_t i = 0; i < c->n_nodes; i++)
-		total += c->nodes[i]->n_pools;
+		total += c->nodes[i] ? c->nodes[i]->n_pools : 0; /* else a removed node's hole */
 	if (!pn || !(pn->first = calloc(c->n_pools + 2, sizeof(*pn->first))) ||
 	    !(pn->idx = calloc(total + 1, sizeof(*pn->idx)))) {
 		if (pn)
@@ -568,12 +568,12 @@ pool_nodes(struct rf_cluster *c)
 		goto out;
 	}
 	for (size_t i = 0; i < c->n_nodes; i++)
-		for (size_t k = 0; k < c->nodes[i]->n_pools; k++)
+		for (size_t k = 0; c->nodes[i] && k < c->nodes[i]->n_pools; k++)
 			pn->first[c->nodes[i]->pools[k]->idx + 2]++;
 	for (size_t p = 2; p < c->n_pools + 2; p++)
 		pn->first[p] += pn->first[p - 1];
 	for (size_t i = 0; i < c->n_nodes; i++)
-		for (size_t k = 0; k < c->nodes[i]->n_pools; k++)
+		for (size_t k = 0; c->nodes[i] && k < c->nodes[i]->n_pools; k++)
 			pn->idx[pn->first[c->nodes[i]->pools[k]->idx + 1]++] = (unsigned)i;
 	l->pool_nodes = pn;
 out:
@@ -697,7 +697,7 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 			w->node_touched[pn->idx[k]] = 1;
 	}
 	for (size_t ni = 0; ni < c->n_nodes; ni++)
-		if (w->node_touched[ni])
+		if (w->node_touched[ni] && c->nodes[ni]) /* else a removed node's hole */
 			rf_model_node_fp(c, c->nodes[ni]);
 	return 0;
 }

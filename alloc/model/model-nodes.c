@@ -44,7 +44,8 @@ find_sorted(struct rf_node *const *v, size_t n, const char *name)
 struct rf_node *
 rf_model_find_node(const struct rf_cluster *c, const char *name)
 {
-	return find_sorted(c->node_order ? c->node_order : c->nodes, c->n_nodes, name);
+	return c->node_order ? find_sorted(c->node_order, c->n_node_order, name)
+			     : find_sorted(c->nodes, c->n_nodes, name);
 }
 
 bool

@@ -13,7 +13,7 @@
  * or whose requests name a changed class: those are relinked (model-relink.c), and the
  * generation's usage is the previous one's with them taken back and added again
  * (model-delta.c). Pods point at nodes by index, and node indexes stay (added nodes come
- * after them).
+ * after them, removed ones leave holes).
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
@@ -39,25 +39,26 @@
  * them would need a new copy, which is the full build's cost again. With stable indexes
  * nothing that is shared needs to change: pool_fp[] and the pools' node lists (model-delta.c)
  * are indexed by pool idx and merely grow.
- *   Nodes the same way, but for holes: a Node object of a new name (a node joining, before
- * its driver publishes) takes the next index, c->node_order is the nodes by name (what
- * rf_cluster_node_at() lists, the warnings' order; lookups by name use the hash, rebuilt), and
- * the one reader of a group's nodes in order (rf_cluster_group_places: the blocks in node
- * order) sorts them by name when the layout has such nodes. Index-based arrays (node_use[],
- * the memo, the simulator's) simply grow. rf_pod holds node_idx1 and pods are shared by
- * generations, so a node added while pods are bound to its name (they would need relinking),
- * and a node removed (a hole every loop over c->nodes would have to skip, and its pods
- * relinked), are built in full.
+ *   Nodes the same way: a Node object of a new name (a node joining, before its driver
+ * publishes) takes the next index, a node whose object went and that nothing else names (no
+ * slice, no pod: a node leaving, after its slices and pods) leaves a hole (c->nodes NULL
+ * there); c->node_order is the nodes by name without holes (what rf_cluster_node_at() lists,
+ * the warnings' order; lookups by name use the hash, rebuilt), and the one reader of a
+ * group's nodes in order (rf_cluster_group_places: the blocks in node order) sorts them by
+ * name when the layout has added nodes. Arrays by node index (node_use[], the memo) grow by
+ * the added ones; loops over them skip holes. rf_pod holds node_idx1 and pods are shared by
+ * generations, so a node added while the previous generation had pods bound to its name, or
+ * removed while pods still are, would need those pods relinked: that is built in full.
  *
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node removed (its Node object, or every slice of a node
- * that has none), a node added with pods bound to its name or slices in the same build, or
- * while some pool is served by selectors or more than one node, pools served by more than one
- * node or by selectors, nodes only slices name (and such a node gaining its object),
- * DeviceTaintRule changes, a previous layout at the warnings' bound, and layouts whose slices
- * were not the caller's parsed records. */
+ * What is built in full instead: a node added or removed with pods bound to its name (see
+ * above), a node added with slices in the same build or while some pool is served by
+ * selectors or more than one node, a node whose object went while slices name it, pools
+ * served by more than one node or by selectors, nodes only slices name (and such a node
+ * gaining its object), DeviceTaintRule changes, a previous layout at the warnings' bound, and
+ * layouts whose slices were not the caller's parsed records. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -94,6 +95,7 @@ struct rf_patch {
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
 	size_t first_new_node, n_new_nodes; /* nodes added, at indexes after the previous ones */
+	size_t n_gone_nodes;                /* nodes removed (holes) */
 	struct relink_map *relinked;        /* the claims relinked (rf_model_patch_claims) */
 };
 
@@ -196,6 +198,8 @@ struct patcher {
 	const json_t **node_json;  /* per prev node index: its new object, or NULL */
 	const json_t **new_nodes;  /* the objects of nodes added */
 	size_t n_new_nodes, cap_new_nodes;
+	unsigned *gone_nodes; /* the indexes of nodes removed */
+	size_t n_gone_nodes, cap_gone_nodes;
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
@@ -413,6 +417,34 @@ new_node(struct patcher *k, const json_t *nj)
 	return 0;
 }
 
+/* A node whose Node object went: removed when nothing else names it (no slice: else it stays,
+ * as a node only slices name, which is built in full) and no pod is bound to it (the pods
+ * that stay are shared and point at it by index: they would need relinking; pods deleted in
+ * the same build may have been). Its index becomes a hole. */
+static int
+gone_node(struct patcher *k, const struct rf_node *old)
+{
+	if (old->n_pools) {
+		k->bail = true;
+		return 0;
+	}
+	for (size_t i = 0; i < k->n_cur && !k->bail; i++)
+		k->bail = k->cur[i]->node && strcmp(k->cur[i]->node, old->name) == 0;
+	const json_t *pods = k->c->objs.pods;
+	for (size_t i = 0; i < json_array_size(pods) && !k->bail; i++) {
+		const char *on = json_string_value(json_object_get(
+			json_object_get(json_array_get(pods, i), "spec"), "nodeName"));
+		k->bail = on && strcmp(on, old->name) == 0;
+	}
+	if (k->bail)
+		return 0;
+	if (rf_grow(&k->gone_nodes, &k->cap_gone_nodes, k->n_gone_nodes + 1,
+		    sizeof(*k->gone_nodes)) < 0)
+		return -ENOMEM;
+	k->gone_nodes[k->n_gone_nodes++] = old->idx;
+	return 0;
+}
+
 /* Nodes: the same names as before, each once. The store hands over the objects in the same order
  * (a new array, the same elements but the changed ones): then only the changed positions are
  * looked at; otherwise every node is looked up by name. */
@@ -463,8 +495,17 @@ diff_nodes(struct patcher *k)
 		if (old->json != nj)
 			r = node_changed(k, old, nj);
 	}
-	if (matched != k->prev->layout->n_node_objs)
-		k->bail = true; /* a node went */
+	/* the nodes that went */
+	const struct rf_cluster *prev = k->prev;
+	for (size_t i = 0;
+	     i < prev->n_node_order && matched < prev->layout->n_node_objs && !k->bail && r == 0;
+	     i++) {
+		const struct rf_node *old = prev->node_order[i];
+		if (old->json && !seen[old->idx])
+			r = gone_node(k, old);
+	}
+	if (matched + k->n_gone_nodes != prev->layout->n_node_objs)
+		k->bail = true;
 	free(seen);
 	return r;
 }
@@ -509,6 +550,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->holes = pl->holes;
 	l->pool_holes = pl->pool_holes;
 	l->nodes_appended = pl->nodes_appended;
+	l->node_holes = pl->node_holes;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
@@ -662,14 +704,17 @@ order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct pa
 		qsort(add, n_add, sizeof(*add), node_name_cmp);
 	}
 	size_t n = 0, ai = 0;
-	for (size_t i = 0; i < prev->n_nodes; i++) {
+	for (size_t i = 0; i < prev->n_node_order; i++) {
 		struct rf_node *q = c->nodes[prev->node_order[i]->idx];
+		if (!q)
+			continue; /* removed */
 		while (ai < n_add && node_name_cmp(&add[ai], &q) < 0)
 			c->node_order[n++] = add[ai++];
 		c->node_order[n++] = q;
 	}
 	while (ai < n_add)
 		c->node_order[n++] = add[ai++];
+	c->n_node_order = n;
 	if (n_add)
 		free(add);
 	return 0;
@@ -691,6 +736,8 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	if (!c->nodes || !l->node_list || !mine)
 		goto out;
 	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));
+	for (size_t i = 0; i < k->n_gone_nodes; i++)
+		c->nodes[k->gone_nodes[i]] = NULL;
 	for (size_t i = 0; i < prev->n_nodes; i++) {
 		if (k->node_state[i] == 0)
 			continue;
@@ -750,7 +797,9 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	}
 	p->first_new_node = prev->n_nodes;
 	p->n_new_nodes = k->n_new_nodes;
-	l->n_node_objs += k->n_new_nodes;
+	p->n_gone_nodes = k->n_gone_nodes;
+	l->n_node_objs = l->n_node_objs + k->n_new_nodes - k->n_gone_nodes;
+	l->node_holes += k->n_gone_nodes;
 	l->nodes_appended = prev->layout->nodes_appended || k->n_new_nodes;
 	/* front-end bandwidth of the rebuilt nodes only */
 	struct rf_node **all = c->nodes, **rebuilt = l->node_list;
@@ -762,7 +811,7 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	c->n_nodes = n_all;
 	if (r < 0 || (r = order_nodes(c, prev, k)) < 0)
 		goto out;
-	if (k->n_new_nodes) {
+	if (k->n_new_nodes || k->n_gone_nodes) {
 		r = rf_model_index_node_names(c);
 	} else { /* the same names at the same indexes */
 		c->node_slots = prev->node_slots;
@@ -943,11 +992,11 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 	for (size_t i = 0; i < n_cls; i++)
 		put(c, cls[i]);
 	l->class_warnings[1] = c->n_warnings;
-	for (size_t i = 0; i < c->n_nodes; i++)
+	for (size_t i = 0; i < c->n_node_order; i++)
 		if (c->node_order[i]->topo_error)
 			rf_cluster_warn(c, "node %s: %s; using DRA attributes",
 					c->node_order[i]->name, c->node_order[i]->topo_error);
-	for (size_t i = 0; i < c->n_nodes; i++) {
+	for (size_t i = 0; i < c->n_node_order; i++) {
 		const struct rf_node *n = c->node_order[i];
 		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
 		if (fe && strcmp(n->fe_source, "annotation") != 0)
@@ -968,6 +1017,7 @@ unpatch(struct rf_cluster *c)
 	c->nodes = NULL;
 	c->n_nodes = 0;
 	c->node_order = NULL;
+	c->n_node_order = 0;
 	c->pools = NULL;
 	c->n_pools = 0;
 	c->pool_order = NULL;
@@ -1013,10 +1063,12 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 			holes += k.p->old_pools[i]->n_devices;
 	for (size_t i = 0; i < k.p->n_removed; i++)
 		holes += k.p->removed[i]->n_devices;
-	/* and beyond a quarter of the pools' indexes */
-	size_t pool_holes = pl->pool_holes + k.p->n_removed;
+	/* and beyond a quarter of the pools' or the nodes' indexes */
+	size_t pool_holes = pl->pool_holes + k.p->n_removed,
+	       node_holes = pl->node_holes + k.n_gone_nodes;
 	if ((holes && holes * 4 > prev->n_devices) ||
-	    (pool_holes && pool_holes * 4 > prev->n_pools)) {
+	    (pool_holes && pool_holes * 4 > prev->n_pools) ||
+	    (node_holes && node_holes * 4 > prev->n_nodes)) {
 		k.bail = true;
 		goto out;
 	}
@@ -1033,6 +1085,7 @@ out:
 	free(k.node_state);
 	free(k.node_json);
 	free(k.new_nodes);
+	free(k.gone_nodes);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;
@@ -1214,7 +1267,7 @@ bool
 rf_model_patch_same_pool_sets(const struct rf_cluster *c)
 {
 	const struct rf_patch *p = c->patch;
-	if (p && (p->n_added || p->n_removed || p->n_new_nodes))
+	if (p && (p->n_added || p->n_removed || p->n_new_nodes || p->n_gone_nodes))
 		return false;
 	for (size_t i = 0; p && i < p->n_nodes; i++) {
 		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];

@@ -90,6 +90,7 @@ struct rf_layout {
 	size_t pool_holes; /* idx of removed pools (c->pools NULL there) */
 	/* a patch added nodes: their indexes come after the others', not in name order */
 	bool nodes_appended;
+	size_t node_holes;  /* idx of removed nodes (c->nodes NULL there) */
 	size_t n_node_objs; /* nodes with an object (the others only slices name) */
 	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
 	 * generation uses the layout, while layouts patched from it may still share its pieces) */
@@ -135,10 +136,12 @@ struct rf_cluster {
 	void *expand_userdata;
 	struct rf_cluster_counts counts;
 
-	struct rf_node **nodes; /* by idx: name order but for nodes a patch added (at the end) */
+	/* by idx: name order but for nodes a patch added (at the end) or removed (NULL holes) */
+	struct rf_node **nodes;
 	size_t n_nodes;
 	struct rf_node **node_order; /* by name (c->nodes itself after a full build) */
-	struct rf_pool **pools;      /* by idx: a patched layout's may hold holes (NULL) */
+	size_t n_node_order;
+	struct rf_pool **pools; /* by idx: a patched layout's may hold holes (NULL) */
 	size_t n_pools;
 	/* the pools sorted by driver, then name, without holes (c->pools itself after a full
 	 * build): lookups by name and whatever lists pools in order */

@@ -215,6 +215,7 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		l->n_node_objs += c->nodes[i]->json != NULL;
 	}
 	c->node_order = c->nodes;
+	c->n_node_order = c->n_nodes;
 	if ((r = rf_model_index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
 	l->warnings = c->warnings;
@@ -232,6 +233,7 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->nodes = prev->nodes;
 	c->n_nodes = prev->n_nodes;
 	c->node_order = prev->node_order;
+	c->n_node_order = prev->n_node_order;
 	c->pools = prev->pools;
 	c->n_pools = prev->n_pools;
 	c->pool_order = prev->pool_order;
@@ -273,7 +275,8 @@ refresh_ready(struct rf_cluster *c)
 	if (!(c->node_ready = rf_arena_alloc(c->arena, (c->n_nodes + 1) * sizeof(bool))))
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_nodes; i++)
-		c->node_ready[i] = c->nodes[i]->ready;
+		c->node_ready[i] =
+			c->nodes[i] && c->nodes[i]->ready; /* else a removed node's hole */
 	for (size_t i = 0; i < n; i++) {
 		const json_t *nj = json_array_get(cur, i);
 		const char *name = json_string_value(rf_jpath(nj, "metadata.name"));
@@ -565,13 +568,13 @@ rf_cluster_cel(const struct rf_cluster *c)
 size_t
 rf_cluster_n_nodes(const struct rf_cluster *c)
 {
-	return c->n_nodes;
+	return c->n_node_order;
 }
 
 const struct rf_node *
 rf_cluster_node_at(const struct rf_cluster *c, size_t i)
 {
-	return i < c->n_nodes ? c->node_order[i] : NULL;
+	return i < c->n_node_order ? c->node_order[i] : NULL;
 }
 
 const struct rf_node *
@@ -599,13 +602,15 @@ rf_model_index_node_names(struct rf_cluster *c)
 	while (cap < 2 * c->n_nodes)
 		cap *= 2;
 	for (size_t n = 0; n < c->n_nodes; n++)
-		text += strlen(c->nodes[n]->name) + 1;
+		text += c->nodes[n] ? strlen(c->nodes[n]->name) + 1 : 0; /* else a hole */
 	struct node_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
 	char *names = rf_arena_alloc(c->arena, text + 1);
 	if (!slots || !names || text > UINT32_MAX)
 		return -ENOMEM;
 	size_t off = 0;
 	for (size_t n = 0; n < c->n_nodes; n++) {
+		if (!c->nodes[n])
+			continue;
 		uint64_t h = rf_fingerprint(c->nodes[n]->name, NULL, NULL);
 		size_t i = h & (cap - 1);
 		while (slots[i].idx1)

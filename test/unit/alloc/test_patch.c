@@ -1263,8 +1263,9 @@ group_pod(const char *name, const char *node, const char *g)
 /* A node joins (its Node object, then its driver's slices: new pools) and pods of a group run
  * on it and on another node: patched every time, with the new node's index after the others
  * but its place by name first (its group's blocks in name order, as a full build has them).
- * Then it leaves (its slices, then its object: a node removed is built in full) and joins
- * again while pods are still bound to its name (built in full: they hold node indexes). */
+ * Then it leaves (its slices, then its object while a pod is still bound to it: built in full,
+ * the pod holds its index), the pod goes, and it joins again (patched); a node without pods
+ * or slices comes and goes (patched: its index becomes a hole). */
 START_TEST(test_patch_node_joins)
 {
 	struct world w;
@@ -1282,7 +1283,7 @@ START_TEST(test_patch_node_joins)
 		if (w.recs[i]->node && strcmp(w.recs[i]->node, "hgx-003") == 0)
 			json_array_append_new(its, json_deep_copy(json_array_get(w.slices, i)));
 	ck_assert_uint_gt(json_array_size(its), 0);
-	for (int step = 0; step < 8; step++) {
+	for (int step = 0; step < 10; step++) {
 		bool patched = true;
 		switch (step) {
 		case 0: /* its Node object, in another block than the other node's */
@@ -1326,29 +1327,41 @@ START_TEST(test_patch_node_joins)
 				if (w.recs[i]->node && strcmp(w.recs[i]->node, "a-joined") == 0)
 					put_slice(&w, i, NULL);
 			break;
-		case 5: /* its object goes (built in full) */
-		case 6: /* and comes back, its pod still bound to it (built in full) */
+		case 5: /* its object goes, its pod still bound to it (built in full) */
+		case 9: /* it comes back, with no pod bound to it any more */
 			for (size_t i = 0; i < json_array_size(w.nodes); i++)
 				if (strcmp(json_string_value(rf_jpath(json_array_get(w.nodes, i),
 								      "metadata.name")),
 					   "a-joined") == 0)
 					set_array(&w.nodes, replaced(w.nodes, i, NULL));
-			if (step == 6)
+			if (step == 9)
 				set_array(&w.nodes, inserted(w.nodes, 0,
 							     node_named(json_array_get(w.nodes, 1),
 									"a-joined", "b9")));
-			patched = false;
+			patched = step == 9;
 			break;
-		default: /* a node that was never there: patched again */
-			set_array(&w.nodes, inserted(w.nodes, 0,
+		case 6: /* the pod goes (a usage event) */
+			for (size_t i = 0; i < json_array_size(w.pods); i++)
+				if (strcmp(meta_str(json_array_get(w.pods, i), "name"), "g-1") == 0)
+					set_array(&w.pods, replaced(w.pods, i, NULL));
+			break;
+		case 7: /* a node that was never there */
+			set_array(&w.nodes, inserted(w.nodes, _i ? 0 : json_array_size(w.nodes),
 						     node_named(json_array_get(w.nodes, 1),
 								"zz-joined", NULL)));
 			break;
+		default: /* and goes, with no slice and no pod: a hole */
+			for (size_t i = 0; i < json_array_size(w.nodes); i++)
+				if (strcmp(json_string_value(rf_jpath(json_array_get(w.nodes, i),
+								      "metadata.name")),
+					   "zz-joined") == 0)
+					set_array(&w.nodes, replaced(w.nodes, i, NULL));
+			break;
 		}
 		objs = objects(&w);
-		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, step == 2, &g),
-				 0);
-		if (step != 2)
+		bool usage = step == 2 || step == 6;
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, usage, &g), 0);
+		if (!usage)
 			ck_assert_msg(rf_cluster_layout_patched(g) == patched, "step %d: %s", step,
 				      patched ? "built in full" : "patched");
 		rf_cluster_unref(prev);
