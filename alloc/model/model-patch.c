@@ -592,6 +592,21 @@ order_pools(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch
 		free(add);
 		return -ENOMEM;
 	}
+	if (!p->n_added && !p->n_removed) {
+		/* the same pools in the same places: the previous order, the replaced ones found by
+		 * name (no read of every pool) */
+		memcpy(c->pool_order, prev->pool_order,
+		       prev->n_pool_order * sizeof(*c->pool_order));
+		c->n_pool_order = prev->n_pool_order;
+		for (size_t i = 0; i < p->n_pools; i++) {
+			struct rf_pool **at = bsearch(&p->new_pools[i], c->pool_order,
+						      c->n_pool_order, sizeof(*at), pool_name_cmp);
+			if (at)
+				*at = p->new_pools[i];
+		}
+		free(add);
+		return 0;
+	}
 	if (p->n_added) {
 		memcpy(add, p->added, p->n_added * sizeof(*add));
 		qsort(add, p->n_added, sizeof(*add), pool_name_cmp);
@@ -696,6 +711,22 @@ order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct pa
 	c->node_order = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_order));
 	if (!c->node_order)
 		return -ENOMEM;
+	if (!n_add && !k->n_gone_nodes) {
+		/* the same nodes in the same places: the previous order, the new copies of the
+		 * changed ones found by name (no read of every node) */
+		memcpy(c->node_order, prev->node_order,
+		       prev->n_node_order * sizeof(*c->node_order));
+		c->n_node_order = prev->n_node_order;
+		for (size_t i = 0; i < prev->n_nodes; i++) {
+			if (!k->node_state[i])
+				continue;
+			struct rf_node **at = bsearch(&c->nodes[i], c->node_order, c->n_node_order,
+						      sizeof(*at), node_name_cmp);
+			if (at)
+				*at = c->nodes[i];
+		}
+		return 0;
+	}
 	struct rf_node **add = c->nodes + prev->n_nodes;
 	if (n_add) {
 		if (!(add = malloc(n_add * sizeof(*add))))
