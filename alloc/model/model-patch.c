@@ -430,12 +430,30 @@ gone_node(struct patcher *k, const struct rf_node *old)
 	}
 	for (size_t i = 0; i < k->n_cur && !k->bail; i++)
 		k->bail = k->cur[i]->node && strcmp(k->cur[i]->node, old->name) == 0;
-	const json_t *pods = k->c->objs.pods;
-	for (size_t i = 0; i < json_array_size(pods) && !k->bail; i++) {
-		const char *on = json_string_value(json_object_get(
-			json_object_get(json_array_get(pods, i), "spec"), "nodeName"));
-		k->bail = on && strcmp(on, old->name) == 0;
+	/* the previous generation's pods bound to it (its structs: the objects may be packed),
+	 * and whether any of their objects is still handed over (a pod object new in this build
+	 * is parsed on this layout) */
+	const struct rf_cluster *prev = k->prev;
+	struct ptrset bound = { 0 };
+	size_t n_bound = 0;
+	if (!prev->pod_vals && json_array_size(prev->objs.pods))
+		k->bail = true; /* which pods it had is not known */
+	for (size_t i = 0; i < prev->n_pod_vals && !k->bail; i++) {
+		const struct rf_pod *pod = prev->pod_vals[i];
+		if (!pod || !pod->node_name || strcmp(pod->node_name, old->name) != 0)
+			continue;
+		if (!bound.v && ptrset_init(&bound, 64) < 0)
+			return -ENOMEM;
+		if (n_bound++ >= 64) {
+			k->bail = true; /* a full build is as cheap */
+			break;
+		}
+		ptrset_add(&bound, json_array_get(prev->objs.pods, i));
 	}
+	const json_t *pods = k->c->objs.pods;
+	for (size_t i = 0; n_bound && i < json_array_size(pods) && !k->bail; i++)
+		k->bail = ptrset_has(&bound, json_array_get(pods, i));
+	free(bound.v);
 	if (k->bail)
 		return 0;
 	if (rf_grow(&k->gone_nodes, &k->cap_gone_nodes, k->n_gone_nodes + 1,
