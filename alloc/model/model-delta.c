@@ -118,8 +118,9 @@ rf_model_delta_begin(struct rf_cluster *c)
 	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
 	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
-	/* the usage arrays are copied by index: a patch keeps nodes and pools, adds devices */
-	if (c->n_nodes != prev->n_nodes || c->n_pools != prev->n_pools ||
+	/* the usage arrays are copied by index: a patch keeps node, pool and device indexes and
+	 * adds after them */
+	if (c->n_nodes < prev->n_nodes || c->n_pools < prev->n_pools ||
 	    c->n_devices < prev->n_devices)
 		return 0;
 	c->delta = calloc(1, sizeof(*c->delta));
@@ -557,7 +558,7 @@ pool_nodes(struct rf_cluster *c)
 	pn = calloc(1, sizeof(*pn));
 	size_t total = 0;
 	for (size_t i = 0; i < c->n_nodes; i++)
-		total += c->nodes[i]->n_pools;
+		total += c->nodes[i] ? c->nodes[i]->n_pools : 0; /* else a removed node's hole */
 	if (!pn || !(pn->first = calloc(c->n_pools + 2, sizeof(*pn->first))) ||
 	    !(pn->idx = calloc(total + 1, sizeof(*pn->idx)))) {
 		if (pn)
@@ -567,12 +568,12 @@ pool_nodes(struct rf_cluster *c)
 		goto out;
 	}
 	for (size_t i = 0; i < c->n_nodes; i++)
-		for (size_t k = 0; k < c->nodes[i]->n_pools; k++)
+		for (size_t k = 0; c->nodes[i] && k < c->nodes[i]->n_pools; k++)
 			pn->first[c->nodes[i]->pools[k]->idx + 2]++;
 	for (size_t p = 2; p < c->n_pools + 2; p++)
 		pn->first[p] += pn->first[p - 1];
 	for (size_t i = 0; i < c->n_nodes; i++)
-		for (size_t k = 0; k < c->nodes[i]->n_pools; k++)
+		for (size_t k = 0; c->nodes[i] && k < c->nodes[i]->n_pools; k++)
 			pn->idx[pn->first[c->nodes[i]->pools[k]->idx + 1]++] = (unsigned)i;
 	l->pool_nodes = pn;
 out:
@@ -600,7 +601,10 @@ node_lists(struct rf_cluster *c, struct pods_work *w)
 	size_t total = w->run_new.n;
 	if (!nu)
 		return -ENOMEM;
-	memcpy(nu, prev->node_use, (c->n_nodes + 1) * sizeof(*nu));
+	/* nodes a patch added (after the previous ones) have no pods: the pods bound to their
+	 * names are not patched (model-patch.c) */
+	memcpy(nu, prev->node_use, prev->n_nodes * sizeof(*nu));
+	memset(nu + prev->n_nodes, 0, (c->n_nodes + 1 - prev->n_nodes) * sizeof(*nu));
 	for (size_t i = 0; i < c->n_nodes; i++)
 		total += nu[i].n_pods;
 	struct rf_pod **block = rf_arena_alloc(c->arena, (total + 1) * sizeof(*block));
@@ -625,7 +629,8 @@ node_lists(struct rf_cluster *c, struct pods_work *w)
 			a_end++;
 		touched = g_end > gi || a_end > ai;
 		if (!touched) {
-			memcpy(to, was, n_was * sizeof(*to));
+			if (n_was)
+				memcpy(to, was, n_was * sizeof(*to));
 			u->pods = to;
 			off += n_was;
 			continue;
@@ -672,7 +677,10 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 	const struct pool_nodes *pn = pool_nodes(c);
 	if (!pn || !(c->pool_fp = rf_arena_alloc(c->arena, (c->n_pools + 1) * sizeof(uint64_t))))
 		return -ENOMEM;
-	memcpy(c->pool_fp, c->prev->pool_fp, (c->n_pools + 1) * sizeof(uint64_t));
+	/* pools a patch added (after the previous ones) are touched: computed below */
+	memcpy(c->pool_fp, c->prev->pool_fp, c->prev->n_pools * sizeof(uint64_t));
+	memset(c->pool_fp + c->prev->n_pools, 0,
+	       (c->n_pools + 1 - c->prev->n_pools) * sizeof(uint64_t));
 	for (size_t i = 0; i < d->touched.n; i++) {
 		const struct rf_device *dev = c->devices[(uintptr_t)d->touched.v[i]];
 		if (dev) /* else a hole a patch left: its pool was replaced (below) */
@@ -682,14 +690,14 @@ fingerprints(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 	 * devices a node counts) */
 	rf_model_patch_touched(c, w->pool_touched, w->node_touched);
 	for (size_t p = 0; p < c->n_pools; p++) {
-		if (!w->pool_touched[p])
+		if (!w->pool_touched[p] || !c->pools[p]) /* untouched, or a removed pool's hole */
 			continue;
 		c->pool_fp[p] = rf_model_pool_fp(c, c->pools[p]);
 		for (size_t k = pn->first[p]; k < pn->first[p + 1]; k++)
 			w->node_touched[pn->idx[k]] = 1;
 	}
 	for (size_t ni = 0; ni < c->n_nodes; ni++)
-		if (w->node_touched[ni])
+		if (w->node_touched[ni] && c->nodes[ni]) /* else a removed node's hole */
 			rf_model_node_fp(c, c->nodes[ni]);
 	return 0;
 }

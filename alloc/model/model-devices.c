@@ -31,18 +31,19 @@ dev_cmp(const void *a, const void *b)
 	return dev_key_cmp(x->pool->driver, x->pool->name, x->name, *(struct rf_device *const *)b);
 }
 
-/* The pool (driver, name) among c's pools (sorted by driver, then name), or NULL. */
+/* The pool (driver, name) among c's pools (c->pool_order: sorted by driver, then name), or
+ * NULL. */
 struct rf_pool *
 rf_model_find_pool(const struct rf_cluster *c, const char *driver, const char *pool)
 {
-	size_t lo = 0, hi = c->n_pools;
+	size_t lo = 0, hi = c->n_pool_order;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int r = strcmp(driver, c->pools[mid]->driver);
+		int r = strcmp(driver, c->pool_order[mid]->driver);
 		if (!r)
-			r = strcmp(pool, c->pools[mid]->name);
+			r = strcmp(pool, c->pool_order[mid]->name);
 		if (r == 0)
-			return c->pools[mid];
+			return c->pool_order[mid];
 		if (r < 0)
 			hi = mid;
 		else
@@ -328,6 +329,8 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 		c->pools[c->n_pools++] = p;
 		i = j;
 	}
+	c->pool_order = c->pools;
+	c->n_pool_order = c->n_pools;
 	c->devices = rf_arena_calloc(c->arena, ndev_total ? ndev_total : 1, sizeof(*c->devices));
 	if (!c->devices)
 		goto out;

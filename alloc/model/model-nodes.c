@@ -24,21 +24,28 @@ node_cmp(const void *a, const void *b)
 
 /* ---- nodes ---- */
 
-struct rf_node *
-rf_model_find_node(const struct rf_cluster *c, const char *name)
+static struct rf_node *
+find_sorted(struct rf_node *const *v, size_t n, const char *name)
 {
-	size_t lo = 0, hi = c->n_nodes;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int r = strcmp(name, c->nodes[mid]->name);
+		int r = strcmp(name, v[mid]->name);
 		if (r == 0)
-			return c->nodes[mid];
+			return v[mid];
 		if (r < 0)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
 	return NULL;
+}
+
+struct rf_node *
+rf_model_find_node(const struct rf_cluster *c, const char *name)
+{
+	return c->node_order ? find_sorted(c->node_order, c->n_node_order, name)
+			     : find_sorted(c->nodes, c->n_nodes, name);
 }
 
 bool
@@ -96,7 +103,8 @@ rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes)
 	size_t known = c->n_nodes;
 	for (size_t i = 0; i < c->n_pools; i++) {
 		const char *pn = c->pools[i]->node;
-		if (!pn || rf_model_find_node(c, pn))
+		/* among the sorted Node objects: the nodes appended below are not in order */
+		if (!pn || find_sorted(c->nodes, known, pn))
 			continue;
 		bool dup = false;
 		for (size_t j = known; j < c->n_nodes; j++)

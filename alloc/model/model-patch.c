@@ -4,16 +4,18 @@
  * instead of building every pool, device and node again (~150 ms at 5,000 nodes) and relinking
  * every claim and pod (~0.2 s), the new layout takes the previous one's pools, devices, nodes
  * and classes and replaces only
- *   - the pools whose slices changed, and the nodes they serve;
+ *   - the pools whose slices changed, and the nodes they serve (pools added and removed
+ *     included: a driver publishing on a node that has its Node object, a node's slices gone);
  *   - the nodes whose labels or annotations changed, and their pools (a node's derived facts,
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept);
  *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules).
- * Claims keep being reused but for those whose results name a replaced pool: those are relinked
- * (model-relink.c), and the generation's usage is the previous one's with them taken back and
- * added again (model-delta.c). A class change relinks no claim: claims name their classes, and
- * the demand looks them up in the generation that judges it (alloc/demand.c). Pods point at
- * nodes by index, and node indexes stay.
+ * Claims keep being reused but for those whose results name a replaced, removed or added pool:
+ * those are relinked (model-relink.c), and the generation's usage is the previous one's with
+ * them taken back and added again (model-delta.c). A class change relinks no claim: claims name
+ * their classes, and the demand looks them up in the generation that judges it
+ * (alloc/demand.c). Pods point at nodes by index, and node indexes stay (added nodes come after
+ * them, removed ones leave holes).
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
@@ -26,16 +28,40 @@
  *
  * Stable indexes: unchanged pools keep their devices' gidx (claims cache it, usage arrays are
  * indexed by it); a replaced pool with as many devices takes its old range, else a new range at
- * the end, and the old one becomes a hole (c->devices NULL there). Node and pool indexes never
- * change: a change that adds or removes a node or a pool is not patched.
+ * the end, and the old one becomes a hole (c->devices NULL there). Pools do the same: an added
+ * pool (a driver publishing on a node, a node's slices coming back) takes the next index and a
+ * gidx range at the end, a removed one (all its slices gone) leaves a hole in c->pools and in
+ * c->devices; c->pool_order is the pools by name without holes, for lookups by name and for
+ * what lists pools in order (a node's pools, the warnings), so a patched layout reads like a
+ * full build although its indexes are not the full build's. Holes beyond a quarter of the
+ * devices or of the pool indexes start a new chain with a full build.
+ *   The other design, a monotonic remap (every index past an inserted one shifted by one),
+ * keeps the arrays in name order but changes the index of every pool after the insertion
+ * point, and devices (which claims hold) and node pool lists point at pools: every one of
+ * them would need a new copy, which is the full build's cost again. With stable indexes
+ * nothing that is shared needs to change: pool_fp[] and the pools' node lists (model-delta.c)
+ * are indexed by pool idx and merely grow.
+ *   Nodes the same way: a Node object of a new name (a node joining, before its driver
+ * publishes) takes the next index, a node whose object went and that nothing else names (no
+ * slice, no pod: a node leaving, after its slices and pods) leaves a hole (c->nodes NULL
+ * there); c->node_order is the nodes by name without holes (what rf_cluster_node_at() lists,
+ * the warnings' order; lookups by name use the hash, rebuilt), and the one reader of a
+ * group's nodes in order (rf_cluster_group_places: the blocks in node order) sorts them by
+ * name when the layout has added nodes. Arrays by node index (node_use[], the memo) grow by
+ * the added ones; loops over them skip holes. rf_pod holds node_idx1 and pods are shared by
+ * generations, so a node added while the previous generation had pods bound to its name, or
+ * removed while pods still are, would need those pods relinked: that is built in full.
  *
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node or pool added or removed, pools served by more than one
- * node or by selectors, nodes only slices name, DeviceTaintRules reordered or selecting more
- * pools than PATCH_POOLS_MAX, a previous layout at the warnings' bound, and layouts whose slices
- * were not the caller's parsed records. */
+ * What is built in full instead: a node added or removed with pods bound to its name (see
+ * above), a node added with slices in the same build or while some pool is served by
+ * selectors or more than one node, a node whose object went while slices name it, pools
+ * served by more than one node or by selectors, nodes only slices name (and such a node
+ * gaining its object), DeviceTaintRules reordered or selecting more pools than
+ * PATCH_POOLS_MAX, a previous layout at the warnings' bound, and layouts whose slices were not
+ * the caller's parsed records. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -65,8 +91,12 @@ struct relink_map {
 struct rf_patch {
 	struct rf_pool **old_pools, **new_pools; /* replaced, and what replaces each */
 	size_t n_pools, cap_pools;
+	struct rf_pool **added, **removed; /* pools new in the layout, pools gone from it */
+	size_t n_added, cap_added, n_removed, cap_removed;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
+	size_t first_new_node, n_new_nodes; /* nodes added, at indexes after the previous ones */
+	size_t n_gone_nodes;                /* nodes removed (holes) */
 	/* DeviceTaintRules changed: their warnings as a full build emits them (patch_devices) */
 	bool rules_changed;
 	const char **rule_warns;
@@ -81,6 +111,8 @@ rf_model_patch_free(struct rf_patch *p)
 		return;
 	free(p->old_pools);
 	free(p->new_pools);
+	free(p->added);
+	free(p->removed);
 	free(p->nodes);
 	if (p->relinked)
 		free(p->relinked->v);
@@ -168,6 +200,10 @@ struct patcher {
 	struct rf_patch *p;
 	unsigned char *node_state; /* per prev node index: 0 same, 1 new object, 2 rebuilt */
 	const json_t **node_json;  /* per prev node index: its new object, or NULL */
+	const json_t **new_nodes;  /* the objects of nodes added */
+	size_t n_new_nodes, cap_new_nodes;
+	unsigned *gone_nodes; /* the indexes of nodes removed */
+	size_t n_gone_nodes, cap_gone_nodes;
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
@@ -191,18 +227,44 @@ add_node(struct patcher *k, const char *name)
 	return 0;
 }
 
-/* The pool (driver, name) is replaced by what the current slices make of it. */
+static bool
+pool_is(const struct rf_pool *p, const char *driver, const char *name)
+{
+	return strcmp(p->name, name) == 0 && strcmp(p->driver, driver) == 0;
+}
+
+static bool
+pool_in(struct rf_pool *const *v, size_t n, const char *driver, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pool_is(v[i], driver, name))
+			return true;
+	return false;
+}
+
+static int
+push_pool(struct rf_pool ***v, size_t *n, size_t *cap, struct rf_pool *p)
+{
+	if (rf_grow(v, cap, *n + 1, sizeof(**v)) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = p;
+	return 0;
+}
+
+/* The pool (driver, name) is replaced by what the current slices make of it: added when the
+ * previous layout had none of that name, removed when no current slice makes it. */
 static int
 add_pool(struct patcher *k, const char *driver, const char *name)
 {
 	struct rf_patch *p = k->p;
-	for (size_t i = 0; i < p->n_pools; i++)
-		if (strcmp(p->old_pools[i]->driver, driver) == 0 &&
-		    strcmp(p->old_pools[i]->name, name) == 0)
-			return 0;
+	if (pool_in(p->old_pools, p->n_pools, driver, name) ||
+	    pool_in(p->added, p->n_added, driver, name) ||
+	    pool_in(p->removed, p->n_removed, driver, name))
+		return 0;
 	struct rf_pool *old = rf_model_find_pool(k->prev, driver, name);
-	if (!old || !single_node(old) || p->n_pools >= PATCH_POOLS_MAX) {
-		k->bail = true; /* a new pool, or one many nodes see */
+	if ((old && !single_node(old)) ||
+	    p->n_pools + p->n_added + p->n_removed >= PATCH_POOLS_MAX) {
+		k->bail = true; /* a pool many nodes see */
 		return 0;
 	}
 	size_t n = 0;
@@ -220,15 +282,23 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 		np = rf_model_build_pool(k->c, refs, n, false);
 	}
 	free(refs);
-	if (!n) {
-		k->bail = true; /* the pool is gone */
-		return 0;
+	if (!n && !old)
+		return 0; /* neither then nor now */
+	if (!n) {         /* the pool is gone: its node loses it */
+		if (push_pool(&p->removed, &p->n_removed, &p->cap_removed, old) < 0)
+			return -ENOMEM;
+		return add_node(k, old->node);
 	}
 	if (!np)
 		return -ENOMEM;
 	if (!single_node(np)) {
 		k->bail = true;
 		return 0;
+	}
+	if (!old) { /* a new pool: its index comes after the previous ones (patch_devices) */
+		if (push_pool(&p->added, &p->n_added, &p->cap_added, np) < 0)
+			return -ENOMEM;
+		return add_node(k, np->node);
 	}
 	np->idx = old->idx;
 	if (rf_grow(&p->old_pools, &p->cap_pools, p->n_pools + 1, sizeof(*p->old_pools)) < 0)
@@ -318,6 +388,85 @@ node_name(const json_t *nj)
 	return json_string_value(rf_jpath(nj, "metadata.name"));
 }
 
+/* A Node object of a name the previous layout did not have: a node added, with no pool (a slice
+ * naming it made add_pool() give up) and no pod bound to it (pods point at nodes by index and
+ * are shared: one bound to it would need relinking). A pool that does not name its one node
+ * may serve it: then it is not patched either. */
+static int
+new_node(struct patcher *k, const json_t *nj)
+{
+	const char *name = node_name(nj);
+	for (size_t i = 0; i < k->n_new_nodes; i++)
+		if (strcmp(node_name(k->new_nodes[i]), name) == 0) {
+			k->bail = true; /* named twice: the full build warns */
+			return 0;
+		}
+	if (!k->n_new_nodes) {
+		const struct rf_cluster *prev = k->prev;
+		for (size_t i = 0; i < prev->n_pool_order && !k->bail; i++)
+			k->bail = !single_node(prev->pool_order[i]);
+	}
+	if (!k->prev->pod_vals && json_array_size(k->prev->objs.pods))
+		k->bail = true; /* which pods it had is not known */
+	for (size_t i = 0; i < k->prev->n_pod_vals && !k->bail; i++) {
+		const struct rf_pod *pod = k->prev->pod_vals[i];
+		k->bail = pod && pod->node_name && strcmp(pod->node_name, name) == 0;
+	}
+	if (k->bail)
+		return 0;
+	if (rf_grow(&k->new_nodes, &k->cap_new_nodes, k->n_new_nodes + 1, sizeof(*k->new_nodes)) <
+	    0)
+		return -ENOMEM;
+	k->new_nodes[k->n_new_nodes++] = nj;
+	return 0;
+}
+
+/* A node whose Node object went: removed when nothing else names it (no slice: else it stays,
+ * as a node only slices name, which is built in full) and no pod is bound to it (the pods
+ * that stay are shared and point at it by index: they would need relinking; pods deleted in
+ * the same build may have been). Its index becomes a hole. */
+static int
+gone_node(struct patcher *k, const struct rf_node *old)
+{
+	if (old->n_pools) {
+		k->bail = true;
+		return 0;
+	}
+	for (size_t i = 0; i < k->n_cur && !k->bail; i++)
+		k->bail = k->cur[i]->node && strcmp(k->cur[i]->node, old->name) == 0;
+	/* the previous generation's pods bound to it (its structs: the objects may be packed),
+	 * and whether any of their objects is still handed over (a pod object new in this build
+	 * is parsed on this layout) */
+	const struct rf_cluster *prev = k->prev;
+	struct ptrset bound = { 0 };
+	size_t n_bound = 0;
+	if (!prev->pod_vals && json_array_size(prev->objs.pods))
+		k->bail = true; /* which pods it had is not known */
+	for (size_t i = 0; i < prev->n_pod_vals && !k->bail; i++) {
+		const struct rf_pod *pod = prev->pod_vals[i];
+		if (!pod || !pod->node_name || strcmp(pod->node_name, old->name) != 0)
+			continue;
+		if (!bound.v && ptrset_init(&bound, 64) < 0)
+			return -ENOMEM;
+		if (n_bound++ >= 64) {
+			k->bail = true; /* a full build is as cheap */
+			break;
+		}
+		ptrset_add(&bound, json_array_get(prev->objs.pods, i));
+	}
+	const json_t *pods = k->c->objs.pods;
+	for (size_t i = 0; n_bound && i < json_array_size(pods) && !k->bail; i++)
+		k->bail = ptrset_has(&bound, json_array_get(pods, i));
+	free(bound.v);
+	if (k->bail)
+		return 0;
+	if (rf_grow(&k->gone_nodes, &k->cap_gone_nodes, k->n_gone_nodes + 1,
+		    sizeof(*k->gone_nodes)) < 0)
+		return -ENOMEM;
+	k->gone_nodes[k->n_gone_nodes++] = old->idx;
+	return 0;
+}
+
 /* Nodes: the same names as before, each once. The store hands over the objects in the same order
  * (a new array, the same elements but the changed ones): then only the changed positions are
  * looked at; otherwise every node is looked up by name. */
@@ -355,8 +504,12 @@ diff_nodes(struct patcher *k)
 		const json_t *nj = json_array_get(nodes, i);
 		const char *name = node_name(nj);
 		const struct rf_node *old = name && name[0] ? rf_cluster_node(k->prev, name) : NULL;
+		if (!old && name && name[0]) {
+			r = new_node(k, nj);
+			continue;
+		}
 		if (!old || !old->json || seen[old->idx]) {
-			k->bail = true; /* added, unnamed, named twice, or had only slices */
+			k->bail = true; /* unnamed, named twice, or had only slices */
 			break;
 		}
 		seen[old->idx] = 1;
@@ -364,8 +517,17 @@ diff_nodes(struct patcher *k)
 		if (old->json != nj)
 			r = node_changed(k, old, nj);
 	}
-	if (matched != k->prev->layout->n_node_objs)
-		k->bail = true; /* a node went */
+	/* the nodes that went */
+	const struct rf_cluster *prev = k->prev;
+	for (size_t i = 0;
+	     i < prev->n_node_order && matched < prev->layout->n_node_objs && !k->bail && r == 0;
+	     i++) {
+		const struct rf_node *old = prev->node_order[i];
+		if (old->json && !seen[old->idx])
+			r = gone_node(k, old);
+	}
+	if (matched + k->n_gone_nodes != prev->layout->n_node_objs)
+		k->bail = true;
 	free(seen);
 	return r;
 }
@@ -428,8 +590,8 @@ rule_pools(struct patcher *k, const json_t *rule)
 		return p ? add_pool(k, p->driver, p->name) : 0;
 	}
 	int r = 0;
-	for (size_t i = 0; i < k->prev->n_pools && !k->bail && r == 0; i++) {
-		const struct rf_pool *p = k->prev->pools[i];
+	for (size_t i = 0; i < k->prev->n_pool_order && !k->bail && r == 0; i++) {
+		const struct rf_pool *p = k->prev->pool_order[i]; /* no holes */
 		if ((!driver || strcmp(driver, p->driver) == 0) &&
 		    (!pool || strcmp(pool, p->name) == 0))
 			r = add_pool(k, p->driver, p->name);
@@ -483,6 +645,9 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->depth = pl->depth + 1;
 	l->n_node_objs = pl->n_node_objs;
 	l->holes = pl->holes;
+	l->pool_holes = pl->pool_holes;
+	l->nodes_appended = pl->nodes_appended;
+	l->node_holes = pl->node_holes;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
@@ -504,8 +669,64 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	return c->warnings ? 0 : -ENOMEM;
 }
 
+static int
+pool_name_cmp(const void *a, const void *b)
+{
+	const struct rf_pool *x = *(struct rf_pool *const *)a, *y = *(struct rf_pool *const *)b;
+	int r = strcmp(x->driver, y->driver);
+	return r ? r : strcmp(x->name, y->name);
+}
+
+/* The pools by name: the previous order, each pool the one at its index now (replaced or
+ * removed), merged with the added ones. */
+static int
+order_pools(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch *p)
+{
+	c->pool_order = rf_arena_calloc(c->arena, prev->n_pool_order + p->n_added + 1,
+					sizeof(*c->pool_order));
+	struct rf_pool **add = calloc(p->n_added + 1, sizeof(*add));
+	if (!c->pool_order || !add) {
+		free(add);
+		return -ENOMEM;
+	}
+	if (!p->n_added && !p->n_removed) {
+		/* the same pools in the same places: the previous order, the replaced ones found by
+		 * name (no read of every pool) */
+		memcpy(c->pool_order, prev->pool_order,
+		       prev->n_pool_order * sizeof(*c->pool_order));
+		c->n_pool_order = prev->n_pool_order;
+		for (size_t i = 0; i < p->n_pools; i++) {
+			struct rf_pool **at = bsearch(&p->new_pools[i], c->pool_order,
+						      c->n_pool_order, sizeof(*at), pool_name_cmp);
+			if (at)
+				*at = p->new_pools[i];
+		}
+		free(add);
+		return 0;
+	}
+	if (p->n_added) {
+		memcpy(add, p->added, p->n_added * sizeof(*add));
+		qsort(add, p->n_added, sizeof(*add), pool_name_cmp);
+	}
+	size_t n = 0, ai = 0;
+	for (size_t i = 0; i < prev->n_pool_order; i++) {
+		struct rf_pool *q = c->pools[prev->pool_order[i]->idx];
+		if (!q)
+			continue;
+		while (ai < p->n_added && pool_name_cmp(&add[ai], &q) < 0)
+			c->pool_order[n++] = add[ai++];
+		c->pool_order[n++] = q;
+	}
+	while (ai < p->n_added)
+		c->pool_order[n++] = add[ai++];
+	c->n_pool_order = n;
+	free(add);
+	return 0;
+}
+
 /* Pools and devices: the previous ones but the replaced, which keep their gidx range when they
- * have as many devices, else take one at the end. */
+ * have as many devices, else take one at the end; a removed pool leaves holes (its index, its
+ * devices' gidx), an added one takes the next index and a range at the end. */
 static int
 patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch *p)
 {
@@ -515,19 +736,27 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 			appended += p->new_pools[i]->n_devices;
 			holes += p->old_pools[i]->n_devices;
 		}
+	for (size_t i = 0; i < p->n_removed; i++)
+		holes += p->removed[i]->n_devices;
+	for (size_t i = 0; i < p->n_added; i++)
+		appended += p->added[i]->n_devices;
 	c->layout->holes += holes;
-	c->n_pools = prev->n_pools;
+	c->layout->pool_holes += p->n_removed;
+	c->n_pools = prev->n_pools + p->n_added;
 	c->pools = c->layout->own_pools = calloc(c->n_pools + 1, sizeof(*c->pools));
 	c->n_devices = prev->n_devices + appended;
 	c->devices = c->layout->own_devices = calloc(c->n_devices + 1, sizeof(*c->devices));
-	if (!c->pools || !c->devices)
-		return -ENOMEM;
-	memcpy(c->pools, prev->pools, c->n_pools * sizeof(*c->pools));
+	struct rf_pool **fresh = calloc(p->n_pools + p->n_added + 1, sizeof(*fresh));
+	int r = -ENOMEM;
+	if (!c->pools || !c->devices || !fresh)
+		goto out;
+	memcpy(c->pools, prev->pools, prev->n_pools * sizeof(*c->pools));
 	memcpy(c->devices, prev->devices, prev->n_devices * sizeof(*c->devices));
 	size_t end = prev->n_devices;
 	for (size_t i = 0; i < p->n_pools; i++) {
 		struct rf_pool *o = p->old_pools[i], *n = p->new_pools[i];
 		c->pools[n->idx] = n;
+		fresh[i] = n;
 		if (n->n_devices == o->n_devices) {
 			rf_model_place_pool_devices(c, n, o->first_gidx);
 			continue;
@@ -536,43 +765,111 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 		rf_model_place_pool_devices(c, n, (unsigned)end);
 		end += n->n_devices;
 	}
+	for (size_t i = 0; i < p->n_removed; i++) {
+		const struct rf_pool *o = p->removed[i];
+		c->pools[o->idx] = NULL;
+		memset(c->devices + o->first_gidx, 0, o->n_devices * sizeof(*c->devices));
+	}
+	for (size_t i = 0; i < p->n_added; i++) {
+		struct rf_pool *n = p->added[i];
+		n->idx = (unsigned)(prev->n_pools + i);
+		c->pools[n->idx] = n;
+		fresh[p->n_pools + i] = n;
+		rf_model_place_pool_devices(c, n, (unsigned)end);
+		end += n->n_devices;
+	}
+	if ((r = order_pools(c, prev, p)) < 0)
+		goto out;
 	/* DeviceTaintRules on the new pools' devices; the rules' own warnings (a rule not
 	 * understood), emitted once per rule whatever the pools, are the full build's */
 	struct rf_pool **all = c->pools;
 	size_t n_all = c->n_pools, first = c->n_warnings;
-	c->pools = p->new_pools;
-	c->n_pools = p->n_pools;
-	int r = rf_model_apply_taint_rules(c, c->objs.taint_rules);
+	c->pools = fresh;
+	c->n_pools = p->n_pools + p->n_added;
+	r = rf_model_apply_taint_rules(c, c->objs.taint_rules);
 	c->pools = all;
 	c->n_pools = n_all;
 	p->rule_warns = c->warnings + first;
 	p->n_rule_warns = c->n_warnings - first;
+out:
+	free(fresh);
 	return r;
 }
 
 static int
-pool_idx_cmp(const void *a, const void *b)
+node_name_cmp(const void *a, const void *b)
 {
-	unsigned x = (*(struct rf_pool *const *)a)->idx, y = (*(struct rf_pool *const *)b)->idx;
-	return (x > y) - (x < y);
+	return strcmp((*(struct rf_node *const *)a)->name, (*(struct rf_node *const *)b)->name);
+}
+
+/* The nodes by name: the previous order, each node the one at its index now, merged with the
+ * added ones. */
+static int
+order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct patcher *k)
+{
+	size_t n_add = k->n_new_nodes;
+	c->node_order = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_order));
+	if (!c->node_order)
+		return -ENOMEM;
+	if (!n_add && !k->n_gone_nodes) {
+		/* the same nodes in the same places: the previous order, the new copies of the
+		 * changed ones found by name (no read of every node) */
+		memcpy(c->node_order, prev->node_order,
+		       prev->n_node_order * sizeof(*c->node_order));
+		c->n_node_order = prev->n_node_order;
+		for (size_t i = 0; i < prev->n_nodes; i++) {
+			if (!k->node_state[i])
+				continue;
+			struct rf_node **at = bsearch(&c->nodes[i], c->node_order, c->n_node_order,
+						      sizeof(*at), node_name_cmp);
+			if (at)
+				*at = c->nodes[i];
+		}
+		return 0;
+	}
+	struct rf_node **add = c->nodes + prev->n_nodes;
+	if (n_add) {
+		if (!(add = malloc(n_add * sizeof(*add))))
+			return -ENOMEM;
+		memcpy(add, c->nodes + prev->n_nodes, n_add * sizeof(*add));
+		qsort(add, n_add, sizeof(*add), node_name_cmp);
+	}
+	size_t n = 0, ai = 0;
+	for (size_t i = 0; i < prev->n_node_order; i++) {
+		struct rf_node *q = c->nodes[prev->node_order[i]->idx];
+		if (!q)
+			continue; /* removed */
+		while (ai < n_add && node_name_cmp(&add[ai], &q) < 0)
+			c->node_order[n++] = add[ai++];
+		c->node_order[n++] = q;
+	}
+	while (ai < n_add)
+		c->node_order[n++] = add[ai++];
+	c->n_node_order = n;
+	if (n_add)
+		free(add);
+	return 0;
 }
 
 /* Nodes: the previous ones, copies of those with a new object, rebuilt ones where labels,
- * annotations or pools changed. */
+ * annotations or pools changed, and the added ones. */
 static int
 patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher *k)
 {
 	struct rf_patch *p = k->p;
 	struct rf_layout *l = c->layout;
-	c->n_nodes = prev->n_nodes;
+	c->n_nodes = prev->n_nodes + k->n_new_nodes;
 	c->nodes = l->own_nodes = calloc(c->n_nodes + 1, sizeof(*c->nodes));
-	l->node_list = rf_arena_calloc(c->arena, p->n_nodes + 1, sizeof(*l->node_list));
-	struct rf_pool **mine = calloc(p->n_pools + 1, sizeof(*mine));
+	l->node_list =
+		rf_arena_calloc(c->arena, p->n_nodes + k->n_new_nodes + 1, sizeof(*l->node_list));
+	struct rf_pool **mine = calloc(p->n_pools + p->n_added + 1, sizeof(*mine));
 	int r = -ENOMEM;
 	if (!c->nodes || !l->node_list || !mine)
 		goto out;
-	memcpy(c->nodes, prev->nodes, c->n_nodes * sizeof(*c->nodes));
-	for (size_t i = 0; i < c->n_nodes; i++) {
+	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));
+	for (size_t i = 0; i < k->n_gone_nodes; i++)
+		c->nodes[k->gone_nodes[i]] = NULL;
+	for (size_t i = 0; i < prev->n_nodes; i++) {
 		if (k->node_state[i] == 0)
 			continue;
 		const struct rf_node *old = prev->nodes[i];
@@ -600,12 +897,41 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		for (size_t q = 0; q < p->n_pools; q++)
 			if (strcmp(p->new_pools[q]->node, nd->name) == 0)
 				mine[n_mine++] = p->new_pools[q];
-		qsort(mine, n_mine, sizeof(*mine), pool_idx_cmp);
+		for (size_t q = 0; q < p->n_added; q++)
+			if (strcmp(p->added[q]->node, nd->name) == 0)
+				mine[n_mine++] = p->added[q];
+		/* in the full build's order (by name: an added pool's index is not) */
+		qsort(mine, n_mine, sizeof(*mine), pool_name_cmp);
 		if ((r = rf_model_attach_node_pools(c, nd, mine, n_mine)) < 0 ||
 		    (r = rf_model_finish_node(c, nd)) < 0)
 			goto out;
 		l->node_list[l->n_nodes++] = nd; /* its decoded annotation is this layout's */
 	}
+	/* nodes added: as a full build makes a node without pools, at the next indexes */
+	for (size_t i = 0; i < k->n_new_nodes; i++) {
+		const json_t *nj = k->new_nodes[i];
+		struct rf_node *nd = rf_arena_calloc(c->arena, 1, sizeof(*nd));
+		if (!nd)
+			goto out;
+		nd->name = node_name(nj);
+		nd->idx = (unsigned)(prev->n_nodes + i);
+		nd->json = nj;
+		nd->labels = rf_jpath(nj, "metadata.labels");
+		nd->annotations = rf_jpath(nj, "metadata.annotations");
+		nd->ready = rf_model_node_ready(nj);
+		rf_model_network_place(c, nd);
+		c->nodes[nd->idx] = nd;
+		if ((r = rf_model_attach_node_pools(c, nd, mine, 0)) < 0 ||
+		    (r = rf_model_finish_node(c, nd)) < 0)
+			goto out;
+		l->node_list[l->n_nodes++] = nd;
+	}
+	p->first_new_node = prev->n_nodes;
+	p->n_new_nodes = k->n_new_nodes;
+	p->n_gone_nodes = k->n_gone_nodes;
+	l->n_node_objs = l->n_node_objs + k->n_new_nodes - k->n_gone_nodes;
+	l->node_holes += k->n_gone_nodes;
+	l->nodes_appended = prev->layout->nodes_appended || k->n_new_nodes;
 	/* front-end bandwidth of the rebuilt nodes only */
 	struct rf_node **all = c->nodes, **rebuilt = l->node_list;
 	size_t n_all = c->n_nodes;
@@ -614,9 +940,15 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	r = rf_model_node_frontend(c);
 	c->nodes = all;
 	c->n_nodes = n_all;
-	c->node_slots = prev->node_slots; /* the same names at the same indexes */
-	c->node_mask = prev->node_mask;
-	c->node_names = prev->node_names;
+	if (r < 0 || (r = order_nodes(c, prev, k)) < 0)
+		goto out;
+	if (k->n_new_nodes || k->n_gone_nodes) {
+		r = rf_model_index_node_names(c);
+	} else { /* the same names at the same indexes */
+		c->node_slots = prev->node_slots;
+		c->node_mask = prev->node_mask;
+		c->node_names = prev->node_names;
+	}
 out:
 	free(mine);
 	return r;
@@ -712,8 +1044,17 @@ warnings_carry(const struct patcher *k)
 	for (size_t i = 0; i < p->n_pools; i++)
 		if (pool_warns(p->old_pools[i]) || pool_warns(p->new_pools[i]))
 			return false;
+	for (size_t i = 0; i < p->n_added; i++)
+		if (pool_warns(p->added[i]))
+			return false;
+	for (size_t i = 0; i < p->n_removed; i++)
+		if (pool_warns(p->removed[i]))
+			return false;
 	for (size_t i = 0; i < p->n_nodes; i++)
 		if (node_warns(k->prev->nodes[p->nodes[i]]) || node_warns(k->c->nodes[p->nodes[i]]))
+			return false;
+	for (size_t i = 0; i < k->n_new_nodes; i++)
+		if (node_warns(k->c->nodes[k->prev->n_nodes + i]))
 			return false;
 	return true;
 }
@@ -748,8 +1089,8 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 	for (size_t i = 0; i < objs->n_slice_recs; i++)
 		if (objs->slice_recs[i]->skip)
 			put(c, objs->slice_recs[i]->skip);
-	for (size_t i = 0; i < c->n_pools; i++) {
-		const struct rf_pool *p = c->pools[i];
+	for (size_t i = 0; i < c->n_pool_order; i++) {
+		const struct rf_pool *p = c->pool_order[i];
 		for (unsigned s = 0; s < p->n_slices; s++)
 			for (size_t w = 0; w < p->slices[s]->n_counter_warnings; w++)
 				put(c, p->slices[s]->counter_warnings[w]);
@@ -772,12 +1113,12 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 	for (size_t i = 0; i < n_cls; i++)
 		put(c, cls[i]);
 	l->class_warnings[1] = c->n_warnings;
-	for (size_t i = 0; i < c->n_nodes; i++)
-		if (c->nodes[i]->topo_error)
-			rf_cluster_warn(c, "node %s: %s; using DRA attributes", c->nodes[i]->name,
-					c->nodes[i]->topo_error);
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		const struct rf_node *n = c->nodes[i];
+	for (size_t i = 0; i < c->n_node_order; i++)
+		if (c->node_order[i]->topo_error)
+			rf_cluster_warn(c, "node %s: %s; using DRA attributes",
+					c->node_order[i]->name, c->node_order[i]->topo_error);
+	for (size_t i = 0; i < c->n_node_order; i++) {
+		const struct rf_node *n = c->node_order[i];
 		const char *fe = rf_jstr(n->annotations, "railfit.io/frontend-bandwidth");
 		if (fe && strcmp(n->fe_source, "annotation") != 0)
 			rf_model_warn_frontend(c, n, fe);
@@ -796,8 +1137,12 @@ unpatch(struct rf_cluster *c)
 	c->n_warnings = 0;
 	c->nodes = NULL;
 	c->n_nodes = 0;
+	c->node_order = NULL;
+	c->n_node_order = 0;
 	c->pools = NULL;
 	c->n_pools = 0;
+	c->pool_order = NULL;
+	c->n_pool_order = 0;
 	c->devices = NULL;
 	c->n_devices = 0;
 	c->classes = NULL;
@@ -836,7 +1181,14 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	for (size_t i = 0; i < k.p->n_pools; i++)
 		if (k.p->new_pools[i]->n_devices != k.p->old_pools[i]->n_devices)
 			holes += k.p->old_pools[i]->n_devices;
-	if (holes && holes * 4 > prev->n_devices) {
+	for (size_t i = 0; i < k.p->n_removed; i++)
+		holes += k.p->removed[i]->n_devices;
+	/* and beyond a quarter of the pools' or the nodes' indexes */
+	size_t pool_holes = pl->pool_holes + k.p->n_removed,
+	       node_holes = pl->node_holes + k.n_gone_nodes;
+	if ((holes && holes * 4 > prev->n_devices) ||
+	    (pool_holes && pool_holes * 4 > prev->n_pools) ||
+	    (node_holes && node_holes * 4 > prev->n_nodes)) {
 		k.bail = true;
 		goto out;
 	}
@@ -856,6 +1208,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 out:
 	free(k.node_state);
 	free(k.node_json);
+	free(k.new_nodes);
+	free(k.gone_nodes);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;
@@ -884,6 +1238,24 @@ claim_touched(const struct rf_patch *p, const struct rf_claim *cl)
 	return false;
 }
 
+/* A result of the claim is a device of a removed pool, or names an added pool (found now). */
+static bool
+claim_pools_came_or_went(const struct rf_patch *p, const struct rf_claim *cl)
+{
+	for (size_t i = 0; i < cl->n_results; i++) {
+		const struct rf_alloc_result *ar = &cl->results[i];
+		for (size_t q = 0; ar->dev && q < p->n_removed; q++) {
+			const struct rf_pool *o = p->removed[q];
+			if (ar->gidx >= o->first_gidx && ar->gidx - o->first_gidx < o->n_devices)
+				return true;
+		}
+		for (size_t q = 0; !ar->dev && ar->driver && ar->pool && q < p->n_added; q++)
+			if (pool_is(p->added[q], ar->driver, ar->pool))
+				return true;
+	}
+	return false;
+}
+
 static struct relinked *
 relink_slot(const struct relink_map *m, const void *old)
 {
@@ -897,7 +1269,7 @@ int
 rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	struct rf_patch *p = c->patch;
-	if (!p || !p->n_pools)
+	if (!p || (!p->n_pools && !p->n_added && !p->n_removed))
 		return 0;
 	/* the previous generation's claims by position in its array (its objects): a claim
 	 * that stayed is that struct, whatever the table holds now (a build from the same
@@ -923,7 +1295,8 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 	/* which ones first: past the budget nothing is relinked in this table at all */
 	for (size_t i = 0; i < n && n_touched <= budget; i++) {
 		const struct rf_claim *old = prev->claim_vals[i];
-		if (old && claim_touched(p, old) && n_touched++ < budget)
+		if (old && (claim_touched(p, old) || claim_pools_came_or_went(p, old)) &&
+		    n_touched++ < budget)
 			touched[n_touched - 1] = i;
 	}
 	r = n_touched > budget ? -EAGAIN : 0;
@@ -999,14 +1372,20 @@ rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigne
 	const struct rf_patch *p = c->patch;
 	for (size_t i = 0; p && i < p->n_pools; i++)
 		pools[p->new_pools[i]->idx] = 1;
+	for (size_t i = 0; p && i < p->n_added; i++)
+		pools[p->added[i]->idx] = 1;
 	for (size_t i = 0; p && i < p->n_nodes; i++)
 		nodes[p->nodes[i]] = 1;
+	for (size_t i = 0; p && i < p->n_new_nodes; i++)
+		nodes[p->first_new_node + i] = 1;
 }
 
 bool
 rf_model_patch_same_pool_sets(const struct rf_cluster *c)
 {
 	const struct rf_patch *p = c->patch;
+	if (p && (p->n_added || p->n_removed || p->n_new_nodes || p->n_gone_nodes))
+		return false;
 	for (size_t i = 0; p && i < p->n_nodes; i++) {
 		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];
 		if (a->n_pools != b->n_pools)

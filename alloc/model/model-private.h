@@ -87,6 +87,10 @@ struct rf_layout {
 	bool dup_names;
 	unsigned depth;
 	size_t holes;
+	size_t pool_holes; /* idx of removed pools (c->pools NULL there) */
+	/* a patch added nodes: their indexes come after the others', not in name order */
+	bool nodes_appended;
+	size_t node_holes;  /* idx of removed nodes (c->nodes NULL there) */
 	size_t n_node_objs; /* nodes with an object (the others only slices name) */
 	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
 	 * generation uses the layout, while layouts patched from it may still share its pieces) */
@@ -132,10 +136,17 @@ struct rf_cluster {
 	void *expand_userdata;
 	struct rf_cluster_counts counts;
 
+	/* by idx: name order but for nodes a patch added (at the end) or removed (NULL holes) */
 	struct rf_node **nodes;
 	size_t n_nodes;
-	struct rf_pool **pools;
+	struct rf_node **node_order; /* by name (c->nodes itself after a full build) */
+	size_t n_node_order;
+	struct rf_pool **pools; /* by idx: a patched layout's may hold holes (NULL) */
 	size_t n_pools;
+	/* the pools sorted by driver, then name, without holes (c->pools itself after a full
+	 * build): lookups by name and whatever lists pools in order */
+	struct rf_pool **pool_order;
+	size_t n_pool_order;
 	struct rf_device **devices; /* all, sorted by driver, pool, name */
 	size_t n_devices;
 	struct rf_claim **claims; /* sorted by ns, name */
@@ -256,6 +267,8 @@ int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
 bool rf_model_node_ready(const json_t *node);
 int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
+/** c->node_slots, c->node_names from c->nodes. -ENOMEM only. */
+int rf_model_index_node_names(struct rf_cluster *c);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
 int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
 			       struct rf_pool *const *pools, size_t n_pools);

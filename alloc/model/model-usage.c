@@ -1006,9 +1006,11 @@ rf_model_node_usage(struct rf_cluster *c)
 	if (!c->pool_fp)
 		return -ENOMEM;
 	for (size_t pi = 0; pi < c->n_pools; pi++)
-		c->pool_fp[pi] = rf_model_pool_fp(c, c->pools[pi]);
+		if (c->pools[pi]) /* else a pool a patch removed */
+			c->pool_fp[pi] = rf_model_pool_fp(c, c->pools[pi]);
 	for (size_t ni = 0; ni < c->n_nodes; ni++)
-		rf_model_node_fp(c, c->nodes[ni]);
+		if (c->nodes[ni]) /* else a removed node's hole */
+			rf_model_node_fp(c, c->nodes[ni]);
 	return 0;
 }
 

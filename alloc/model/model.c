@@ -27,8 +27,6 @@
  * generations starts a new table once it holds this many per node */
 #define MEMO_RETIRED_MAX 16
 
-static int index_node_names(struct rf_cluster *c);
-
 /* What a node's or pool's rev is (model.h): a stamp per layout built, process-wide, so that no
  * two layouts share one whichever generations they were built from. */
 static atomic_uint_fast64_t layout_stamps;
@@ -226,7 +224,9 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		c->nodes[i]->idx = (unsigned)i;
 		l->n_node_objs += c->nodes[i]->json != NULL;
 	}
-	if ((r = index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
+	c->node_order = c->nodes;
+	c->n_node_order = c->n_nodes;
+	if ((r = rf_model_index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
 	uint64_t rev = next_stamp(); /* every node and pool is this layout's */
 	for (size_t i = 0; i < c->n_nodes; i++)
@@ -247,8 +247,12 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->layout = prev->layout;
 	c->nodes = prev->nodes;
 	c->n_nodes = prev->n_nodes;
+	c->node_order = prev->node_order;
+	c->n_node_order = prev->n_node_order;
 	c->pools = prev->pools;
 	c->n_pools = prev->n_pools;
+	c->pool_order = prev->pool_order;
+	c->n_pool_order = prev->n_pool_order;
 	c->devices = prev->devices;
 	c->n_devices = prev->n_devices;
 	c->classes = prev->classes;
@@ -286,7 +290,8 @@ refresh_ready(struct rf_cluster *c)
 	if (!(c->node_ready = rf_arena_alloc(c->arena, (c->n_nodes + 1) * sizeof(bool))))
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_nodes; i++)
-		c->node_ready[i] = c->nodes[i]->ready;
+		c->node_ready[i] =
+			c->nodes[i] && c->nodes[i]->ready; /* else a removed node's hole */
 	for (size_t i = 0; i < n; i++) {
 		const json_t *nj = json_array_get(cur, i);
 		const char *name = json_string_value(rf_jpath(nj, "metadata.name"));
@@ -305,11 +310,11 @@ static void
 stamp_patched(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	uint64_t rev = next_stamp();
-	for (size_t i = 0; i < c->n_nodes; i++)
-		if (i >= prev->n_nodes || c->nodes[i] != prev->nodes[i])
+	for (size_t i = 0; i < c->n_nodes; i++) /* NULL: a hole (model-patch.c) */
+		if (c->nodes[i] && (i >= prev->n_nodes || c->nodes[i] != prev->nodes[i]))
 			c->nodes[i]->rev = rev;
 	for (size_t i = 0; i < c->n_pools; i++)
-		if (i >= prev->n_pools || c->pools[i] != prev->pools[i])
+		if (c->pools[i] && (i >= prev->n_pools || c->pools[i] != prev->pools[i]))
 			c->pools[i]->rev = rev;
 }
 
@@ -320,6 +325,11 @@ same_node_indexes(const struct rf_cluster *c, const struct rf_cluster *prev)
 	if (c->n_nodes != prev->n_nodes)
 		return false;
 	for (size_t i = 0; i < c->n_nodes; i++) {
+		if (!c->nodes[i] || !prev->nodes[i]) { /* holes: a node removed */
+			if (c->nodes[i] != prev->nodes[i])
+				return false;
+			continue;
+		}
 		const char *a = c->nodes[i]->name, *b = prev->nodes[i]->name;
 		if (a != b && strcmp(a, b) != 0)
 			return false;
@@ -347,8 +357,8 @@ same_classes(const struct rf_cluster *c, const struct rf_cluster *prev)
  * layout (patched 1: prev's table, the claims it touched relinked into it) makes new structs
  * of the nodes and pools it touches, with new revs, and shares the rest with their revs, devices
  * and gidx: so an untouched node reads what it read before, but for
- *   - the node at each index: a patch keeps them today; one that adds or removes nodes and
- *     remaps indexes must start a new table (checked here, whoever patches them);
+ *   - the node at each index: a patch that adds a node (a new index) or removes one (a hole)
+ *     starts a new table (checked here, whoever patches them);
  *   - the DeviceClasses: selector results and the classes requests name are keyed by nothing,
  *     so any change starts a new table.
  * Replaced judgements are kept until the table goes: past MEMO_RETIRED_MAX per node a chain
@@ -645,13 +655,13 @@ rf_cluster_cel(const struct rf_cluster *c)
 size_t
 rf_cluster_n_nodes(const struct rf_cluster *c)
 {
-	return c->n_nodes;
+	return c->n_node_order;
 }
 
 const struct rf_node *
 rf_cluster_node_at(const struct rf_cluster *c, size_t i)
 {
-	return i < c->n_nodes ? c->nodes[i] : NULL;
+	return i < c->n_node_order ? c->node_order[i] : NULL;
 }
 
 const struct rf_node *
@@ -672,20 +682,22 @@ rf_cluster_node(const struct rf_cluster *c, const char *name)
 
 /* Every verb looks up each node it is asked about by name: a hash table, not a binary search
  * of thousands of names. At most half full. */
-static int
-index_node_names(struct rf_cluster *c)
+int
+rf_model_index_node_names(struct rf_cluster *c)
 {
 	size_t cap = 16, text = 0;
 	while (cap < 2 * c->n_nodes)
 		cap *= 2;
 	for (size_t n = 0; n < c->n_nodes; n++)
-		text += strlen(c->nodes[n]->name) + 1;
+		text += c->nodes[n] ? strlen(c->nodes[n]->name) + 1 : 0; /* else a hole */
 	struct node_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
 	char *names = rf_arena_alloc(c->arena, text + 1);
 	if (!slots || !names || text > UINT32_MAX)
 		return -ENOMEM;
 	size_t off = 0;
 	for (size_t n = 0; n < c->n_nodes; n++) {
+		if (!c->nodes[n])
+			continue;
 		uint64_t h = rf_fingerprint(c->nodes[n]->name, NULL, NULL);
 		size_t i = h & (cap - 1);
 		while (slots[i].idx1)
@@ -907,6 +919,13 @@ rf_group_rails_elsewhere(const struct rf_cluster *c, const struct rf_group *grp,
 	return g->multi | (g->any & ~mine);
 }
 
+static int
+node_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(const struct rf_node *const *)a)->name,
+		      (*(const struct rf_node *const *)b)->name);
+}
+
 static void
 add_place(const char **arr, size_t *n, const char *v, bool *overflow)
 {
@@ -939,18 +958,30 @@ rf_cluster_group_places(const struct rf_cluster *c, const char *group, struct rf
 		else
 			hi = mid;
 	}
-	unsigned last = UINT32_MAX;
-	for (; lo < c->n_group_nodes && c->group_nodes[lo].hash == h &&
-	       strcmp(c->group_nodes[lo].group, group) == 0;
-	     lo++) {
-		const struct rf_node *n = c->nodes[c->group_nodes[lo].node_idx];
-		ret->members++;
-		if (n->idx == last)
+	size_t end = lo;
+	while (end < c->n_group_nodes && c->group_nodes[end].hash == h &&
+	       strcmp(c->group_nodes[end].group, group) == 0)
+		end++;
+	ret->members = end - lo;
+	/* the entries are in node index order: name order, but for nodes a patch added */
+	const struct rf_node **by_name = NULL;
+	if (c->layout->nodes_appended && end > lo &&
+	    (by_name = malloc((end - lo) * sizeof(*by_name)))) {
+		for (size_t i = lo; i < end; i++)
+			by_name[i - lo] = c->nodes[c->group_nodes[i].node_idx];
+		qsort(by_name, end - lo, sizeof(*by_name), node_name_cmp);
+	}
+	const struct rf_node *last = NULL;
+	for (size_t i = lo; i < end; i++) {
+		const struct rf_node *n =
+			by_name ? by_name[i - lo] : c->nodes[c->group_nodes[i].node_idx];
+		if (n == last)
 			continue;
-		last = n->idx;
+		last = n;
 		add_place(ret->blocks, &ret->n_blocks, n->block, &ret->overflow);
 		add_place(ret->spines, &ret->n_spines, n->spine, &ret->overflow);
 	}
+	free(by_name);
 }
 
 uint64_t

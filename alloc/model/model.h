@@ -97,7 +97,7 @@ struct rf_counter_set {
 
 struct rf_pool {
 	const char *driver, *name;
-	unsigned idx;        /* index among the generation's pools */
+	unsigned idx;        /* index among the generation's pools (see rf_node.idx) */
 	unsigned first_gidx; /* its devices are gidx first_gidx .. first_gidx + n_devices - 1 */
 	int64_t generation;
 	int64_t slice_count; /* resourceSliceCount */
@@ -135,8 +135,11 @@ const struct rf_counter_set *rf_pool_counter_set(const struct rf_pool *p, const 
 
 struct rf_node {
 	const char *name;
-	unsigned idx;       /* index among the generation's nodes (sorted by name) */
-	const json_t *json; /* NULL when only slices name this node */
+	/* index among the generation's nodes: name order after a full build; a patched layout
+	 * keeps the indexes, adds nodes after them and leaves holes for removed ones (the
+	 * position in rf_cluster_node_at() is the name order) */
+	unsigned idx;
+	const json_t *json;                 /* NULL when only slices name this node */
 	const json_t *labels, *annotations; /* borrowed, may be NULL */
 	bool ready;                         /* as of the layout: read rf_cluster_node_ready() */
 	struct rf_pool **pools;

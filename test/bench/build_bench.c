@@ -20,9 +20,14 @@
  * patched layout cost before its usage was carried over); and with the layout built in full
  * (rf_cluster_objects.full_layout, what every such event cost before patches): one
  * ResourceSlice changed (an attribute of a device), one Node label changed (its block), one
- * DeviceClass changed (its selector), one DeviceTaintRule on one GPU of one node (replacing the
- * previous event's: two pools rebuilt). Slices are handed over parsed, and claims and pods as new
- * arrays of the same objects, as the live store does. */
+ * DeviceClass changed (its selector), and (last) one DeviceTaintRule on one GPU of one node
+ * (replacing the previous round's: two pools rebuilt). Slices are handed over parsed, and claims
+ * and pods as new arrays of the same objects, as the live store does.
+ *
+ * Then a node leaving and joining again, as a fleet sees it, one node per round (20 nodes, the
+ * same in each step): its ResourceSlices deleted (its pools go), its Node object deleted with
+ * the pods bound to it (the pod garbage collector's deletions, in the same build as the store
+ * coalesces them), its Node object back, its slices published again (its pools come). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,20 +96,136 @@ with(const json_t *arr, size_t i, json_t *v)
 	return out;
 }
 
-enum layout_event { EV_SLICE, EV_NODE, EV_CLASS, EV_RULE, EV_COUNT };
+enum layout_event {
+	EV_SLICE,
+	EV_NODE,
+	EV_CLASS,
+	EV_POOLS_GO,
+	EV_NODE_GOES,
+	EV_NODE_COMES,
+	EV_POOLS_COME,
+	EV_RULE,
+	EV_COUNT
+};
 static const char *const ev_names[EV_COUNT] = {
-	"one ResourceSlice (a device attribute)", "one Node label (its block)",
+	"one ResourceSlice (a device attribute)",
+	"one Node label (its block)",
 	"one DeviceClass (its selector)",
+	"a node's ResourceSlices deleted (its pools go)",
+	"a Node object deleted with its pods (it has no slices left)",
+	"a Node object added (no slices yet)",
+	"a node's ResourceSlices published (its pools come)",
 	"one DeviceTaintRule (on a GPU of one node, replacing the last one's)"
 };
 
+#define NODE_ROUNDS 20
+
 struct world {
 	struct rf_cluster_objects objs;
-	struct rf_slice **recs;
+	struct rf_slice **recs; /* room for every slice of the snapshot */
 	const struct rf_config *cfg;
+	/* the node of each round of the leave-and-join events, its Node object and slices while
+	 * they are away */
+	char *names[NODE_ROUNDS];
+	json_t *node_objs[NODE_ROUNDS], *slices_away[NODE_ROUNDS];
 };
 
-static int same_arrays(struct world *w);
+static const char *
+name_of(const json_t *o)
+{
+	return json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+}
+
+/* The leave-and-join events of round r (below NODE_ROUNDS): new arrays of nodes or slices. */
+static int
+node_event(struct world *w, enum layout_event ev, size_t r)
+{
+	json_t *nodes = w->objs.nodes, *slices = w->objs.slices;
+	if (ev == EV_POOLS_GO) {
+		const json_t *nj = json_array_get(nodes, (r * 7919) % json_array_size(nodes));
+		if (!name_of(nj) || !(w->names[r] = strdup(name_of(nj))))
+			return -ENOMEM;
+		json_t *keep = json_array(), *away = json_array();
+		size_t n = 0;
+		for (size_t i = 0; i < json_array_size(slices); i++) {
+			json_t *s = json_array_get(slices, i);
+			const char *node = json_string_value(
+				json_object_get(json_object_get(s, "spec"), "nodeName"));
+			if (node && strcmp(node, w->names[r]) == 0) {
+				json_array_append(away, s);
+				rf_slice_unref(w->recs[i]);
+				continue;
+			}
+			json_array_append(keep, s);
+			w->recs[n++] = w->recs[i];
+		}
+		w->objs.n_slice_recs = n;
+		w->slices_away[r] = away;
+		json_decref(w->objs.slices);
+		w->objs.slices = keep;
+		return 0;
+	}
+	if (ev == EV_POOLS_COME) { /* new objects, parsed as the store parses them */
+		json_t *next = json_array();
+		json_array_extend(next, slices);
+		for (size_t i = 0; i < json_array_size(w->slices_away[r]); i++) {
+			json_t *s = json_deep_copy(json_array_get(w->slices_away[r], i));
+			struct rf_slice *rec;
+			if (!s || rf_slice_parse(s, w->cfg, &rec) < 0)
+				return -ENOMEM;
+			w->recs[w->objs.n_slice_recs++] = rec;
+			json_array_append_new(next, s);
+		}
+		json_decref(w->slices_away[r]);
+		w->slices_away[r] = NULL;
+		json_decref(w->objs.slices);
+		w->objs.slices = next;
+		return 0;
+	}
+	json_t *next = json_array();
+	for (size_t i = 0; i < json_array_size(nodes); i++) {
+		json_t *nj = json_array_get(nodes, i);
+		if (ev == EV_NODE_GOES && strcmp(name_of(nj), w->names[r]) == 0)
+			w->node_objs[r] = json_incref(nj);
+		else
+			json_array_append(next, nj);
+	}
+	if (ev == EV_NODE_COMES) {
+		json_array_append_new(next, json_deep_copy(w->node_objs[r]));
+		json_decref(w->node_objs[r]);
+		w->node_objs[r] = NULL;
+	}
+	json_decref(w->objs.nodes);
+	w->objs.nodes = next;
+	if (ev == EV_NODE_GOES) { /* and the pods bound to it */
+		json_t *pods = json_array();
+		for (size_t i = 0; i < json_array_size(w->objs.pods); i++) {
+			json_t *p = json_array_get(w->objs.pods, i);
+			const char *node = json_string_value(
+				json_object_get(json_object_get(p, "spec"), "nodeName"));
+			if (!node || strcmp(node, w->names[r]) != 0)
+				json_array_append(pods, p);
+		}
+		json_decref(w->objs.pods);
+		w->objs.pods = pods;
+	}
+	return 0;
+}
+
+/* The store hands over new arrays of every kind, of the same objects. */
+static int
+new_arrays(struct world *w)
+{
+	json_t **same[] = { &w->objs.claims, &w->objs.pods };
+	for (size_t k = 0; k < 2; k++) {
+		json_t *copy = json_array();
+		if (!copy || json_array_extend(copy, *same[k]) < 0)
+			return -ENOMEM;
+		json_decref(*same[k]);
+		*same[k] = copy;
+	}
+	return 0;
+}
 
 /* A DeviceTaintRule on one GPU of a GPU pool chosen by round r (replacing the previous one). */
 static int
@@ -139,8 +260,12 @@ static int
 layout_event(struct world *w, enum layout_event ev, size_t r)
 {
 	if (ev == EV_RULE) {
-		int rr = rule_event(w, r);
-		return rr < 0 ? rr : same_arrays(w);
+		int e = rule_event(w, r);
+		return e < 0 ? e : new_arrays(w);
+	}
+	if (ev >= EV_POOLS_GO) {
+		int e = node_event(w, ev, r);
+		return e < 0 ? e : new_arrays(w);
 	}
 	json_t **arr = ev == EV_SLICE  ? &w->objs.slices
 		       : ev == EV_NODE ? &w->objs.nodes
@@ -189,22 +314,7 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 	json_t *next = with(*arr, i, o);
 	json_decref(*arr);
 	*arr = next;
-	return same_arrays(w);
-}
-
-/* The store hands over new arrays of every kind, of the same objects. */
-static int
-same_arrays(struct world *w)
-{
-	json_t **same[] = { &w->objs.claims, &w->objs.pods };
-	for (size_t k = 0; k < 2; k++) {
-		json_t *copy = json_array();
-		if (!copy || json_array_extend(copy, *same[k]) < 0)
-			return -ENOMEM;
-		json_decref(*same[k]);
-		*same[k] = copy;
-	}
-	return 0;
+	return new_arrays(w);
 }
 
 int
@@ -316,7 +426,7 @@ main(int argc, char **argv)
 
 	/* layout events: patched (usage by difference), patched with usage walked, and built in
 	 * full, all from the same generation */
-	size_t rounds = events < 20 ? events : 20;
+	size_t rounds = events < NODE_ROUNDS ? events : NODE_ROUNDS;
 	w.objs = objs;
 	enum { PATCHED, WALKED, FULL, WAYS };
 	double *wall[WAYS], *cpus[WAYS];
@@ -381,8 +491,13 @@ main(int argc, char **argv)
 	}
 	objs = w.objs;
 	rf_cluster_unref(gen);
-	for (size_t i = 0; i < n_slices; i++)
+	for (size_t i = 0; i < w.objs.n_slice_recs; i++)
 		rf_slice_unref(w.recs[i]);
+	for (size_t r = 0; r < NODE_ROUNDS; r++) {
+		free(w.names[r]);
+		json_decref(w.node_objs[r]);
+		json_decref(w.slices_away[r]);
+	}
 	free(w.recs);
 	objs.slice_recs = NULL; /* freed above */
 	objs.n_slice_recs = 0;

@@ -21,6 +21,7 @@
 
 Suite *patch_suite(void);
 static void same_usage(const struct rf_cluster *a, const struct rf_cluster *b);
+static json_t *inserted(const json_t *arr, size_t i, json_t *v);
 
 /* railfit topology --xml test/data/topology/gen-dgx-h100.xml -o annotation */
 static const char TOPO[] =
@@ -218,13 +219,56 @@ copy_at(const json_t *arr, size_t i)
 	return v;
 }
 
+/* A new pool on a node that has a Node object: a copy of a slice (its driver's devices), of a
+ * pool name sorting before or after the node's others, the slice of that pool alone. */
+static void
+new_pool(struct world *w, int step)
+{
+	size_t i = below(w, (unsigned)w->n_recs);
+	json_t *s = copy_at(w->slices, i);
+	json_t *spec = json_object_get(s, "spec");
+	char buf[64];
+	snprintf(buf, sizeof(buf), "%s-extra-%d", below(w, 2) ? "a" : "zz", step);
+	json_object_set_new(json_object_get(spec, "pool"), "name", json_string(buf));
+	json_object_set_new(json_object_get(spec, "pool"), "generation", json_integer(1));
+	json_object_set_new(json_object_get(spec, "pool"), "resourceSliceCount", json_integer(1));
+	json_object_set_new(json_object_get(s, "metadata"), "name", json_string(buf));
+	const json_t *nj = json_array_get(w->nodes, below(w, (unsigned)json_array_size(w->nodes)));
+	json_object_set(spec, "nodeName", (json_t *)rf_jpath(nj, "metadata.name"));
+	put_slice(w, w->n_recs, s); /* appended */
+}
+
+/* Every slice of one node deleted (its driver gone, or the node leaving): its pools go. */
+static void
+drop_node_slices(struct world *w)
+{
+	const char *node = w->recs[below(w, (unsigned)w->n_recs)]->node;
+	if (!node)
+		return;
+	char name[128];
+	snprintf(name, sizeof(name), "%s", node);
+	for (size_t i = w->n_recs; i-- > 0;)
+		if (w->recs[i]->node && strcmp(w->recs[i]->node, name) == 0) {
+			json_array_append(w->gone, json_array_get(w->slices, i));
+			put_slice(w, i, NULL);
+		}
+}
+
 /* @return true when the change is one the layout reads (the store marks it so) */
 static bool
 change_slice(struct world *w, int step)
 {
 	size_t n = w->n_recs;
-	unsigned what = below(w, 7);
-	if (what == 6 && json_array_size(w->gone)) { /* one put back */
+	unsigned what = below(w, 9);
+	if (what == 7 && n) { /* pools come: a new one on some node */
+		new_pool(w, step);
+		return true;
+	}
+	if (what == 8 && n) { /* pools go: all of one node's */
+		drop_node_slices(w);
+		return true;
+	}
+	if (what >= 6 && json_array_size(w->gone)) { /* one put back (maybe a pool back) */
 		size_t g = below(w, (unsigned)json_array_size(w->gone));
 		put_slice(w, n, json_incref(json_array_get(w->gone, g)));
 		set_array(&w->gone, replaced(w->gone, g, NULL));
@@ -410,6 +454,66 @@ change_rules(struct world *w, int step)
 		break;
 	}
 	set_array(&w->rules, r);
+}
+
+/* A copy of node object nj named name, its block label set (NULL: none). */
+static json_t *
+node_named(const json_t *nj, const char *name, const char *block)
+{
+	json_t *o = json_deep_copy(nj);
+	json_t *meta = json_object_get(o, "metadata");
+	json_object_set_new(meta, "name", json_string(name));
+	json_object_del(meta, "annotations");
+	if (!json_is_object(json_object_get(meta, "labels")))
+		json_object_set_new(meta, "labels", json_object());
+	json_object_set_new(json_object_get(meta, "labels"), "kubernetes.io/hostname",
+			    json_string(name));
+	if (block)
+		json_object_set_new(json_object_get(meta, "labels"),
+				    "network.topology.kubernetes.io/block", json_string(block));
+	return o;
+}
+
+/* Nodes come and go: a Node object added (a node joining, before its driver publishes), one
+ * deleted (sometimes one that still has slices: then only the slices name it), or one that only
+ * slices name gains its object. @return true (the layout reads it). */
+static bool
+change_node_set(struct world *w, int step)
+{
+	size_t n = json_array_size(w->nodes);
+	char name[64];
+	switch (below(w, 4)) {
+	case 0:
+	case 1: /* added, its name before or after the others */
+		snprintf(name, sizeof(name), "%s-node-%d", below(w, 2) ? "a" : "zz", step);
+		set_array(&w->nodes,
+			  inserted(w->nodes, below(w, (unsigned)n + 1),
+				   node_named(json_array_get(w->nodes, below(w, (unsigned)n)), name,
+					      below(w, 2) ? "b3" : NULL)));
+		break;
+	case 2: /* deleted */
+		if (n > 2)
+			set_array(&w->nodes, replaced(w->nodes, below(w, (unsigned)n), NULL));
+		break;
+	default: /* a node only slices name gets its object */
+		for (size_t i = 0; i < w->n_recs; i++) {
+			const char *sn = w->recs[i]->node;
+			bool has = false;
+			for (size_t k = 0; sn && !has && k < n; k++)
+				has = strcmp(json_string_value(rf_jpath(json_array_get(w->nodes, k),
+									"metadata.name")),
+					     sn) == 0;
+			if (sn && !has) {
+				set_array(&w->nodes,
+					  inserted(w->nodes, n,
+						   node_named(json_array_get(w->nodes, 0), sn,
+							      NULL)));
+				break;
+			}
+		}
+		break;
+	}
+	return true;
 }
 
 static void
@@ -653,6 +757,8 @@ START_TEST(test_patched_layout_equals_full_build)
 			layout = change_slice(&w, step);
 			break;
 		case 3:
+			layout = below(&w, 3) ? change_node(&w) : change_node_set(&w, step);
+			break;
 		case 4:
 			layout = change_node(&w);
 			break;
@@ -1123,6 +1229,8 @@ same_usage(const struct rf_cluster *a, const struct rf_cluster *b)
 		rf_cluster_group_places(b, g, &pb);
 		ck_assert_uint_eq(pa.members, pb.members);
 		ck_assert_uint_eq(pa.n_blocks, pb.n_blocks);
+		for (size_t k = 0; k < pa.n_blocks; k++)
+			same_str(pa.blocks[k], pb.blocks[k], "group block");
 	}
 }
 
@@ -1159,7 +1267,7 @@ START_TEST(test_patched_usage_by_difference)
 		if (what < 3)
 			layout = change_slice(&w, step);
 		else if (what < 5)
-			layout = change_node(&w);
+			layout = below(&w, 4) ? change_node(&w) : change_node_set(&w, step);
 		else if (what == 5)
 			change_class(&w, step), layout = true;
 		else if (what == 6)
@@ -1883,6 +1991,215 @@ START_TEST(test_class_most_claims_name)
 }
 END_TEST
 
+/* Every node's fingerprint and every device's holder in g are those a walk of the same claims
+ * and pods gives (on g's layout). */
+static void
+same_as_walked(struct world *w, const struct rf_cluster *g, struct rf_cluster_objects objs)
+{
+	struct rf_cluster *walked = NULL;
+	objs.walk_usage = true;
+	ck_assert_int_eq(rf_cluster_build_next(g, &objs, &w->cfg, w->cel, true, &walked), 0);
+	for (size_t i = 0; i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *n = rf_cluster_node_at(g, i);
+		ck_assert_msg(rf_node_use(g, n)->fp == rf_node_use(walked, n)->fp,
+			      "node %s: fingerprint differs from the walk's", n->name);
+		for (size_t k = 0; k < n->n_devices; k++)
+			ck_assert(rf_dev_use(g, n->devices[k])->holder ==
+				  rf_dev_use(walked, n->devices[k])->holder);
+	}
+	same_usage(g, walked);
+	rf_cluster_unref(walked);
+}
+
+/* Pools come and go on nodes that keep their Node objects (a driver installed or removed, a
+ * node's slices garbage-collected and published again), with claims allocated on their
+ * devices: each such change is patched (new pools take the next indexes, removed ones leave
+ * holes) and reads like a full build, usage included. */
+START_TEST(test_patch_pools_come_and_go)
+{
+	struct world w;
+	world_init_nodes(&w, 17 + (uint64_t)_i, 20);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	unsigned serial = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(9); step < n; step++) {
+		size_t n_recs = w.n_recs;
+		switch (step % 3) {
+		case 0: /* a pool more, sometimes two */
+			new_pool(&w, step);
+			if (below(&w, 2))
+				new_pool(&w, 100 + step);
+			break;
+		case 1: /* one node's pools go */
+			drop_node_slices(&w);
+			ck_assert_uint_lt(w.n_recs, n_recs);
+			break;
+		default: /* and come back */
+			while (json_array_size(w.gone)) {
+				put_slice(&w, w.n_recs, json_incref(json_array_get(w.gone, 0)));
+				set_array(&w.gone, replaced(w.gone, 0, NULL));
+			}
+			break;
+		}
+		if (_i == 1) /* with claim and pod events, new arrays as the store hands them */
+			for (unsigned k = 1 + below(&w, 3); k > 0; k--)
+				change_usage(&w, prev, &serial);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert_msg(rf_cluster_layout_patched(g), "step %d: built in full", step);
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		results_are_mine(&w, g);
+		rf_cluster_unref(full);
+		same_as_walked(&w, g, objs);
+	}
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* A Running pod of group g bound to node. */
+static json_t *
+running_group_pod(const char *name, const char *node, const char *g)
+{
+	json_t *o = json_pack("{s:s, s:{s:s, s:s, s:s}, s:{s:s}, s:{s:s}}", "kind", "Pod",
+			      "metadata", "name", name, "namespace", "ml-train", "uid", name,
+			      "spec", "nodeName", node, "status", "phase", "Running");
+	annotate(o, "railfit.io/group", g);
+	return o;
+}
+
+/* A node joins (its Node object, then its driver's slices: new pools) and pods of a group run
+ * on it and on another node: patched every time, with the new node's index after the others
+ * but its place by name first (its group's blocks in name order, as a full build has them).
+ * Then it leaves (its slices, then its object while a pod is still bound to it: built in full,
+ * the pod holds its index), the pod goes, and it joins again (patched); a node without pods
+ * or slices comes and goes (patched: its index becomes a hole). */
+START_TEST(test_patch_node_joins)
+{
+	struct world w;
+	world_init_nodes(&w, 29 + (uint64_t)_i, 12);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	const char *first =
+		json_string_value(rf_jpath(json_array_get(w.nodes, 0), "metadata.name"));
+	char other[64];
+	snprintf(other, sizeof(other), "%s", first);
+	/* the slices the new node's driver publishes: copies of another node's */
+	json_t *its = json_array();
+	for (size_t i = 0; i < w.n_recs; i++)
+		if (w.recs[i]->node && strcmp(w.recs[i]->node, "hgx-003") == 0)
+			json_array_append_new(its, json_deep_copy(json_array_get(w.slices, i)));
+	ck_assert_uint_gt(json_array_size(its), 0);
+	for (int step = 0; step < 10; step++) {
+		bool patched = true;
+		switch (step) {
+		case 0: /* its Node object, in another block than the other node's */
+			set_array(&w.nodes, inserted(w.nodes, _i ? 0 : json_array_size(w.nodes),
+						     node_named(json_array_get(w.nodes, 1),
+								"a-joined", "b9")));
+			break;
+		case 1: /* its slices (one pool per driver, named after the node) */
+			for (size_t i = 0; i < json_array_size(its); i++) {
+				json_t *s = json_deep_copy(json_array_get(its, i));
+				json_t *spec = json_object_get(s, "spec");
+				json_object_set_new(spec, "nodeName", json_string("a-joined"));
+				json_object_set_new(json_object_get(spec, "pool"), "name",
+						    json_string("a-joined"));
+				put_slice(&w, w.n_recs, s);
+			}
+			break;
+		case 2: { /* pods of a group on it and on another node (usage events) */
+			json_t *mine = running_group_pod("g-1", "a-joined", "grp"),
+			       *theirs = running_group_pod("g-2", other, "grp");
+			set_array(&w.pods, inserted(w.pods, 0, mine));
+			set_array(&w.pods, inserted(w.pods, 1, theirs));
+			break;
+		}
+		case 3: { /* the other node in its block */
+			for (size_t i = 0; i < json_array_size(w.nodes); i++) {
+				json_t *nj = json_array_get(w.nodes, i);
+				if (strcmp(json_string_value(rf_jpath(nj, "metadata.name")), other))
+					continue;
+				json_t *o = json_deep_copy(nj);
+				json_object_set_new(
+					json_object_get(json_object_get(o, "metadata"), "labels"),
+					"network.topology.kubernetes.io/block", json_string("b1"));
+				set_array(&w.nodes, replaced(w.nodes, i, o));
+				break;
+			}
+			break;
+		}
+		case 4: /* its slices go */
+			for (size_t i = w.n_recs; i-- > 0;)
+				if (w.recs[i]->node && strcmp(w.recs[i]->node, "a-joined") == 0)
+					put_slice(&w, i, NULL);
+			break;
+		case 5: /* its object goes, its pod still bound to it (built in full) */
+		case 9: /* it comes back, with no pod bound to it any more */
+			for (size_t i = 0; i < json_array_size(w.nodes); i++)
+				if (strcmp(json_string_value(rf_jpath(json_array_get(w.nodes, i),
+								      "metadata.name")),
+					   "a-joined") == 0)
+					set_array(&w.nodes, replaced(w.nodes, i, NULL));
+			if (step == 9)
+				set_array(&w.nodes, inserted(w.nodes, 0,
+							     node_named(json_array_get(w.nodes, 1),
+									"a-joined", "b9")));
+			patched = step == 9;
+			break;
+		case 6: /* the pod goes (a usage event) */
+			for (size_t i = 0; i < json_array_size(w.pods); i++)
+				if (strcmp(meta_str(json_array_get(w.pods, i), "name"), "g-1") == 0)
+					set_array(&w.pods, replaced(w.pods, i, NULL));
+			break;
+		case 7: /* a node that was never there */
+			set_array(&w.nodes, inserted(w.nodes, _i ? 0 : json_array_size(w.nodes),
+						     node_named(json_array_get(w.nodes, 1),
+								"zz-joined", NULL)));
+			break;
+		default: /* and goes, with no slice and no pod: a hole */
+			for (size_t i = 0; i < json_array_size(w.nodes); i++)
+				if (strcmp(json_string_value(rf_jpath(json_array_get(w.nodes, i),
+								      "metadata.name")),
+					   "zz-joined") == 0)
+					set_array(&w.nodes, replaced(w.nodes, i, NULL));
+			break;
+		}
+		objs = objects(&w);
+		bool usage = step == 2 || step == 6;
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, usage, &g), 0);
+		if (!usage)
+			ck_assert_msg(rf_cluster_layout_patched(g) == patched, "step %d: %s", step,
+				      patched ? "built in full" : "patched");
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		results_are_mine(&w, g);
+		if (step == 3) { /* the joined node first by name: its block first */
+			struct rf_group_places pl;
+			rf_cluster_group_places(g, "ml-train/grp", &pl);
+			if (pl.n_blocks != 2)
+				rf_cluster_group_places(g, "grp", &pl);
+			ck_assert_uint_eq(pl.n_blocks, 2);
+			ck_assert_str_eq(pl.blocks[0], "b9");
+		}
+		rf_cluster_unref(full);
+		same_as_walked(&w, g, objs);
+	}
+	json_decref(its);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -1893,6 +2210,8 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
 	tcase_add_test(tc, test_taint_rule_patches_its_pools);
+	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
+	tcase_add_loop_test(tc, test_patch_node_joins, 0, 2);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
