@@ -421,14 +421,29 @@ new_node(struct patcher *k, const json_t *nj)
 	return 0;
 }
 
+/* Every pool the node had goes in this patch (its slices were deleted in the same build, as a
+ * node leaving with its drivers' slices). */
+static bool
+pools_all_removed(const struct patcher *k, const struct rf_node *old)
+{
+	for (size_t i = 0; i < old->n_pools; i++) {
+		bool found = false;
+		for (size_t j = 0; j < k->p->n_removed && !found; j++)
+			found = k->p->removed[j] == old->pools[i];
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
 /* A node whose Node object went: removed when nothing else names it (no slice: else it stays,
- * as a node only slices name, which is built in full) and no pod is bound to it (the pods
- * that stay are shared and point at it by index: they would need relinking; pods deleted in
- * the same build may have been). Its index becomes a hole. */
+ * as a node only slices name, which is built in full; its pools may go in the same build) and
+ * no pod is bound to it (the pods that stay are shared and point at it by index: they would
+ * need relinking; pods deleted in the same build may have been). Its index becomes a hole. */
 static int
 gone_node(struct patcher *k, const struct rf_node *old)
 {
-	if (old->n_pools) {
+	if (old->n_pools && !pools_all_removed(k, old)) {
 		k->bail = true;
 		return 0;
 	}
@@ -464,6 +479,15 @@ gone_node(struct patcher *k, const struct rf_node *old)
 		    sizeof(*k->gone_nodes)) < 0)
 		return -ENOMEM;
 	k->gone_nodes[k->n_gone_nodes++] = old->idx;
+	/* its pools' removal marked it to be rebuilt: it is not there to rebuild */
+	if (k->node_state[old->idx] == 2) {
+		size_t w = 0;
+		for (size_t i = 0; i < k->p->n_nodes; i++)
+			if (k->p->nodes[i] != old->idx)
+				k->p->nodes[w++] = k->p->nodes[i];
+		k->p->n_nodes = w;
+	}
+	k->node_state[old->idx] = 0;
 	return 0;
 }
 

@@ -2062,6 +2062,58 @@ START_TEST(test_patch_pools_come_and_go)
 }
 END_TEST
 
+/* A node leaves in one build, as the store may coalesce it: its drivers' ResourceSlices, its
+ * Node object and the pods bound to it deleted together. Patched (its pools and its index become
+ * holes), the same as a full build; then every other node leaves the same way, one a build,
+ * until the holes' bound starts a full build. */
+START_TEST(test_patch_node_leaves_with_its_slices)
+{
+	struct world w;
+	world_init_nodes(&w, 41 + (uint64_t)_i, 12);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	unsigned serial = 0, patched = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0; json_array_size(w.nodes) > 2; step++) {
+		size_t at = below(&w, (unsigned)json_array_size(w.nodes));
+		char name[128];
+		snprintf(name, sizeof(name), "%s",
+			 json_string_value(rf_jpath(json_array_get(w.nodes, at), "metadata.name")));
+		for (size_t i = w.n_recs; i-- > 0;)
+			if (w.recs[i]->node && strcmp(w.recs[i]->node, name) == 0)
+				put_slice(&w, i, NULL);
+		set_array(&w.nodes, replaced(w.nodes, at, NULL));
+		for (size_t i = json_array_size(w.pods); i-- > 0;) {
+			const char *on = json_string_value(
+				rf_jpath(json_array_get(w.pods, i), "spec.nodeName"));
+			if (on && strcmp(on, name) == 0)
+				set_array(&w.pods, replaced(w.pods, i, NULL));
+		}
+		if (_i == 1) /* with claim and pod events elsewhere */
+			change_usage(&w, prev, &serial);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		/* the first leaves make no more holes than a quarter of the nodes */
+		if (step < 2)
+			ck_assert_msg(rf_cluster_layout_patched(g), "step %d: %s built in full",
+				      step, name);
+		patched += rf_cluster_layout_patched(g);
+		ck_assert_ptr_null(rf_cluster_node(g, name));
+		rf_cluster_unref(prev);
+		prev = g;
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		results_are_mine(&w, g);
+		rf_cluster_unref(full);
+		same_as_walked(&w, g, objs);
+	}
+	ck_assert_uint_ge(patched, 2);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 /* A Running pod of group g bound to node. */
 static json_t *
 running_group_pod(const char *name, const char *node, const char *g)
@@ -2212,6 +2264,7 @@ patch_suite(void)
 	tcase_add_test(tc, test_taint_rule_patches_its_pools);
 	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
 	tcase_add_loop_test(tc, test_patch_node_joins, 0, 2);
+	tcase_add_loop_test(tc, test_patch_node_leaves_with_its_slices, 0, 2);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
