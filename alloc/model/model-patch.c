@@ -813,8 +813,16 @@ patch_devices(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_pat
 	r = rf_model_apply_taint_rules(c, c->objs.taint_rules);
 	c->pools = all;
 	c->n_pools = n_all;
-	p->rule_warns = c->warnings + first;
+	/* copied: c->warnings is written again from its start (the classes', then all) */
 	p->n_rule_warns = c->n_warnings - first;
+	p->rule_warns = rf_arena_calloc(c->arena, p->n_rule_warns + 1, sizeof(*p->rule_warns));
+	if (!p->rule_warns) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (p->n_rule_warns)
+		memcpy(p->rule_warns, c->warnings + first,
+		       p->n_rule_warns * sizeof(*p->rule_warns));
 out:
 	free(fresh);
 	return r;
@@ -1079,6 +1087,9 @@ warnings_carry(const struct patcher *k)
 			return false;
 	for (size_t i = 0; i < k->n_new_nodes; i++)
 		if (node_warns(k->c->nodes[k->prev->n_nodes + i]))
+			return false;
+	for (size_t i = 0; i < k->n_gone_nodes; i++) /* its warnings go with it */
+		if (node_warns(k->prev->nodes[k->gone_nodes[i]]))
 			return false;
 	return true;
 }

@@ -983,6 +983,20 @@ START_TEST(test_taint_rule_patches_its_pools)
 		rf_cluster_unref(full);
 	}
 	ck_assert_uint_eq(rf_cluster_n_warnings(g[3]), rf_cluster_n_warnings(g[2]) + 1);
+	/* a rule and a class in one build, both warned about (the rules' warnings are kept apart
+	 * from the classes', which are written first) */
+	struct rf_cluster *g4 = NULL;
+	set_array(&w.rules, json_incref(with));
+	json_t *classes = json_copy(w.classes);
+	add_json(classes, "{\"kind\":\"DeviceClass\",\"metadata\":{},\"spec\":{}}");
+	set_array(&w.classes, classes);
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g[3], &objs, &w.cfg, w.cel, false, &g4), 0);
+	ck_assert(rf_cluster_layout_patched(g4));
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	same_generation(&w, g4, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g4);
 	for (int s = 0; s < 4; s++)
 		rf_cluster_unref(g[s]);
 	json_decref(with);
@@ -2114,6 +2128,40 @@ START_TEST(test_patch_node_leaves_with_its_slices)
 }
 END_TEST
 
+/* A node with a warning (a front-end bandwidth annotation not understood) and no slices comes and
+ * goes: patched both times, its warning there and then gone, as in a full build. */
+START_TEST(test_patch_node_warning_goes_with_it)
+{
+	struct world w;
+	world_init_nodes(&w, 53, 6);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *g3 = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
+	json_t *n = node_named(json_array_get(w.nodes, 0), "zz-bad", NULL);
+	annotate(n, "railfit.io/frontend-bandwidth", "lots");
+	set_array(&w.nodes, inserted(w.nodes, json_array_size(w.nodes), n));
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
+	ck_assert(rf_cluster_layout_patched(g2));
+	ck_assert_uint_eq(rf_cluster_n_warnings(g2), rf_cluster_n_warnings(g1) + 1);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	same_generation(&w, g2, full);
+	rf_cluster_unref(full);
+	set_array(&w.nodes, replaced(w.nodes, json_array_size(w.nodes) - 1, NULL));
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g2, &objs, &w.cfg, w.cel, false, &g3), 0);
+	ck_assert(rf_cluster_layout_patched(g3));
+	ck_assert_uint_eq(rf_cluster_n_warnings(g3), rf_cluster_n_warnings(g1));
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	same_generation(&w, g3, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g1);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g3);
+	world_release(&w);
+}
+END_TEST
+
 /* A Running pod of group g bound to node. */
 static json_t *
 running_group_pod(const char *name, const char *node, const char *g)
@@ -2265,6 +2313,7 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
 	tcase_add_loop_test(tc, test_patch_node_joins, 0, 2);
 	tcase_add_loop_test(tc, test_patch_node_leaves_with_its_slices, 0, 2);
+	tcase_add_test(tc, test_patch_node_warning_goes_with_it);
 	suite_add_tcase(s, tc);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
