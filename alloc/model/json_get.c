@@ -47,3 +47,12 @@ rf_jbool(const json_t *obj, const char *key, bool def)
 	const json_t *v = json_object_get(obj, key);
 	return json_is_boolean(v) ? json_is_true(v) : def;
 }
+
+bool
+rf_jarray_holds(const json_t *arr, const json_t *v)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		if (json_array_get(arr, i) == v)
+			return true;
+	return false;
+}

@@ -14,5 +14,7 @@ const json_t *rf_jpath(const json_t *obj, const char *path);
 /** Integer at key (accepting whole reals), or def. */
 long long rf_jint(const json_t *obj, const char *key, long long def);
 bool rf_jbool(const json_t *obj, const char *key, bool def);
+/** Whether array arr holds v itself (the same object, not an equal one). */
+bool rf_jarray_holds(const json_t *arr, const json_t *v);
 
 #endif

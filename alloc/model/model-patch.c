@@ -575,24 +575,15 @@ close_over(struct patcher *k)
 	return r;
 }
 
-static bool
-has_element(const json_t *arr, const json_t *v)
-{
-	for (size_t i = 0; i < json_array_size(arr); i++)
-		if (json_array_get(arr, i) == v)
-			return true;
-	return false;
-}
-
 /* The elements of a that b holds too, in a's order, equal those of b that a holds, in b's. */
 static bool
 same_common_order(const json_t *a, const json_t *b)
 {
 	size_t i = 0, j = 0, na = json_array_size(a), nb = json_array_size(b);
 	for (;;) {
-		while (i < na && !has_element(b, json_array_get(a, i)))
+		while (i < na && !rf_jarray_holds(b, json_array_get(a, i)))
 			i++;
-		while (j < nb && !has_element(a, json_array_get(b, j)))
+		while (j < nb && !rf_jarray_holds(a, json_array_get(b, j)))
 			j++;
 		if (i == na || j == nb)
 			return i == na && j == nb;
@@ -642,10 +633,10 @@ diff_rules(struct patcher *k)
 	k->p->rules_changed = true;
 	int r = 0;
 	for (size_t i = 0; i < json_array_size(was) && !k->bail && r == 0; i++)
-		if (!has_element(now, json_array_get(was, i)))
+		if (!rf_jarray_holds(now, json_array_get(was, i)))
 			r = rule_pools(k, json_array_get(was, i));
 	for (size_t i = 0; i < json_array_size(now) && !k->bail && r == 0; i++)
-		if (!has_element(was, json_array_get(now, i)))
+		if (!rf_jarray_holds(was, json_array_get(now, i)))
 			r = rule_pools(k, json_array_get(now, i));
 	return r;
 }

@@ -240,15 +240,6 @@ oom:
 	return -ENOMEM;
 }
 
-static bool
-in_queue(const json_t *queue, const json_t *pod)
-{
-	for (size_t q = 0; q < json_array_size(queue); q++)
-		if (json_array_get(queue, q) == pod)
-			return true;
-	return false;
-}
-
 /* Does a pod of the cluster change any decision? A finished pod does not; nor does a bound pod
  * without the bandwidth annotations railfit reads and without a rail group (what its claims
  * hold is the claims' business: a claim stays allocated whoever holds it). Only preemption
@@ -262,7 +253,7 @@ pod_matters(const struct sim *s, const json_t *pod, const json_t *queue)
 	const json_t *md = json_object_get(pod, "metadata");
 	if (pod_terminated(pod))
 		return false;
-	if (!rf_jstr(json_object_get(pod, "spec"), "nodeName") || in_queue(queue, pod))
+	if (!rf_jstr(json_object_get(pod, "spec"), "nodeName") || rf_jarray_holds(queue, pod))
 		return true;
 	for (size_t i = 0; i < sizeof(ann) / sizeof(ann[0]); i++)
 		if (json_object_get(json_object_get(md, "annotations"), ann[i]))
