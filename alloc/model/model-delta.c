@@ -601,8 +601,8 @@ node_lists(struct rf_cluster *c, struct pods_work *w)
 	size_t total = w->run_new.n;
 	if (!nu)
 		return -ENOMEM;
-	/* nodes a patch added (after the previous ones) have no pods: the pods bound to their
-	 * names are not patched (model-patch.c) */
+	/* nodes a patch added (after the previous ones) start empty: the pods bound to them are
+	 * relinked copies (model-patch.c), fresh pods below; a removed node's pods all went */
 	memcpy(nu, prev->node_use, prev->n_nodes * sizeof(*nu));
 	memset(nu + prev->n_nodes, 0, (c->n_nodes + 1 - prev->n_nodes) * sizeof(*nu));
 	for (size_t i = 0; i < c->n_nodes; i++)

@@ -41,27 +41,36 @@
  * them would need a new copy, which is the full build's cost again. With stable indexes
  * nothing that is shared needs to change: pool_fp[] and the pools' node lists (model-delta.c)
  * are indexed by pool idx and merely grow.
- *   Nodes the same way: a Node object of a new name (a node joining, before its driver
- * publishes) takes the next index, a node whose object went and that nothing else names (no
- * slice, no pod: a node leaving, after its slices and pods) leaves a hole (c->nodes NULL
- * there); c->node_order is the nodes by name without holes (what rf_cluster_node_at() lists,
- * the warnings' order; lookups by name use the hash, rebuilt), and the one reader of a
- * group's nodes in order (rf_cluster_group_places: the blocks in node order) sorts them by
- * name when the layout has added nodes. Arrays by node index (node_use[], the memo) grow by
- * the added ones; loops over them skip holes. rf_pod holds node_idx1 and pods are shared by
- * generations, so a node added while the previous generation had pods bound to its name, or
- * removed while pods still are, would need those pods relinked: that is built in full.
+ *   Nodes the same way: a node of a new name (its Node object, its drivers' slices, or both in
+ * one build) takes the next index, a node that nothing names any more (no object, no slice)
+ * leaves a hole (c->nodes NULL there); c->node_order is the nodes by name without holes (what
+ * rf_cluster_node_at() lists, the warnings' order; lookups by name use the hash, rebuilt), and
+ * the one reader of a group's nodes in order (rf_cluster_group_places: the blocks in node
+ * order) sorts them by name when the layout has added nodes. Arrays by node index
+ * (node_use[], the memo) grow by the added ones; loops over them skip holes. A node leaves in
+ * the real world's order: its Node object is deleted first (it stays, at its index, as a node
+ * only its slices name: rebuilt without labels and annotations, with its pools), its slices
+ * are garbage-collected after it (the last one gone, it becomes a hole), its pods last; a node
+ * coming back gets its object again at its index, or a new index once it was a hole.
+ *   Pods point at their node by index (rf_pod.node_idx1) and are shared by the generations of
+ * a reuse table: the pods of the previous generation bound to a node added or removed are
+ * relinked like the claims (copies with the index found again by name, rf_model_patch_claims),
+ * and a pod whose object comes back after its node moved is relinked when it is reused
+ * (model-usage.c). The other choice, a hole read as "no node" wherever node_idx1 is read,
+ * would spread over every reader (usage, its deltas, groups) and still leave a node coming
+ * back to a new index wrong for the pods bound to its old one; relinking keeps node_idx1 the
+ * full build's everywhere, and model-delta.c takes a relinked pod back where it was and adds it
+ * where it is, as any changed pod.
  *
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node added or removed with pods bound to its name (see
- * above), a node added with slices in the same build or while some pool is served by
- * selectors or more than one node, a node whose object went while slices name it, pools
- * served by more than one node or by selectors, nodes only slices name (and such a node
- * gaining its object), DeviceTaintRules reordered or selecting more pools than
- * PATCH_POOLS_MAX, a previous layout at the warnings' bound, and layouts whose slices were not
- * the caller's parsed records. */
+ * What is built in full instead: a node added, removed, or gaining or losing its object while
+ * some pool is served by selectors or more than one node, pools served by more than one node
+ * or by selectors, DeviceTaintRules reordered or selecting more pools than PATCH_POOLS_MAX, a
+ * previous layout at the warnings' bound, holes past a quarter of the devices, pools or nodes,
+ * and layouts whose slices were not the caller's parsed records; and a new reuse table (every
+ * claim and pod relinked) when more than an eighth of the claims or pods are touched. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -97,6 +106,10 @@ struct rf_patch {
 	size_t n_nodes, cap_nodes;
 	size_t first_new_node, n_new_nodes; /* nodes added, at indexes after the previous ones */
 	size_t n_gone_nodes;                /* nodes removed (holes) */
+	/* the names of the nodes added or removed: the pods bound to them point at them by index
+	 * (rf_pod.node_idx1), so those pods are relinked (rf_model_patch_claims) */
+	const char **moved;
+	size_t n_moved, cap_moved;
 	/* DeviceTaintRules changed: their warnings as a full build emits them (patch_devices) */
 	bool rules_changed;
 	const char **rule_warns;
@@ -114,6 +127,7 @@ rf_model_patch_free(struct rf_patch *p)
 	free(p->added);
 	free(p->removed);
 	free(p->nodes);
+	free(p->moved);
 	if (p->relinked)
 		free(p->relinked->v);
 	free(p->relinked);
@@ -198,29 +212,91 @@ struct patcher {
 	struct rf_slice *const *cur;
 	size_t n_cur;
 	struct rf_patch *p;
-	unsigned char *node_state; /* per prev node index: 0 same, 1 new object, 2 rebuilt */
+	unsigned char *node_state; /* per prev node index: enum node_state */
 	const json_t **node_json;  /* per prev node index: its new object, or NULL */
-	const json_t **new_nodes;  /* the objects of nodes added */
+	/* per prev node index: its Node object went while slices still name it (it stays, rebuilt
+	 * as a node only slices name) */
+	unsigned char *obj_gone;
+	struct added_node {
+		const char *name;
+		const json_t *json; /* NULL: only slices name it (so far) */
+	} * new_nodes;              /* nodes added */
 	size_t n_new_nodes, cap_new_nodes;
 	unsigned *gone_nodes; /* the indexes of nodes removed */
 	size_t n_gone_nodes, cap_gone_nodes;
+	size_t n_left;      /* nodes of prev whose object went (removed, or staying without it) */
+	size_t n_came;      /* nodes of prev only slices named that got their object */
+	size_t n_gone_objs; /* nodes removed that had an object */
+	int all_single;     /* every pool of prev is single_node(): -1 not known yet */
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
 	bool skips_same;
 };
 
-static int
-add_node(struct patcher *k, const char *name)
+enum node_state { NODE_SAME, NODE_COPY, NODE_REBUILT, NODE_GONE };
+
+/* Every pool of prev is served by its one node, by name: no pool (allNodes, a nodeSelector, a
+ * node's labels) may serve a node that comes, goes, or gains or loses its object and labels. */
+static bool
+all_single(struct patcher *k)
 {
-	const struct rf_node *n = name ? rf_cluster_node(k->prev, name) : NULL;
-	if (!n || !n->json) { /* a new node, or one only slices name: not patched */
+	if (k->all_single < 0) {
+		k->all_single = 1;
+		for (size_t i = 0; i < k->prev->n_pool_order && k->all_single; i++)
+			k->all_single = single_node(k->prev->pool_order[i]);
+	}
+	return k->all_single;
+}
+
+/* A node of a name prev did not have: its object (nj; NULL: a pool names it) or its pools may
+ * come first, the other in the same build. */
+static int
+add_new_node(struct patcher *k, const char *name, const json_t *nj)
+{
+	for (size_t i = 0; i < k->n_new_nodes; i++) {
+		struct added_node *a = &k->new_nodes[i];
+		if (strcmp(a->name, name) != 0)
+			continue;
+		if (nj && a->json) {
+			k->bail = true; /* named twice: the full build warns */
+			return 0;
+		}
+		if (nj) {
+			a->json = nj;
+			a->name = name;
+		}
+		return 0;
+	}
+	if (!all_single(k)) {
 		k->bail = true;
 		return 0;
 	}
-	if (k->node_state[n->idx] == 2)
+	if (rf_grow(&k->new_nodes, &k->cap_new_nodes, k->n_new_nodes + 1, sizeof(*k->new_nodes)) <
+	    0)
+		return -ENOMEM;
+	k->new_nodes[k->n_new_nodes++] = (struct added_node){ name, nj };
+	return 0;
+}
+
+/* The node of this name is rebuilt (a node new in this build is added). */
+static int
+add_node(struct patcher *k, const char *name)
+{
+	if (!name) {
+		k->bail = true;
 		return 0;
-	k->node_state[n->idx] = 2;
+	}
+	const struct rf_node *n = rf_cluster_node(k->prev, name);
+	if (!n) /* a pool on a node prev did not have (its object may come in this build) */
+		return add_new_node(k, name, NULL);
+	if (k->node_state[n->idx] == NODE_GONE) {
+		k->bail = true; /* removed, yet named again */
+		return 0;
+	}
+	if (k->node_state[n->idx] == NODE_REBUILT)
+		return 0;
+	k->node_state[n->idx] = NODE_REBUILT;
 	if (rf_grow(&k->p->nodes, &k->p->cap_nodes, k->p->n_nodes + 1, sizeof(*k->p->nodes)) < 0)
 		return -ENOMEM;
 	k->p->nodes[k->p->n_nodes++] = n->idx;
@@ -367,8 +443,8 @@ node_changed(struct patcher *k, const struct rf_node *old, const json_t *nj)
 	k->node_json[old->idx] = nj;
 	if (json_equal(rf_jpath(nj, "metadata.labels"), (json_t *)old->labels) &&
 	    json_equal(rf_jpath(nj, "metadata.annotations"), (json_t *)old->annotations)) {
-		if (k->node_state[old->idx] != 2)
-			k->node_state[old->idx] = 1;
+		if (k->node_state[old->idx] != NODE_REBUILT)
+			k->node_state[old->idx] = NODE_COPY;
 		return 0;
 	}
 	int r = add_node(k, old->name);
@@ -388,37 +464,14 @@ node_name(const json_t *nj)
 	return json_string_value(rf_jpath(nj, "metadata.name"));
 }
 
-/* A Node object of a name the previous layout did not have: a node added, with no pool (a slice
- * naming it made add_pool() give up) and no pod bound to it (pods point at nodes by index and
- * are shared: one bound to it would need relinking). A pool that does not name its one node
- * may serve it: then it is not patched either. */
+/* A Node object of a name the previous layout did not have: a node added (a node joining, or
+ * one coming back), with or without pools in this build. Pods bound to its name are relinked to
+ * its index (rf_model_patch_claims). A pool that does not name its one node may serve it: then
+ * it is not patched. */
 static int
 new_node(struct patcher *k, const json_t *nj)
 {
-	const char *name = node_name(nj);
-	for (size_t i = 0; i < k->n_new_nodes; i++)
-		if (strcmp(node_name(k->new_nodes[i]), name) == 0) {
-			k->bail = true; /* named twice: the full build warns */
-			return 0;
-		}
-	if (!k->n_new_nodes) {
-		const struct rf_cluster *prev = k->prev;
-		for (size_t i = 0; i < prev->n_pool_order && !k->bail; i++)
-			k->bail = !single_node(prev->pool_order[i]);
-	}
-	if (!k->prev->pod_vals && json_array_size(k->prev->objs.pods))
-		k->bail = true; /* which pods it had is not known */
-	for (size_t i = 0; i < k->prev->n_pod_vals && !k->bail; i++) {
-		const struct rf_pod *pod = k->prev->pod_vals[i];
-		k->bail = pod && pod->node_name && strcmp(pod->node_name, name) == 0;
-	}
-	if (k->bail)
-		return 0;
-	if (rf_grow(&k->new_nodes, &k->cap_new_nodes, k->n_new_nodes + 1, sizeof(*k->new_nodes)) <
-	    0)
-		return -ENOMEM;
-	k->new_nodes[k->n_new_nodes++] = nj;
-	return 0;
+	return add_new_node(k, node_name(nj), nj);
 }
 
 /* Every pool the node had goes in this patch (its slices were deleted in the same build, as a
@@ -436,59 +489,78 @@ pools_all_removed(const struct patcher *k, const struct rf_node *old)
 	return true;
 }
 
-/* A node whose Node object went: removed when nothing else names it (no slice: else it stays,
- * as a node only slices name, which is built in full; its pools may go in the same build) and
- * no pod is bound to it (the pods that stay are shared and point at it by index: they would
- * need relinking; pods deleted in the same build may have been). Its index becomes a hole. */
+/* A current slice (one the model reads) names the node: a full build makes a node of it even
+ * without its object (every pool is single_node() when this is asked). */
+static bool
+slices_name(const struct patcher *k, const char *name)
+{
+	for (size_t i = 0; i < k->n_cur; i++)
+		if (!k->cur[i]->skip && k->cur[i]->node && strcmp(k->cur[i]->node, name) == 0)
+			return true;
+	return false;
+}
+
+/* The node goes: its index becomes a hole; the pods bound to it are relinked to no node
+ * (rf_model_patch_claims). Only when no pool it had stays (one that serves it by a selector
+ * or allNodes would serve no node then). */
 static int
-gone_node(struct patcher *k, const struct rf_node *old)
+remove_node(struct patcher *k, const struct rf_node *old)
 {
 	if (old->n_pools && !pools_all_removed(k, old)) {
 		k->bail = true;
 		return 0;
 	}
-	for (size_t i = 0; i < k->n_cur && !k->bail; i++)
-		k->bail = k->cur[i]->node && strcmp(k->cur[i]->node, old->name) == 0;
-	/* the previous generation's pods bound to it (its structs: the objects may be packed),
-	 * and whether any of their objects is still handed over (a pod object new in this build
-	 * is parsed on this layout) */
-	const struct rf_cluster *prev = k->prev;
-	struct ptrset bound = { 0 };
-	size_t n_bound = 0;
-	if (!prev->pod_vals && json_array_size(prev->objs.pods))
-		k->bail = true; /* which pods it had is not known */
-	for (size_t i = 0; i < prev->n_pod_vals && !k->bail; i++) {
-		const struct rf_pod *pod = prev->pod_vals[i];
-		if (!pod || !pod->node_name || strcmp(pod->node_name, old->name) != 0)
-			continue;
-		if (!bound.v && ptrset_init(&bound, 64) < 0)
-			return -ENOMEM;
-		if (n_bound++ >= 64) {
-			k->bail = true; /* a full build is as cheap */
-			break;
-		}
-		ptrset_add(&bound, json_array_get(prev->objs.pods, i));
-	}
-	const json_t *pods = k->c->objs.pods;
-	for (size_t i = 0; n_bound && i < json_array_size(pods) && !k->bail; i++)
-		k->bail = ptrset_has(&bound, json_array_get(pods, i));
-	free(bound.v);
-	if (k->bail)
-		return 0;
 	if (rf_grow(&k->gone_nodes, &k->cap_gone_nodes, k->n_gone_nodes + 1,
 		    sizeof(*k->gone_nodes)) < 0)
 		return -ENOMEM;
 	k->gone_nodes[k->n_gone_nodes++] = old->idx;
+	k->n_gone_objs += old->json != NULL;
 	/* its pools' removal marked it to be rebuilt: it is not there to rebuild */
-	if (k->node_state[old->idx] == 2) {
+	if (k->node_state[old->idx] == NODE_REBUILT) {
 		size_t w = 0;
 		for (size_t i = 0; i < k->p->n_nodes; i++)
 			if (k->p->nodes[i] != old->idx)
 				k->p->nodes[w++] = k->p->nodes[i];
 		k->p->n_nodes = w;
 	}
-	k->node_state[old->idx] = 0;
+	k->node_state[old->idx] = NODE_GONE;
 	return 0;
+}
+
+/* A node whose Node object went (a node leaving: the object is deleted first, its drivers'
+ * slices and its pods are garbage-collected after it). While slices still name it, it stays as
+ * a node only slices name, at its index (the pods bound to it keep it), rebuilt without its
+ * labels and annotations (and its pools with it: its facts are written into their devices);
+ * else it goes (remove_node). */
+static int
+gone_node(struct patcher *k, const struct rf_node *old)
+{
+	k->n_left++;
+	if (!slices_name(k, old->name))
+		return remove_node(k, old);
+	if (!all_single(k)) {
+		k->bail = true;
+		return 0;
+	}
+	k->obj_gone[old->idx] = 1;
+	return add_node(k, old->name);
+}
+
+/* The rebuilt nodes without an object (only slices named them, or their object went) that no
+ * current slice names any more (their last pools went): removed, as a full build would not make
+ * them. */
+static int
+drop_unnamed(struct patcher *k)
+{
+	int r = 0;
+	for (size_t i = k->p->n_nodes; i-- > 0 && !k->bail && r == 0;) {
+		unsigned idx = k->p->nodes[i];
+		const struct rf_node *old = k->prev->nodes[idx];
+		bool objectless = k->obj_gone[idx] || (!old->json && !k->node_json[idx]);
+		if (objectless && !slices_name(k, old->name))
+			r = all_single(k) ? remove_node(k, old) : (k->bail = true, 0);
+	}
+	return r;
 }
 
 /* Nodes: the same names as before, each once. The store hands over the objects in the same order
@@ -532,11 +604,21 @@ diff_nodes(struct patcher *k)
 			r = new_node(k, nj);
 			continue;
 		}
-		if (!old || !old->json || seen[old->idx]) {
-			k->bail = true; /* unnamed, named twice, or had only slices */
+		if (!old || seen[old->idx]) {
+			k->bail = true; /* unnamed, or named twice */
 			break;
 		}
 		seen[old->idx] = 1;
+		if (!old->json) { /* a node only slices named gets its object (a node returning) */
+			if (!all_single(k)) {
+				k->bail = true;
+				break;
+			}
+			k->node_json[old->idx] = nj;
+			k->n_came++;
+			r = add_node(k, old->name);
+			continue;
+		}
 		matched++;
 		if (old->json != nj)
 			r = node_changed(k, old, nj);
@@ -550,7 +632,7 @@ diff_nodes(struct patcher *k)
 		if (old->json && !seen[old->idx])
 			r = gone_node(k, old);
 	}
-	if (matched + k->n_gone_nodes != prev->layout->n_node_objs)
+	if (matched + k->n_left != prev->layout->n_node_objs)
 		k->bail = true;
 	free(seen);
 	return r;
@@ -874,8 +956,48 @@ order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct pa
 	return 0;
 }
 
+/* The replaced and added pools on the node of this name, in the full build's order (by name: an
+ * added pool's index is not). */
+static size_t
+pools_of(const struct rf_patch *p, const char *name, struct rf_pool **mine)
+{
+	size_t n = 0;
+	for (size_t q = 0; q < p->n_pools; q++)
+		if (strcmp(p->new_pools[q]->node, name) == 0)
+			mine[n++] = p->new_pools[q];
+	for (size_t q = 0; q < p->n_added; q++)
+		if (strcmp(p->added[q]->node, name) == 0)
+			mine[n++] = p->added[q];
+	qsort(mine, n, sizeof(*mine), pool_name_cmp);
+	return n;
+}
+
+/* A node from its object, or (nj NULL) as a full build makes a node only slices name. */
+static int
+node_from(struct rf_cluster *c, struct rf_node *nd, const char *name, const json_t *nj)
+{
+	memset(nd, 0, sizeof(*nd));
+	/* a name from slices is copied: the slice records of this layout go before the nodes
+	 * later layouts share */
+	nd->name = nj ? node_name(nj) : rf_arena_strdup(c->arena, name);
+	nd->json = nj;
+	nd->labels = rf_jpath(nj, "metadata.labels");
+	nd->annotations = rf_jpath(nj, "metadata.annotations");
+	nd->ready = nj ? rf_model_node_ready(nj) : true;
+	return nd->name ? 0 : -ENOMEM;
+}
+
+static int
+note_moved(struct rf_patch *p, const char *name)
+{
+	if (rf_grow(&p->moved, &p->cap_moved, p->n_moved + 1, sizeof(*p->moved)) < 0)
+		return -ENOMEM;
+	p->moved[p->n_moved++] = name;
+	return 0;
+}
+
 /* Nodes: the previous ones, copies of those with a new object, rebuilt ones where labels,
- * annotations or pools changed, and the added ones. */
+ * annotations, pools or the object itself changed, and the added ones. */
 static int
 patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher *k)
 {
@@ -890,69 +1012,67 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	if (!c->nodes || !l->node_list || !mine)
 		goto out;
 	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));
-	for (size_t i = 0; i < k->n_gone_nodes; i++)
+	for (size_t i = 0; i < k->n_gone_nodes; i++) {
 		c->nodes[k->gone_nodes[i]] = NULL;
+		if (note_moved(p, prev->nodes[k->gone_nodes[i]]->name) < 0)
+			goto out;
+	}
 	for (size_t i = 0; i < prev->n_nodes; i++) {
-		if (k->node_state[i] == 0)
+		if (k->node_state[i] == NODE_SAME || k->node_state[i] == NODE_GONE)
 			continue;
 		const struct rf_node *old = prev->nodes[i];
-		const json_t *nj = k->node_json[i] ? k->node_json[i] : old->json;
+		const json_t *nj = k->node_json[i]  ? k->node_json[i]
+				   : k->obj_gone[i] ? NULL
+						    : old->json;
 		struct rf_node *nd = rf_arena_alloc(c->arena, sizeof(*nd));
 		if (!nd)
 			goto out;
-		if (k->node_state[i] == 1) {
+		if (k->node_state[i] == NODE_COPY) {
 			*nd = *old; /* labels and annotations equal: derived facts stay */
-		} else {
-			memset(nd, 0, sizeof(*nd));
-			nd->name = node_name(nj);
-			nd->idx = old->idx;
+			nd->json = nj;
+			nd->labels = rf_jpath(nj, "metadata.labels");
+			nd->annotations = rf_jpath(nj, "metadata.annotations");
+			nd->ready = rf_model_node_ready(nj);
+		} else if (node_from(c, nd, old->name, nj) < 0) {
+			goto out;
 		}
-		nd->json = nj;
-		nd->labels = rf_jpath(nj, "metadata.labels");
-		nd->annotations = rf_jpath(nj, "metadata.annotations");
-		nd->ready = rf_model_node_ready(nj);
+		nd->idx = old->idx;
 		rf_model_network_place(c, nd); /* block and spine point into its own labels */
 		c->nodes[i] = nd;
 	}
 	for (size_t i = 0; i < p->n_nodes; i++) {
 		struct rf_node *nd = c->nodes[p->nodes[i]];
-		size_t n_mine = 0;
-		for (size_t q = 0; q < p->n_pools; q++)
-			if (strcmp(p->new_pools[q]->node, nd->name) == 0)
-				mine[n_mine++] = p->new_pools[q];
-		for (size_t q = 0; q < p->n_added; q++)
-			if (strcmp(p->added[q]->node, nd->name) == 0)
-				mine[n_mine++] = p->added[q];
-		/* in the full build's order (by name: an added pool's index is not) */
-		qsort(mine, n_mine, sizeof(*mine), pool_name_cmp);
+		size_t n_mine = pools_of(p, nd->name, mine);
 		if ((r = rf_model_attach_node_pools(c, nd, mine, n_mine)) < 0 ||
 		    (r = rf_model_finish_node(c, nd)) < 0)
 			goto out;
 		l->node_list[l->n_nodes++] = nd; /* its decoded annotation is this layout's */
 	}
-	/* nodes added: as a full build makes a node without pools, at the next indexes */
+	/* nodes added, at the next indexes: with their object, or as only slices name them */
+	size_t new_objs = 0;
 	for (size_t i = 0; i < k->n_new_nodes; i++) {
-		const json_t *nj = k->new_nodes[i];
-		struct rf_node *nd = rf_arena_calloc(c->arena, 1, sizeof(*nd));
-		if (!nd)
+		const struct added_node *a = &k->new_nodes[i];
+		struct rf_node *nd = rf_arena_alloc(c->arena, sizeof(*nd));
+		r = -ENOMEM;
+		if (!nd || node_from(c, nd, a->name, a->json) < 0)
 			goto out;
-		nd->name = node_name(nj);
+		new_objs += a->json != NULL;
 		nd->idx = (unsigned)(prev->n_nodes + i);
-		nd->json = nj;
-		nd->labels = rf_jpath(nj, "metadata.labels");
-		nd->annotations = rf_jpath(nj, "metadata.annotations");
-		nd->ready = rf_model_node_ready(nj);
 		rf_model_network_place(c, nd);
 		c->nodes[nd->idx] = nd;
-		if ((r = rf_model_attach_node_pools(c, nd, mine, 0)) < 0 ||
-		    (r = rf_model_finish_node(c, nd)) < 0)
+		size_t n_mine = pools_of(p, nd->name, mine);
+		if ((r = rf_model_attach_node_pools(c, nd, mine, n_mine)) < 0 ||
+		    (r = rf_model_finish_node(c, nd)) < 0 || (r = note_moved(p, nd->name)) < 0)
 			goto out;
 		l->node_list[l->n_nodes++] = nd;
 	}
 	p->first_new_node = prev->n_nodes;
 	p->n_new_nodes = k->n_new_nodes;
 	p->n_gone_nodes = k->n_gone_nodes;
-	l->n_node_objs = l->n_node_objs + k->n_new_nodes - k->n_gone_nodes;
+	size_t lost = 0;
+	for (size_t i = 0; i < prev->n_nodes; i++)
+		lost += k->obj_gone[i] && k->node_state[i] != NODE_GONE;
+	l->n_node_objs = l->n_node_objs + new_objs + k->n_came - k->n_gone_objs - lost;
 	l->node_holes += k->n_gone_nodes;
 	l->nodes_appended = prev->layout->nodes_appended || k->n_new_nodes;
 	/* front-end bandwidth of the rebuilt nodes only */
@@ -1191,16 +1311,19 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	if (!objs->slice_recs || !pl->from_recs || pl->dup_names ||
 	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX)
 		return 0;
-	struct patcher k = {
-		.c = c, .prev = prev, .cur = objs->slice_recs, .n_cur = objs->n_slice_recs
-	};
+	struct patcher k = { .c = c,
+			     .prev = prev,
+			     .cur = objs->slice_recs,
+			     .n_cur = objs->n_slice_recs,
+			     .all_single = -1 };
 	int r = -ENOMEM;
 	if (!(c->patch = k.p = calloc(1, sizeof(*k.p))) ||
 	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) ||
 	    !(k.node_json = calloc(prev->n_nodes + 1, sizeof(*k.node_json))) ||
-	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
-	    (r = diff_nodes(&k)) < 0 || k.bail || (r = diff_rules(&k)) < 0 || k.bail ||
-	    (r = close_over(&k)) < 0 || k.bail || (k.bail = c->layout->dup_names))
+	    !(k.obj_gone = calloc(prev->n_nodes + 1, 1)) || (r = new_layout(c, prev, objs)) < 0 ||
+	    (r = diff_slices(&k)) < 0 || k.bail || (r = diff_nodes(&k)) < 0 || k.bail ||
+	    (r = diff_rules(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail ||
+	    (r = drop_unnamed(&k)) < 0 || k.bail || (k.bail = c->layout->dup_names))
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
@@ -1234,6 +1357,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 out:
 	free(k.node_state);
 	free(k.node_json);
+	free(k.obj_gone);
 	free(k.new_nodes);
 	free(k.gone_nodes);
 	if (r <= 0 || k.bail) {
@@ -1291,12 +1415,13 @@ relink_slot(const struct relink_map *m, const void *old)
 	return &m->v[i];
 }
 
-int
-rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
+/* The claims of prev whose results name what the patch replaced, removed or added: copies
+ * relinked to c's layout into the table. */
+static int
+relink_claims(struct rf_cluster *c, const struct rf_cluster *prev, struct relink_map *m,
+	      struct rf_strtab *st)
 {
 	struct rf_patch *p = c->patch;
-	if (!p || (!p->n_pools && !p->n_added && !p->n_removed))
-		return 0;
 	/* the previous generation's claims by position in its array (its objects): a claim
 	 * that stayed is that struct, whatever the table holds now (a build from the same
 	 * generation may have relinked it already, and failed) */
@@ -1307,17 +1432,10 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 	/* the old copies stay in the table's arena: a change that touches many claims (pools
 	 * most of them hold devices of) starts a new table instead, which relinks everything
 	 * once and drops the old copies with the old table */
-	size_t budget = n / 8 + 16, cap = 16;
-	while (cap < 2 * budget + 2)
-		cap *= 2;
-	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
-	struct relink_map *m = calloc(1, sizeof(*m));
+	size_t budget = n / 8 + 16;
 	size_t *touched = malloc((budget + 1) * sizeof(*touched)), n_touched = 0;
-	int r = -ENOMEM;
-	if (!st || !m || !touched || !(m->v = calloc(cap, sizeof(*m->v))))
-		goto out;
-	m->mask = cap - 1;
-	p->relinked = m;
+	if (!touched)
+		return -ENOMEM;
 	/* which ones first: past the budget nothing is relinked in this table at all */
 	for (size_t i = 0; i < n && n_touched <= budget; i++) {
 		const struct rf_claim *old = prev->claim_vals[i];
@@ -1325,7 +1443,7 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 		    n_touched++ < budget)
 			touched[n_touched - 1] = i;
 	}
-	r = n_touched > budget ? -EAGAIN : 0;
+	int r = n_touched > budget ? -EAGAIN : 0;
 	for (size_t t = 0; t < n_touched && r == 0; t++) {
 		size_t i = touched[t];
 		const struct rf_claim *old = prev->claim_vals[i];
@@ -1348,8 +1466,99 @@ rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
 		slot->val = v;
 		c->relinked_into = true;
 	}
-out:
 	free(touched);
+	return r;
+}
+
+/* The patch added or removed the node of this name (its pods' node index changes). */
+static bool
+node_moved(const struct rf_patch *p, const char *name)
+{
+	for (size_t i = 0; i < p->n_moved; i++)
+		if (strcmp(p->moved[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The pod as c's: the same but for its node index, found again by name (a hole is no node). The
+ * copy shares the strings of the old one, which the same table holds. */
+static struct rf_pod *
+relinked_pod(struct rf_cluster *c, const struct rf_pod *old)
+{
+	struct rf_pod *p = rf_arena_alloc(c->reuse->arena, sizeof(*p));
+	if (!p)
+		return NULL;
+	*p = *old;
+	memset(&p->marks, 0, sizeof(p->marks));
+	/* found anew: the cache is the old struct's (marks say whether it is current) */
+	p->claims_found = old->n_claim_names ? rf_arena_calloc(c->reuse->arena, old->n_claim_names,
+							       sizeof(*p->claims_found))
+					     : NULL;
+	if (old->n_claim_names && !p->claims_found)
+		return NULL;
+	const struct rf_node *n = rf_cluster_node(c, old->node_name);
+	p->node_idx1 = n ? n->idx + 1 : 0;
+	return p;
+}
+
+/* The pods of prev bound to a node the patch added or removed: copies with the node's new index
+ * (or none) into the table, as the claims (a node leaving or coming back with pods bound to it
+ * costs a few pods, not a new table). */
+static int
+relink_pods(struct rf_cluster *c, const struct rf_cluster *prev, struct relink_map *m,
+	    size_t budget)
+{
+	const json_t *objs = prev->objs.pods;
+	size_t n = json_array_size(objs), done = 0;
+	if (!prev->pod_vals || prev->n_pod_vals != n)
+		return -EAGAIN;
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_pod *old = prev->pod_vals[i];
+		if (!old || !old->node_name || !node_moved(c->patch, old->node_name))
+			continue;
+		struct relinked *e = relink_slot(m, old);
+		if (e->old)
+			continue; /* one object twice in the array */
+		struct reuse_slot *slot = rf_reuse_find(c->reuse, json_array_get(objs, i));
+		if (++done > budget || !slot || slot->obj != json_array_get(objs, i))
+			return -EAGAIN;
+		struct rf_pod *v = relinked_pod(c, old);
+		if (!v)
+			return -ENOMEM;
+		*e = (struct relinked){ old, v, false };
+		m->n++;
+		slot->val = v;
+		c->relinked_into = true;
+	}
+	return 0;
+}
+
+int
+rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	struct rf_patch *p = c->patch;
+	bool pools = p && (p->n_pools || p->n_added || p->n_removed);
+	if (!pools && (!p || !p->n_moved))
+		return 0;
+	size_t pod_budget = json_array_size(prev->objs.pods) / 8 + 16;
+	size_t budget = json_array_size(prev->objs.claims) / 8 + 16 + pod_budget, cap = 16;
+	while (cap < 2 * budget + 2)
+		cap *= 2;
+	struct rf_strtab *st = rf_strtab_new(c->reuse->arena);
+	struct relink_map *m = calloc(1, sizeof(*m));
+	int r = -ENOMEM;
+	if (!st || !m || !(m->v = calloc(cap, sizeof(*m->v)))) {
+		if (m)
+			free(m->v);
+		free(m);
+		goto out;
+	}
+	m->mask = cap - 1;
+	p->relinked = m;
+	r = pools ? relink_claims(c, prev, m, st) : 0;
+	if (r == 0 && p->n_moved)
+		r = relink_pods(c, prev, m, pod_budget);
+out:
 	rf_strtab_free(st);
 	return r;
 }

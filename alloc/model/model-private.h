@@ -397,13 +397,13 @@ void rf_model_layout_release(struct rf_layout *l);
  * apply, c is as it was (build the layout afresh); -ENOMEM. */
 int rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 			  const struct rf_cluster_objects *objs);
-/** With c->reuse shared with prev: the claims that point at what the patch replaced become
- * copies relinked to c's layout. -EAGAIN: one cannot be, or too many are touched (start a new
- * reuse table). */
+/** With c->reuse shared with prev: the claims that point at what the patch replaced, and the
+ * pods bound to the nodes it added or removed, become copies relinked to c's layout. -EAGAIN:
+ * one cannot be, or too many are touched (start a new reuse table). */
 int rf_model_patch_claims(struct rf_cluster *c, const struct rf_cluster *prev);
-/** After a walk of the claims by position on a patched layout: the relinked claims that stayed
- * in place are this generation's copies, not the previous generation's structs (which go to
- * w->gone, the copies to w->fresh). -ENOMEM only. */
+/** After a walk of the claims or pods by position on a patched layout: the relinked ones that
+ * stayed in place are this generation's copies, not the previous generation's structs (which go
+ * to w->gone, the copies to w->fresh). -ENOMEM only. */
 int rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w);
 /** c's layout was patched from prev's (c->patch says what changed). */
 bool rf_model_patched_from(const struct rf_cluster *c, const struct rf_cluster *prev);

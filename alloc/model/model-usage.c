@@ -217,6 +217,21 @@ typedef void *parse_fn(struct rf_cluster *c, void *arg, const json_t *obj, const
 
 typedef void *relink_fn(struct rf_cluster *c, void *arg, const void *old);
 
+/* The pod was not part of the previous build (its object went, and is handed over again) and
+ * its node index is not its node's in c: a patch since added or removed its node (pods point at
+ * nodes by index; the table keeps the structs of objects that went). */
+static bool
+pod_node_stale(const struct rf_cluster *c, const struct rf_pod *p)
+{
+	unsigned long mark = c->reuse->marker;
+	if (!p->node_name || p->marks.seen == mark || p->marks.seen + 1 == mark)
+		return false;
+	if (!p->node_idx1)
+		return rf_cluster_node(c, p->node_name) != NULL;
+	const struct rf_node *n = p->node_idx1 <= c->n_nodes ? c->nodes[p->node_idx1 - 1] : NULL;
+	return !n || strcmp(n->name, p->node_name) != 0;
+}
+
 /* The claim or pod of obj: the one parsed for an earlier generation (its warnings repeated), one
  * parsed for the previous layout and relinked to this one, or parsed now and remembered. obj
  * may stand for the object (rf_cluster_objects.expand). *ret is NULL for an object railfit cannot
@@ -229,6 +244,16 @@ reuse_or_parse(struct rf_cluster *c, const json_t *obj, size_t i, parse_fn *pars
 	if (!slot)
 		return -ENOMEM;
 	if (slot->obj) {
+		/* a pod whose object went and came back, bound to a node a patch added or removed
+		 * meanwhile: relinked to it (rf_model_patch_claims relinks the previous
+		 * generation's pods) */
+		if (relink == rf_model_relink_pod && slot->val && pod_node_stale(c, slot->val)) {
+			void *v = relink(c, arg, slot->val);
+			if (!v)
+				return -ENOMEM;
+			slot->val = v;
+			c->relinked_into = true;
+		}
 		rf_reuse_warn(c, slot);
 		*ret = slot->val;
 		return 0;
@@ -363,7 +388,7 @@ walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_st
 	int r = rf_model_walk(c, &w);
 	if (r <= 0)
 		return r;
-	if (!pod && (r = rf_model_patch_walk(c, &w)) == 0)
+	if ((r = rf_model_patch_walk(c, &w)) == 0)
 		r = 1;
 	if (r < 0) {
 		rf_model_walk_free(&w);

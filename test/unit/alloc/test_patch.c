@@ -2173,9 +2173,9 @@ running_group_pod(const char *name, const char *node, const char *g)
 /* A node joins (its Node object, then its driver's slices: new pools) and pods of a group run
  * on it and on another node: patched every time, with the new node's index after the others
  * but its place by name first (its group's blocks in name order, as a full build has them).
- * Then it leaves (its slices, then its object while a pod is still bound to it: built in full,
- * the pod holds its index), the pod goes, and it joins again (patched); a node without pods
- * or slices comes and goes (patched: its index becomes a hole). */
+ * Then it leaves (its slices, then its object while a pod is still bound to it: patched, the pod
+ * relinked to no node), the pod goes, and it joins again (patched); a node without pods or
+ * slices comes and goes (patched: its index becomes a hole). */
 START_TEST(test_patch_node_joins)
 {
 	struct world w;
@@ -2237,7 +2237,7 @@ START_TEST(test_patch_node_joins)
 				if (w.recs[i]->node && strcmp(w.recs[i]->node, "a-joined") == 0)
 					put_slice(&w, i, NULL);
 			break;
-		case 5: /* its object goes, its pod still bound to it (built in full) */
+		case 5: /* its object goes, its pod still bound to it */
 		case 9: /* it comes back, with no pod bound to it any more */
 			for (size_t i = 0; i < json_array_size(w.nodes); i++)
 				if (strcmp(json_string_value(rf_jpath(json_array_get(w.nodes, i),
@@ -2248,7 +2248,6 @@ START_TEST(test_patch_node_joins)
 				set_array(&w.nodes, inserted(w.nodes, 0,
 							     node_named(json_array_get(w.nodes, 1),
 									"a-joined", "b9")));
-			patched = step == 9;
 			break;
 		case 6: /* the pod goes (a usage event) */
 			for (size_t i = 0; i < json_array_size(w.pods); i++)
@@ -2297,6 +2296,386 @@ START_TEST(test_patch_node_joins)
 }
 END_TEST
 
+/* ---- a node leaving in the real order (its object, then its slices and pods), coming back ---- */
+
+static const char *
+node_name_at(const json_t *nodes, size_t i)
+{
+	return meta_str(json_array_get(nodes, i), "name");
+}
+
+static bool
+has_node_object(struct world *w, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(w->nodes); i++)
+		if (strcmp(node_name_at(w->nodes, i), name) == 0)
+			return true;
+	return false;
+}
+
+/* Its Node object deleted (kept in `left`, to come back as a new object). */
+static void
+delete_node_object(struct world *w, const char *name, json_t *left)
+{
+	size_t i = node_object(w, name);
+	json_array_append(left, json_array_get(w->nodes, i));
+	set_array(&w->nodes, replaced(w->nodes, i, NULL));
+}
+
+/* The node's Node object again (a new object, as a node registering anew), at any place. */
+static void
+node_comes_back(struct world *w, const char *name, json_t *left)
+{
+	for (size_t i = 0; i < json_array_size(left); i++) {
+		if (strcmp(node_name_at(left, i), name) != 0)
+			continue;
+		set_array(&w->nodes,
+			  inserted(w->nodes, below(w, (unsigned)json_array_size(w->nodes) + 1),
+				   copy_at(left, i)));
+		json_array_remove(left, i);
+		return;
+	}
+	ck_abort_msg("node %s never left", name);
+}
+
+/* The node's slices deleted (to w->gone): those of one driver (NULL: all). @return how many. */
+static size_t
+delete_slices_of(struct world *w, const char *name, const char *driver)
+{
+	size_t n = 0;
+	for (size_t i = w->n_recs; i-- > 0;)
+		if (w->recs[i]->node && strcmp(w->recs[i]->node, name) == 0 &&
+		    (!driver || strcmp(w->recs[i]->driver, driver) == 0)) {
+			json_array_append(w->gone, json_array_get(w->slices, i));
+			put_slice(w, i, NULL);
+			n++;
+		}
+	return n;
+}
+
+/* The node's slices deleted before published again (the same objects, new records). */
+static size_t
+restore_slices_of(struct world *w, const char *name)
+{
+	size_t n = 0;
+	for (size_t g = json_array_size(w->gone); g-- > 0;) {
+		const char *on =
+			json_string_value(rf_jpath(json_array_get(w->gone, g), "spec.nodeName"));
+		if (!on || strcmp(on, name) != 0)
+			continue;
+		put_slice(w, w->n_recs, json_incref(json_array_get(w->gone, g)));
+		set_array(&w->gone, replaced(w->gone, g, NULL));
+		n++;
+	}
+	return n;
+}
+
+/* The pods bound to the node deleted (kept in `kept` when not NULL). @return how many. */
+static size_t
+delete_pods_of(struct world *w, const char *name, json_t *kept)
+{
+	size_t n = 0;
+	for (size_t i = json_array_size(w->pods); i-- > 0;) {
+		const json_t *p = json_array_get(w->pods, i);
+		const char *on = json_string_value(rf_jpath(p, "spec.nodeName"));
+		if (!on || strcmp(on, name) != 0)
+			continue;
+		if (kept)
+			json_array_append(kept, (json_t *)p);
+		set_array(&w->pods, replaced(w->pods, i, NULL));
+		n++;
+	}
+	return n;
+}
+
+/* A node with its object and a Running pod bound to it, or NULL. */
+static const char *
+busy_node(struct world *w)
+{
+	size_t n = json_array_size(w->pods), start = below(w, (unsigned)n);
+	for (size_t k = 0; k < n; k++) {
+		const json_t *p = json_array_get(w->pods, (start + k) % n);
+		const char *on = json_string_value(rf_jpath(p, "spec.nodeName"));
+		const char *phase = json_string_value(rf_jpath(p, "status.phase"));
+		if (on && phase && strcmp(phase, "Running") == 0 && has_node_object(w, on))
+			return on;
+	}
+	return NULL;
+}
+
+/* The next generation on *prev, as the store builds it (layout: a Node or slice changed), equal
+ * to a full build of the same objects (usage and the walk's fingerprints included), and every
+ * node judged for each of the pods as a full build judges it: the verdict, score, messages and
+ * predicted devices a filter or explain would send (judge_all). @return whether its layout was
+ * patched (always false when !layout: it shares prev's). */
+static bool
+next_judged(struct world *w, struct rf_cluster **prev, bool layout, json_t *const *pods,
+	    size_t n_pods)
+{
+	if (below(w, 4)) { /* new arrays of the same objects, as the store hands them */
+		set_array(&w->claims, json_copy(w->claims));
+		set_array(&w->pods, json_copy(w->pods));
+	}
+	struct rf_cluster_objects objs = objects(w);
+	struct rf_cluster *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(*prev, &objs, &w->cfg, w->cel, !layout, &g), 0);
+	rf_cluster_unref(*prev);
+	*prev = g;
+	ck_assert_int_eq(rf_cluster_build(&objs, &w->cfg, w->cel, &full), 0);
+	same_generation(w, g, full);
+	same_usage(g, full);
+	results_are_mine(w, g);
+	struct memo_counts cnt = { 0 };
+	for (size_t i = 0; i < n_pods; i++)
+		judge_all(g, NULL, full, pods[i], &cnt, NULL);
+	rf_cluster_unref(full);
+	same_as_walked(w, g, objs);
+	return layout && rf_cluster_layout_patched(g);
+}
+
+/* A node leaves as a real cluster sees it: its Node object is deleted first; its drivers'
+ * ResourceSlices are garbage-collected after it (one driver a build, or all at once), while the
+ * pods bound to it are still listed Running (their claims hold its devices, a rail group runs
+ * on it); the pods go in a later build. _i 2 and 3: the node comes back (a new Node object)
+ * while its pods are still bound to it, then its slices. Last, a node joins with its Node
+ * object and its slices in one build. Every layout step is patched and reads like a full build;
+ * the pending pods (a Job's, max-spread) are judged on every node exactly as a full build
+ * judges them. */
+START_TEST(test_patch_node_leaves_in_real_order)
+{
+	struct world w;
+	world_init_nodes(&w, 61 + (uint64_t)_i, 12);
+	json_t *left = json_array(), *kept = json_array();
+	json_t *judged[4] = { w.pending[0], w.pending[1], w.pending[2],
+			      group_pod(&w, SPEC_GPU_NIC_ALIGNED) };
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	unsigned serial = 0;
+	char x[128];
+	ck_assert_ptr_nonnull(busy_node(&w));
+	snprintf(x, sizeof(x), "%s", busy_node(&w));
+	/* a rail group running on x and on another node */
+	set_array(&w.pods, inserted(w.pods, 0, running_group_pod("rg-1", x, "rg")));
+	set_array(&w.pods,
+		  inserted(w.pods, 1, running_group_pod("rg-2", node_name_at(w.nodes, 0), "rg")));
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	ck_assert(!next_judged(&w, &prev, false, judged, 4));
+	size_t bound = rf_node_use(prev, rf_cluster_node(prev, x))->n_pods;
+	ck_assert_uint_gt(bound, 1);
+
+	/* 1. the Node object goes: x stays, as a node only its slices name */
+	delete_node_object(&w, x, left);
+	ck_assert_msg(next_judged(&w, &prev, true, judged, 4),
+		      "node object deleted: built in full");
+	const struct rf_node *n = rf_cluster_node(prev, x);
+	ck_assert_ptr_nonnull(n);
+	ck_assert_ptr_null(n->json);
+	ck_assert_uint_eq(rf_node_use(prev, n)->n_pods, bound);
+	json_t *early = NULL;
+	if (_i < 2) { /* one of its pods goes while the node is there (listed again below) */
+		for (size_t i = 0; i < json_array_size(w.pods) && !early; i++) {
+			json_t *p = json_array_get(w.pods, i);
+			const char *on = json_string_value(rf_jpath(p, "spec.nodeName"));
+			if (on && strcmp(on, x) == 0) {
+				early = json_incref(p);
+				set_array(&w.pods, replaced(w.pods, i, NULL));
+			}
+		}
+		ck_assert(!next_judged(&w, &prev, false, judged, 4));
+		bound--;
+	}
+
+	/* 2. its slices go, one driver a build or all at once; its pods are still Running */
+	if (_i % 2) {
+		ck_assert_uint_gt(delete_slices_of(&w, x, "gpu.nvidia.com"), 0);
+		if (_i == 1)
+			change_usage(&w, prev, &serial);
+		ck_assert_msg(next_judged(&w, &prev, true, judged, 4), "gpu slices: built in full");
+		ck_assert_ptr_nonnull(rf_cluster_node(prev, x));
+	}
+	ck_assert_uint_gt(delete_slices_of(&w, x, NULL), 0);
+	ck_assert_msg(next_judged(&w, &prev, true, judged, 4), "last slices: built in full");
+	ck_assert_ptr_null(rf_cluster_node(prev, x));
+	size_t n_pods = rf_cluster_n_pods(prev);
+
+	if (_i >= 2) {
+		/* 3. it comes back while its pods are still bound to it, then its slices */
+		node_comes_back(&w, x, left);
+		ck_assert_msg(next_judged(&w, &prev, true, judged, 4), "node back: built in full");
+		ck_assert_uint_eq(rf_node_use(prev, rf_cluster_node(prev, x))->n_pods, bound);
+		ck_assert_uint_gt(restore_slices_of(&w, x), 0);
+		if (_i == 3)
+			change_usage(&w, prev, &serial);
+		ck_assert_msg(next_judged(&w, &prev, true, judged, 4),
+			      "slices back: built in full");
+		ck_assert_uint_gt(rf_cluster_node(prev, x)->n_devices, 0);
+	} else {
+		/* 3. the pod that went before is listed again (its very object: the struct the
+		 * table kept points at the node's index, now a hole), Running on no node */
+		set_array(&w.pods, inserted(w.pods, 0, early));
+		next_judged(&w, &prev, false, judged, 4);
+		ck_assert_uint_eq(rf_cluster_n_pods(prev), n_pods + 1);
+		/* the pods bound to it go, in a later build (a pod event) */
+		ck_assert_uint_eq(delete_pods_of(&w, x, kept), bound + 1);
+		next_judged(&w, &prev, false, judged, 4);
+		ck_assert_uint_eq(rf_cluster_n_pods(prev), n_pods - bound);
+		/* and one of them is listed again (its very object), its node still gone */
+		set_array(&w.pods, inserted(w.pods, 0, json_incref(json_array_get(kept, 0))));
+		next_judged(&w, &prev, false, judged, 4);
+		/* then the node comes back with its slices in one build */
+		node_comes_back(&w, x, left);
+		ck_assert_uint_gt(restore_slices_of(&w, x), 0);
+		ck_assert_msg(next_judged(&w, &prev, true, judged, 4),
+			      "node and slices back: built in full");
+		ck_assert_uint_eq(rf_node_use(prev, rf_cluster_node(prev, x))->n_pods, 1);
+	}
+
+	/* 4. a node never seen joins with its Node object and its slices in one build */
+	const char *src = node_name_at(w.nodes, 1);
+	for (size_t i = 0, n_recs = w.n_recs; i < n_recs; i++) {
+		if (!w.recs[i]->node || strcmp(w.recs[i]->node, src) != 0)
+			continue;
+		json_t *sl = copy_at(w.slices, i);
+		json_t *spec = json_object_get(sl, "spec");
+		json_object_set_new(spec, "nodeName", json_string("m-joined"));
+		json_object_set_new(json_object_get(spec, "pool"), "name", json_string("m-joined"));
+		put_slice(&w, w.n_recs, sl);
+	}
+	set_array(&w.nodes,
+		  inserted(w.nodes, 0, node_named(json_array_get(w.nodes, 1), "m-joined", "b7")));
+	ck_assert_msg(next_judged(&w, &prev, true, judged, 4), "node with slices: built in full");
+	ck_assert_uint_gt(rf_cluster_node(prev, "m-joined")->n_devices, 0);
+
+	rf_cluster_unref(prev);
+	json_decref(judged[3]);
+	json_decref(left);
+	json_decref(kept);
+	world_release(&w);
+}
+END_TEST
+
+/* Random node lives over a chain of generations: Node objects deleted (while slices and pods
+ * name them) and created again, slices deleted one at a time or a node's all at once and
+ * published again (sometimes with the Node object in the same build), pods bound to nodes
+ * deleted, listed again (their very objects) or created on a node that is gone, and claim and
+ * pod events: every generation equals a full build and judges every node as one does. */
+START_TEST(test_patch_node_life_random)
+{
+	struct world w;
+	world_init_nodes(&w, 71 + (uint64_t)_i, 12);
+	json_t *left = json_array(), *kept = json_array();
+	json_t *judged[4] = { w.pending[0], w.pending[1], w.pending[2],
+			      group_pod(&w, SPEC_GPU_NIC_ALIGNED) };
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	unsigned serial = 0, patched = 0, layout_changes = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(40); step < n; step++) {
+		bool layout = true;
+		size_t nn = json_array_size(w.nodes);
+		switch (below(&w, 8)) {
+		case 0: /* a Node object goes (its slices and pods stay) */
+			if (nn > 4 && busy_node(&w)) {
+				char x[128];
+				snprintf(x, sizeof(x), "%s", busy_node(&w));
+				delete_node_object(&w, x, left);
+			} else {
+				layout = false;
+			}
+			break;
+		case 1: /* a node's slices go (one whose object went, when there is one) */
+		case 2: {
+			char x[128] = "";
+			if (json_array_size(left))
+				snprintf(x, sizeof(x), "%s",
+					 node_name_at(left,
+						      below(&w, (unsigned)json_array_size(left))));
+			const char *any =
+				w.n_recs ? w.recs[below(&w, (unsigned)w.n_recs)]->node : NULL;
+			if ((!x[0] || below(&w, 4) == 0) && any)
+				snprintf(x, sizeof(x), "%s", any);
+			layout = x[0] &&
+				 delete_slices_of(&w, x, below(&w, 2) ? NULL : "gpu.nvidia.com");
+			break;
+		}
+		case 3: /* the pods bound to a node go (kept, to be listed again) */
+			if (json_array_size(left))
+				delete_pods_of(
+					&w,
+					node_name_at(left,
+						     below(&w, (unsigned)json_array_size(left))),
+					kept);
+			else
+				delete_pods_of(&w, node_name_at(w.nodes, below(&w, (unsigned)nn)),
+					       kept);
+			layout = false;
+			break;
+		case 4: /* a node comes back, sometimes with its slices */
+			if (json_array_size(left)) {
+				char x[128];
+				snprintf(x, sizeof(x), "%s",
+					 node_name_at(left,
+						      below(&w, (unsigned)json_array_size(left))));
+				node_comes_back(&w, x, left);
+				if (below(&w, 2))
+					restore_slices_of(&w, x);
+			} else {
+				layout = change_node_set(&w, step);
+			}
+			break;
+		case 5: /* slices put back */
+			if (json_array_size(w.gone)) {
+				const char *on = json_string_value(rf_jpath(
+					json_array_get(w.gone, below(&w, (unsigned)json_array_size(
+										 w.gone))),
+					"spec.nodeName"));
+				char x[128];
+				snprintf(x, sizeof(x), "%s", on ? on : "");
+				layout = restore_slices_of(&w, x) > 0;
+			} else {
+				layout = change_slice(&w, step);
+			}
+			break;
+		case 6: /* a pod listed again, or a new one Running on a node that left */
+			layout = false;
+			if (json_array_size(kept) && below(&w, 2)) {
+				size_t k = below(&w, (unsigned)json_array_size(kept));
+				set_array(&w.pods,
+					  inserted(w.pods,
+						   below(&w, (unsigned)json_array_size(w.pods) + 1),
+						   json_incref(json_array_get(kept, k))));
+				json_array_remove(kept, k);
+			} else if (json_array_size(left)) {
+				char name[64];
+				snprintf(name, sizeof(name), "late-%d", step);
+				set_array(&w.pods,
+					  inserted(w.pods, 0,
+						   running_group_pod(name, node_name_at(left, 0),
+								     "rg")));
+			}
+			break;
+		default:
+			change_usage(&w, prev, &serial);
+			layout = false;
+			break;
+		}
+		if (below(&w, 3) == 0) /* claim and pod events in the same build */
+			change_usage(&w, prev, &serial);
+		bool p = next_judged(&w, &prev, layout, judged, 4);
+		layout_changes += layout;
+		patched += p;
+	}
+	/* the rest: holes past a quarter of the nodes start a full build */
+	ck_assert_msg(patched * 3 >= layout_changes * 2, "%u of %u layout changes patched", patched,
+		      layout_changes);
+	rf_cluster_unref(prev);
+	json_decref(judged[3]);
+	json_decref(left);
+	json_decref(kept);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -2312,6 +2691,12 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patch_node_leaves_with_its_slices, 0, 2);
 	tcase_add_test(tc, test_patch_node_warning_goes_with_it);
 	suite_add_tcase(s, tc);
+	TCase *life = tcase_create("node life");
+	tcase_set_timeout(life, 120);
+	tcase_add_loop_test(life, test_patch_node_leaves_in_real_order, 0, 4);
+	tcase_add_loop_test(life, test_patch_node_life_random, 0,
+			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
+	suite_add_tcase(s, life);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
 	tcase_add_loop_test(usage, test_patched_usage_by_difference, 0, 2);
