@@ -2448,7 +2448,6 @@ START_TEST(test_patch_node_leaves_in_real_order)
 	json_t *left = json_array(), *kept = json_array();
 	json_t *judged[4] = { w.pending[0], w.pending[1], w.pending[2],
 			      group_pod(&w, SPEC_GPU_NIC_ALIGNED) };
-	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *prev = NULL;
 	unsigned serial = 0;
 	char x[128];
@@ -2458,6 +2457,7 @@ START_TEST(test_patch_node_leaves_in_real_order)
 	set_array(&w.pods, inserted(w.pods, 0, running_group_pod("rg-1", x, "rg")));
 	set_array(&w.pods,
 		  inserted(w.pods, 1, running_group_pod("rg-2", node_name_at(w.nodes, 0), "rg")));
+	struct rf_cluster_objects objs = objects(&w);
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
 	ck_assert(!next_judged(&w, &prev, false, judged, 4));
 	size_t bound = rf_node_use(prev, rf_cluster_node(prev, x))->n_pods;
