@@ -27,7 +27,14 @@
  * Then a node leaving and joining again, as a fleet sees it, one node per round (20 nodes, the
  * same in each step): its ResourceSlices deleted (its pools go), its Node object deleted with
  * the pods bound to it (the pod garbage collector's deletions, in the same build as the store
- * coalesces them), its Node object back, its slices published again (its pools come). */
+ * coalesces them), its Node object back, its slices published again (its pools come).
+ *
+ * Then a node leaving in the order a real cluster deletes its objects, on 20 other nodes: its Node
+ * object deleted first (its slices and pods stay: it stays, as a node only slices name), its
+ * ResourceSlices garbage-collected after it (the node goes; its pods are still listed Running,
+ * bound to it), the pods bound to it deleted in a later build (a pod event: usage only, as the
+ * store builds it, next to a walk of every claim and pod and a full build), and last its Node
+ * object and its slices back in one build. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +111,10 @@ enum layout_event {
 	EV_NODE_GOES,
 	EV_NODE_COMES,
 	EV_POOLS_COME,
+	EV_OBJ_GOES,
+	EV_SLICES_GC,
+	EV_PODS_GC,
+	EV_NODE_BACK,
 	EV_RULE,
 	EV_COUNT
 };
@@ -115,6 +126,10 @@ static const char *const ev_names[EV_COUNT] = {
 	"a Node object deleted with its pods (it has no slices left)",
 	"a Node object added (no slices yet)",
 	"a node's ResourceSlices published (its pools come)",
+	"real order 1: a Node object deleted (its slices and pods stay)",
+	"real order 2: that node's ResourceSlices deleted (its pods stay, Running)",
+	"real order 3: the pods bound to it deleted (a pod event: patched = the layout shared)",
+	"real order 4: its Node object and its slices back in one build",
 	"one DeviceTaintRule (on a GPU of one node, replacing the last one's)"
 };
 
@@ -128,12 +143,39 @@ struct world {
 	 * they are away */
 	char *names[NODE_ROUNDS];
 	json_t *node_objs[NODE_ROUNDS], *slices_away[NODE_ROUNDS];
+	/* the same for the nodes leaving in the real order */
+	char *real_names[NODE_ROUNDS];
+	json_t *real_objs[NODE_ROUNDS], *real_slices[NODE_ROUNDS];
 };
 
 static const char *
 name_of(const json_t *o)
 {
 	return json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+}
+
+/* The slices on the node deleted (their records dropped): kept in *away. */
+static void
+slices_go(struct world *w, const char *name, json_t **away)
+{
+	json_t *keep = json_array();
+	*away = json_array();
+	size_t n = 0;
+	for (size_t i = 0; i < json_array_size(w->objs.slices); i++) {
+		json_t *s = json_array_get(w->objs.slices, i);
+		const char *node =
+			json_string_value(json_object_get(json_object_get(s, "spec"), "nodeName"));
+		if (node && strcmp(node, name) == 0) {
+			json_array_append(*away, s);
+			rf_slice_unref(w->recs[i]);
+			continue;
+		}
+		json_array_append(keep, s);
+		w->recs[n++] = w->recs[i];
+	}
+	w->objs.n_slice_recs = n;
+	json_decref(w->objs.slices);
+	w->objs.slices = keep;
 }
 
 /* The leave-and-join events of round r (below NODE_ROUNDS): new arrays of nodes or slices. */
@@ -145,24 +187,7 @@ node_event(struct world *w, enum layout_event ev, size_t r)
 		const json_t *nj = json_array_get(nodes, (r * 7919) % json_array_size(nodes));
 		if (!name_of(nj) || !(w->names[r] = strdup(name_of(nj))))
 			return -ENOMEM;
-		json_t *keep = json_array(), *away = json_array();
-		size_t n = 0;
-		for (size_t i = 0; i < json_array_size(slices); i++) {
-			json_t *s = json_array_get(slices, i);
-			const char *node = json_string_value(
-				json_object_get(json_object_get(s, "spec"), "nodeName"));
-			if (node && strcmp(node, w->names[r]) == 0) {
-				json_array_append(away, s);
-				rf_slice_unref(w->recs[i]);
-				continue;
-			}
-			json_array_append(keep, s);
-			w->recs[n++] = w->recs[i];
-		}
-		w->objs.n_slice_recs = n;
-		w->slices_away[r] = away;
-		json_decref(w->objs.slices);
-		w->objs.slices = keep;
+		slices_go(w, w->names[r], &w->slices_away[r]);
 		return 0;
 	}
 	if (ev == EV_POOLS_COME) { /* new objects, parsed as the store parses them */
@@ -209,6 +234,77 @@ node_event(struct world *w, enum layout_event ev, size_t r)
 		json_decref(w->objs.pods);
 		w->objs.pods = pods;
 	}
+	return 0;
+}
+
+/* The real-order events of round r: a node (not one of the leave-and-join rounds') loses its
+ * object, then its slices, then its pods; then its object and its slices come back together. */
+static int
+real_event(struct world *w, enum layout_event ev, size_t r)
+{
+	json_t *nodes = w->objs.nodes;
+	size_t n = json_array_size(nodes);
+	if (ev == EV_OBJ_GOES) {
+		const json_t *nj = NULL;
+		for (size_t k = 0; k < n && !nj; k++) {
+			nj = json_array_get(nodes, (r * 6007 + 3 + k) % n);
+			for (size_t q = 0; q < NODE_ROUNDS && nj; q++)
+				if ((w->names[q] && strcmp(w->names[q], name_of(nj)) == 0) ||
+				    (w->real_names[q] &&
+				     strcmp(w->real_names[q], name_of(nj)) == 0))
+					nj = NULL;
+		}
+		if (!nj || !(w->real_names[r] = strdup(name_of(nj))))
+			return -ENOMEM;
+		json_t *next = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *o = json_array_get(nodes, i);
+			if (strcmp(name_of(o), w->real_names[r]) == 0)
+				w->real_objs[r] = json_incref(o);
+			else
+				json_array_append(next, o);
+		}
+		json_decref(w->objs.nodes);
+		w->objs.nodes = next;
+		return 0;
+	}
+	if (ev == EV_SLICES_GC) {
+		slices_go(w, w->real_names[r], &w->real_slices[r]);
+		return 0;
+	}
+	if (ev == EV_PODS_GC) {
+		json_t *pods = json_array();
+		for (size_t i = 0; i < json_array_size(w->objs.pods); i++) {
+			json_t *p = json_array_get(w->objs.pods, i);
+			const char *node = json_string_value(
+				json_object_get(json_object_get(p, "spec"), "nodeName"));
+			if (!node || strcmp(node, w->real_names[r]) != 0)
+				json_array_append(pods, p);
+		}
+		json_decref(w->objs.pods);
+		w->objs.pods = pods;
+		return 0;
+	}
+	/* EV_NODE_BACK: new objects, the slices parsed as the store parses them */
+	json_t *next = json_array(), *slices = json_array();
+	json_array_extend(next, nodes);
+	json_array_append_new(next, json_deep_copy(w->real_objs[r]));
+	json_array_extend(slices, w->objs.slices);
+	for (size_t i = 0; i < json_array_size(w->real_slices[r]); i++) {
+		json_t *s = json_deep_copy(json_array_get(w->real_slices[r], i));
+		struct rf_slice *rec;
+		if (!s || rf_slice_parse(s, w->cfg, &rec) < 0)
+			return -ENOMEM;
+		w->recs[w->objs.n_slice_recs++] = rec;
+		json_array_append_new(slices, s);
+	}
+	json_decref(w->real_objs[r]);
+	json_decref(w->real_slices[r]);
+	w->real_objs[r] = w->real_slices[r] = NULL;
+	json_decref(w->objs.nodes);
+	json_decref(w->objs.slices);
+	w->objs.nodes = next;
+	w->objs.slices = slices;
 	return 0;
 }
 
@@ -261,6 +357,10 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 {
 	if (ev == EV_RULE) {
 		int e = rule_event(w, r);
+		return e < 0 ? e : new_arrays(w);
+	}
+	if (ev >= EV_OBJ_GOES) {
+		int e = real_event(w, ev, r);
 		return e < 0 ? e : new_arrays(w);
 	}
 	if (ev >= EV_POOLS_GO) {
@@ -448,7 +548,10 @@ main(int argc, char **argv)
 				w.objs.walk_usage = way == WALKED;
 				t0 = now_ms();
 				double c0 = cpu_ms();
-				int rr = rf_cluster_build_next(gen, &w.objs, &cfg, cel, false,
+				/* the pods' deletion is a pod event: the layout stays, as the
+				 * store builds it (the full build: the layout too) */
+				bool same = ev == EV_PODS_GC && way != FULL;
+				int rr = rf_cluster_build_next(gen, &w.objs, &cfg, cel, same,
 							       &built[way]);
 				wall[way][r] = now_ms() - t0;
 				cpus[way][r] = cpu_ms() - c0;
@@ -497,6 +600,9 @@ main(int argc, char **argv)
 		free(w.names[r]);
 		json_decref(w.node_objs[r]);
 		json_decref(w.slices_away[r]);
+		free(w.real_names[r]);
+		json_decref(w.real_objs[r]);
+		json_decref(w.real_slices[r]);
 	}
 	free(w.recs);
 	objs.slice_recs = NULL; /* freed above */
