@@ -794,34 +794,53 @@ def churn(a, tmp):
                     time.sleep(0.01)
                 return None
 
-            def node_state(name):
-                """None while /debug/nodes/{name} answers 404, else its number of devices."""
+            def node_get(name):
+                """/debug/nodes/{name}, or None while it answers 404."""
                 try:
                     with urllib.request.urlopen("%s/debug/nodes/%s" % (rf.url, name),
                                                 timeout=10) as r:
-                        return len(json.loads(r.read()).get("devices") or [])
+                        return json.loads(r.read())
                 except urllib.error.HTTPError as e:
                     if e.code == 404:
                         return None
                     raise
 
-            def wait_for(name, want):
+            def pod_known(ns, name):
+                """/debug/explain/{ns}/{name} finds the pod."""
+                try:
+                    with urllib.request.urlopen("%s/debug/explain/%s/%s?node=%s" % (
+                            rf.url, ns, name, first_node), timeout=10):
+                        return True
+                except urllib.error.HTTPError as e:
+                    if e.code == 404:
+                        return False
+                    raise
+
+            def wait_until(cond):
                 t = time.monotonic()
                 while time.monotonic() - t < 60:
-                    if want(node_state(name)):
+                    if cond():
                         return time.monotonic() - t
                     time.sleep(0.01)
                 return None
 
             def node_life_probe(seq):
-                """A node joining then leaving, as a fleet sees it: its Node object, then its
-                drivers' ResourceSlices (new pools), then the slices and the Node deleted; the
-                seconds from each put or delete to /debug/nodes/{name} showing it."""
+                """A node joining then leaving in the order a real cluster deletes its objects:
+                its Node object, then its drivers' ResourceSlices (new pools), two Running pods
+                bound to it; then its Node object deleted first (the node stays, only its slices
+                name it: its block label is gone), its slices deleted after it (the node goes;
+                its pods are still listed), its pods deleted last; then its Node object and its
+                slices back in one put, and deleted again (slices and Node together, the easy
+                order). The seconds from each put or delete to /debug/nodes/{name} (or, for the
+                pods, /debug/explain) showing it."""
                 name = "probe-node-%d" % seq
+                block = "probe-life-%d" % seq
                 n = copy.deepcopy(cluster.probe_node)
                 n["metadata"]["name"] = name
                 n["metadata"].pop("uid", None)
-                n["metadata"].setdefault("labels", {})["kubernetes.io/hostname"] = name
+                labels = n["metadata"].setdefault("labels", {})
+                labels["kubernetes.io/hostname"] = name
+                labels["network.topology.kubernetes.io/block"] = block
                 slices = []
                 for k, s in enumerate(cluster.probe_slices):
                     s = copy.deepcopy(s)
@@ -831,19 +850,54 @@ def churn(a, tmp):
                     s["spec"]["nodeName"] = name
                     s["spec"]["pool"]["name"] = name
                     slices.append(s)
+                pods = []
+                for k in range(2):
+                    p = wb.pod("%s-pod-%d" % (name, k), "churn", "none")
+                    p["spec"].pop("resourceClaims")
+                    p["spec"]["containers"][0].pop("resources")
+                    p["spec"]["nodeName"] = name
+                    p["status"]["phase"] = "Running"
+                    pods.append(p)
                 devices = sum(len(s["spec"].get("devices") or []) for s in slices)
+
+                def shows(want):
+                    return wait_until(lambda: want(node_get(name)))
+
                 out = {}
-                t = time.monotonic()
                 api.put(n)
-                out["add"] = wait_for(name, lambda st: st is not None)
+                out["add"] = shows(lambda st: st is not None)
                 time.sleep(1.0)
                 api.put(*slices)
-                out["slices"] = wait_for(name, lambda st: st == devices)
+                out["slices"] = shows(lambda st: st is not None and
+                                      len(st.get("devices") or []) == devices)
+                time.sleep(1.0)
+                api.put(*pods)
+                out["pods"] = shows(lambda st: st is not None and st.get("pods") == len(pods))
+                # the real order: the Node object first, its slices and pods garbage-collected
+                time.sleep(1.0)
+                api.delete("Node", name)
+                out["node_gone"] = shows(lambda st: st is not None and st.get("block") is None
+                                         and len(st.get("devices") or []) == devices)
+                time.sleep(1.0)
+                for s in slices:
+                    api.delete("ResourceSlice", s["metadata"]["name"])
+                out["slices_gone"] = shows(lambda st: st is None)
+                time.sleep(1.0)
+                for p in pods:
+                    api.delete("Pod", p["metadata"]["name"], "churn")
+                out["pods_gone"] = wait_until(lambda: not any(
+                    pod_known("churn", p["metadata"]["name"]) for p in pods))
+                # back with its slices in one put, then gone in the easy order
+                time.sleep(1.0)
+                n2 = copy.deepcopy(n)
+                api.put(n2, *[copy.deepcopy(s) for s in slices])
+                out["back"] = shows(lambda st: st is not None and st.get("block") == block and
+                                    len(st.get("devices") or []) == devices)
                 time.sleep(1.0)
                 for s in slices:
                     api.delete("ResourceSlice", s["metadata"]["name"])
                 api.delete("Node", name)
-                out["remove"] = wait_for(name, lambda st: st is None)
+                out["remove"] = shows(lambda st: st is None)
                 return out
 
             layout_builds0 = len(build_lags(rf.stderr()))
@@ -866,6 +920,8 @@ def churn(a, tmp):
             life_build_ms = sorted(build_times(rf.stderr())[layout_builds1:life_builds1])
             life_patched = build_layouts(rf.stderr())[layout_builds1:life_builds1].count(
                 "patched")
+            life_reused = build_layouts(rf.stderr())[layout_builds1:life_builds1].count(
+                "reused")
             h0 = wb.filter_histogram(rf.url)
             idle = wb.measure(client, target, names, a.seconds)
             h1 = wb.filter_histogram(rf.url)
@@ -950,13 +1006,21 @@ def churn(a, tmp):
                   layout_build_ms[len(layout_build_ms) // 2], layout_build_ms[-1],
                   len(layout_build_ms), patched_builds, sorted(layout_store)[len(layout_store) // 2]))
     print("a node joining and leaving while idle (put or deleted -> /debug/nodes/{name} shows "
-          "it): its Node object %s; its ResourceSlices (new pools) %s; slices and Node deleted "
-          "%s" % (lagstr([x["add"] for x in life]), lagstr([x["slices"] for x in life]),
-                  lagstr([x["remove"] for x in life])))
+          "it): its Node object %s; its ResourceSlices (new pools) %s; two Running pods bound "
+          "to it %s" % (lagstr([x["add"] for x in life]), lagstr([x["slices"] for x in life]),
+                        lagstr([x["pods"] for x in life])))
+    print("  leaving in the real order: its Node object deleted (slices and pods stay) %s; its "
+          "slices deleted (pods still bound) %s; its pods deleted (-> /debug/explain no longer "
+          "finds them) %s" % (lagstr([x["node_gone"] for x in life]),
+                              lagstr([x["slices_gone"] for x in life]),
+                              lagstr([x["pods_gone"] for x in life])))
+    print("  back with its slices in one put %s; slices and Node deleted together %s" % (
+        lagstr([x["back"] for x in life]), lagstr([x["remove"] for x in life])))
     if life_build_ms:
         print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
-              "layout patched)" % (life_build_ms[len(life_build_ms) // 2], life_build_ms[-1],
-                                   len(life_build_ms), life_patched))
+              "layout patched, %d sharing the layout: the pod events)" % (
+                  life_build_ms[len(life_build_ms) // 2], life_build_ms[-1], len(life_build_ms),
+                  life_patched, life_reused))
     if not alive:
         print("railfit exited during the run")
         return 1
