@@ -219,7 +219,9 @@ typedef void *relink_fn(struct rf_cluster *c, void *arg, const void *old);
 
 /* The pod was not part of the previous build (its object went, and is handed over again) and
  * its node index is not its node's in c: a patch since added or removed its node (pods point at
- * nodes by index; the table keeps the structs of objects that went). */
+ * nodes by index; the table keeps the structs of objects that went). Along one table an index
+ * never names another node (patches append nodes and leave holes; a full build starts a new
+ * table), so a hole is the one way an index goes stale. */
 static bool
 pod_node_stale(const struct rf_cluster *c, const struct rf_pod *p)
 {
@@ -228,8 +230,7 @@ pod_node_stale(const struct rf_cluster *c, const struct rf_pod *p)
 		return false;
 	if (!p->node_idx1)
 		return rf_cluster_node(c, p->node_name) != NULL;
-	const struct rf_node *n = p->node_idx1 <= c->n_nodes ? c->nodes[p->node_idx1 - 1] : NULL;
-	return !n || strcmp(n->name, p->node_name) != 0;
+	return p->node_idx1 > c->n_nodes || !c->nodes[p->node_idx1 - 1];
 }
 
 /* The claim or pod of obj: the one parsed for an earlier generation (its warnings repeated), one
