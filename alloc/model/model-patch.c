@@ -95,6 +95,7 @@ struct relink_map {
 		bool walked; /* rf_model_patch_walk met it */
 	} * v;
 	size_t mask, n;
+	size_t n_pods; /* of n: pods (the rest claims) */
 };
 
 struct rf_patch {
@@ -1527,6 +1528,7 @@ relink_pods(struct rf_cluster *c, const struct rf_cluster *prev, struct relink_m
 			return -ENOMEM;
 		*e = (struct relinked){ old, v, false };
 		m->n++;
+		m->n_pods++;
 		slot->val = v;
 		c->relinked_into = true;
 	}
@@ -1567,8 +1569,9 @@ int
 rf_model_patch_walk(const struct rf_cluster *c, struct rf_walk *w)
 {
 	struct relink_map *m = c->patch ? c->patch->relinked : NULL;
-	if (!m || !m->n)
-		return 0;
+	bool pods = w->arr == c->objs.pods;
+	if (!m || !(pods ? m->n_pods : m->n - m->n_pods))
+		return 0; /* none of this kind relinked */
 	/* the elements the walk found at their place are the previous generation's structs */
 	size_t n = json_array_size(w->arr);
 	void **gone = realloc(w->gone, (w->n_gone + m->n + 1) * sizeof(*gone));
