@@ -49,7 +49,7 @@ struct rf_memo_shape {
 struct rf_memo {
 	atomic_int refs;
 	pthread_mutex_t lock;
-	size_t n_nodes, cap;
+	size_t slots, cap; /* node indexes per shape, shapes */
 	unsigned long clock;
 	atomic_size_t retired; /* records replaced, over all shapes */
 	struct rf_memo_shape **shapes;
@@ -68,9 +68,16 @@ rf_memo_new(size_t n_nodes, size_t shapes)
 	}
 	atomic_init(&m->refs, 1);
 	pthread_mutex_init(&m->lock, NULL);
-	m->n_nodes = n_nodes;
+	/* room for nodes that join while the table is carried (they take the next indexes) */
+	m->slots = n_nodes + n_nodes / 8 + 64;
 	m->cap = shapes ? shapes : 1;
 	return m;
+}
+
+size_t
+rf_memo_slots(const struct rf_memo *m)
+{
+	return m->slots;
 }
 
 struct rf_memo *
@@ -173,14 +180,14 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 			victim = i;
 	}
 	if (!s) {
-		s = calloc(1, sizeof(*s) + m->n_nodes * sizeof(s->entries[0]));
+		s = calloc(1, sizeof(*s) + m->slots * sizeof(s->entries[0]));
 		if (s && !(s->shape = strdup(shape))) {
 			free(s);
 			s = NULL;
 		}
 		if (s) {
 			pthread_mutex_init(&s->lock, NULL);
-			s->n = m->n_nodes;
+			s->n = m->slots;
 			s->memo = m;
 			atomic_init(&s->refs, 1); /* the table's */
 			rf_memo_shape_put(m->shapes[victim]);
@@ -368,8 +375,12 @@ put_q(struct text *t, bool has, struct rf_quantity q)
 	put(t, "%s|", has ? rf_quantity_format(q, b) : "-");
 }
 
-/* A DeviceClass as the search reads it: a class changed (its selectors) is another shape, so
- * verdicts remembered for the old class are never found for the new one. */
+/* A DeviceClass as the search reads it (all of struct rf_class it reads: the name is the
+ * request's, the selectors are compiled from these texts): a class changed, added or removed is
+ * another shape, so verdicts remembered for the old class are never found for the new one and
+ * the table carries across DeviceClass changes (alloc/model/model.c memo_carries). Which class
+ * serves an extended resource (spec.extendedResourceName) shows in the extended-resource
+ * claim's class names and in ext_names. */
 static void
 put_class(struct text *t, const struct rf_class *cls)
 {
@@ -406,8 +417,8 @@ put_claim_spec(struct text *t, const struct rf_claim *cl, const struct rf_class 
 			if (!pinned) {
 				if (classes)
 					put_class(t, classes[j]);
-				else
-					put(t, "?|"); /* not resolved: never the same as resolved */
+				else /* not resolved (see rf_demand_shape) */
+					t->overflow = true;
 			}
 			j++;
 			for (size_t i = 0; i < alt->n_selectors; i++)
@@ -477,10 +488,14 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 		put_claim_spec(&shape, d->pinned[i], NULL, true);
 		put_pinned(&shape, d->pinned[i]);
 	}
-	/* which extended resources the last claim serves decides its variant on a node */
+	/* which extended resources the last claim serves decides its variant on a node; each
+	 * variant's classes are the last claim's (a subset of its requests) */
 	put(&shape, "E%zu|", d->n_ext);
 	for (size_t i = 0; i < d->n_ext; i++)
 		put_str(&shape, d->ext_names[i]);
+	for (size_t m = 1; d->n_ext && m < ((size_t)1 << d->n_ext); m++)
+		if (!rf_demand_classes(d, d->ext_variants[m]))
+			shape.overflow = true;
 	/* messages also name the pod's claims, and report a malformed annotation */
 	for (size_t i = 0; i < d->n_claims; i++) {
 		put_str(&ident, d->claims[i]->ns);
