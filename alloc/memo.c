@@ -18,7 +18,7 @@
  * usage changes; the one it replaces is kept until the shape goes, since a request may still be
  * reading its message. */
 struct record {
-	struct rf_judgement j; /* owned: filter_msg of a failure, msg of a selector error */
+	struct rf_judgement j; /* owned: msg of a selector error (filter_msg: the shape's) */
 	uint64_t node_fp;      /* the node's usage fingerprint (struct rf_node_use) */
 	uint64_t node_rev;     /* the layout that built the node (struct rf_node) */
 	uint64_t group_rails;
@@ -29,10 +29,20 @@ struct record {
 
 #define IDENTS_MAX 256 /* identities (pods) per shape whose failure messages are kept */
 
+/* The failure messages of a shape's records, each text once: the nodes that fail, fail alike
+ * (at 5,000 nodes ~1,700 failing records hold ~200 distinct messages), so they take a fraction
+ * of the memory, and filter writes them from a few hot lines instead of one cold copy per node.
+ * Open addressing, at most half full; grows. */
+struct msg_set {
+	char **v;
+	size_t mask, n;
+};
+
 struct rf_memo_shape {
 	atomic_int refs;
 	char *shape;
-	pthread_mutex_t lock; /* idents, retired */
+	pthread_mutex_t lock; /* idents, retired, msgs */
+	struct msg_set msgs;
 	struct ident {
 		char *text;
 		uint64_t id;
@@ -94,7 +104,6 @@ record_free(struct record *r)
 	if (!r)
 		return;
 	free((char *)r->j.msg);
-	free((char *)r->j.filter_msg);
 	free(r);
 }
 
@@ -111,6 +120,9 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 	}
 	for (size_t i = 0; i < s->n_idents; i++)
 		free(s->idents[i].text);
+	for (size_t i = 0; s->msgs.v && i <= s->msgs.mask; i++)
+		free(s->msgs.v[i]);
+	free(s->msgs.v);
 	pthread_mutex_destroy(&s->lock);
 	free(s->shape);
 	free(s);
@@ -219,6 +231,41 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t n
 	return true;
 }
 
+/* Insert text (malloc'd: taken) into the set, or find its equal (then text is freed). The set's
+ * copy, or NULL on OOM (text freed). Under the shape's lock. */
+static const char *
+msg_intern(struct msg_set *set, char *text)
+{
+	if (2 * (set->n + 1) > (set->v ? set->mask + 1 : 0)) {
+		size_t cap = set->v ? 2 * (set->mask + 1) : 64;
+		char **v = calloc(cap, sizeof(*v));
+		if (!v) {
+			free(text);
+			return NULL;
+		}
+		for (size_t i = 0; set->v && i <= set->mask; i++) {
+			if (!set->v[i])
+				continue;
+			size_t k = rf_fingerprint(set->v[i], NULL, NULL) & (cap - 1);
+			while (v[k])
+				k = (k + 1) & (cap - 1);
+			v[k] = set->v[i];
+		}
+		free(set->v);
+		set->v = v;
+		set->mask = cap - 1;
+	}
+	size_t k = rf_fingerprint(text, NULL, NULL) & set->mask;
+	for (; set->v[k]; k = (k + 1) & set->mask)
+		if (strcmp(set->v[k], text) == 0) {
+			free(text);
+			return set->v[k];
+		}
+	set->v[k] = text;
+	set->n++;
+	return text;
+}
+
 char *
 rf_filter_message(const char *reason)
 {
@@ -295,9 +342,16 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 	r->group_rails = group_rails;
 	r->ident = ident;
 	r->retired_next = NULL;
-	/* one copy of the message: as filter sends a failure, as the log shows a selector error */
+	/* one copy of the message: as filter sends a failure (one per text in the shape), as the
+	 * log shows a selector error */
 	if (j.verdict != RF_VERDICT_PASS) {
-		if (!(r->j.filter_msg = rf_filter_message(j.msg)))
+		char *text = rf_filter_message(j.msg);
+		if (!text)
+			goto forget;
+		pthread_mutex_lock(&s->lock);
+		r->j.filter_msg = msg_intern(&s->msgs, text);
+		pthread_mutex_unlock(&s->lock);
+		if (!r->j.filter_msg)
 			goto forget;
 	} else if (j.msg && !(r->j.msg = strdup(j.msg))) {
 		goto forget;
