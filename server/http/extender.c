@@ -939,6 +939,16 @@ put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 	rf_strbuf_puts(out, tail);
 }
 
+/* What write_failed_map() learnt of a message, by its address: the nodes that fail, fail alike,
+ * and remembered failures share their message text (alloc/memo.c), so most nodes' messages were
+ * measured and checked for another node already. Direct-mapped; a miss measures again. */
+#define MSG_SEEN 256
+struct msg_seen {
+	const char *msg;
+	size_t len;
+	bool plain;
+};
+
 /* The FailedNodes-style map of the nodes with outcome which, keys sorted, a repeated name once
  * with its last message. */
 static int
@@ -948,6 +958,8 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 {
 	int r = 0;
 	size_t k = 0;
+	struct msg_seen seen[MSG_SEEN];
+	memset(seen, 0, sizeof(seen));
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which)
 			idx[k++] = (struct name_idx){ a->node_names[i], i };
@@ -958,9 +970,15 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 		if (j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
 			continue; /* the later message wins, as a Go map assignment would */
 		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
-		size_t ml = strlen(msg);
-		/* plain ASCII, the usual message, is valid and written as it is */
-		bool plain = rf_gojson_plain_prefix(msg, ml) == ml;
+		struct msg_seen *ms = &seen[((uintptr_t)msg >> 4) % MSG_SEEN];
+		if (ms->msg != msg) {
+			ms->msg = msg;
+			ms->len = strlen(msg);
+			/* plain ASCII, the usual message, is valid and written as it is */
+			ms->plain = rf_gojson_plain_prefix(msg, ms->len) == ms->len;
+		}
+		size_t ml = ms->len;
+		bool plain = ms->plain;
 		if (!plain && !valid_utf8(msg, ml)) {
 			r = -ENOMEM; /* as json_string() refusing it in failed_map() */
 			break;
