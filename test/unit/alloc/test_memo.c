@@ -188,6 +188,66 @@ START_TEST(test_memo_shapes_differ)
 }
 END_TEST
 
+/* Nodes that fail alike share one copy of the failure message in the shape; another pod's
+ * (naming its own claim) is another text, and each is what a fresh evaluation says. */
+START_TEST(test_memo_failure_messages_shared)
+{
+	struct fixture f;
+	fixture_init(&f);
+	const char *held[] = {
+		"gpu.nvidia.com:gpu-0",     "gpu.nvidia.com:gpu-1",     "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3",     "gpu.nvidia.com:gpu-4",     "gpu.nvidia.com:gpu-5",
+		"dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL
+	};
+	const char *names[] = { "c", "d", "e" };
+	for (size_t i = 0; i < 3; i++) {
+		char claim[16];
+		fixture_add_hgx(&f, names[i]);
+		snprintf(claim, sizeof(claim), "%s-used", names[i]);
+		fixture_add_claim(&f, "ml", claim, SPEC_GPU_ONLY, names[i], held);
+	}
+	fixture_add_claim(&f, "ml", "first", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_add_claim(&f, "ml", "second", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_build(&f);
+	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	ck_assert(scratch && e);
+	const char *shared[2] = { NULL, NULL };
+	const char *claims[2] = { "first", "second" };
+	for (size_t p = 0; p < 2; p++) {
+		json_t *pod = fixture_pod("w", claims[p], NULL);
+		struct rf_demand d;
+		struct rf_judge_ctx ctx;
+		struct rf_judgement j;
+		ck_assert_int_eq(rf_demand_resolve(f.c, pod, &d), 0);
+		ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
+		for (size_t i = 0; i < 3; i++) /* evaluated and remembered */
+			ck_assert_int_eq(rf_judge_node(&ctx, names[i], true, scratch, &j), 0);
+		for (size_t i = 0; i < 3; i++) {
+			ck_assert_int_eq(rf_judge_node(&ctx, names[i], true, scratch, &j), 0);
+			ck_assert(j.picks != scratch->picks); /* remembered */
+			ck_assert_int_ne(j.verdict, RF_VERDICT_PASS);
+			ck_assert_ptr_nonnull(j.filter_msg);
+			ck_assert_int_eq(rf_evaluate_node(f.c, &d, names[i], false, e), 0);
+			char *want = rf_filter_message(e->reasons[0]);
+			ck_assert_str_eq(j.filter_msg, want);
+			free(want);
+			if (!shared[p])
+				shared[p] = j.filter_msg;
+			ck_assert_ptr_eq(j.filter_msg, shared[p]); /* one copy */
+		}
+		ck_assert_msg(strstr(shared[p], claims[p]), "%s", shared[p]);
+		rf_judge_end(&ctx);
+		rf_demand_release(&d);
+		json_decref(pod);
+	}
+	ck_assert_str_ne(shared[0], shared[1]);
+	free(scratch);
+	free(e);
+	fixture_release(&f);
+}
+END_TEST
+
 START_TEST(test_memo_keyed_by_group_rails)
 {
 	struct fixture f;
@@ -836,6 +896,7 @@ memo_suite(void)
 	tcase_add_test(tc, test_memo_failure_names_own_claim);
 	tcase_add_test(tc, test_memo_shapes_differ);
 	tcase_add_test(tc, test_memo_keyed_by_group_rails);
+	tcase_add_test(tc, test_memo_failure_messages_shared);
 	tcase_add_test(tc, test_group_rails_index);
 	tcase_add_test(tc, test_group_rail_target);
 	tcase_add_test(tc, test_next_generation_keeps_untouched_verdicts);
