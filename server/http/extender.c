@@ -913,14 +913,28 @@ valid_utf8(const char *s, size_t n)
 	return i == n || i + rf_utf8_valid_prefix(s + i, n - i) == n;
 }
 
+/* The length of the NUL-terminated s and whether every byte of it is rf_gojson_plain: one pass
+ * over a plain name (the NUL is not plain: the scan stops there), as node names are. */
+static size_t
+plain_len(const char *s, bool *ret_plain)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (rf_gojson_plain[u[i]])
+		i++;
+	*ret_plain = u[i] == 0;
+	return u[i] ? i + strlen(s + i) : i;
+}
+
 /* Append sep (unless 0), name as a JSON string and tail: in one piece when the name is plain
  * ASCII and short, as node names are. */
 static void
 put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 {
-	size_t nl = strlen(name), tl = strlen(tail);
+	bool plain;
+	size_t nl = plain_len(name, &plain), tl = strlen(tail);
 	char e[256];
-	if (nl + tl + 3 <= sizeof(e) && rf_gojson_plain_prefix(name, nl) == nl) {
+	if (nl + tl + 3 <= sizeof(e) && plain) {
 		size_t k = 0;
 		if (sep)
 			e[k++] = sep;
@@ -1050,9 +1064,10 @@ rf_extender_write_priority_list(const struct rf_extender_args *a, const int *sco
 	rf_strbuf_putc(out, '[');
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		const char *name = a->node_names[i];
-		size_t nl = strlen(name);
+		bool plain;
+		size_t nl = plain_len(name, &plain);
 		char e[160];
-		if (nl <= 100 && rf_gojson_plain_prefix(name, nl) == nl) {
+		if (nl <= 100 && plain) {
 			/* the usual entry in one piece: {"Host":"name","Score":n} */
 			size_t k = 0;
 			if (i)
