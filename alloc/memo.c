@@ -231,22 +231,38 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t n
 	return true;
 }
 
-/* Insert text (malloc'd: taken) into the set, or find its equal (then text is freed). The set's
- * copy, or NULL on OOM (text freed). Under the shape's lock. */
+/* A hash of the message for the set: eight bytes at a time (messages are ~250 bytes). */
+static uint64_t
+msg_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
+/* The set's copy of text[0..n) (NUL-terminated), added when new. NULL on OOM. Under the shape's
+ * lock. */
 static const char *
-msg_intern(struct msg_set *set, char *text)
+msg_intern(struct msg_set *set, const char *text, size_t n)
 {
 	if (2 * (set->n + 1) > (set->v ? set->mask + 1 : 0)) {
 		size_t cap = set->v ? 2 * (set->mask + 1) : 64;
 		char **v = calloc(cap, sizeof(*v));
-		if (!v) {
-			free(text);
+		if (!v)
 			return NULL;
-		}
 		for (size_t i = 0; set->v && i <= set->mask; i++) {
 			if (!set->v[i])
 				continue;
-			size_t k = rf_fingerprint(set->v[i], NULL, NULL) & (cap - 1);
+			size_t k = msg_hash(set->v[i], strlen(set->v[i])) & (cap - 1);
 			while (v[k])
 				k = (k + 1) & (cap - 1);
 			v[k] = set->v[i];
@@ -255,15 +271,30 @@ msg_intern(struct msg_set *set, char *text)
 		set->v = v;
 		set->mask = cap - 1;
 	}
-	size_t k = rf_fingerprint(text, NULL, NULL) & set->mask;
+	size_t k = msg_hash(text, n) & set->mask;
 	for (; set->v[k]; k = (k + 1) & set->mask)
-		if (strcmp(set->v[k], text) == 0) {
-			free(text);
+		if (strcmp(set->v[k], text) == 0)
 			return set->v[k];
-		}
-	set->v[k] = text;
+	char *copy = malloc(n + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, n + 1);
+	set->v[k] = copy;
 	set->n++;
-	return text;
+	return copy;
+}
+
+/* rf_filter_message() into buf[0..cap); its length, or cap when it does not fit. */
+static size_t
+filter_message_into(const char *reason, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "railfit: %s", reason);
+	if (n < 0 || (size_t)n >= cap)
+		return cap;
+	for (char *p = buf; *p; p++)
+		if (*p == '%')
+			*p = ' ';
+	return (size_t)n;
 }
 
 char *
@@ -345,12 +376,19 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 	/* one copy of the message: as filter sends a failure (one per text in the shape), as the
 	 * log shows a selector error */
 	if (j.verdict != RF_VERDICT_PASS) {
-		char *text = rf_filter_message(j.msg);
-		if (!text)
-			goto forget;
+		char buf[RF_REASON_LEN + 64], *big = NULL;
+		const char *text = buf;
+		size_t n = filter_message_into(j.msg, buf, sizeof(buf));
+		if (n == sizeof(buf)) { /* longer than a reason is */
+			if (!(big = rf_filter_message(j.msg)))
+				goto forget;
+			text = big;
+			n = strlen(big);
+		}
 		pthread_mutex_lock(&s->lock);
-		r->j.filter_msg = msg_intern(&s->msgs, text);
+		r->j.filter_msg = msg_intern(&s->msgs, text, n);
 		pthread_mutex_unlock(&s->lock);
+		free(big);
 		if (!r->j.filter_msg)
 			goto forget;
 	} else if (j.msg && !(r->j.msg = strdup(j.msg))) {
