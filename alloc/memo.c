@@ -18,7 +18,7 @@
  * usage changes; the one it replaces is kept until the shape goes, since a request may still be
  * reading its message. */
 struct record {
-	struct rf_judgement j; /* owned: filter_msg of a failure, msg of a selector error */
+	struct rf_judgement j; /* owned: msg of a selector error (filter_msg: the shape's) */
 	uint64_t node_fp;      /* the node's usage fingerprint (struct rf_node_use) */
 	uint64_t node_rev;     /* the layout that built the node (struct rf_node) */
 	uint64_t group_rails;
@@ -29,10 +29,20 @@ struct record {
 
 #define IDENTS_MAX 256 /* identities (pods) per shape whose failure messages are kept */
 
+/* The failure messages of a shape's records, each text once: the nodes that fail, fail alike
+ * (at 5,000 nodes ~1,700 failing records hold ~200 distinct messages), so they take a fraction
+ * of the memory, and filter writes them from a few hot lines instead of one cold copy per node.
+ * Open addressing, at most half full; grows. */
+struct msg_set {
+	char **v;
+	size_t mask, n;
+};
+
 struct rf_memo_shape {
 	atomic_int refs;
 	char *shape;
-	pthread_mutex_t lock; /* idents, retired */
+	pthread_mutex_t lock; /* idents, retired, msgs */
+	struct msg_set msgs;
 	struct ident {
 		char *text;
 		uint64_t id;
@@ -49,7 +59,7 @@ struct rf_memo_shape {
 struct rf_memo {
 	atomic_int refs;
 	pthread_mutex_t lock;
-	size_t n_nodes, cap;
+	size_t slots, cap; /* node indexes per shape, shapes */
 	unsigned long clock;
 	atomic_size_t retired; /* records replaced, over all shapes */
 	struct rf_memo_shape **shapes;
@@ -68,9 +78,16 @@ rf_memo_new(size_t n_nodes, size_t shapes)
 	}
 	atomic_init(&m->refs, 1);
 	pthread_mutex_init(&m->lock, NULL);
-	m->n_nodes = n_nodes;
+	/* room for nodes that join while the table is carried (they take the next indexes) */
+	m->slots = n_nodes + n_nodes / 8 + 64;
 	m->cap = shapes ? shapes : 1;
 	return m;
+}
+
+size_t
+rf_memo_slots(const struct rf_memo *m)
+{
+	return m->slots;
 }
 
 struct rf_memo *
@@ -87,7 +104,6 @@ record_free(struct record *r)
 	if (!r)
 		return;
 	free((char *)r->j.msg);
-	free((char *)r->j.filter_msg);
 	free(r);
 }
 
@@ -104,6 +120,9 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 	}
 	for (size_t i = 0; i < s->n_idents; i++)
 		free(s->idents[i].text);
+	for (size_t i = 0; s->msgs.v && i <= s->msgs.mask; i++)
+		free(s->msgs.v[i]);
+	free(s->msgs.v);
 	pthread_mutex_destroy(&s->lock);
 	free(s->shape);
 	free(s);
@@ -173,14 +192,14 @@ rf_memo_shape_get(struct rf_memo *m, const char *shape)
 			victim = i;
 	}
 	if (!s) {
-		s = calloc(1, sizeof(*s) + m->n_nodes * sizeof(s->entries[0]));
+		s = calloc(1, sizeof(*s) + m->slots * sizeof(s->entries[0]));
 		if (s && !(s->shape = strdup(shape))) {
 			free(s);
 			s = NULL;
 		}
 		if (s) {
 			pthread_mutex_init(&s->lock, NULL);
-			s->n = m->n_nodes;
+			s->n = m->slots;
 			s->memo = m;
 			atomic_init(&s->refs, 1); /* the table's */
 			rf_memo_shape_put(m->shapes[victim]);
@@ -210,6 +229,72 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t n
 	if (!need_msg)
 		ret->msg = ret->filter_msg = NULL;
 	return true;
+}
+
+/* A hash of the message for the set: eight bytes at a time (messages are ~250 bytes). */
+static uint64_t
+msg_hash(const char *s, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	uint64_t w = 0;
+	memcpy(&w, s + i, n - i);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
+/* The set's copy of text[0..n) (NUL-terminated), added when new. NULL on OOM. Under the shape's
+ * lock. */
+static const char *
+msg_intern(struct msg_set *set, const char *text, size_t n)
+{
+	if (2 * (set->n + 1) > (set->v ? set->mask + 1 : 0)) {
+		size_t cap = set->v ? 2 * (set->mask + 1) : 64;
+		char **v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; set->v && i <= set->mask; i++) {
+			if (!set->v[i])
+				continue;
+			size_t k = msg_hash(set->v[i], strlen(set->v[i])) & (cap - 1);
+			while (v[k])
+				k = (k + 1) & (cap - 1);
+			v[k] = set->v[i];
+		}
+		free(set->v);
+		set->v = v;
+		set->mask = cap - 1;
+	}
+	size_t k = msg_hash(text, n) & set->mask;
+	for (; set->v[k]; k = (k + 1) & set->mask)
+		if (strcmp(set->v[k], text) == 0)
+			return set->v[k];
+	char *copy = malloc(n + 1);
+	if (!copy)
+		return NULL;
+	memcpy(copy, text, n + 1);
+	set->v[k] = copy;
+	set->n++;
+	return copy;
+}
+
+/* rf_filter_message() into buf[0..cap); its length, or cap when it does not fit. */
+static size_t
+filter_message_into(const char *reason, char *buf, size_t cap)
+{
+	int n = snprintf(buf, cap, "railfit: %s", reason);
+	if (n < 0 || (size_t)n >= cap)
+		return cap;
+	for (char *p = buf; *p; p++)
+		if (*p == '%')
+			*p = ' ';
+	return (size_t)n;
 }
 
 char *
@@ -288,9 +373,23 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 	r->group_rails = group_rails;
 	r->ident = ident;
 	r->retired_next = NULL;
-	/* one copy of the message: as filter sends a failure, as the log shows a selector error */
+	/* one copy of the message: as filter sends a failure (one per text in the shape), as the
+	 * log shows a selector error */
 	if (j.verdict != RF_VERDICT_PASS) {
-		if (!(r->j.filter_msg = rf_filter_message(j.msg)))
+		char buf[RF_REASON_LEN + 64], *big = NULL;
+		const char *text = buf;
+		size_t n = filter_message_into(j.msg, buf, sizeof(buf));
+		if (n == sizeof(buf)) { /* longer than a reason is */
+			if (!(big = rf_filter_message(j.msg)))
+				goto forget;
+			text = big;
+			n = strlen(big);
+		}
+		pthread_mutex_lock(&s->lock);
+		r->j.filter_msg = msg_intern(&s->msgs, text, n);
+		pthread_mutex_unlock(&s->lock);
+		free(big);
+		if (!r->j.filter_msg)
 			goto forget;
 	} else if (j.msg && !(r->j.msg = strdup(j.msg))) {
 		goto forget;
@@ -368,8 +467,12 @@ put_q(struct text *t, bool has, struct rf_quantity q)
 	put(t, "%s|", has ? rf_quantity_format(q, b) : "-");
 }
 
-/* A DeviceClass as the search reads it: a class changed (its selectors) is another shape, so
- * verdicts remembered for the old class are never found for the new one. */
+/* A DeviceClass as the search reads it (all of struct rf_class it reads: the name is the
+ * request's, the selectors are compiled from these texts): a class changed, added or removed is
+ * another shape, so verdicts remembered for the old class are never found for the new one and
+ * the table carries across DeviceClass changes (alloc/model/model.c memo_carries). Which class
+ * serves an extended resource (spec.extendedResourceName) shows in the extended-resource
+ * claim's class names and in ext_names. */
 static void
 put_class(struct text *t, const struct rf_class *cls)
 {
@@ -406,8 +509,8 @@ put_claim_spec(struct text *t, const struct rf_claim *cl, const struct rf_class 
 			if (!pinned) {
 				if (classes)
 					put_class(t, classes[j]);
-				else
-					put(t, "?|"); /* not resolved: never the same as resolved */
+				else /* not resolved (see rf_demand_shape) */
+					t->overflow = true;
 			}
 			j++;
 			for (size_t i = 0; i < alt->n_selectors; i++)
@@ -477,10 +580,14 @@ rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident)
 		put_claim_spec(&shape, d->pinned[i], NULL, true);
 		put_pinned(&shape, d->pinned[i]);
 	}
-	/* which extended resources the last claim serves decides its variant on a node */
+	/* which extended resources the last claim serves decides its variant on a node; each
+	 * variant's classes are the last claim's (a subset of its requests) */
 	put(&shape, "E%zu|", d->n_ext);
 	for (size_t i = 0; i < d->n_ext; i++)
 		put_str(&shape, d->ext_names[i]);
+	for (size_t m = 1; d->n_ext && m < ((size_t)1 << d->n_ext); m++)
+		if (!rf_demand_classes(d, d->ext_variants[m]))
+			shape.overflow = true;
 	/* messages also name the pod's claims, and report a malformed annotation */
 	for (size_t i = 0; i < d->n_claims; i++) {
 		put_str(&ident, d->claims[i]->ns);

@@ -52,8 +52,11 @@ struct rf_judgement {
 };
 
 /** The table of a chain of generations (rf_cluster_build_next); at most
- * `shapes` shapes are kept (least recently used go). Reference counted. */
+ * `shapes` shapes are kept (least recently used go). It holds node indexes below
+ * rf_memo_slots(): n_nodes and some room for nodes added by patches (a node keeps its index,
+ * an added one takes the next). Reference counted. */
 struct rf_memo *rf_memo_new(size_t n_nodes, size_t shapes);
+size_t rf_memo_slots(const struct rf_memo *m);
 struct rf_memo *rf_memo_ref(struct rf_memo *m);
 void rf_memo_unref(struct rf_memo *m);
 /** Judgements replaced since the table was made (they are kept until it goes). */
@@ -61,7 +64,9 @@ size_t rf_memo_retired(const struct rf_memo *m);
 
 /**
  * The demand's shape and identity (claim names) as canonical text.
- * @return 0, -ENOMEM, or -E2BIG when the demand does not fit (then do not memoize).
+ * @return 0, -ENOMEM, or -E2BIG when the demand does not fit or the classes of a claim it
+ * searches for were not resolved (rf_demand_classes: the search would then look them up in the
+ * generation, which the shape would not name): then do not memoize.
  */
 int rf_demand_shape(const struct rf_demand *d, char **ret_shape, char **ret_ident);
 

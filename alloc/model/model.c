@@ -318,49 +318,42 @@ stamp_patched(struct rf_cluster *c, const struct rf_cluster *prev)
 			c->pools[i]->rev = rev;
 }
 
-/* The same node at every index, by name: what remembered verdicts are indexed by. */
+/* Whether c's nodes fit prev's table by index: the table holds them all (rf_memo_slots), no
+ * index went away, and every node at an index whose struct is not prev's is one the patch made
+ * (stamp_patched: a new rev, which no entry written before names). Then an entry, found by the
+ * node's index and rev, is only ever one written for that very struct: a node removed leaves a
+ * hole whose entries no node looks up again, one added takes an index no entry names with its
+ * rev, and a node that returns under the same name is a new struct wherever it goes. */
 static bool
-same_node_indexes(const struct rf_cluster *c, const struct rf_cluster *prev)
+nodes_fit(const struct rf_cluster *c, const struct rf_cluster *prev)
 {
-	if (c->n_nodes != prev->n_nodes)
+	if (c->n_nodes < prev->n_nodes || c->n_nodes > rf_memo_slots(prev->memo))
 		return false;
 	for (size_t i = 0; i < c->n_nodes; i++) {
-		if (!c->nodes[i] || !prev->nodes[i]) { /* holes: a node removed */
-			if (c->nodes[i] != prev->nodes[i])
-				return false;
-			continue;
-		}
-		const char *a = c->nodes[i]->name, *b = prev->nodes[i]->name;
-		if (a != b && strcmp(a, b) != 0)
+		const struct rf_node *n = c->nodes[i],
+				     *o = i < prev->n_nodes ? prev->nodes[i] : NULL;
+		if (n && (n->idx != i || (o && n != o && n->rev == o->rev)))
 			return false;
 	}
 	return true;
 }
 
-static bool
-same_classes(const struct rf_cluster *c, const struct rf_cluster *prev)
-{
-	size_t n = json_array_size(c->objs.classes);
-	if (n != json_array_size(prev->objs.classes))
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (json_array_get(c->objs.classes, i) != json_array_get(prev->objs.classes, i))
-			return false;
-	return true;
-}
-
 /* Whether the previous generation's remembered verdicts hold for c (it shares prev's table of
  * claims and pods: a node's usage fingerprint names claims by address, unique while the table
- * lives). A verdict is keyed by the node's usage fingerprint, its rev, the group's rails
- * elsewhere and its place against the group (alloc/memo.c), and the demand's shape, which names
- * pinned devices with their pool's rev. With the same layout that is all it reads. A patched
- * layout (patched 1: prev's table, the claims it touched relinked into it) makes new structs
- * of the nodes and pools it touches, with new revs, and shares the rest with their revs, devices
- * and gidx: so an untouched node reads what it read before, but for
- *   - the node at each index: a patch that adds a node (a new index) or removes one (a hole)
- *     starts a new table (checked here, whoever patches them);
- *   - the DeviceClasses: selector results and the classes requests name are keyed by nothing,
- *     so any change starts a new table.
+ * lives). A verdict is keyed by the node's index, its usage fingerprint, its rev, the group's
+ * rails elsewhere and its place against the group (alloc/memo.c), and the demand's shape, which
+ * names pinned devices with their pool's rev and the DeviceClasses the search reads. With the
+ * same layout that is all it reads. A patched layout (patched 1: prev's table, the claims it
+ * touched relinked into it) makes new structs of the nodes and pools it touches, with new revs,
+ * and shares the rest with their revs, devices and gidx: so an untouched node reads what it read
+ * before, and
+ *   - nodes added (the next indexes) or removed (holes) keep the table while it has room for
+ *     them (nodes_fit);
+ *   - a DeviceClass changed, added or removed keeps it too: the shape holds the selectors of
+ *     every class the demand's claims name (or that a class is missing), and which class serves
+ *     an extended resource, so a verdict for a class before its change is never found for the
+ *     class after it (rf_demand_shape; a demand whose classes were not resolved is not
+ *     remembered at all).
  * Replaced judgements are kept until the table goes: past MEMO_RETIRED_MAX per node a chain
  * starts a new one (entries a patch made stale count when they are replaced, as any other). */
 static bool
@@ -370,7 +363,7 @@ memo_carries(const struct rf_cluster *c, const struct rf_cluster *prev, int patc
 		return false;
 	if (!patched)
 		return true;
-	return patched == 1 && same_node_indexes(c, prev) && same_classes(c, prev);
+	return patched == 1 && nodes_fit(c, prev);
 }
 
 bool

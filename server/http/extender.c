@@ -913,14 +913,28 @@ valid_utf8(const char *s, size_t n)
 	return i == n || i + rf_utf8_valid_prefix(s + i, n - i) == n;
 }
 
+/* The length of the NUL-terminated s and whether every byte of it is rf_gojson_plain: one pass
+ * over a plain name (the NUL is not plain: the scan stops there), as node names are. */
+static size_t
+plain_len(const char *s, bool *ret_plain)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	while (rf_gojson_plain[u[i]])
+		i++;
+	*ret_plain = u[i] == 0;
+	return u[i] ? i + strlen(s + i) : i;
+}
+
 /* Append sep (unless 0), name as a JSON string and tail: in one piece when the name is plain
  * ASCII and short, as node names are. */
 static void
 put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 {
-	size_t nl = strlen(name), tl = strlen(tail);
+	bool plain;
+	size_t nl = plain_len(name, &plain), tl = strlen(tail);
 	char e[256];
-	if (nl + tl + 3 <= sizeof(e) && rf_gojson_plain_prefix(name, nl) == nl) {
+	if (nl + tl + 3 <= sizeof(e) && plain) {
 		size_t k = 0;
 		if (sep)
 			e[k++] = sep;
@@ -939,6 +953,16 @@ put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 	rf_strbuf_puts(out, tail);
 }
 
+/* What write_failed_map() learnt of a message, by its address: the nodes that fail, fail alike,
+ * and remembered failures share their message text (alloc/memo.c), so most nodes' messages were
+ * measured and checked for another node already. Direct-mapped; a miss measures again. */
+#define MSG_SEEN 256
+struct msg_seen {
+	const char *msg;
+	size_t len;
+	bool plain;
+};
+
 /* The FailedNodes-style map of the nodes with outcome which, keys sorted, a repeated name once
  * with its last message. */
 static int
@@ -948,6 +972,8 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 {
 	int r = 0;
 	size_t k = 0;
+	struct msg_seen seen[MSG_SEEN];
+	memset(seen, 0, sizeof(seen));
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which)
 			idx[k++] = (struct name_idx){ a->node_names[i], i };
@@ -958,9 +984,15 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 		if (j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
 			continue; /* the later message wins, as a Go map assignment would */
 		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
-		size_t ml = strlen(msg);
-		/* plain ASCII, the usual message, is valid and written as it is */
-		bool plain = rf_gojson_plain_prefix(msg, ml) == ml;
+		struct msg_seen *ms = &seen[((uintptr_t)msg >> 4) % MSG_SEEN];
+		if (ms->msg != msg) {
+			ms->msg = msg;
+			ms->len = strlen(msg);
+			/* plain ASCII, the usual message, is valid and written as it is */
+			ms->plain = rf_gojson_plain_prefix(msg, ms->len) == ms->len;
+		}
+		size_t ml = ms->len;
+		bool plain = ms->plain;
 		if (!plain && !valid_utf8(msg, ml)) {
 			r = -ENOMEM; /* as json_string() refusing it in failed_map() */
 			break;
@@ -1032,9 +1064,10 @@ rf_extender_write_priority_list(const struct rf_extender_args *a, const int *sco
 	rf_strbuf_putc(out, '[');
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		const char *name = a->node_names[i];
-		size_t nl = strlen(name);
+		bool plain;
+		size_t nl = plain_len(name, &plain);
 		char e[160];
-		if (nl <= 100 && rf_gojson_plain_prefix(name, nl) == nl) {
+		if (nl <= 100 && plain) {
 			/* the usual entry in one piece: {"Host":"name","Score":n} */
 			size_t k = 0;
 			if (i)

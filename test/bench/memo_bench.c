@@ -6,9 +6,12 @@
  * Loads the snapshot, adds one pending Job worker (the next pod of job-0: one GPU and one NIC
  * with a pcieRoot matchAttribute, its own claim) and judges every node for it as filter does
  * (rf_judge_node with messages, on this one thread), twice: the first fills the table, the
- * second is what a remembered filter costs. Then EVENTS layout events, alternating one
- * ResourceSlice (an attribute of a device) and one Node label (its block), as the live store
- * hands them over (the slice parsed, new arrays of the same claims and pods). Each event is built
+ * second is what a remembered filter costs. Then EVENTS layout events, in turn one
+ * ResourceSlice (an attribute of a device), one Node label (its block), a node added (a Node
+ * object of a new name, no slices yet), a DeviceClass the pod does not name added or removed, the
+ * node added before removed (its Node object), and the GPU class the pod names changed (a clause
+ * selecting the same devices) or changed back, as the live store hands them over (the slice
+ * parsed, new arrays of the same claims and pods). Each event is built
  * twice from the same generation: as railfit does (the table carried, only the rebuilt node
  * judged again) and with a new table (rf_cluster_objects.fresh_memo: what every such event cost
  * before); every node is then judged on both, in alternating order, in thread CPU time, and the
@@ -108,42 +111,129 @@ judge_all(const struct rf_cluster *c, const json_t *pod, struct rf_judge_scratch
 	return r;
 }
 
-enum { EV_SLICE, EV_NODE, EV_COUNT };
-static const char *const ev_names[EV_COUNT] = { "one ResourceSlice (a device attribute)",
-						"one Node label (its block)" };
+enum { EV_SLICE, EV_NODE, EV_NODE_ADD, EV_CLASS_OTHER, EV_NODE_DEL, EV_CLASS_POD, EV_COUNT };
+static const char *const ev_names[EV_COUNT] = {
+	"one ResourceSlice (a device attribute)",
+	"one Node label (its block)",
+	"a node added (its Node object)",
+	"a DeviceClass the pod does not name added or removed",
+	"a node removed (its Node object: the one added before)",
+	"the GPU class the pod names changed or changed back",
+};
+
+/* The object of arr named name, or -1. */
+static long
+find_named(const json_t *arr, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *md = json_object_get(json_array_get(arr, i), "metadata");
+		if (strcmp(json_string_value(json_object_get(md, "name")), name) == 0)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* A node added: a copy of node i's object under a new name, no slices (a node joining, before
+ * its drivers publish). */
+static json_t *
+added_node(const json_t *nodes, size_t i, size_t r)
+{
+	json_t *o = json_deep_copy(json_array_get(nodes, i));
+	json_t *md = json_object_get(o, "metadata");
+	char name[64];
+	snprintf(name, sizeof(name), "bench-node-%zu", r);
+	json_object_set_new(md, "name", json_string(name));
+	json_object_set_new(md, "uid", json_string(name));
+	if (json_is_object(json_object_get(md, "labels")))
+		json_object_set_new(json_object_get(md, "labels"), "kubernetes.io/hostname",
+				    json_string(name));
+	return o;
+}
 
 /* The objects after one layout event of kind ev (round r): new arrays, one object new. */
 static int
 layout_event(struct rf_cluster_objects *objs, struct rf_slice **recs, const struct rf_config *cfg,
 	     int ev, size_t r)
 {
-	json_t **arr = ev == EV_SLICE ? &objs->slices : &objs->nodes;
+	json_t **arr = ev == EV_SLICE                               ? &objs->slices
+		       : ev == EV_CLASS_OTHER || ev == EV_CLASS_POD ? &objs->classes
+								    : &objs->nodes;
 	size_t n = json_array_size(*arr), i = (r * 7919) % n;
-	json_t *o = json_deep_copy(json_array_get(*arr, i));
-	if (!o)
-		return -ENOMEM;
-	if (ev == EV_SLICE) {
-		json_t *d =
-			json_array_get(json_object_get(json_object_get(o, "spec"), "devices"), 0);
-		json_t *a = json_object_get(d, "attributes");
-		if (a)
-			json_object_set_new(a, "bench.railfit.io/round",
-					    json_pack("{s:I}", "int", (json_int_t)r));
-		struct rf_slice *rec;
-		if (rf_slice_parse(o, cfg, &rec) < 0)
-			return -ENOMEM;
-		rf_slice_unref(recs[i]);
-		recs[i] = rec;
+	json_t *next = NULL, *o = NULL;
+	char name[64];
+	if (ev == EV_NODE_ADD) {
+		next = copy_of(*arr);
+		json_array_append_new(next, added_node(*arr, i, r));
+	} else if (ev == EV_NODE_DEL) {
+		snprintf(name, sizeof(name), "bench-node-%zu", r);
+		long k = find_named(*arr, name);
+		if (k < 0)
+			return -ENOENT;
+		next = copy_of(*arr);
+		json_array_remove(next, (size_t)k);
+	} else if (ev == EV_CLASS_OTHER) {
+		/* added on odd rounds, removed on even ones */
+		long k = find_named(*arr, "bench-extra.example.com");
+		next = copy_of(*arr);
+		if (k >= 0)
+			json_array_remove(next, (size_t)k);
+		else
+			json_array_append_new(
+				next, json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:{s:s}}]}}", "kind",
+						"DeviceClass", "apiVersion", "resource.k8s.io/v1",
+						"metadata", "name", "bench-extra.example.com",
+						"spec", "selectors", "cel", "expression",
+						"device.driver == 'bench.example.com'"));
+	} else if (ev == EV_CLASS_POD) {
+		/* a clause that selects the same devices added, then taken away again */
+		long k = find_named(*arr, "gpu.nvidia.com");
+		if (k < 0)
+			return -ENOENT;
+		o = json_deep_copy(json_array_get(*arr, (size_t)k));
+		json_t *sel =
+			json_array_get(json_object_get(json_object_get(o, "spec"), "selectors"), 0);
+		json_t *cel = json_object_get(sel, "cel");
+		const char *e = json_string_value(json_object_get(cel, "expression"));
+		const char *tail = " && device.driver != 'bench.example.com'";
+		char buf[1024];
+		size_t el = e ? strlen(e) : 0, tl = strlen(tail);
+		if (!e)
+			return -ENOENT;
+		if (el > tl && strcmp(e + el - tl, tail) == 0)
+			snprintf(buf, sizeof(buf), "%.*s", (int)(el - tl), e);
+		else
+			snprintf(buf, sizeof(buf), "%s%s", e, tail);
+		json_object_set_new(cel, "expression", json_string(buf));
+		next = with(*arr, (size_t)k, o);
 	} else {
-		json_t *md = json_object_get(o, "metadata");
-		if (!json_is_object(json_object_get(md, "labels")))
-			json_object_set_new(md, "labels", json_object());
-		char b[32];
-		snprintf(b, sizeof(b), "b%zu", r % 4);
-		json_object_set_new(json_object_get(md, "labels"),
-				    "network.topology.kubernetes.io/block", json_string(b));
+		o = json_deep_copy(json_array_get(*arr, i));
+		if (!o)
+			return -ENOMEM;
+		if (ev == EV_SLICE) {
+			json_t *d = json_array_get(
+				json_object_get(json_object_get(o, "spec"), "devices"), 0);
+			json_t *a = json_object_get(d, "attributes");
+			if (a)
+				json_object_set_new(a, "bench.railfit.io/round",
+						    json_pack("{s:I}", "int", (json_int_t)r));
+			struct rf_slice *rec;
+			if (rf_slice_parse(o, cfg, &rec) < 0)
+				return -ENOMEM;
+			rf_slice_unref(recs[i]);
+			recs[i] = rec;
+		} else {
+			json_t *md = json_object_get(o, "metadata");
+			if (!json_is_object(json_object_get(md, "labels")))
+				json_object_set_new(md, "labels", json_object());
+			char b[32];
+			snprintf(b, sizeof(b), "b%zu", r % 4);
+			json_object_set_new(json_object_get(md, "labels"),
+					    "network.topology.kubernetes.io/block", json_string(b));
+		}
+		next = with(*arr, i, o);
 	}
-	json_t *next = with(*arr, i, o);
+	if (!next)
+		return -ENOMEM;
 	json_decref(*arr);
 	*arr = next;
 	json_t **same[] = { &objs->claims, &objs->pods };
@@ -208,9 +298,11 @@ main(int argc, char **argv)
 	       json_array_size(objs.pods), n_slices, json_array_size(objs.claims));
 
 	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
-	struct verdict *a = calloc(n_nodes, sizeof(*a)), *b = calloc(n_nodes, sizeof(*b));
+	/* nodes added by the events are judged too */
+	struct verdict *a = calloc(n_nodes + events + 1, sizeof(*a)),
+		       *b = calloc(n_nodes + events + 1, sizeof(*b));
 	double *cpu[2][EV_COUNT], *fresh[2][EV_COUNT];
-	size_t n_ev[EV_COUNT] = { 0 }, passed = 0;
+	size_t n_ev[EV_COUNT] = { 0 }, carried_ev[EV_COUNT] = { 0 }, passed = 0;
 	struct judged j1, j2;
 	if (!scratch || !a || !b || judge_all(gen, pod, scratch, a, &j1) < 0 ||
 	    judge_all(gen, pod, scratch, a, &j2) < 0)
@@ -230,8 +322,10 @@ main(int argc, char **argv)
 	size_t patched = 0, carried = 0;
 	for (size_t r = 0; r < events; r++) {
 		int ev = (int)(r % EV_COUNT);
-		if (layout_event(&objs, recs, &cfg, ev, r / EV_COUNT + 1) < 0)
+		if (layout_event(&objs, recs, &cfg, ev, r / EV_COUNT + 1) < 0) {
+			fprintf(stderr, "event %zu (%s): cannot make it\n", r, ev_names[ev]);
 			return 1;
+		}
 		struct rf_cluster_objects fo = objs;
 		fo.fresh_memo = true;
 		struct rf_cluster *next = NULL, *cold = NULL;
@@ -240,6 +334,11 @@ main(int argc, char **argv)
 			return 1;
 		patched += rf_cluster_layout_patched(next);
 		carried += rf_cluster_memo(next) == rf_cluster_memo(gen);
+		carried_ev[ev] += rf_cluster_memo(next) == rf_cluster_memo(gen);
+		if (rf_cluster_n_nodes(next) > n_nodes + events) {
+			fprintf(stderr, "event %zu: more nodes than expected\n", r);
+			return 1;
+		}
 		/* alternate which one is judged first, so that neither always finds caches warm */
 		struct judged jn, jc;
 		int rc = r % 4 < 2 ? judge_all(next, pod, scratch, a, &jn) ||
@@ -248,7 +347,7 @@ main(int argc, char **argv)
 					     judge_all(next, pod, scratch, a, &jn);
 		if (rc)
 			return 1;
-		for (size_t i = 0; i < n_nodes; i++)
+		for (size_t i = 0; i < rf_cluster_n_nodes(next); i++)
 			if (a[i].verdict != b[i].verdict || a[i].score != b[i].score ||
 			    (a[i].msg && strcmp(a[i].msg, b[i].msg ? b[i].msg : "") != 0) ||
 			    (!a[i].msg != !b[i].msg)) {
@@ -276,10 +375,11 @@ main(int argc, char **argv)
 			qsort(cpu[k][e], n, sizeof(double), cmp_double);
 			qsort(fresh[k][e], n, sizeof(double), cmp_double);
 		}
-		printf("  %s, %zu events: table carried %.2f ms (%.2f), %.0f evaluated; new table "
-		       "%.2f ms (%.2f), %.0f evaluated\n",
-		       ev_names[e], n, cpu[0][e][n / 2], cpu[0][e][n - 1], cpu[1][e][n / 2],
-		       fresh[0][e][n / 2], fresh[0][e][n - 1], fresh[1][e][n / 2]);
+		printf("  %s, %zu events (%zu carried the table): table carried %.2f ms (%.2f), "
+		       "%.0f evaluated; new table %.2f ms (%.2f), %.0f evaluated\n",
+		       ev_names[e], n, carried_ev[e], cpu[0][e][n / 2], cpu[0][e][n - 1],
+		       cpu[1][e][n / 2], fresh[0][e][n / 2], fresh[0][e][n - 1],
+		       fresh[1][e][n / 2]);
 	}
 	return 0;
 }

@@ -10,6 +10,8 @@
 #include "alloc/demand.h"
 #include "alloc/evaluate.h"
 #include "alloc/memo.h"
+#include "alloc/model/json_get.h"
+#include "alloc/model/slice.h"
 #include "alloc/rail_target.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
@@ -56,8 +58,9 @@ judge(struct fixture *f, json_t *p, const char *node, bool need_msg, struct judg
 	ck_assert_int_eq(rf_judge_begin(f->c, &d, &ctx), 0);
 	ck_assert_ptr_nonnull(ctx.shape);
 	const struct rf_node *n = rf_cluster_node(f->c, node);
-	*ret_hit = rf_memo_lookup(ctx.shape, n->idx, rf_node_use(f->c, n)->fp, n->rev, 0, ctx.ident,
-				  need_msg, &probe);
+	/* a node not in the cache is never remembered */
+	*ret_hit = n && rf_memo_lookup(ctx.shape, n->idx, rf_node_use(f->c, n)->fp, n->rev, 0,
+				       ctx.ident, need_msg, &probe);
 	ck_assert_int_eq(rf_judge_node(&ctx, node, need_msg, scratch, &ret->j), 0);
 	/* the failure message as filter sends it, remembered or not */
 	char *fm = ret->j.filter_msg ? NULL : rf_filter_message(ret->j.msg ? ret->j.msg : "");
@@ -181,6 +184,66 @@ START_TEST(test_memo_shapes_differ)
 	json_decref(p);
 	for (size_t i = 0; i < 5; i++)
 		free(shapes[i]);
+	fixture_release(&f);
+}
+END_TEST
+
+/* Nodes that fail alike share one copy of the failure message in the shape; another pod's
+ * (naming its own claim) is another text, and each is what a fresh evaluation says. */
+START_TEST(test_memo_failure_messages_shared)
+{
+	struct fixture f;
+	fixture_init(&f);
+	const char *held[] = {
+		"gpu.nvidia.com:gpu-0",     "gpu.nvidia.com:gpu-1",     "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3",     "gpu.nvidia.com:gpu-4",     "gpu.nvidia.com:gpu-5",
+		"dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL
+	};
+	const char *names[] = { "c", "d", "e" };
+	for (size_t i = 0; i < 3; i++) {
+		char claim[16];
+		fixture_add_hgx(&f, names[i]);
+		snprintf(claim, sizeof(claim), "%s-used", names[i]);
+		fixture_add_claim(&f, "ml", claim, SPEC_GPU_ONLY, names[i], held);
+	}
+	fixture_add_claim(&f, "ml", "first", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_add_claim(&f, "ml", "second", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	fixture_build(&f);
+	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
+	struct rf_node_eval *e = malloc(sizeof(*e));
+	ck_assert(scratch && e);
+	const char *shared[2] = { NULL, NULL };
+	const char *claims[2] = { "first", "second" };
+	for (size_t p = 0; p < 2; p++) {
+		json_t *pod = fixture_pod("w", claims[p], NULL);
+		struct rf_demand d;
+		struct rf_judge_ctx ctx;
+		struct rf_judgement j;
+		ck_assert_int_eq(rf_demand_resolve(f.c, pod, &d), 0);
+		ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
+		for (size_t i = 0; i < 3; i++) /* evaluated and remembered */
+			ck_assert_int_eq(rf_judge_node(&ctx, names[i], true, scratch, &j), 0);
+		for (size_t i = 0; i < 3; i++) {
+			ck_assert_int_eq(rf_judge_node(&ctx, names[i], true, scratch, &j), 0);
+			ck_assert(j.picks != scratch->picks); /* remembered */
+			ck_assert_int_ne(j.verdict, RF_VERDICT_PASS);
+			ck_assert_ptr_nonnull(j.filter_msg);
+			ck_assert_int_eq(rf_evaluate_node(f.c, &d, names[i], false, e), 0);
+			char *want = rf_filter_message(e->reasons[0]);
+			ck_assert_str_eq(j.filter_msg, want);
+			free(want);
+			if (!shared[p])
+				shared[p] = j.filter_msg;
+			ck_assert_ptr_eq(j.filter_msg, shared[p]); /* one copy */
+		}
+		ck_assert_msg(strstr(shared[p], claims[p]), "%s", shared[p]);
+		rf_judge_end(&ctx);
+		rf_demand_release(&d);
+		json_decref(pod);
+	}
+	ck_assert_str_ne(shared[0], shared[1]);
+	free(scratch);
+	free(e);
 	fixture_release(&f);
 }
 END_TEST
@@ -415,6 +478,415 @@ START_TEST(test_group_rail_target)
 }
 END_TEST
 
+/* ---- the table carried across patched layouts: nodes joining and leaving, DeviceClasses ---- */
+
+/* The fixture's objects handed over as the live store does: new arrays sharing the objects that
+ * stay, slices parsed once into records (a layout from records is patched, not built anew). */
+struct live {
+	struct fixture f;
+	const json_t **keys; /* the slice objects recs were parsed from */
+	struct rf_slice **recs;
+	size_t n_recs;
+};
+
+/* New arrays of the same objects: what the next change edits (the previous generation holds the
+ * old ones). */
+static void
+live_arrays(struct live *l)
+{
+	json_t **arrs[] = { &l->f.objs.nodes,      &l->f.objs.pods,    &l->f.objs.slices,
+			    &l->f.objs.claims,     &l->f.objs.classes, &l->f.objs.templates,
+			    &l->f.objs.taint_rules };
+	for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++) {
+		json_t *copy = json_copy(*arrs[i]); /* shallow: the same elements */
+		ck_assert_ptr_nonnull(copy);
+		json_decref(*arrs[i]);
+		*arrs[i] = copy;
+	}
+}
+
+/* The next generation from the current one (f.c; none: the first), its slices' records the
+ * previous ones for the same objects. */
+static struct rf_cluster *
+live_next(struct live *l)
+{
+	size_t n = json_array_size(l->f.objs.slices);
+	const json_t **keys = calloc(n + 1, sizeof(*keys));
+	struct rf_slice **recs = calloc(n + 1, sizeof(*recs));
+	ck_assert(keys && recs);
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = json_array_get(l->f.objs.slices, i);
+		for (size_t k = 0; k < l->n_recs && !recs[i]; k++)
+			if (l->keys[k] == keys[i]) {
+				recs[i] = l->recs[k];
+				l->recs[k] = NULL;
+			}
+		if (!recs[i])
+			ck_assert_int_eq(rf_slice_parse(keys[i], &l->f.cfg, &recs[i]), 0);
+	}
+	for (size_t k = 0; k < l->n_recs; k++)
+		rf_slice_unref(l->recs[k]);
+	free(l->recs);
+	free(l->keys);
+	l->recs = recs;
+	l->keys = keys;
+	l->n_recs = n;
+	struct rf_cluster_objects o = l->f.objs;
+	o.slice_recs = recs;
+	o.n_slice_recs = n;
+	struct rf_cluster *g = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(l->f.c, &o, &l->f.cfg, l->f.cel, false, &g), 0);
+	return g;
+}
+
+/* The next generation becomes the fixture's; @return whether it carried the previous table. */
+#define live_step(l) live_step_at(l, __LINE__)
+static bool
+live_step_at(struct live *l, int line)
+{
+	struct rf_cluster *g = live_next(l);
+	bool carried = l->f.c && rf_cluster_memo(g) == rf_cluster_memo(l->f.c);
+	ck_assert_msg(!l->f.c || rf_cluster_layout_patched(g), "line %d: built in full", line);
+	rf_cluster_unref(l->f.c);
+	l->f.c = g;
+	return carried;
+}
+
+static void
+live_release(struct live *l)
+{
+	for (size_t k = 0; k < l->n_recs; k++)
+		rf_slice_unref(l->recs[k]);
+	free(l->recs);
+	free(l->keys);
+	fixture_release(&l->f);
+}
+
+/* The index of the element of arr whose metadata.name is name. */
+static size_t
+named(const json_t *arr, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		const json_t *o = json_array_get(arr, i);
+		if (strcmp(json_string_value(rf_jpath(o, "metadata.name")), name) == 0)
+			return i;
+	}
+	ck_abort_msg("no %s", name);
+	return 0;
+}
+
+/* The slices of node (by spec.nodeName) taken out of the objects, as new references. */
+static size_t
+take_slices(struct live *l, const char *node, json_t **out)
+{
+	size_t n = 0;
+	for (size_t i = json_array_size(l->f.objs.slices); i-- > 0;) {
+		json_t *s = json_array_get(l->f.objs.slices, i);
+		const char *sn = json_string_value(rf_jpath(s, "spec.nodeName"));
+		if (sn && strcmp(sn, node) == 0) {
+			out[n++] = json_incref(s);
+			json_array_remove(l->f.objs.slices, i);
+		}
+	}
+	return n;
+}
+
+/* Judge node for pod p on the current generation (judge() compares it with a fresh evaluation
+ * there): whether it was remembered, and its verdict. */
+static bool
+remembered(struct live *l, json_t *p, const char *node, enum rf_verdict *ret_verdict)
+{
+	struct judged *j = malloc(sizeof(*j));
+	bool hit;
+	ck_assert_ptr_nonnull(j);
+	judge(&l->f, p, node, true, j, &hit);
+	if (ret_verdict)
+		*ret_verdict = j->j.verdict;
+	free(j);
+	return hit;
+}
+
+/* a and c as in cluster() (c mostly held) and six more nodes (so that the holes a node leaves
+ * stay below the patch's bound), the first generation built for DRA version v */
+static void
+live_cluster(struct live *l, enum rf_dra_version v)
+{
+	memset(l, 0, sizeof(*l));
+	fixture_init(&l->f);
+	l->f.cfg.kube.dra_version = v;
+	l->f.cfg.kube.dra_patch = -1;
+	const char *names[] = { "a", "c", "d", "e", "f", "g", "h", "i" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		fixture_add_hgx(&l->f, names[i]);
+	const char *c_held[] = {
+		"gpu.nvidia.com:gpu-0",     "gpu.nvidia.com:gpu-1",     "gpu.nvidia.com:gpu-2",
+		"gpu.nvidia.com:gpu-3",     "gpu.nvidia.com:gpu-4",     "gpu.nvidia.com:gpu-5",
+		"dra.net:pci-0000-ce-00-0", "dra.net:pci-0000-dc-00-0", NULL
+	};
+	fixture_add_claim(&l->f, "ml", "c-used", SPEC_GPU_ONLY, "c", c_held);
+	fixture_add_claim(&l->f, "ml", "first", SPEC_GPU_NIC_ALIGNED, NULL, NULL);
+	live_step(l);
+}
+
+/* A node joins (its Node object, then its drivers' slices), leaves (its slices, then its Node
+ * object: a hole at its index) and returns under the same name, each step a patched layout that
+ * keeps the table: the other nodes' verdicts stay remembered, and the node that changed is
+ * judged again every time, equal to a fresh evaluation (judge()): a verdict remembered for it
+ * before (without devices, with them) is never served after. */
+START_TEST(test_memo_carried_across_node_join_and_leave)
+{
+	struct live l;
+	enum rf_verdict v;
+	json_t *sl[4];
+	live_cluster(&l, RF_DRA_1_37);
+	json_t *p = fixture_pod("w", "first", NULL);
+	json_t *pe = fixture_pod("pe", NULL, "\"kubernetes.io/egress-bandwidth\":\"150G\"");
+	ck_assert(!remembered(&l, pe, "a", NULL));
+	ck_assert(!remembered(&l, p, "a", &v));
+	ck_assert_int_eq(v, RF_VERDICT_PASS);
+	ck_assert(!remembered(&l, p, "c", &v));
+	ck_assert_int_ne(v, RF_VERDICT_PASS);
+	const struct rf_memo *m0 = rf_cluster_memo(l.f.c);
+	size_t n0 = rf_cluster_n_nodes(l.f.c);
+
+	for (int round = 0; round < 2; round++) {
+		/* b's Node object: a new index, no devices yet */
+		live_arrays(&l);
+		fixture_add_hgx(&l.f, "b");
+		ck_assert_uint_eq(take_slices(&l, "b", sl), 2);
+		ck_assert(live_step(&l));
+		const struct rf_node *b = rf_cluster_node(l.f.c, "b");
+		ck_assert_ptr_nonnull(b);
+		ck_assert_uint_eq(b->idx, n0 + (size_t)round); /* after every index, holes too */
+		ck_assert(remembered(&l, p, "a", NULL));
+		ck_assert(remembered(&l, p, "c", NULL));
+		ck_assert(!remembered(&l, p, "b", &v));
+		ck_assert_int_ne(v, RF_VERDICT_PASS);
+		ck_assert(remembered(&l, p, "b", NULL));
+		/* a pod asking front-end egress: b has no NIC for it, until its annotation says
+		 * how much it has (b copied at its index, the same usage: only its rev tells) */
+		ck_assert(!remembered(&l, pe, "b", &v));
+		ck_assert_int_ne(v, RF_VERDICT_PASS);
+		live_arrays(&l);
+		json_t *nj =
+			json_deep_copy(json_array_get(l.f.objs.nodes, named(l.f.objs.nodes, "b")));
+		json_t *meta = json_object_get(nj, "metadata");
+		json_object_set_new(meta, "annotations",
+				    json_pack("{s:s}", "railfit.io/frontend-bandwidth", "400G"));
+		json_array_set_new(l.f.objs.nodes, named(l.f.objs.nodes, "b"), nj);
+		ck_assert(live_step(&l));
+		ck_assert_uint_eq(rf_cluster_node(l.f.c, "b")->idx, n0 + (size_t)round);
+		ck_assert(!remembered(&l, pe, "b", &v));
+		ck_assert_int_eq(v, RF_VERDICT_PASS);
+		ck_assert(remembered(&l, pe, "a", NULL));
+		/* its drivers publish: b rebuilt, judged again, and fits */
+		live_arrays(&l);
+		for (size_t i = 0; i < 2; i++)
+			json_array_append_new(l.f.objs.slices, sl[i]);
+		ck_assert(live_step(&l));
+		ck_assert(remembered(&l, p, "a", NULL));
+		ck_assert(!remembered(&l, p, "b", &v));
+		ck_assert_int_eq(v, RF_VERDICT_PASS);
+		ck_assert(remembered(&l, p, "b", NULL));
+		/* b leaves: its slices go (b judged again: fails), then its Node object */
+		live_arrays(&l);
+		ck_assert_uint_eq(take_slices(&l, "b", sl), 2);
+		json_decref(sl[0]);
+		json_decref(sl[1]);
+		ck_assert(live_step(&l));
+		ck_assert(!remembered(&l, p, "b", &v));
+		ck_assert_int_ne(v, RF_VERDICT_PASS);
+		live_arrays(&l);
+		json_array_remove(l.f.objs.nodes, named(l.f.objs.nodes, "b"));
+		ck_assert(live_step(&l));
+		ck_assert_ptr_null(rf_cluster_node(l.f.c, "b"));
+		ck_assert_uint_eq(rf_cluster_n_nodes(l.f.c), n0); /* listed without holes */
+		ck_assert(remembered(&l, p, "a", &v));
+		ck_assert_int_eq(v, RF_VERDICT_PASS);
+		ck_assert(remembered(&l, p, "c", NULL));
+		/* a node not in the cache: not remembered, fails */
+		ck_assert(!remembered(&l, p, "b", &v));
+		ck_assert_int_ne(v, RF_VERDICT_PASS);
+	}
+	/* one table all along */
+	ck_assert_ptr_eq(rf_cluster_memo(l.f.c), m0);
+	json_decref(pe);
+	json_decref(p);
+	live_release(&l);
+}
+END_TEST
+
+/* More nodes join than the table has room for (rf_memo_slots): a new table, and every node,
+ * the ones past the old table's room included, judged and then remembered. */
+START_TEST(test_memo_new_table_past_its_room)
+{
+	struct live l;
+	enum rf_verdict v;
+	live_cluster(&l, RF_DRA_1_37);
+	json_t *p = fixture_pod("w", "first", NULL);
+	ck_assert(!remembered(&l, p, "a", NULL));
+	const struct rf_memo *m0 = rf_cluster_memo(l.f.c);
+	size_t room = rf_memo_slots(m0), n = rf_cluster_n_nodes(l.f.c);
+	ck_assert_uint_gt(room, n);
+	live_arrays(&l);
+	char name[32];
+	for (size_t i = 0; n + i < room; i++) {
+		snprintf(name, sizeof(name), "n%03zu", i);
+		fixture_add_node(&l.f, name, NULL, NULL);
+	}
+	ck_assert(live_step(&l)); /* room for exactly these */
+	ck_assert(remembered(&l, p, "a", NULL));
+	live_arrays(&l);
+	fixture_add_node(&l.f, "zz-one-more", NULL, NULL);
+	ck_assert(!live_step(&l));
+	ck_assert_uint_eq(rf_cluster_n_nodes(l.f.c), room + 1);
+	ck_assert_uint_gt(rf_memo_slots(rf_cluster_memo(l.f.c)), room + 1);
+	ck_assert(!remembered(&l, p, "a", &v));
+	ck_assert_int_eq(v, RF_VERDICT_PASS);
+	ck_assert(!remembered(&l, p, "zz-one-more", &v));
+	ck_assert_int_ne(v, RF_VERDICT_PASS);
+	ck_assert(remembered(&l, p, "zz-one-more", NULL));
+	ck_assert(remembered(&l, p, "a", NULL));
+	json_decref(p);
+	live_release(&l);
+}
+END_TEST
+
+static json_t *
+gpu_class(const char *name, const char *expr, const char *ern, const char *created)
+{
+	json_t *c =
+		json_pack("{s:s, s:{s:s}, s:{s:[{s:{s:s}}]}}", "kind", "DeviceClass", "metadata",
+			  "name", name, "spec", "selectors", "cel", "expression", expr);
+	ck_assert_ptr_nonnull(c);
+	if (ern)
+		json_object_set_new(json_object_get(c, "spec"), "extendedResourceName",
+				    json_string(ern));
+	if (created)
+		json_object_set_new(json_object_get(c, "metadata"), "creationTimestamp",
+				    json_string(created));
+	return c;
+}
+
+/* The class at name becomes c (NULL: removed; no such class: added). */
+static void
+put_class_obj(struct live *l, const char *name, json_t *c)
+{
+	live_arrays(l);
+	json_t *arr = l->f.objs.classes;
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		if (strcmp(json_string_value(rf_jpath(json_array_get(arr, i), "metadata.name")),
+			   name) == 0) {
+			if (c)
+				json_array_set_new(arr, i, c);
+			else
+				json_array_remove(arr, i);
+			return;
+		}
+	ck_assert_ptr_nonnull(c);
+	json_array_append_new(arr, c);
+}
+
+/* DeviceClasses change under a carried table: the class the pod's claim names changed (its
+ * verdicts judged again, never the old class's), changed back (the old class's verdicts hold
+ * again: the same selectors), removed (the demand is unknown: nothing remembered) and added
+ * back, an unrelated class added (verdicts kept); and the class serving an extended resource
+ * replaced by a newer one selecting other devices. Every judgement equals a fresh evaluation. */
+START_TEST(test_memo_carried_across_class_changes)
+{
+	struct live l;
+	enum rf_verdict v;
+	struct rf_demand d;
+	live_cluster(&l, RF_DRA_1_37);
+	const struct rf_memo *m0 = rf_cluster_memo(l.f.c);
+	json_t *p = fixture_pod("w", "first", NULL);
+	json_t *gpu = json_incref(
+		json_array_get(l.f.objs.classes, named(l.f.objs.classes, "gpu.nvidia.com")));
+	ck_assert(!remembered(&l, p, "a", &v));
+	ck_assert_int_eq(v, RF_VERDICT_PASS);
+
+	/* the GPU class selects nothing: a judged again, fails */
+	put_class_obj(&l, "gpu.nvidia.com",
+		      gpu_class("gpu.nvidia.com", "device.driver == 'no-such-driver'", NULL, NULL));
+	ck_assert(live_step(&l));
+	ck_assert(!remembered(&l, p, "a", &v));
+	ck_assert_int_ne(v, RF_VERDICT_PASS);
+	ck_assert(remembered(&l, p, "a", NULL));
+	/* back as it was: the first verdicts hold again */
+	put_class_obj(&l, "gpu.nvidia.com", json_deep_copy(gpu));
+	ck_assert(live_step(&l));
+	ck_assert(remembered(&l, p, "a", &v));
+	ck_assert_int_eq(v, RF_VERDICT_PASS);
+	/* removed: the demand is unknown, nothing to remember */
+	put_class_obj(&l, "gpu.nvidia.com", NULL);
+	ck_assert(live_step(&l));
+	ck_assert_int_eq(rf_demand_resolve(l.f.c, p, &d), 0);
+	ck_assert_int_eq(d.kind, RF_DEMAND_UNKNOWN);
+	rf_demand_release(&d);
+	/* added back, selecting the NICs only: judged again, fails */
+	put_class_obj(&l, "gpu.nvidia.com",
+		      gpu_class("gpu.nvidia.com", "device.driver == 'dra.net'", NULL, NULL));
+	ck_assert(live_step(&l));
+	ck_assert(!remembered(&l, p, "a", &v));
+	ck_assert_int_ne(v, RF_VERDICT_PASS);
+	put_class_obj(&l, "gpu.nvidia.com", json_deep_copy(gpu));
+	ck_assert(live_step(&l));
+	ck_assert(remembered(&l, p, "a", &v));
+	ck_assert_int_eq(v, RF_VERDICT_PASS);
+	/* an unrelated class added: kept */
+	put_class_obj(&l, "extra", gpu_class("extra", "device.driver == 'x'", NULL, NULL));
+	ck_assert(live_step(&l));
+	ck_assert(remembered(&l, p, "a", NULL));
+
+	/* a pod asking nvidia.com/gpu: 1, served by the GPU class */
+	put_class_obj(&l, "gpu.nvidia.com",
+		      gpu_class("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com'",
+				"nvidia.com/gpu", "2020-01-01T00:00:00Z"));
+	ck_assert(live_step(&l));
+	json_t *xp = json_pack("{s:{s:s, s:s, s:s}, s:{s:[{s:s, s:{s:{s:s}}}]}}", "metadata",
+			       "name", "x", "namespace", "ml", "uid", "x-uid", "spec", "containers",
+			       "name", "main", "resources", "limits", "nvidia.com/gpu", "1");
+	ck_assert_ptr_nonnull(xp);
+	struct judged *j = malloc(sizeof(*j));
+	bool hit;
+	judge(&l.f, xp, "a", true, j, &hit);
+	ck_assert(!hit);
+	ck_assert_int_eq(j->j.verdict, RF_VERDICT_PASS);
+	ck_assert_uint_eq(j->j.n_picks, 1);
+	ck_assert_int_eq(j->j.picks[0].dev->kind, RF_DEV_GPU);
+	judge(&l.f, xp, "a", true, j, &hit);
+	ck_assert(hit);
+	/* a newer class names the resource and selects NICs: it serves it now */
+	put_class_obj(&l, "zz-newer",
+		      gpu_class("zz-newer", "device.driver == 'dra.net'", "nvidia.com/gpu",
+				"2030-01-01T00:00:00Z"));
+	ck_assert(live_step(&l));
+	judge(&l.f, xp, "a", true, j, &hit);
+	ck_assert(!hit);
+	ck_assert_uint_eq(j->j.n_picks, 1);
+	ck_assert_int_eq(j->j.picks[0].dev->kind, RF_DEV_NIC);
+	/* and gone again: the GPU class's verdict holds again */
+	put_class_obj(&l, "zz-newer", NULL);
+	ck_assert(live_step(&l));
+	judge(&l.f, xp, "a", true, j, &hit);
+	ck_assert(hit);
+	ck_assert_int_eq(j->j.picks[0].dev->kind, RF_DEV_GPU);
+	/* the extended resource no class serves: not railfit's business */
+	put_class_obj(&l, "gpu.nvidia.com", NULL);
+	ck_assert(live_step(&l));
+	ck_assert_int_eq(rf_demand_resolve(l.f.c, xp, &d), 0);
+	ck_assert_int_eq(d.kind, RF_DEMAND_NONE);
+	rf_demand_release(&d);
+
+	ck_assert_ptr_eq(rf_cluster_memo(l.f.c), m0);
+	free(j);
+	json_decref(xp);
+	json_decref(gpu);
+	json_decref(p);
+	live_release(&l);
+}
+END_TEST
+
 Suite *
 memo_suite(void)
 {
@@ -424,9 +896,13 @@ memo_suite(void)
 	tcase_add_test(tc, test_memo_failure_names_own_claim);
 	tcase_add_test(tc, test_memo_shapes_differ);
 	tcase_add_test(tc, test_memo_keyed_by_group_rails);
+	tcase_add_test(tc, test_memo_failure_messages_shared);
 	tcase_add_test(tc, test_group_rails_index);
 	tcase_add_test(tc, test_group_rail_target);
 	tcase_add_test(tc, test_next_generation_keeps_untouched_verdicts);
+	tcase_add_test(tc, test_memo_carried_across_node_join_and_leave);
+	tcase_add_test(tc, test_memo_new_table_past_its_room);
+	tcase_add_test(tc, test_memo_carried_across_class_changes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1412,7 +1412,9 @@ judge_all(const struct rf_cluster *g, const struct rf_cluster *prev, const struc
 		       rf_cluster_layout_patched(g) && prev != g;
 	for (size_t i = 0; i < rf_cluster_n_nodes(g); i++) {
 		const struct rf_node *n = rf_cluster_node_at(g, i);
-		bool rebuilt = carried && n->rev != rf_cluster_node_at(prev, i)->rev;
+		/* by name: nodes added or removed shift the order; one added is a new struct */
+		const struct rf_node *o = carried ? rf_cluster_node(prev, n->name) : NULL;
+		bool rebuilt = carried && (!o || n->rev != o->rev);
 		ck_assert_int_eq(rf_evaluate_node(g, &d, n->name, false, e), 0);
 		ck_assert_int_eq(rf_evaluate_node(full, &df, n->name, false, ef), 0);
 		for (int filter = 1; filter >= 0; filter--) {
@@ -1538,6 +1540,53 @@ START_TEST(test_memo_across_patched_layouts)
 }
 END_TEST
 
+/* Nodes joining and leaving (change_node_set), with DeviceClass, slice and claim changes between:
+ * the table carries across them (nodes added take the next indexes, removed ones leave holes),
+ * and on every generation every node judged through it decides as a fresh evaluation and a
+ * full build do; a node added or rebuilt is never remembered the first time. */
+START_TEST(test_memo_across_node_set_changes)
+{
+	struct world w;
+	world_init_nodes(&w, 61 + (uint64_t)_i, 8);
+	json_t *pg = group_pod(&w, SPEC_GPU_NIC_ALIGNED);
+	json_t *pods[] = { w.pending[0], w.pending[1], pg };
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	unsigned carried_set = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (size_t k = 0; k < sizeof(pods) / sizeof(pods[0]); k++)
+		judge_all(prev, NULL, prev, pods[k], &cnt, NULL);
+	for (int step = 0, n = chain_steps(30); step < n; step++) {
+		bool layout = true, set = false;
+		unsigned what = below(&w, 10);
+		if (what < 5)
+			layout = set = change_node_set(&w, step);
+		else if (what < 7)
+			change_class(&w, step);
+		else if (what < 9)
+			layout = change_slice(&w, step);
+		else
+			change_claim(&w), layout = false;
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		carried_set += set && rf_cluster_layout_patched(g) &&
+			       rf_cluster_memo(g) == rf_cluster_memo(prev);
+		for (size_t k = 0; k < sizeof(pods) / sizeof(pods[0]); k++)
+			judge_all(g, prev, full, pods[k], &cnt, NULL);
+		rf_cluster_unref(full);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	ck_assert_msg(carried_set > 0, "no node set change carried the table");
+	ck_assert_msg(cnt.carried_kept > 0, "kept %u", cnt.carried_kept);
+	rf_cluster_unref(prev);
+	json_decref(pg);
+	world_release(&w);
+}
+END_TEST
+
 /* The index of node's slice of driver's pool. */
 static size_t
 slice_of(struct world *w, const char *node, const char *driver)
@@ -1602,9 +1651,9 @@ release_pool(struct world *w, const char *driver, const char *pool)
  * fresh evaluation (judge_all). _i 3: a pod's allocated claim holds a device of X's pool, which
  * moves to node Z under the same names and gidx: on every other node the failure message must
  * name Z, not the X a remembered one would. _i 4: the DeviceClass the pod asks for selects
- * nothing any more: a new table, every node judged again. _i 5: Z's GPU slice changes and, in
- * the same build, X's object but for its labels and annotations: both are judged again (X's
- * status may say what a demand for extended resources reads). */
+ * nothing any more: the table carries, but the pod's shape is another, every node judged again. _i
+ * 5: Z's GPU slice changes and, in the same build, X's object but for its labels and annotations:
+ * both are judged again (X's status may say what a demand for extended resources reads). */
 START_TEST(test_memo_patch_judges_touched_node_again)
 {
 	struct world w;
@@ -1754,8 +1803,8 @@ START_TEST(test_memo_patch_judges_touched_node_again)
 	objs = objects(&w);
 	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
 	ck_assert(rf_cluster_layout_patched(g2));
-	/* a DeviceClass changed: a new table (selector results are keyed by nothing) */
-	ck_assert_int_eq(rf_cluster_memo(g2) == rf_cluster_memo(g1), _i != 4);
+	/* the table carries, a DeviceClass change too (the shape holds the class's selectors) */
+	ck_assert_ptr_eq(rf_cluster_memo(g2), rf_cluster_memo(g1));
 	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
 	memset(&cnt, 0, sizeof(cnt));
 	judge_all(g2, g1, full, pod, &cnt, hit);
@@ -2710,6 +2759,7 @@ patch_suite(void)
 	tcase_set_timeout(memo, 120);
 	tcase_add_loop_test(memo, test_memo_patch_judges_touched_node_again, 0, 6);
 	tcase_add_loop_test(memo, test_memo_across_patched_layouts, 0, 3);
+	tcase_add_loop_test(memo, test_memo_across_node_set_changes, 0, 3);
 	suite_add_tcase(s, memo);
 	TCase *classes = tcase_create("classes");
 	tcase_set_timeout(classes, 120);

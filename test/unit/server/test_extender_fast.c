@@ -439,6 +439,58 @@ START_TEST(test_fast_writer_messages)
 }
 END_TEST
 
+/* Many nodes sharing messages by address, as remembered failures do (the writer measures each
+ * address once): more addresses than it keeps, equal texts at other addresses, plain, escaped and
+ * non-ASCII ones, in an order that revisits them; the text equals the tree version's. */
+START_TEST(test_fast_writer_shared_messages)
+{
+	enum { NODES = 1500, TEXTS = 700 };
+	struct rf_extender_args a;
+	char err[256];
+	struct rf_strbuf body = { 0 };
+	rf_strbuf_puts(&body, "{\"Pod\":{},\"NodeNames\":[");
+	for (size_t i = 0; i < NODES; i++)
+		rf_strbuf_printf(&body, "%s\"node-%04zu\"", i ? "," : "", (i * 7919) % NODES);
+	rf_strbuf_puts(&body, "]}");
+	ck_assert_int_eq(rf_extender_args_parse(body.s, body.len, &a, err, sizeof(err)), 0);
+	char **texts = calloc(TEXTS, sizeof(*texts));
+	enum rf_filter_outcome *oc = calloc(NODES, sizeof(*oc));
+	const char **msgs = calloc(NODES, sizeof(*msgs));
+	ck_assert(texts && oc && msgs);
+	for (size_t t = 0; t < TEXTS; t++) {
+		char buf[320];
+		/* every third text repeats another's content at its own address */
+		size_t v = t % 3 == 2 ? t / 3 : t;
+		snprintf(buf, sizeof(buf), "%s message %zu%s",
+			 v % 5 == 0 ? "railfit: <escaped> & \"quoted\"" : "railfit: plain", v,
+			 v % 7 == 0 ? " caf\xc3\xa9 \xe2\x80\xa8" : "");
+		texts[t] = strdup(buf);
+		ck_assert_ptr_nonnull(texts[t]);
+	}
+	for (size_t i = 0; i < NODES; i++) {
+		oc[i] = (enum rf_filter_outcome)((i * 5 + 1) % 3);
+		msgs[i] = texts[(i * 31) % TEXTS];
+	}
+	json_t *tree = rf_extender_filter_result(&a, oc, msgs, NULL);
+	ck_assert_ptr_nonnull(tree);
+	size_t want_len;
+	char *want = rf_json_dump_go(tree, &want_len);
+	json_decref(tree);
+	struct rf_strbuf b = { 0 };
+	ck_assert_int_eq(rf_extender_write_filter_result(&a, oc, msgs, NULL, &b), 0);
+	ck_assert(b.len == want_len && memcmp(b.s, want, want_len) == 0);
+	rf_strbuf_release(&b);
+	free(want);
+	for (size_t t = 0; t < TEXTS; t++)
+		free(texts[t]);
+	free(texts);
+	free(oc);
+	free(msgs);
+	rf_strbuf_release(&body);
+	rf_extender_args_release(&a);
+}
+END_TEST
+
 /* The scanner on its own: types, spans, the canonical flag. */
 static enum rf_jscan_type
 scan(const char *text, bool *ret_canon, struct rf_jscan_span *ret_span)
@@ -573,6 +625,7 @@ extender_fast_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("write");
 	tcase_add_test(tc, test_fast_writer_messages);
+	tcase_add_test(tc, test_fast_writer_shared_messages);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("jscan");
 	tcase_add_test(tc, test_jscan_values);
