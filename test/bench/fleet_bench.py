@@ -322,6 +322,17 @@ def proc_mem_mb(pid):
     return out.get("VmRSS", float("nan")), out.get("VmHWM", float("nan"))
 
 
+def reset_peak(pid):
+    """Start VmHWM again from the current RSS (/proc/PID/clear_refs 5), so that the next reading
+    is the peak of what came since; False where the kernel does not allow it."""
+    try:
+        with open("/proc/%d/clear_refs" % pid, "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def proc_cpu_s(pid):
     """User + system CPU time of a process (all its threads), in seconds."""
     try:
@@ -846,6 +857,35 @@ def churn(a, tmp):
                 out["remove"] = wait_for(name, lambda st: st is None)
                 return out
 
+            def shared_pool_probe(seq):
+                """A pool served by every node (allNodes) published then deleted: a layout
+                event that is built in full, not patched (two layouts and two claim tables at
+                once). Its one device belongs to a driver no class names. Seconds from the put
+                or delete to /debug/nodes/{first node} showing it."""
+                before = node_state(first_node)
+                s = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                     "metadata": {"name": "bench-shared-%d" % seq},
+                     "spec": {"driver": "bench.railfit.io", "allNodes": True,
+                              "pool": {"name": "bench-shared-%d" % seq, "generation": 1,
+                                       "resourceSliceCount": 1},
+                              "devices": [{"name": "shared-0"}]}}
+                out = {}
+                t = time.monotonic()
+                api.put(s)
+                out["add"] = wait_for(first_node, lambda st: st == before + 1)
+                time.sleep(1.0)
+                api.delete("ResourceSlice", s["metadata"]["name"])
+                out["remove"] = wait_for(first_node, lambda st: st == before)
+                return out
+
+            # the peak of each phase: VmHWM read, then started again from the current RSS
+            peaks = {"start-up": hwm_ready}
+            can_reset = reset_peak(rf.proc.pid)
+
+            def phase_peak(label):
+                peaks[label] = proc_mem_mb(rf.proc.pid)[1]
+                reset_peak(rf.proc.pid)
+
             layout_builds0 = len(build_lags(rf.stderr()))
             slice_lags, node_lags = [], []
             for _ in range(5):
@@ -859,6 +899,15 @@ def churn(a, tmp):
                 time.sleep(1.0)
                 life.append(node_life_probe(k))
             life_builds1 = len(build_lags(rf.stderr()))
+            phase_peak("idle probes, layout and node events (patched)")
+            shared = []
+            for k in range(2):
+                time.sleep(1.0)
+                shared.append(shared_pool_probe(k))
+            time.sleep(0.2)  # the last build's log line follows its publication
+            shared_layouts = build_layouts(rf.stderr())[life_builds1:]
+            shared_build_ms = sorted(build_times(rf.stderr())[life_builds1:])
+            phase_peak("a pool on every node published and deleted (built in full)")
             layout_store = build_lags(rf.stderr())[layout_builds0:layout_builds1]
             layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:layout_builds1])
             patched_builds = build_layouts(rf.stderr())[layout_builds0:layout_builds1].count(
@@ -887,7 +936,8 @@ def churn(a, tmp):
             ingested = (wb.events_total(rf.url) - e0) / dt
             sent = driver.sent / dt
             unjudged = metric(rf.url, "railfit_unjudged_nodes_total")
-            _, hwm = proc_mem_mb(rf.proc.pid)
+            phase_peak("filter with and without churn")
+            hwm = max(peaks.values()) if can_reset else proc_mem_mb(rf.proc.pid)[1]
             alive = rf.alive()
             builds = build_times(rf.stderr())
             idle_builds, churn_builds = builds[:builds0], builds[builds0:]
@@ -957,6 +1007,18 @@ def churn(a, tmp):
         print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
               "layout patched)" % (life_build_ms[len(life_build_ms) // 2], life_build_ms[-1],
                                    len(life_build_ms), life_patched))
+    print("a pool on every node (allNodes) published, then deleted, while idle: shown %s; gone "
+          "%s" % (lagstr([x["add"] for x in shared]), lagstr([x["remove"] for x in shared])))
+    if shared_build_ms:
+        print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
+              "layout built in full)" % (shared_build_ms[len(shared_build_ms) // 2],
+                                         shared_build_ms[-1], len(shared_build_ms),
+                                         shared_layouts.count("rebuilt")))
+    if can_reset:
+        print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
+            "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)
+    else:
+        print("peak RSS by phase: not available (/proc/PID/clear_refs not writable)")
     if not alive:
         print("railfit exited during the run")
         return 1
