@@ -200,9 +200,10 @@ borrow_devices(struct rf_layout *l, struct rf_slice *s)
 }
 
 /* One pool from its slices (refs[0..n), one driver and pool, sorted by slice_cmp: newest
- * generation first); its devices are the slices' own when lend_ok and no other layout uses
- * them (borrow_devices: the live store keeps a slice's record across layouts, and two of them
- * exist at once while a layout is built in full), else copies. NULL on OOM. */
+ * generation first); its devices are the slices' own when lend_ok (one builder thread uses the
+ * records: rf_cluster_objects.lend_records) and no other layout uses them (borrow_devices: the
+ * live store keeps a slice's record across layouts, and two of them exist at once while a
+ * layout is built in full), else copies. NULL on OOM. */
 struct rf_pool *
 rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n, bool lend_ok)
 {
@@ -342,7 +343,7 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 		while (j < k && strcmp(refs[j]->driver, refs[i]->driver) == 0 &&
 		       strcmp(refs[j]->pool, refs[i]->pool) == 0)
 			j++;
-		struct rf_pool *p = rf_model_build_pool(c, refs + i, j - i, true);
+		struct rf_pool *p = rf_model_build_pool(c, refs + i, j - i, c->lend_devices);
 		if (!p)
 			goto out;
 		ndev_total += p->n_devices;

@@ -228,6 +228,8 @@ struct rf_cluster {
 	struct rf_patch *patch;
 	/* the build put claims relinked to its layout into the previous generation's table */
 	bool relinked_into;
+	/* its layout's pools may use their slices' devices in place (rf_model_build_pool) */
+	bool lend_devices;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */

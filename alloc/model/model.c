@@ -426,6 +426,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->expand = objs->expand;
 	c->expand_userdata = objs->expand_userdata;
 	c->walk_usage = objs->walk_usage;
+	c->lend_devices = !objs->slice_recs || objs->lend_records;
 	if (hold_objects(c, objs) < 0)
 		goto fail;
 	c->counts = (struct rf_cluster_counts){

@@ -83,6 +83,7 @@ build_generation(struct rf_app *app, struct rf_cluster_objects *objs, const char
 	 */
 	bool prepacked = objs->slice_recs != NULL;
 	bool packing = !prepacked && pthread_create(&helper, NULL, pack_objects, &job) == 0;
+	objs->lend_records = true; /* one build, on this thread */
 	int r = rf_cluster_build(objs, &app->cfg, app->cel, &gen);
 	if (packing)
 		pthread_join(helper, NULL);

@@ -423,6 +423,7 @@ START_TEST(test_model_lent_devices_as_published)
 	struct rf_cluster_objects o1 = f.objs;
 	o1.slice_recs = recs;
 	o1.n_slice_recs = 2;
+	o1.lend_records = true;
 	struct rf_cluster *g1 = NULL, *g2 = NULL, *g3 = NULL;
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &o1, &f.cfg, f.cel, false, &g1), 0);
 	ck_assert(atomic_load(&recs[0]->lent) && atomic_load(&recs[1]->lent));
