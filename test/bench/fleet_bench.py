@@ -65,7 +65,10 @@ generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the s
 and from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
-window and the generation build. The start-up line gives railfit's CPU time from exec to ready
+window and the generation build. While idle it also publishes, then deletes, a ResourceSlice
+served by every node (allNodes, a driver no class names): a layout event railfit builds in full
+(two layouts and two claim tables at once), twice. The last line gives the peak RSS of each
+phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
 
