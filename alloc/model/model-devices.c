@@ -12,6 +12,7 @@
 #include "alloc/alloc-private.h"
 #include "alloc/model/model-private.h"
 #include "alloc/model/slice.h"
+#include "config/grow.h"
 
 static int
 dev_key_cmp(const char *driver, const char *pool, const char *name, const struct rf_device *d)
@@ -179,9 +180,30 @@ rf_pool_counter_set(const struct rf_pool *p, const char *name, unsigned slice,
 	return NULL;
 }
 
+/* The slice's devices themselves for the pools of l, when no other layout uses them: l holds the
+ * loan (and a reference) until its arena goes (rf_model_layout_unref). false when another layout
+ * has them, or on OOM: the caller copies them. */
+static bool
+borrow_devices(struct rf_layout *l, struct rf_slice *s)
+{
+	if (!l || atomic_exchange(&s->lent, true))
+		return false;
+	if (rf_grow(&l->lent, &l->cap_lent, l->n_lent + 1, sizeof(*l->lent)) < 0) {
+		atomic_store(&s->lent, false);
+		return false;
+	}
+	l->lent[l->n_lent++] = rf_slice_ref(s);
+	/* what the previous borrower set in them, undone */
+	for (size_t i = 0; i < s->n_devices; i++)
+		rf_slice_device_as_published(s, i, &s->devices[i]);
+	return true;
+}
+
 /* One pool from its slices (refs[0..n), one driver and pool, sorted by slice_cmp: newest
- * generation first); its devices are copies of the slices' (or, with lend, a slice only this
- * layout holds lends its own). NULL on OOM. */
+ * generation first); its devices are the slices' own when lend_ok (one builder thread uses the
+ * records: rf_cluster_objects.lend_records) and no other layout uses them (borrow_devices: the
+ * live store keeps a slice's record across layouts, and two of them exist at once while a
+ * layout is built in full), else copies. NULL on OOM. */
 struct rf_pool *
 rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n, bool lend_ok)
 {
@@ -228,9 +250,7 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 	if (!p->devices)
 		return NULL;
 	for (unsigned s = 0; s < p->n_slices; s++) {
-		/* a slice only this layout holds (parsed for it: a snapshot) lends its
-		 * devices themselves; a shared one (the live store's) a copy of each */
-		bool lend = lend_ok && atomic_load(&own[s]->refs) == 1;
+		bool lend = lend_ok && borrow_devices(c->layout, own[s]);
 		struct rf_device *copies =
 			lend ? own[s]->devices
 			     : rf_arena_calloc(c->arena, own[s]->n_devices + 1, sizeof(*copies));
@@ -242,8 +262,10 @@ rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n
 			/* the slice's device, with what this layout says about it: its
 			 * attributes and capacities stay the slice's */
 			struct rf_device *d = &copies[di];
-			if (!lend)
+			if (!lend) { /* as published: another layout may use the slice's own */
 				*d = own[s]->devices[di];
+				rf_slice_device_as_published(own[s], di, d);
+			}
 			d->pool = p;
 			d->slice = s;
 			d->idx = (unsigned)p->n_devices;
@@ -321,7 +343,7 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 		while (j < k && strcmp(refs[j]->driver, refs[i]->driver) == 0 &&
 		       strcmp(refs[j]->pool, refs[i]->pool) == 0)
 			j++;
-		struct rf_pool *p = rf_model_build_pool(c, refs + i, j - i, true);
+		struct rf_pool *p = rf_model_build_pool(c, refs + i, j - i, c->lend_devices);
 		if (!p)
 			goto out;
 		ndev_total += p->n_devices;

@@ -385,6 +385,8 @@ rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n, struct rf_po
 	return 0;
 }
 
+const char rf_model_numa_from_nic[] = "nic-on-root";
+
 /* A GPU without a NUMA attribute inherits it from a NIC on its PCIe root (DESIGN section 5). */
 static void
 inherit_numa(struct rf_node *n)
@@ -398,7 +400,7 @@ inherit_numa(struct rf_node *n)
 			if (o->loc.numa >= 0 && o->loc.pcie_root &&
 			    strcmp(o->loc.pcie_root, g->loc.pcie_root) == 0) {
 				g->loc.numa = o->loc.numa;
-				g->numa_source = "nic-on-root";
+				g->numa_source = rf_model_numa_from_nic;
 				break;
 			}
 		}

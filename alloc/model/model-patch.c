@@ -356,7 +356,7 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	struct rf_pool *np = NULL;
 	if (n) {
 		rf_model_sort_slices(refs, n);
-		np = rf_model_build_pool(k->c, refs, n, false);
+		np = rf_model_build_pool(k->c, refs, n, k->c->lend_devices);
 	}
 	free(refs);
 	if (!n && !old)

@@ -177,9 +177,11 @@ older_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *
 		return NULL;
 	for (unsigned s = 0; s < n_rel; s++)
 		for (size_t i = 0; i < rel[s]->n_devices; i++) {
-			const struct rf_device *o = &rel[s]->devices[i];
 			if (!rf_model_slice_device_serves(rel[s], i, n))
 				continue;
+			/* as published: a layout may have lent the older slice its devices */
+			struct rf_device pub = rel[s]->devices[i], *o = &pub;
+			rf_slice_device_as_published(rel[s], i, o);
 			const struct rf_device *cur =
 				rf_model_find_device(c, p->driver, p->name, o->name);
 			if (!cur || !same_device(o, cur)) {

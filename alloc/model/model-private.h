@@ -97,6 +97,10 @@ struct rf_layout {
 	void *own_pools, *own_devices, *own_nodes;
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
+	/* ResourceSlices whose devices its pools use themselves (struct rf_slice.lent), each
+	 * with a reference: the loans end when its arena goes */
+	struct rf_slice **lent;
+	size_t n_lent, cap_lent;
 };
 
 /* Claims and pods parsed once and reused by later generations of the same layout as long as the
@@ -224,6 +228,8 @@ struct rf_cluster {
 	struct rf_patch *patch;
 	/* the build put claims relinked to its layout into the previous generation's table */
 	bool relinked_into;
+	/* its layout's pools may use their slices' devices in place (rf_model_build_pool) */
+	bool lend_devices;
 };
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */
@@ -262,6 +268,8 @@ const char *rf_model_pool_problem(const struct rf_cluster *c, const struct rf_po
 const char *rf_model_pool_counters_problem(const struct rf_pool *p);
 
 /* model-nodes.c: nodes, pools on nodes, NUMA inheritance, the hwloc annotation, rails */
+/** numa_source of a GPU whose NUMA node came from a NIC on its PCIe root (this very string). */
+extern const char rf_model_numa_from_nic[];
 int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
 /** The Node's Ready condition (true when it has no conditions at all). */
 bool rf_model_node_ready(const json_t *node);

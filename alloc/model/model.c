@@ -150,6 +150,11 @@ rf_model_layout_unref(struct rf_layout *l)
 	pthread_mutex_destroy(&l->extra_lock);
 	rf_model_pool_nodes_free(l->pool_nodes);
 	rf_arena_free(l->arena);
+	for (size_t i = 0; i < l->n_lent; i++) { /* no pool uses their devices any more */
+		atomic_store(&l->lent[i]->lent, false);
+		rf_slice_unref(l->lent[i]);
+	}
+	free(l->lent);
 	struct rf_layout *base = l->base;
 	free(l);
 	rf_model_layout_unref(base);
@@ -414,6 +419,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->expand = objs->expand;
 	c->expand_userdata = objs->expand_userdata;
 	c->walk_usage = objs->walk_usage;
+	c->lend_devices = !objs->slice_recs || objs->lend_records;
 	if (hold_objects(c, objs) < 0)
 		goto fail;
 	c->counts = (struct rf_cluster_counts){

@@ -302,6 +302,11 @@ struct rf_cluster_objects {
 	 * previous generation's (what the first filter after a slice or Node label change cost
 	 * before; benchmarks) */
 	bool fresh_memo;
+	/* the caller builds generations from slice_recs on one thread at a time (the live store's
+	 * publisher, a snapshot's one build): a layout may then use a record's devices in place
+	 * (alloc/model/slice.h, `lent`) instead of copying them. Records parsed by the build itself
+	 * (no slice_recs) are its own: lent whatever this says. */
+	bool lend_records;
 };
 
 struct rf_cluster;

@@ -506,7 +506,32 @@ parse_devices(struct slice_parse *sp, struct strs *st, const struct rf_config *c
 		d->partition = rf_model_is_partition(d);
 		s->n_devices++;
 	}
+	bool tainted = false;
+	for (size_t i = 0; i < s->n_devices && !tainted; i++)
+		tainted = s->devices[i].n_taints > 0;
+	if (tainted) {
+		if (!(s->own_taints =
+			      rf_arena_calloc(s->arena, s->n_devices, sizeof(*s->own_taints))))
+			return -ENOMEM;
+		for (size_t i = 0; i < s->n_devices; i++)
+			s->own_taints[i] = (struct rf_taint_span){ s->devices[i].taints,
+								   s->devices[i].n_taints };
+	}
 	return 0;
+}
+
+void
+rf_slice_device_as_published(const struct rf_slice *s, size_t i, struct rf_device *d)
+{
+	d->pool = NULL;
+	d->slice = d->idx = d->gidx = 0;
+	d->taints = s->own_taints ? s->own_taints[i].v : NULL;
+	d->n_taints = s->own_taints ? s->own_taints[i].n : 0;
+	if (d->numa_source == rf_model_numa_from_nic) { /* derive_locality found none */
+		d->loc.numa = -1;
+		d->numa_source = NULL;
+	}
+	d->rail = -1;
 }
 
 /* Why the model skips the slice (the checks of the allocator's pool building): sets s->skip.
@@ -548,6 +573,7 @@ parse_into(const json_t *slice, const struct rf_config *cfg, struct rf_arena *ar
 		return -ENOMEM;
 	}
 	atomic_init(&s->refs, 1);
+	atomic_init(&s->lent, false);
 	if (!(s->arena = arena) || !(st.t = rf_strtab_new_sized(s->arena, 256)) ||
 	    rf_strtab_reserve(st.t, reserve) < 0)
 		goto fail;

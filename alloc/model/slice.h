@@ -4,7 +4,8 @@
  * JSON trees (a 10,000-slice fleet is most of a cluster's objects), so a changed slice costs its
  * own parse, not a re-parse of every slice.
  *
- * Immutable once parsed; reference counted (atomically): any thread may hold one. Pure logic. */
+ * Immutable once parsed (but for what a layout borrowing its devices sets in them: `lent`);
+ * reference counted (atomically): any thread may hold one. Pure logic. */
 #ifndef RF_ALLOC_SLICE_H
 #define RF_ALLOC_SLICE_H
 
@@ -42,6 +43,19 @@ struct rf_slice {
 	/* devices, as published; pool, slice, idx and gidx are the layout's to set on its copy */
 	struct rf_device *devices;
 	size_t n_devices;
+	/* Lent to a layout: its pool uses `devices` themselves instead of copies (~150 bytes a
+	 * device, a layout's largest part) and sets that layout's facts in them: pool and indexes,
+	 * DeviceTaintRules' taints, NUMA inherited from a NIC, rails. One layout at a time holds
+	 * the loan (until its arena goes); the others copy. rf_model_device_as_published() undoes
+	 * those facts: what a copy and the next loan start from. Lent and copied only by the one
+	 * thread building generations from these records. */
+	atomic_bool lent;
+	/* each device's taints as published (the rules' replace a lent device's), or NULL when
+	 * none has any */
+	struct rf_taint_span {
+		struct rf_taint *v;
+		size_t n;
+	} * own_taints;
 	/* warnings about parts of it, emitted by every layout that uses it: about its counters,
 	 * then about its devices (in device order) */
 	const char **counter_warnings, **device_warnings;
@@ -56,6 +70,10 @@ struct rf_slice {
  * @return 0, or -ENOMEM.
  */
 int rf_slice_parse(const json_t *slice, const struct rf_config *cfg, struct rf_slice **ret);
+
+/** Device i of s as published (*d a copy of s->devices[i], lent or not): what a layout sets in
+ * a device it uses (pool, indexes, rules' taints, inherited NUMA, rail) undone. */
+void rf_slice_device_as_published(const struct rf_slice *s, size_t i, struct rf_device *d);
 
 struct rf_slice *rf_slice_ref(struct rf_slice *s);
 /** Drop a reference. Accepts NULL. */

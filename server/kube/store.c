@@ -832,6 +832,7 @@ slices_snapshot(struct rf_store *s, struct rf_cluster_objects *o)
 	if (!recs)
 		return -ENOMEM;
 	o->slice_recs = recs;
+	o->lend_records = true; /* the publisher is the only builder */
 	for (size_t i = 0; i < s->slices.n; i++) {
 		if (json_array_append(o->slices, s->slices.v[i].blob) < 0)
 			return -ENOMEM;

@@ -6,6 +6,7 @@
 #define RF_SERVER_PACK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /** Compress src[0..n) into a new malloc'ed buffer. @return 0 or -ENOMEM. */
 int rf_pack(const char *src, size_t n, char **ret, size_t *ret_len);
@@ -17,7 +18,25 @@ int rf_pack(const char *src, size_t n, char **ret, size_t *ret_len);
  */
 int rf_unpack(const char *src, size_t n, char **ret, size_t *ret_len);
 
-/** Whether src starts like rf_pack() output. */
+/** Whether src starts like rf_pack() or rf_pack_with() output. */
 int rf_is_packed(const char *src, size_t n);
+
+/** Text a frame may refer back into as if it came before the frame's own (objects of one shape
+ * share most of theirs); its owner keeps it for as long as frames packed with it are read. */
+struct rf_pack_dict {
+	const char *text;
+	size_t len;
+};
+
+/** rf_pack() with a dictionary (none when NULL or empty), named id in the frame. */
+int rf_pack_with(const char *src, size_t n, const struct rf_pack_dict *dict, uint32_t id,
+		 char **ret, size_t *ret_len);
+
+/** The dictionary named id, or NULL. */
+typedef const struct rf_pack_dict *rf_pack_dict_fn(uint32_t id, void *userdata);
+
+/** rf_unpack() of frames that may name dictionaries (dicts may be NULL: -EINVAL for them). */
+int rf_unpack_with(const char *src, size_t n, rf_pack_dict_fn *dicts, void *userdata, char **ret,
+		   size_t *ret_len);
 
 #endif

@@ -65,7 +65,10 @@ generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the s
 and from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
-window and the generation build. The start-up line gives railfit's CPU time from exec to ready
+window and the generation build. While idle it also publishes, then deletes, a ResourceSlice
+served by every node (allNodes, a driver no class names): a layout event railfit builds in full
+(two layouts and two claim tables at once), twice. The last line gives the peak RSS of each
+phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
 
@@ -320,6 +323,17 @@ def proc_mem_mb(pid):
     except OSError:
         pass
     return out.get("VmRSS", float("nan")), out.get("VmHWM", float("nan"))
+
+
+def reset_peak(pid):
+    """Start VmHWM again from the current RSS (/proc/PID/clear_refs 5), so that the next reading
+    is the peak of what came since; False where the kernel does not allow it."""
+    try:
+        with open("/proc/%d/clear_refs" % pid, "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def proc_cpu_s(pid):
@@ -900,6 +914,38 @@ def churn(a, tmp):
                 out["remove"] = shows(lambda st: st is None)
                 return out
 
+            def shared_pool_probe(seq):
+                """A pool served by every node (allNodes) published then deleted: a layout
+                event that is built in full, not patched (two layouts and two claim tables at
+                once). Its one device belongs to a driver no class names. Seconds from the put
+                or delete to /debug/nodes/{first node} showing it."""
+                def devices(name):
+                    st = node_get(name)
+                    return None if st is None else len(st.get("devices") or [])
+
+                before = devices(first_node)
+                s = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                     "metadata": {"name": "bench-shared-%d" % seq},
+                     "spec": {"driver": "bench.railfit.io", "allNodes": True,
+                              "pool": {"name": "bench-shared-%d" % seq, "generation": 1,
+                                       "resourceSliceCount": 1},
+                              "devices": [{"name": "shared-0"}]}}
+                out = {}
+                api.put(s)
+                out["add"] = wait_until(lambda: devices(first_node) == before + 1)
+                time.sleep(1.0)
+                api.delete("ResourceSlice", s["metadata"]["name"])
+                out["remove"] = wait_until(lambda: devices(first_node) == before)
+                return out
+
+            # the peak of each phase: VmHWM read, then started again from the current RSS
+            peaks = {"start-up": hwm_ready}
+            can_reset = reset_peak(rf.proc.pid)
+
+            def phase_peak(label):
+                peaks[label] = proc_mem_mb(rf.proc.pid)[1]
+                reset_peak(rf.proc.pid)
+
             layout_builds0 = len(build_lags(rf.stderr()))
             slice_lags, node_lags = [], []
             for _ in range(5):
@@ -913,6 +959,15 @@ def churn(a, tmp):
                 time.sleep(1.0)
                 life.append(node_life_probe(k))
             life_builds1 = len(build_lags(rf.stderr()))
+            phase_peak("idle probes, layout and node events (patched)")
+            shared = []
+            for k in range(2):
+                time.sleep(1.0)
+                shared.append(shared_pool_probe(k))
+            time.sleep(0.2)  # the last build's log line follows its publication
+            shared_layouts = build_layouts(rf.stderr())[life_builds1:]
+            shared_build_ms = sorted(build_times(rf.stderr())[life_builds1:])
+            phase_peak("a pool on every node published and deleted (built in full)")
             layout_store = build_lags(rf.stderr())[layout_builds0:layout_builds1]
             layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:layout_builds1])
             patched_builds = build_layouts(rf.stderr())[layout_builds0:layout_builds1].count(
@@ -943,7 +998,8 @@ def churn(a, tmp):
             ingested = (wb.events_total(rf.url) - e0) / dt
             sent = driver.sent / dt
             unjudged = metric(rf.url, "railfit_unjudged_nodes_total")
-            _, hwm = proc_mem_mb(rf.proc.pid)
+            phase_peak("filter with and without churn")
+            hwm = max(peaks.values()) if can_reset else proc_mem_mb(rf.proc.pid)[1]
             alive = rf.alive()
             builds = build_times(rf.stderr())
             idle_builds, churn_builds = builds[:builds0], builds[builds0:]
@@ -1021,6 +1077,18 @@ def churn(a, tmp):
               "layout patched, %d sharing the layout: the pod events)" % (
                   life_build_ms[len(life_build_ms) // 2], life_build_ms[-1], len(life_build_ms),
                   life_patched, life_reused))
+    print("a pool on every node (allNodes) published, then deleted, while idle: shown %s; gone "
+          "%s" % (lagstr([x["add"] for x in shared]), lagstr([x["remove"] for x in shared])))
+    if shared_build_ms:
+        print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
+              "layout built in full)" % (shared_build_ms[len(shared_build_ms) // 2],
+                                         shared_build_ms[-1], len(shared_build_ms),
+                                         shared_layouts.count("rebuilt")))
+    if can_reset:
+        print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
+            "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)
+    else:
+        print("peak RSS by phase: not available (/proc/PID/clear_refs not writable)")
     if not alive:
         print("railfit exited during the run")
         return 1

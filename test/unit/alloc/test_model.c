@@ -1,4 +1,5 @@
 /* The cluster model on real driver-shaped slices (reference/dra-examples). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -390,6 +391,88 @@ START_TEST(test_slice_parse_list_limit)
 }
 END_TEST
 
+/* The live store keeps a ResourceSlice's record across layouts, and two layouts exist at once
+ * while one is built in full: one of them uses the record's devices themselves (the loan), the
+ * other copies them, and what a layout sets in a device (a DeviceTaintRule's taint, a NUMA node
+ * inherited from a NIC, a rail) never reaches another layout's copy or the next loan. */
+static const struct rf_device *
+rec_dev(const struct rf_slice *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_devices; i++)
+		if (strcmp(s->devices[i].name, name) == 0)
+			return &s->devices[i];
+	ck_abort_msg("no device %s in the record", name);
+	return NULL;
+}
+
+START_TEST(test_model_lent_devices_as_published)
+{
+	struct fixture f;
+	fixture_init(&f);
+	fixture_add_hgx(&f, "n1");
+	fixture_add_json(&f, "{\"kind\":\"DeviceTaintRule\",\"apiVersion\":\"resource.k8s.io/v1\","
+			     "\"metadata\":{\"name\":\"r1\"},\"spec\":{\"deviceSelector\":{"
+			     "\"driver\":\"gpu.nvidia.com\",\"pool\":\"n1\",\"device\":\"gpu-0\"},"
+			     "\"taint\":{\"key\":\"k\",\"effect\":\"NoSchedule\"}}}");
+	struct rf_slice *recs[2];
+	ck_assert_uint_eq(json_array_size(f.objs.slices), 2);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_int_eq(rf_slice_parse(json_array_get(f.objs.slices, i), &f.cfg, &recs[i]),
+				 0);
+	ck_assert_str_eq(recs[0]->driver, "gpu.nvidia.com");
+	struct rf_cluster_objects o1 = f.objs;
+	o1.slice_recs = recs;
+	o1.n_slice_recs = 2;
+	o1.lend_records = true;
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *g3 = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &o1, &f.cfg, f.cel, false, &g1), 0);
+	ck_assert(atomic_load(&recs[0]->lent) && atomic_load(&recs[1]->lent));
+	const struct rf_node *n = rf_cluster_node(g1, "n1");
+	const struct rf_device *g0 = dev(n, "gpu-0"), *nic = dev(n, "pci-0000-18-00-0");
+	ck_assert_ptr_eq(g0, rec_dev(recs[0], "gpu-0")); /* lent: the record's own */
+	ck_assert_uint_eq(g0->n_taints, 1);
+	ck_assert_int_eq(g0->loc.numa, 0);
+	ck_assert_str_eq(g0->numa_source, "nic-on-root");
+	ck_assert_int_eq(nic->rail, 0);
+
+	/* built in full while g1 lives: no rule, no NICs (the GPU inherits no NUMA node) */
+	struct rf_cluster_objects o2 = o1;
+	o2.taint_rules = json_array();
+	o2.n_slice_recs = 1;
+	o2.full_layout = true;
+	ck_assert_int_eq(rf_cluster_build_next(g1, &o2, &f.cfg, f.cel, false, &g2), 0);
+	const struct rf_device *c0 = dev(rf_cluster_node(g2, "n1"), "gpu-0");
+	ck_assert_ptr_ne(c0, g0); /* a copy */
+	ck_assert_uint_eq(c0->n_taints, 0);
+	ck_assert_int_eq(c0->loc.numa, -1);
+	ck_assert_ptr_null(c0->numa_source);
+	/* g1 sees what it saw */
+	ck_assert_uint_eq(g0->n_taints, 1);
+	ck_assert_int_eq(g0->loc.numa, 0);
+
+	/* g1 gone: the loans end; the next layout borrows the devices, g1's facts undone */
+	rf_cluster_unref(g1);
+	ck_assert(!atomic_load(&recs[0]->lent) && !atomic_load(&recs[1]->lent));
+	ck_assert_int_eq(rf_cluster_build_next(g2, &o2, &f.cfg, f.cel, false, &g3), 0);
+	const struct rf_device *l0 = dev(rf_cluster_node(g3, "n1"), "gpu-0");
+	ck_assert_ptr_eq(l0, rec_dev(recs[0], "gpu-0"));
+	ck_assert(atomic_load(&recs[0]->lent) && !atomic_load(&recs[1]->lent));
+	ck_assert_uint_eq(l0->n_taints, 0);
+	ck_assert_int_eq(l0->loc.numa, -1);
+	ck_assert_ptr_null(l0->numa_source);
+	ck_assert_int_eq(l0->rail, -1);
+	ck_assert_uint_eq(l0->gidx, c0->gidx);
+	ck_assert_uint_eq(l0->idx, c0->idx);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g3);
+	ck_assert(!atomic_load(&recs[0]->lent));
+	for (size_t i = 0; i < 2; i++)
+		rf_slice_unref(recs[i]);
+	json_decref(o2.taint_rules);
+	fixture_release(&f);
+}
+END_TEST
+
 Suite *
 model_suite(void)
 {
@@ -403,6 +486,7 @@ model_suite(void)
 	tcase_add_test(tc, test_slice_parse_record);
 	tcase_add_test(tc, test_slice_parse_list_limit);
 	tcase_add_test(tc, test_slice_strings_shared);
+	tcase_add_test(tc, test_model_lent_devices_as_published);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -660,6 +660,81 @@ START_TEST(test_pack_roundtrip)
 }
 END_TEST
 
+/* A frame packed with a dictionary reaches back into its text: it decodes with that dictionary
+ * only, is smaller than the text packed alone, and is damaged like any other frame. */
+static const struct rf_pack_dict *
+test_dict(uint32_t id, void *userdata)
+{
+	return id == 7 ? userdata : NULL;
+}
+
+START_TEST(test_pack_dictionary)
+{
+	const char *dt = "{\"name\":\"gpu-0\",\"attributes\":{\"productName\":{\"string\":"
+			 "\"NVIDIA H100 80GB HBM3\"},\"uuid\":{\"string\":\"GPU-0000\"}}}";
+	const char *in = "{\"name\":\"gpu-1\",\"attributes\":{\"productName\":{\"string\":"
+			 "\"NVIDIA H100 80GB HBM3\"},\"uuid\":{\"string\":\"GPU-1111\"}}}";
+	struct rf_pack_dict d = { dt, strlen(dt) }, empty = { "", 0 };
+	size_t n = strlen(in), plen, alen, olen;
+	char *packed, *alone, *out;
+	ck_assert_int_eq(rf_pack_with(in, n, &d, 7, &packed, &plen), 0);
+	ck_assert_int_eq(rf_pack(in, n, &alone, &alen), 0);
+	ck_assert(rf_is_packed(packed, plen));
+	ck_assert_uint_lt(plen * 2, alen);
+	ck_assert_int_eq(rf_unpack_with(packed, plen, test_dict, &d, &out, &olen), 0);
+	ck_assert_uint_eq(olen, n);
+	ck_assert_str_eq(out, in);
+	free(out);
+	/* without its dictionary, or truncated: not a frame railfit can read */
+	ck_assert_int_eq(rf_unpack(packed, plen, &out, &olen), -EINVAL);
+	ck_assert_int_eq(rf_unpack_with(packed, plen, test_dict, NULL, &out, &olen), -EINVAL);
+	ck_assert_int_eq(rf_unpack_with(packed, plen - 1, test_dict, &d, &out, &olen), -EINVAL);
+	ck_assert_int_eq(rf_unpack_with(packed, 23, test_dict, &d, &out, &olen), -EINVAL);
+	/* with a dictionary frames without one still decode, back to back */
+	char *both = malloc(alen + plen);
+	memcpy(both, alone, alen);
+	memcpy(both + alen, packed, plen);
+	ck_assert_int_eq(rf_unpack_with(both, alen + plen, test_dict, &d, &out, &olen), 0);
+	ck_assert_uint_eq(olen, 2 * n);
+	ck_assert(memcmp(out, in, n) == 0 && memcmp(out + n, in, n) == 0);
+	free(out);
+	free(both);
+	free(packed);
+	/* an empty dictionary is none */
+	ck_assert_int_eq(rf_pack_with(in, n, &empty, 7, &packed, &plen), 0);
+	ck_assert_uint_eq(plen, alen);
+	ck_assert(memcmp(packed, alone, plen) == 0);
+	free(packed);
+	free(alone);
+	/* objects of one shape: the same object packs into the same blob; a second one refers
+	 * back into the first one's text */
+	json_error_t err;
+	json_t *a = json_loads("{\"apiVersion\":\"test.railfit.io/v1\",\"spec\":{\"driver\":"
+			       "\"gpu.nvidia.com\",\"devices\":[{\"name\":\"gpu-0\",\"attributes\":"
+			       "{\"productName\":{\"string\":\"NVIDIA H100 80GB HBM3\"}}}]}}",
+			       0, &err);
+	json_t *b = json_deep_copy(a);
+	json_string_set(
+		json_object_get(
+			json_array_get(json_object_get(json_object_get(b, "spec"), "devices"), 0),
+			"name"),
+		"gpu-1");
+	json_t *ba = rf_snapshot_pack_object(a), *bb = rf_snapshot_pack_object(b),
+	       *ba2 = rf_snapshot_pack_object(a);
+	ck_assert(json_equal(ba, ba2));
+	ck_assert(!json_equal(ba, bb));
+	ck_assert_uint_lt(json_string_length(bb), 64);
+	json_t *back = rf_snapshot_expand(bb, NULL);
+	ck_assert(json_equal(back, b));
+	json_decref(back);
+	json_decref(ba);
+	json_decref(bb);
+	json_decref(ba2);
+	json_decref(a);
+	json_decref(b);
+}
+END_TEST
+
 static int
 item_cmp(const void *a, const void *b)
 {
@@ -764,6 +839,7 @@ slim_suite(void)
 	tcase_add_test(tc, test_debug_snapshot_never_leaks_pod_secrets);
 	tcase_add_test(tc, test_snapshot_file_paths_agree);
 	tcase_add_test(tc, test_pack_roundtrip);
+	tcase_add_test(tc, test_pack_dictionary);
 	tcase_add_test(tc, test_snapshot_pack_keeps_dump_and_decisions);
 	suite_add_tcase(s, tc);
 	return s;
