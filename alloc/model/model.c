@@ -410,7 +410,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		      struct rf_cluster **ret)
 {
 	struct rf_cluster *c = calloc(1, sizeof(*c));
-	int r = -ENOMEM;
+	int r = -ENOMEM, patched = 0;
 	if (!c)
 		return -ENOMEM;
 	atomic_init(&c->refs, 1);
@@ -434,7 +434,6 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	bool reuse = prev && same_layout && prev->cfg == cfg && prev->cel == cel;
 	/* a changed Node, slice or class: the previous layout patched where it changed
 	 * (model-patch.c), or built afresh */
-	int patched = 0;
 	if (!reuse && prev && prev->cfg == cfg && prev->cel == cel && !objs->full_layout &&
 	    (patched = rf_model_patch_layout(c, prev, objs)) < 0) {
 		r = patched;
@@ -498,8 +497,10 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	*ret = c;
 	return 0;
 fail:
-	/* the copies it put in prev's table point into its layout, which goes now */
-	if (c->relinked_into)
+	/* the copies it put in prev's table point into its layout, which goes now; so may the
+	 * claims and pods it parsed into that table for a patched layout (a pod bound to a node
+	 * the patch added, a claim on a pool it replaced): the next build starts a new table */
+	if (c->relinked_into || (patched == 1 && c->reuse && c->reuse == prev->reuse))
 		prev->reuse->abandoned = true;
 	rf_cluster_unref(c);
 	return r < 0 ? r : -ENOMEM;

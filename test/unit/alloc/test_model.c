@@ -463,6 +463,15 @@ START_TEST(test_model_lent_devices_as_published)
 	ck_assert_int_eq(l0->rail, -1);
 	ck_assert_uint_eq(l0->gidx, c0->gidx);
 	ck_assert_uint_eq(l0->idx, c0->idx);
+	/* the NIC alone, borrowed after g1 gave it rail 0: no GPU to pair with, so no rail */
+	struct rf_cluster_objects o4 = o2;
+	o4.slice_recs = recs + 1;
+	struct rf_cluster *g4 = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(g3, &o4, &f.cfg, f.cel, false, &g4), 0);
+	const struct rf_device *l1 = dev(rf_cluster_node(g4, "n1"), "pci-0000-18-00-0");
+	ck_assert_ptr_eq(l1, rec_dev(recs[1], "pci-0000-18-00-0"));
+	ck_assert_int_eq(l1->rail, -1);
+	rf_cluster_unref(g4);
 	rf_cluster_unref(g2);
 	rf_cluster_unref(g3);
 	ck_assert(!atomic_load(&recs[0]->lent));
