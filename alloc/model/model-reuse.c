@@ -115,8 +115,9 @@ rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, vo
 	      json_t *keep, struct rf_cluster *c, size_t first_warning)
 {
 	size_t n = c->n_warnings > first_warning ? c->n_warnings - first_warning : 0;
+	slot->warnings = NULL;
 	if (n) {
-		slot->warnings = rf_arena_calloc(r->arena, n, sizeof(char *));
+		slot->warnings = rf_arena_calloc(r->arena, n + 1, sizeof(char *));
 		if (!slot->warnings) {
 			json_decref(keep);
 			return -ENOMEM;
@@ -128,7 +129,6 @@ rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, vo
 				return -ENOMEM;
 			}
 	}
-	slot->n_warnings = (unsigned)n;
 	slot->obj = json_incref((json_t *)obj);
 	slot->val = val;
 	slot->keep = keep;
@@ -139,8 +139,8 @@ rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, vo
 void
 rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot)
 {
-	for (unsigned i = 0; i < slot->n_warnings; i++)
-		rf_cluster_warn(c, "%s", slot->warnings[i]);
+	for (const char *const *w = slot->warnings; w && *w; w++)
+		rf_cluster_warn(c, "%s", *w);
 }
 
 bool
