@@ -114,8 +114,7 @@ struct rf_reuse {
 		const json_t *obj; /* NULL = empty */
 		void *val;         /* struct rf_claim * or struct rf_pod *; NULL = skipped */
 		json_t *keep;      /* the object expanded from obj that val points into, or NULL */
-		const char **warnings;
-		unsigned n_warnings;
+		const char **warnings; /* NULL-terminated, or NULL for none (32-byte slots) */
 	} * slots;
 	size_t mask, used;
 	size_t live;          /* objects the latest generation used */
@@ -207,6 +206,16 @@ struct rf_cluster {
 	/* while building on a new layout: the previous generation's table, whose claims and pods
 	 * are relinked (model-relink.c) rather than parsed again; NULL otherwise */
 	const struct rf_reuse *relink_from;
+	/* while building: request arrays relinked into `into` (model-relink.c), by a hash of
+	 * their content: a claim whose requests equal one's there (claims of one template) shares
+	 * them instead of a copy of its own (nothing writes a claim's requests once parsed) */
+	struct relinked_requests {
+		const struct rf_reuse *into;
+		const struct rf_request
+			*from; /* the copied claim's, in a table that outlives the build */
+		size_t n;
+		struct rf_request *to;
+	} relinked_requests[16];
 	/* node name -> node: open addressing over slots holding the index + 1 (0 = empty), the
 	 * hash's high bits, and the name's offset in one contiguous text, so that a lookup touches
 	 * no node struct and no scattered string (it runs for every node of every request) */

@@ -9,6 +9,7 @@
  * the old generations). Whatever cannot be looked up the same way (a selector that no longer
  * compiles) returns NULL: the caller parses the object afresh. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,95 @@ same_device(const struct rf_cluster *c, const struct rf_alloc_result *ar)
 		       : NULL;
 }
 
+static bool
+same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static bool
+same_alt(const struct rf_request_alt *a, const struct rf_request_alt *b)
+{
+	if (!same_str(a->name, b->name) || !same_str(a->class_name, b->class_name) ||
+	    a->n_selectors != b->n_selectors || a->all != b->all || a->count != b->count ||
+	    a->admin_access != b->admin_access || a->n_tolerations != b->n_tolerations ||
+	    a->n_cap_requests != b->n_cap_requests)
+		return false;
+	for (size_t i = 0; i < a->n_selectors; i++)
+		if (!same_str(a->selector_texts[i], b->selector_texts[i]))
+			return false;
+	for (size_t i = 0; i < a->n_tolerations; i++) {
+		const struct rf_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+		if (!same_str(x->key, y->key) || !same_str(x->op, y->op) ||
+		    !same_str(x->value, y->value) || !same_str(x->effect, y->effect))
+			return false;
+	}
+	for (size_t i = 0; i < a->n_cap_requests; i++)
+		if (!same_str(a->cap_request_names[i], b->cap_request_names[i]) ||
+		    a->cap_request_values[i].nano != b->cap_request_values[i].nano)
+			return false;
+	return true;
+}
+
+/* Whether two claims' requests say the same (everything relink_alt reads and copies). */
+static bool
+same_requests(const struct rf_request *a, const struct rf_request *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!same_str(a[i].name, b[i].name) ||
+		    a[i].first_available != b[i].first_available || a[i].n_alts != b[i].n_alts)
+			return false;
+		for (size_t j = 0; j < a[i].n_alts; j++)
+			if (!same_alt(&a[i].alts[j], &b[i].alts[j]))
+				return false;
+	}
+	return true;
+}
+
+static size_t
+requests_slot(const struct rf_request *rq, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ n;
+	const char *s = n ? rq[0].name : NULL,
+		   *cls = n && rq[0].n_alts ? rq[0].alts[0].class_name : NULL;
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	for (; cls && *cls; cls++)
+		h = (h ^ (unsigned char)*cls) * 0x100000001b3ULL;
+	if (n && rq[0].n_alts)
+		h = (h ^ (uint64_t)rq[0].alts[0].count) * 0x100000001b3ULL;
+	return (size_t)(h ^ (h >> 29)) % (sizeof(((struct rf_cluster *)0)->relinked_requests) /
+					  sizeof(struct relinked_requests));
+}
+
+/* o's requests relinked into k's arena, or those of a claim relinked before them in this build
+ * that say the same (NULL on OOM or when a selector no longer compiles). */
+static struct rf_request *
+relink_requests(struct rf_cluster *c, struct copier *k, const struct rf_claim *o, bool *failed)
+{
+	if (!o->n_requests)
+		return NULL;
+	struct relinked_requests *e =
+		&c->relinked_requests[requests_slot(o->requests, o->n_requests)];
+	if (e->into == c->reuse && e->n == o->n_requests &&
+	    same_requests(e->from, o->requests, o->n_requests))
+		return e->to;
+	struct rf_request *rqs = copy_array(k, o->requests, o->n_requests, sizeof(*o->requests));
+	for (size_t i = 0; rqs && i < o->n_requests; i++) {
+		struct rf_request *rq = &rqs[i];
+		rq->name = S(k, rq->name);
+		rq->alts = copy_array(k, rq->alts, rq->n_alts, sizeof(*rq->alts));
+		for (size_t j = 0; rq->alts && j < rq->n_alts; j++)
+			if (!relink_alt(c, k, &rq->alts[j])) {
+				*failed = true;
+				return NULL;
+			}
+	}
+	if (rqs && !k->oom)
+		*e = (struct relinked_requests){ c->reuse, o->requests, o->n_requests, rqs };
+	return rqs;
+}
+
 void *
 rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old)
 {
@@ -112,15 +202,10 @@ rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old)
 	cl->uid = S(&k, o->uid);
 	cl->unsupported = S(&k, o->unsupported);
 	cl->alloc_node = S(&k, o->alloc_node);
-	cl->requests = copy_array(&k, o->requests, o->n_requests, sizeof(*o->requests));
-	for (size_t i = 0; cl->requests && i < o->n_requests; i++) {
-		struct rf_request *rq = &cl->requests[i];
-		rq->name = S(&k, rq->name);
-		rq->alts = copy_array(&k, rq->alts, rq->n_alts, sizeof(*rq->alts));
-		for (size_t j = 0; rq->alts && j < rq->n_alts; j++)
-			if (!relink_alt(c, &k, &rq->alts[j]))
-				return NULL;
-	}
+	bool failed = false;
+	cl->requests = relink_requests(c, &k, o, &failed);
+	if (failed)
+		return NULL;
 	cl->constraints = copy_array(&k, o->constraints, o->n_constraints, sizeof(*o->constraints));
 	for (size_t i = 0; cl->constraints && i < o->n_constraints; i++) {
 		struct rf_constraint *co = &cl->constraints[i];

@@ -93,7 +93,9 @@ grow(struct rf_reuse *r)
 struct reuse_slot *
 rf_reuse_find(struct rf_reuse *r, const json_t *obj)
 {
-	if (2 * (r->used + 1) > r->mask + 1 && grow(r) < 0)
+	/* at most three quarters full: 24,000 claims and pods in 32,768 slots, not 65,536 (linear
+	 * probing's ~8 probes for an object not in it, at a full build, cost less than 1 MB) */
+	if (4 * (r->used + 1) > 3 * (r->mask + 1) && grow(r) < 0)
 		return NULL;
 	size_t i = slot_of(obj, r->mask);
 	while (r->slots[i].obj && r->slots[i].obj != obj)
@@ -115,8 +117,9 @@ rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, vo
 	      json_t *keep, struct rf_cluster *c, size_t first_warning)
 {
 	size_t n = c->n_warnings > first_warning ? c->n_warnings - first_warning : 0;
+	slot->warnings = NULL;
 	if (n) {
-		slot->warnings = rf_arena_calloc(r->arena, n, sizeof(char *));
+		slot->warnings = rf_arena_calloc(r->arena, n + 1, sizeof(char *));
 		if (!slot->warnings) {
 			json_decref(keep);
 			return -ENOMEM;
@@ -128,7 +131,6 @@ rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, vo
 				return -ENOMEM;
 			}
 	}
-	slot->n_warnings = (unsigned)n;
 	slot->obj = json_incref((json_t *)obj);
 	slot->val = val;
 	slot->keep = keep;
@@ -139,8 +141,8 @@ rf_reuse_fill(struct rf_reuse *r, struct reuse_slot *slot, const json_t *obj, vo
 void
 rf_reuse_warn(struct rf_cluster *c, const struct reuse_slot *slot)
 {
-	for (unsigned i = 0; i < slot->n_warnings; i++)
-		rf_cluster_warn(c, "%s", slot->warnings[i]);
+	for (const char *const *w = slot->warnings; w && *w; w++)
+		rf_cluster_warn(c, "%s", *w);
 }
 
 bool

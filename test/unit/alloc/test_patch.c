@@ -885,6 +885,88 @@ START_TEST(test_patch_shares_what_did_not_change)
 }
 END_TEST
 
+/* A layout built in full relinks every claim: those whose requests say the same (one template's)
+ * share one relinked copy of them, others keep their own, and the generation is the one a
+ * fresh build makes (claims, explain of the pending pods). */
+START_TEST(test_full_build_shares_equal_requests)
+{
+	struct world w;
+	world_init(&w, 11);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
+	objs.full_layout = true;
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
+	ck_assert(!rf_cluster_layout_patched(g2));
+	size_t n = json_array_size(w.claims), with_requests = 0, shared = 0;
+	const struct rf_claim **a = calloc(n, sizeof(*a)), **b = calloc(n, sizeof(*b));
+	ck_assert(a && b);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *cj = json_array_get(w.claims, i);
+		const char *ns = json_string_value(rf_jpath(cj, "metadata.namespace"));
+		const char *name = json_string_value(rf_jpath(cj, "metadata.name"));
+		a[i] = rf_cluster_claim(g1, ns, name);
+		b[i] = rf_cluster_claim(g2, ns, name);
+		ck_assert_ptr_nonnull(a[i]);
+		ck_assert_ptr_nonnull(b[i]);
+		ck_assert_ptr_ne(a[i], b[i]); /* relinked */
+		with_requests += b[i]->n_requests > 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < i; j++) {
+			/* a fresh parse shares nothing */
+			ck_assert(!a[i]->n_requests || a[i]->requests != a[j]->requests);
+			if (!b[i]->n_requests || b[i]->requests != b[j]->requests)
+				continue;
+			shared++;
+			/* only requests that say the same */
+			const struct rf_request *x = a[i]->requests, *y = a[j]->requests;
+			ck_assert_uint_eq(a[i]->n_requests, a[j]->n_requests);
+			for (size_t r = 0; r < a[i]->n_requests; r++) {
+				same_str(x[r].name, y[r].name, "request");
+				ck_assert_uint_eq(x[r].n_alts, y[r].n_alts);
+				for (size_t k = 0; k < x[r].n_alts; k++) {
+					const struct rf_request_alt *p = &x[r].alts[k],
+								    *q = &y[r].alts[k];
+					same_str(p->class_name, q->class_name, "class");
+					ck_assert_int_eq(p->count, q->count);
+					ck_assert_int_eq(p->all, q->all);
+					ck_assert_uint_eq(p->n_selectors, q->n_selectors);
+					for (size_t e = 0; e < p->n_selectors; e++)
+						same_str(p->selector_texts[e], q->selector_texts[e],
+							 "selector");
+				}
+			}
+		}
+	ck_assert_uint_gt(with_requests, 3);
+	ck_assert_uint_gt(shared, 0);
+	/* the pending claims: GPU and NIC aligned and loose differ in their constraints alone
+	 * (their own), GPU only in its requests */
+	const struct rf_claim *pend[3];
+	for (int i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "pend-%d", i);
+		pend[i] = rf_cluster_claim(g2, "ml", name);
+		ck_assert_ptr_nonnull(pend[i]);
+	}
+	ck_assert_ptr_ne(pend[0]->requests, pend[1]->requests);
+	ck_assert_ptr_eq(pend[0]->requests, pend[2]->requests);
+	ck_assert_uint_gt(pend[0]->n_constraints, 0);
+	ck_assert_uint_eq(pend[2]->n_constraints, 0);
+	ck_assert_ptr_ne(pend[1]->requests, pend[2]->requests);
+	free(a);
+	free(b);
+	rf_cluster_unref(g1);
+	results_are_mine(&w, g2);
+	objs.full_layout = false;
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	same_generation(&w, g2, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g2);
+	world_release(&w);
+}
+END_TEST
+
 /* A build that failed leaves the claims it relinked in the shared table; the next build starts
  * from the same generation again (server/kube/store.c) and must still hold its own copies
  * (built here twice from one generation, with new arrays as the store hands them over). */
@@ -2734,6 +2816,7 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
+	tcase_add_test(tc, test_full_build_shares_equal_requests);
 	tcase_add_test(tc, test_taint_rule_patches_its_pools);
 	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
 	tcase_add_loop_test(tc, test_patch_node_joins, 0, 2);
