@@ -361,12 +361,14 @@ replace_slices(struct rf_store *s, json_t *items, bool slim_already)
 	pthread_mutex_unlock(&s->lock);
 	if (!v)
 		goto out;
-	qsort(staged, n_staged, sizeof(*staged), staged_cmp);
+	if (n_staged) /* none staged: a list of whole objects, or an empty one (staged is NULL) */
+		qsort(staged, n_staged, sizeof(*staged), staged_cmp);
 	for (size_t i = 0; i < n; i++) {
 		json_t *it = json_array_get(items, i);
 		if (json_is_string(it)) {
-			struct rf_slice_entry probe = { .blob = it }, *e;
-			e = bsearch(&probe, staged, n_staged, sizeof(*staged), staged_cmp);
+			struct rf_slice_entry probe = { .blob = it }, *e = NULL;
+			if (n_staged)
+				e = bsearch(&probe, staged, n_staged, sizeof(*staged), staged_cmp);
 			if (e && e->rec) {
 				v[k++] = *e;
 				memset(e, 0, sizeof(*e)); /* keeps its blob's place in the order */
