@@ -254,7 +254,8 @@ struct patcher {
 	unsigned *shared_prev; /* the indexes of prev's pools that are not single_node() */
 	size_t n_shared_prev;
 	unsigned char *relist; /* per prev node index: its pool list changes (a shared pool) */
-	struct rf_pool **shared_now; /* the new layout's pools that are not single_node(), by name */
+	/* the new layout's pools that are not single_node(), by name */
+	struct rf_pool **shared_now;
 	size_t n_shared_now, cap_relisted;
 	unsigned char *changed; /* per pool index of c: a shared pool (before or after) replaced,
 				 * added or removed */
@@ -1541,10 +1542,10 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	    !(k.node_json = calloc(prev->n_nodes + 1, sizeof(*k.node_json))) ||
 	    !(k.obj_gone = calloc(prev->n_nodes + 1, 1)) ||
 	    !(k.relist = calloc(prev->n_nodes + 1, 1)) || (r = scan_shared(&k)) < 0 ||
-	    (r = new_layout(c, prev, objs)) < 0 ||
-	    (r = diff_slices(&k)) < 0 || k.bail || (r = diff_nodes(&k)) < 0 || k.bail ||
-	    (r = diff_rules(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail ||
-	    (r = drop_unnamed(&k)) < 0 || k.bail || (k.bail = c->layout->dup_names))
+	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
+	    (r = diff_nodes(&k)) < 0 || k.bail || (r = diff_rules(&k)) < 0 || k.bail ||
+	    (r = close_over(&k)) < 0 || k.bail || (r = drop_unnamed(&k)) < 0 || k.bail ||
+	    (k.bail = c->layout->dup_names))
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
