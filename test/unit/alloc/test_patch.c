@@ -2820,9 +2820,9 @@ END_TEST
  * two slices naming two nodes, or per-device node selection. With gpu, GPUs on a PCIe root
  * (their NUMA and rails are written by every node they serve: built in full). */
 static void
-put_shared(struct world *w, const char *pool, int gen, bool gpu)
+put_shared_as(struct world *w, const char *pool, int gen, bool gpu, unsigned how, unsigned n_dev)
 {
-	unsigned how = below(w, 4), n_slices = how == 2 ? 2 : 1, n_dev = 1 + below(w, 3);
+	unsigned n_slices = how == 2 ? 2 : 1;
 	for (unsigned s = 0; s < n_slices; s++) {
 		json_t *devs = json_array();
 		for (unsigned d = 0; d < n_dev; d++) {
@@ -2884,6 +2884,13 @@ put_shared(struct world *w, const char *pool, int gen, bool gpu)
 	}
 }
 
+static void
+put_shared(struct world *w, const char *pool, int gen, bool gpu)
+{
+	unsigned how = below(w, 4);
+	put_shared_as(w, pool, gen, gpu, how, 1 + below(w, 3));
+}
+
 /* The slices of the shared pool deleted. @return how many. */
 static size_t
 drop_shared(struct world *w, const char *pool)
@@ -2927,6 +2934,89 @@ shared_pod(struct world *w)
 	json_array_append(w->pods, p);
 	return p;
 }
+
+/* A claim holding a device of a shared pool (allNodes), as the allocator writes it. */
+static void
+claim_on_shared(struct world *w, const char *name, const char *pool, const char *device)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\","
+		 "\"uid\":\"%s\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"s\","
+		 "\"exactly\":{\"deviceClassName\":\"shared-dev\"}}]}},\"status\":{\"allocation\":"
+		 "{\"devices\":{\"results\":[{\"request\":\"s\",\"driver\":\"shared.railfit.io\","
+		 "\"pool\":\"%s\",\"device\":\"%s\"}]}}}}",
+		 name, name, pool, device);
+	json_t *arr = json_copy(w->claims);
+	add_json(arr, buf);
+	set_array(&w->claims, arr);
+}
+
+/* The next generation (its layout changed: patched), equal to a full build, usage, the walk and
+ * the claims' devices included, and every node judged for pod through the memo carried from
+ * *prev: a node whose pool list changed is judged again. */
+static void
+next_shared(struct world *w, struct rf_cluster **prev, json_t *pod, const char *what)
+{
+	struct rf_cluster_objects objs = objects(w);
+	struct rf_cluster *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	ck_assert_int_eq(rf_cluster_build_next(*prev, &objs, &w->cfg, w->cel, false, &g), 0);
+	ck_assert_msg(rf_cluster_layout_patched(g), "%s: built in full", what);
+	ck_assert_msg(rf_cluster_memo(g) == rf_cluster_memo(*prev), "%s: memo not carried", what);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w->cfg, w->cel, &full), 0);
+	same_generation(w, g, full);
+	same_usage(g, full);
+	results_are_mine(w, g);
+	judge_all(g, *prev, full, pod, &cnt, NULL);
+	ck_assert_msg(cnt.rebuilt > 0, "%s: no node judged again", what);
+	rf_cluster_unref(full);
+	same_as_walked(w, g, objs);
+	rf_cluster_unref(*prev);
+	*prev = g;
+}
+
+/* A pool on every node (allNodes) published, replaced (as many devices: their gidx stay; more:
+ * a new range), deleted and published again, with claims holding its devices (relinked to the
+ * replacement) and a pending pod asking two of them judged on every node through the memo (a
+ * node's verdict follows its pool list: no node remembers the pool's absence). Every step
+ * patched. */
+START_TEST(test_patch_all_nodes_pool_life)
+{
+	struct world w;
+	world_init_nodes(&w, 7, 10);
+	json_t *ps = shared_pod(&w);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct memo_counts cnt = { 0 };
+	judge_all(prev, NULL, prev, ps, &cnt, NULL); /* the memo remembers: no shared device */
+	put_shared_as(&w, "everywhere", 1, false, 0, 3);
+	next_shared(&w, &prev, ps, "published");
+	claim_on_shared(&w, "on-shared-0", "everywhere", "s0-1");
+	claim_on_shared(&w, "on-shared-1", "everywhere", "s0-2");
+	struct rf_cluster *g = NULL;
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, true, &g), 0);
+	rf_cluster_unref(prev);
+	prev = g;
+	put_shared_as(&w, "everywhere", 2, false, 0, 3);
+	next_shared(&w, &prev, ps, "replaced, as many devices");
+	put_shared_as(&w, "everywhere", 3, false, 0, 4);
+	next_shared(&w, &prev, ps, "replaced, a device more");
+	put_shared_as(&w, "everywhere", 4, false, 1, 4); /* a nodeSelector no node matches */
+	next_shared(&w, &prev, ps, "served by no node");
+	put_shared_as(&w, "everywhere", 5, false, 0, 4);
+	next_shared(&w, &prev, ps, "served by every node again");
+	drop_shared(&w, "everywhere");
+	next_shared(&w, &prev, ps, "deleted");
+	put_shared_as(&w, "everywhere", 6, false, 0, 2);
+	next_shared(&w, &prev, ps, "published again");
+	rf_cluster_unref(prev);
+	json_decref(ps);
+	world_release(&w);
+}
+END_TEST
 
 /* Shared pools published, replaced and deleted, nodes labelled into and out of a nodeSelector
  * pool, joining and leaving (the Node object first, its slices later), with slice, claim and pod
@@ -3083,6 +3173,7 @@ patch_suite(void)
 	suite_add_tcase(s, life);
 	TCase *shared = tcase_create("shared pools");
 	tcase_set_timeout(shared, 120);
+	tcase_add_test(shared, test_patch_all_nodes_pool_life);
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, shared);
