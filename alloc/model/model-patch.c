@@ -9,7 +9,18 @@
  *   - the nodes whose labels or annotations changed, and their pools (a node's derived facts,
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept);
- *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules).
+ *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules);
+ *   - the pools served by allNodes, a nodeSelector, several nodes or per-device node selection
+ *     (shared pools) whose slices changed, added and removed too: the nodes they served and
+ *     serve get copies with their pool lists composed again (relisted: compose_pools), their
+ *     own pools and derived facts kept. That holds when no node's facts read the shared pool's
+ *     devices (shared_inert: no GPU, NIC or CPU, no PCIe root, no older generation): then a
+ *     node's NUMA inheritance, rails, GPU and NIC counts and topology match are the same with
+ *     or without them, and a node's rebuild never writes into them. A shared pool of GPUs or
+ *     NICs with PCI locality has its devices' facts written by every node it serves (the last
+ *     one in name order wins): any change that touches it or a node it serves is built in full.
+ *     A node rebuilt, added, gaining or losing its object or labels takes the views of the
+ *     shared pools that serve it now (rf_model_pool_view, as rf_model_attach_pools).
  * Claims keep being reused but for those whose results name a replaced, removed or added pool:
  * those are relinked (model-relink.c), and the generation's usage is the previous one's with
  * them taken back and added again (model-delta.c). A class change relinks no claim: claims name
@@ -65,12 +76,15 @@
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node added, removed, or gaining or losing its object while
- * some pool is served by selectors or more than one node, pools served by more than one node
- * or by selectors, DeviceTaintRules reordered or selecting more pools than PATCH_POOLS_MAX, a
- * previous layout at the warnings' bound, holes past a quarter of the devices, pools or nodes,
- * and layouts whose slices were not the caller's parsed records; and a new reuse table (every
- * claim and pod relinked) when more than an eighth of the claims or pods are touched. */
+ * What is built in full instead: a shared pool that is not shared_inert() changed, or serving
+ * (before or after) a node that is rebuilt, added, relisted or removed, or present at all when
+ * a node is added or gains or loses its object; DeviceTaintRules reordered or selecting more
+ * pools than PATCH_POOLS_MAX, a previous layout at the warnings' bound, holes past a quarter
+ * of the devices, pools or nodes, and layouts whose slices were not the caller's parsed
+ * records; and a new reuse table (every claim and pod relinked) when more than an eighth of
+ * the claims or pods are touched. A relisted node is a new struct (a new rev: the memo judges
+ * it again, alloc/memo.c), and the claims holding a replaced shared pool's devices are
+ * relinked like any replaced pool's. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -86,6 +100,9 @@
 /* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built) */
 #define PATCH_DEPTH_MAX 64
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
+/* node copies for shared pools' changes along a chain, per node (~400 bytes each: 2 MB per
+ * change of an allNodes pool at 5,000 nodes) */
+#define RELIST_MAX 16
 
 /* A map from the previous generation's claims to their relinked copies (open addressing). */
 struct relink_map {
@@ -822,6 +839,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->pool_holes = pl->pool_holes;
 	l->nodes_appended = pl->nodes_appended;
 	l->node_holes = pl->node_holes;
+	l->relisted = pl->relisted;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
@@ -1123,6 +1141,15 @@ find_relisted(struct rf_cluster *c, struct patcher *k)
 			k->relist[i] = v && rf_model_devices_on_node(v, old, NULL) > 0;
 		}
 	}
+	/* a shared pool that changes often (its devices' health) copies its nodes each time:
+	 * past RELIST_MAX times the nodes along the chain, a full build drops the copies */
+	size_t n = 0;
+	for (size_t i = 0; i < prev->n_nodes; i++)
+		n += k->relist[i];
+	if ((c->layout->relisted += n) > RELIST_MAX * prev->n_nodes + 64) {
+		k->bail = true;
+		return 0;
+	}
 	for (size_t i = 0; i < prev->n_nodes; i++) {
 		if (!k->relist[i])
 			continue;
@@ -1219,7 +1246,7 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	int r = -ENOMEM;
 	if (!c->nodes || !l->node_list)
 		goto out;
-	if ((r = find_shared(c, k)) < 0 || (r = find_relisted(c, k)) < 0)
+	if ((r = find_shared(c, k)) < 0 || (r = find_relisted(c, k)) < 0 || k->bail)
 		goto out;
 	r = -ENOMEM;
 	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));

@@ -3018,6 +3018,39 @@ START_TEST(test_patch_all_nodes_pool_life)
 }
 END_TEST
 
+/* An allNodes pool replaced over and over (its devices' health): each change copies every node
+ * (their pool lists); along a chain that is bounded (a full build drops the copies, RELIST_MAX in
+ * model-patch.c), and the patches go on after it. */
+START_TEST(test_patch_relisting_bounded)
+{
+	struct world w;
+	world_init_nodes(&w, 3, 10);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	int first_full = -1, patched_after = 0;
+	for (int step = 0; step < 60; step++) {
+		put_shared_as(&w, "flapping", step + 1, false, 0, 2);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		rf_cluster_unref(full);
+		if (!rf_cluster_layout_patched(g) && first_full < 0)
+			first_full = step;
+		patched_after += first_full >= 0 && rf_cluster_layout_patched(g);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	/* every node copied once a change: 16 changes per node, and a little slack */
+	ck_assert_msg(first_full >= 16 && first_full < 40, "first full build at step %d",
+		      first_full);
+	ck_assert_int_gt(patched_after, 10);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 /* Shared pools published, replaced and deleted, nodes labelled into and out of a nodeSelector
  * pool, joining and leaving (the Node object first, its slices later), with slice, claim and pod
  * events between (claims allocated on the shared pools' devices): every generation reads like a
@@ -3174,6 +3207,7 @@ patch_suite(void)
 	TCase *shared = tcase_create("shared pools");
 	tcase_set_timeout(shared, 120);
 	tcase_add_test(shared, test_patch_all_nodes_pool_life);
+	tcase_add_test(shared, test_patch_relisting_bounded);
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, shared);
