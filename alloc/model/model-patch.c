@@ -274,6 +274,8 @@ struct patcher {
 	/* the new layout's pools that are not single_node(), by name */
 	struct rf_pool **shared_now;
 	size_t n_shared_now, cap_relisted;
+	struct rf_pool **scratch; /* compose_pools' */
+	size_t cap_scratch;
 	unsigned char *changed; /* per pool index of c: a shared pool (before or after) replaced,
 				 * added or removed */
 	bool bail;
@@ -1173,10 +1175,10 @@ compose_pools(struct rf_cluster *c, struct patcher *k, struct rf_node *nd,
 {
 	size_t cap = (rebuilt ? k->p->n_pools + k->p->n_added : old->n_pools) + k->n_shared_now,
 	       n = 0;
-	struct rf_pool **mine = malloc((cap + 1) * sizeof(*mine));
-	int r = -ENOMEM;
-	if (!mine)
+	if (rf_grow(&k->scratch, &k->cap_scratch, cap + 1, sizeof(*k->scratch)) < 0)
 		return -ENOMEM;
+	struct rf_pool **mine = k->scratch;
+	int r = -ENOMEM;
 	if (rebuilt)
 		n = pools_of(k->p, nd->name, mine);
 	else
@@ -1204,7 +1206,6 @@ compose_pools(struct rf_cluster *c, struct patcher *k, struct rf_node *nd,
 	qsort(mine, n, sizeof(*mine), pool_name_cmp);
 	r = rf_model_attach_node_pools(c, nd, mine, n);
 out:
-	free(mine);
 	return r;
 }
 
@@ -1277,7 +1278,9 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 			goto out;
 		}
 		nd->idx = old->idx;
-		rf_model_network_place(c, nd); /* block and spine point into its own labels */
+		/* block and spine point into its own labels (a relisted node's are its old ones) */
+		if (k->node_state[i] != NODE_COPY || k->node_json[i])
+			rf_model_network_place(c, nd);
 		c->nodes[i] = nd;
 	}
 	/* a shared pool changed: its nodes' lists; their facts do not read it (shared_inert) */
@@ -1613,6 +1616,7 @@ out:
 	free(k.relist);
 	free(k.shared_now);
 	free(k.changed);
+	free(k.scratch);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;
