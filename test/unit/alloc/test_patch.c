@@ -3051,6 +3051,60 @@ START_TEST(test_patch_relisting_bounded)
 }
 END_TEST
 
+/* A pool of two slices, one naming node a and one naming node b (a pool on several nodes). */
+static void
+pair_pool(struct world *w, const char *pool, const char *a, const char *b)
+{
+	const char *on[2] = { a, b };
+	for (int s = 0; s < 2; s++) {
+		char sname[96];
+		snprintf(sname, sizeof(sname), "%s-%d", pool, s);
+		json_t *sl =
+			json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, "
+				  "s:[{s:s}]}}",
+				  "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice",
+				  "metadata", "name", sname, "spec", "driver", "shared.railfit.io",
+				  "nodeName", on[s], "pool", "name", pool, "generation", 1,
+				  "resourceSliceCount", 2, "devices", "name", s ? "b-0" : "a-0");
+		put_slice(w, w->n_recs, sl);
+	}
+}
+
+/* A node leaving in the real order while a pool of two slices names it and another node: its
+ * Node object goes (it stays, a node only slices name), then its own drivers' slices: the pool's
+ * slice that names it makes no node (the pool is no node's own), so it goes, as in a full
+ * build. Every step patched. */
+START_TEST(test_patch_node_named_by_a_pool_of_two)
+{
+	struct world w;
+	world_init_nodes(&w, 5, 8);
+	char x[128], y[128];
+	snprintf(x, sizeof(x), "%s", node_name_at(w.nodes, 2));
+	snprintf(y, sizeof(y), "%s", node_name_at(w.nodes, 5));
+	json_t *left = json_array();
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	pair_pool(&w, "pair", x, y);
+	ck_assert(next_equals_full(&w, &prev));
+	delete_node_object(&w, x, left);
+	ck_assert(next_equals_full(&w, &prev));
+	ck_assert_ptr_nonnull(rf_cluster_node(prev, x));
+	ck_assert_uint_gt(delete_slices_of(&w, x, "gpu.nvidia.com") +
+				  delete_slices_of(&w, x, "dra.net") +
+				  delete_slices_of(&w, x, "dra.cpu"),
+			  0);
+	ck_assert(next_equals_full(&w, &prev));
+	ck_assert_ptr_null(rf_cluster_node(prev, x));
+	node_comes_back(&w, x, left);
+	ck_assert(next_equals_full(&w, &prev));
+	ck_assert_uint_eq(rf_cluster_node(prev, x)->n_pools, 1); /* the pair's slice there */
+	rf_cluster_unref(prev);
+	json_decref(left);
+	world_release(&w);
+}
+END_TEST
+
 /* Shared pools published, replaced and deleted, nodes labelled into and out of a nodeSelector
  * pool, joining and leaving (the Node object first, its slices later), with slice, claim and pod
  * events between (claims allocated on the shared pools' devices): every generation reads like a
@@ -3121,7 +3175,18 @@ START_TEST(test_patch_shared_pools_random)
 				char x[128];
 				snprintf(x, sizeof(x), "%s", node_name_at(left, 0));
 				if (below(&w, 2)) {
-					layout = delete_slices_of(&w, x, NULL) > 0;
+					/* all of them, or its drivers' (a slice of a pool
+					 * naming several nodes stays: it makes no node) */
+					layout = below(&w, 2) ? delete_slices_of(&w, x, NULL) > 0
+							      : delete_slices_of(&w, x,
+										 "gpu.nvidia.com") +
+										delete_slices_of(
+											&w, x,
+											"dra.net") +
+										delete_slices_of(
+											&w, x,
+											"dra.cpu") >
+									0;
 				} else {
 					node_comes_back(&w, x, left);
 					restore_slices_of(&w, x);
@@ -3208,6 +3273,7 @@ patch_suite(void)
 	tcase_set_timeout(shared, 120);
 	tcase_add_test(shared, test_patch_all_nodes_pool_life);
 	tcase_add_test(shared, test_patch_relisting_bounded);
+	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, shared);
