@@ -16,9 +16,9 @@
  *     own pools and derived facts kept. That holds when no node's facts read the shared pool's
  *     devices (shared_inert: no GPU, NIC or CPU, no PCIe root, no older generation): then a
  *     node's NUMA inheritance, rails, GPU and NIC counts and topology match are the same with
- *     or without them, and a node's rebuild never writes into them. A shared pool of GPUs or
- *     NICs with PCI locality has its devices' facts written by every node it serves (the last
- *     one in name order wins): any change that touches it or a node it serves is built in full.
+ *     or without them, and a node's rebuild never writes into them. A shared pool of GPUs,
+ *     NICs or CPUs, or of devices on a PCIe root, has its devices' facts written by every node
+ *     it serves: any change that touches it or a node it serves is built in full.
  *     A node rebuilt, added, gaining or losing its object or labels takes the views of the
  *     shared pools that serve it now (rf_model_pool_view, as rf_model_attach_pools).
  * Claims keep being reused but for those whose results name a replaced, removed or added pool:
@@ -266,7 +266,7 @@ struct patcher {
 	size_t n_left;      /* nodes of prev whose object went (removed, or staying without it) */
 	size_t n_came;      /* nodes of prev only slices named that got their object */
 	size_t n_gone_objs; /* nodes removed that had an object */
-	/* every pool of prev is single_node() or shared_inert(): -1 not known yet */
+	/* every pool of prev is single_node() or shared_inert() (scan_shared) */
 	int all_single;
 	unsigned *shared_prev; /* the indexes of prev's pools that are not single_node() */
 	size_t n_shared_prev;
@@ -426,7 +426,7 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	if (!n && !old)
 		return 0; /* neither then nor now */
 	/* a pool served by one node rebuilds it; a shared one changes its nodes' pool lists
-	 * (relist_nodes) */
+	 * (find_relisted, compose_pools) */
 	if (!n) { /* the pool is gone: its node loses it */
 		if (push_pool(&p->removed, &p->n_removed, &p->cap_removed, old) < 0)
 			return -ENOMEM;
