@@ -9,7 +9,18 @@
  *   - the nodes whose labels or annotations changed, and their pools (a node's derived facts,
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept);
- *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules).
+ *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules);
+ *   - the pools served by allNodes, a nodeSelector, several nodes or per-device node selection
+ *     (shared pools) whose slices changed, added and removed too: the nodes they served and
+ *     serve get copies with their pool lists composed again (relisted: compose_pools), their
+ *     own pools and derived facts kept. That holds when no node's facts read the shared pool's
+ *     devices (shared_inert: no GPU, NIC or CPU, no PCIe root, no older generation): then a
+ *     node's NUMA inheritance, rails, GPU and NIC counts and topology match are the same with
+ *     or without them, and a node's rebuild never writes into them. A shared pool of GPUs,
+ *     NICs or CPUs, or of devices on a PCIe root, has its devices' facts written by every node
+ *     it serves: any change that touches it or a node it serves is built in full.
+ *     A node rebuilt, added, gaining or losing its object or labels takes the views of the
+ *     shared pools that serve it now (rf_model_pool_view, as rf_model_attach_pools).
  * Claims keep being reused but for those whose results name a replaced, removed or added pool:
  * those are relinked (model-relink.c), and the generation's usage is the previous one's with
  * them taken back and added again (model-delta.c). A class change relinks no claim: claims name
@@ -65,12 +76,15 @@
  * Equality is the bar: a patched layout must read exactly like a full build from the same
  * objects (test/unit/alloc/test_patch.c checks random sequences of changes), warnings in the
  * full build's order included (they are composed again from the pools, nodes and classes).
- * What is built in full instead: a node added, removed, or gaining or losing its object while
- * some pool is served by selectors or more than one node, pools served by more than one node
- * or by selectors, DeviceTaintRules reordered or selecting more pools than PATCH_POOLS_MAX, a
- * previous layout at the warnings' bound, holes past a quarter of the devices, pools or nodes,
- * and layouts whose slices were not the caller's parsed records; and a new reuse table (every
- * claim and pod relinked) when more than an eighth of the claims or pods are touched. */
+ * What is built in full instead: a shared pool that is not shared_inert() changed, or serving
+ * (before or after) a node that is rebuilt, added, relisted or removed, or present at all when
+ * a node is added or gains or loses its object; DeviceTaintRules reordered or selecting more
+ * pools than PATCH_POOLS_MAX, a previous layout at the warnings' bound, holes past a quarter
+ * of the devices, pools or nodes, and layouts whose slices were not the caller's parsed
+ * records; and a new reuse table (every claim and pod relinked) when more than an eighth of
+ * the claims or pods are touched. A relisted node is a new struct (a new rev: the memo judges
+ * it again, alloc/memo.c), and the claims holding a replaced shared pool's devices are
+ * relinked like any replaced pool's. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -86,6 +100,9 @@
 /* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built) */
 #define PATCH_DEPTH_MAX 64
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
+/* node copies for shared pools' changes along a chain, per node (~400 bytes each: 2 MB per
+ * change of an allNodes pool at 5,000 nodes) */
+#define RELIST_MAX 16
 
 /* A map from the previous generation's claims to their relinked copies (open addressing). */
 struct relink_map {
@@ -105,6 +122,9 @@ struct rf_patch {
 	size_t n_added, cap_added, n_removed, cap_removed;
 	unsigned *nodes; /* indexes of the nodes rebuilt */
 	size_t n_nodes, cap_nodes;
+	/* indexes of the nodes only a shared pool's change reached: copies with a new pool list */
+	unsigned *relisted;
+	size_t n_relisted;
 	size_t first_new_node, n_new_nodes; /* nodes added, at indexes after the previous ones */
 	size_t n_gone_nodes;                /* nodes removed (holes) */
 	/* the names of the nodes added or removed: the pods bound to them point at them by index
@@ -128,6 +148,7 @@ rf_model_patch_free(struct rf_patch *p)
 	free(p->added);
 	free(p->removed);
 	free(p->nodes);
+	free(p->relisted);
 	free(p->moved);
 	if (p->relinked)
 		free(p->relinked->v);
@@ -207,6 +228,23 @@ single_node(const struct rf_pool *p)
 	return true;
 }
 
+/* A pool served by selectors or several nodes whose devices no node's derived facts read or
+ * write: no GPU, NIC or CPU (rails, the GPU and NIC counts, the topology annotation's match read
+ * those kinds) and no PCIe root (NUMA inherited from NICs on a root: rf_model_finish_node). Then
+ * a change to it only changes its nodes' pool lists, and a node's facts never depend on it. No
+ * older generation either: a node seeing one gets a view whose warnings come from attaching
+ * (model-pool-view.c), which a patch does not compose. */
+static bool
+shared_inert(const struct rf_pool *p)
+{
+	if (p->n_older)
+		return false;
+	for (size_t d = 0; d < p->n_devices; d++)
+		if (p->devices[d]->kind != RF_DEV_OTHER || p->devices[d]->loc.pcie_root)
+			return false;
+	return true;
+}
+
 struct patcher {
 	struct rf_cluster *c;
 	const struct rf_cluster *prev;
@@ -228,7 +266,18 @@ struct patcher {
 	size_t n_left;      /* nodes of prev whose object went (removed, or staying without it) */
 	size_t n_came;      /* nodes of prev only slices named that got their object */
 	size_t n_gone_objs; /* nodes removed that had an object */
-	int all_single;     /* every pool of prev is single_node(): -1 not known yet */
+	/* every pool of prev is single_node() or shared_inert() (scan_shared) */
+	int all_single;
+	unsigned *shared_prev; /* the indexes of prev's pools that are not single_node() */
+	size_t n_shared_prev;
+	unsigned char *relist; /* per prev node index: its pool list changes (a shared pool) */
+	/* the new layout's pools that are not single_node(), by name */
+	struct rf_pool **shared_now;
+	size_t n_shared_now, cap_relisted;
+	struct rf_pool **scratch; /* compose_pools' */
+	size_t cap_scratch;
+	unsigned char *changed; /* per pool index of c: a shared pool (before or after) replaced,
+				 * added or removed */
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
@@ -237,17 +286,31 @@ struct patcher {
 
 enum node_state { NODE_SAME, NODE_COPY, NODE_REBUILT, NODE_GONE };
 
-/* Every pool of prev is served by its one node, by name: no pool (allNodes, a nodeSelector, a
- * node's labels) may serve a node that comes, goes, or gains or loses its object and labels. */
+/* Every pool of prev is served by its one node, by name, or is shared_inert(): a pool that
+ * serves by selectors or several nodes changes only the pool lists of the nodes that come, go,
+ * or gain or lose their object and labels. Notes prev's shared pools. */
+static int
+scan_shared(struct patcher *k)
+{
+	size_t cap = 0;
+	k->all_single = 1;
+	for (size_t i = 0; i < k->prev->n_pool_order; i++) {
+		const struct rf_pool *p = k->prev->pool_order[i];
+		if (single_node(p))
+			continue;
+		k->all_single &= shared_inert(p);
+		if (rf_grow(&k->shared_prev, &cap, k->n_shared_prev + 1, sizeof(*k->shared_prev)) <
+		    0)
+			return -ENOMEM;
+		k->shared_prev[k->n_shared_prev++] = p->idx;
+	}
+	return 0;
+}
+
 static bool
 all_single(struct patcher *k)
 {
-	if (k->all_single < 0) {
-		k->all_single = 1;
-		for (size_t i = 0; i < k->prev->n_pool_order && k->all_single; i++)
-			k->all_single = single_node(k->prev->pool_order[i]);
-	}
-	return k->all_single;
+	return k->all_single > 0;
 }
 
 /* A node of a name prev did not have: its object (nj; NULL: a pool names it) or its pools may
@@ -339,9 +402,10 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	    pool_in(p->removed, p->n_removed, driver, name))
 		return 0;
 	struct rf_pool *old = rf_model_find_pool(k->prev, driver, name);
-	if ((old && !single_node(old)) ||
+	/* a shared pool whose devices nodes' facts read: every node it serves would be rebuilt */
+	if ((old && !single_node(old) && !shared_inert(old)) ||
 	    p->n_pools + p->n_added + p->n_removed >= PATCH_POOLS_MAX) {
-		k->bail = true; /* a pool many nodes see */
+		k->bail = true;
 		return 0;
 	}
 	size_t n = 0;
@@ -361,21 +425,23 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	free(refs);
 	if (!n && !old)
 		return 0; /* neither then nor now */
-	if (!n) {         /* the pool is gone: its node loses it */
+	/* a pool served by one node rebuilds it; a shared one changes its nodes' pool lists
+	 * (find_relisted, compose_pools) */
+	if (!n) { /* the pool is gone: its node loses it */
 		if (push_pool(&p->removed, &p->n_removed, &p->cap_removed, old) < 0)
 			return -ENOMEM;
-		return add_node(k, old->node);
+		return single_node(old) ? add_node(k, old->node) : 0;
 	}
 	if (!np)
 		return -ENOMEM;
-	if (!single_node(np)) {
+	if (!single_node(np) && !shared_inert(np)) {
 		k->bail = true;
 		return 0;
 	}
 	if (!old) { /* a new pool: its index comes after the previous ones (patch_devices) */
 		if (push_pool(&p->added, &p->n_added, &p->cap_added, np) < 0)
 			return -ENOMEM;
-		return add_node(k, np->node);
+		return single_node(np) ? add_node(k, np->node) : 0;
 	}
 	np->idx = old->idx;
 	if (rf_grow(&p->old_pools, &p->cap_pools, p->n_pools + 1, sizeof(*p->old_pools)) < 0)
@@ -387,8 +453,8 @@ add_pool(struct patcher *k, const char *driver, const char *name)
 	p->new_pools = nw;
 	p->old_pools[p->n_pools] = old;
 	p->new_pools[p->n_pools++] = np;
-	int r = add_node(k, old->node);
-	return r < 0 ? r : add_node(k, np->node);
+	int r = single_node(old) ? add_node(k, old->node) : 0;
+	return r < 0 || !single_node(np) ? r : add_node(k, np->node);
 }
 
 /* Slices: those of the previous layout that are not among the current ones, and the current ones
@@ -436,6 +502,23 @@ out:
 	return r;
 }
 
+/* The pools served by the node alone are rebuilt with it (its facts are written into their
+ * devices); a shared pool it sees stays when inert (its list is composed again: patch_nodes). */
+static int
+own_pools(struct patcher *k, const struct rf_node *n)
+{
+	int r = 0;
+	for (size_t i = 0; i < n->n_pools && !k->bail && r == 0; i++) {
+		const struct rf_pool *q = k->prev->pools[n->pools[i]->idx]; /* a view's pool */
+		if (!single_node(q)) {
+			k->bail |= !shared_inert(q);
+			continue;
+		}
+		r = add_pool(k, q->driver, q->name);
+	}
+	return r;
+}
+
 /* A node with a new object: rebuilt when its labels or annotations changed (with its pools: the
  * node's facts are written into their devices), else a copy pointing at the new object. */
 static int
@@ -449,14 +532,7 @@ node_changed(struct patcher *k, const struct rf_node *old, const json_t *nj)
 		return 0;
 	}
 	int r = add_node(k, old->name);
-	for (size_t p = 0; p < old->n_pools && !k->bail && r == 0; p++) {
-		if (!single_node(old->pools[p])) {
-			k->bail = true;
-			break;
-		}
-		r = add_pool(k, old->pools[p]->driver, old->pools[p]->name);
-	}
-	return r;
+	return r < 0 ? r : own_pools(k, old);
 }
 
 static const char *
@@ -475,12 +551,19 @@ new_node(struct patcher *k, const json_t *nj)
 	return add_new_node(k, node_name(nj), nj);
 }
 
-/* Every pool the node had goes in this patch (its slices were deleted in the same build, as a
- * node leaving with its drivers' slices). */
+/* Every pool the node had alone goes in this patch (its slices were deleted in the same build,
+ * as a node leaving with its drivers' slices); the shared pools it saw stay, inert (they merely
+ * serve one node fewer). */
 static bool
 pools_all_removed(const struct patcher *k, const struct rf_node *old)
 {
 	for (size_t i = 0; i < old->n_pools; i++) {
+		const struct rf_pool *q = k->prev->pools[old->pools[i]->idx];
+		if (!single_node(q)) {
+			if (!shared_inert(q))
+				return false;
+			continue;
+		}
 		bool found = false;
 		for (size_t j = 0; j < k->p->n_removed && !found; j++)
 			found = k->p->removed[j] == old->pools[i];
@@ -490,14 +573,34 @@ pools_all_removed(const struct patcher *k, const struct rf_node *old)
 	return true;
 }
 
-/* A current slice (one the model reads) names the node: a full build makes a node of it even
- * without its object (every pool is single_node() when this is asked). */
+/* The pool (driver, name) of the new layout: replaced or added by the patch, else prev's. */
+static const struct rf_pool *
+pool_now(const struct patcher *k, const char *driver, const char *name)
+{
+	const struct rf_patch *p = k->p;
+	for (size_t i = 0; i < p->n_pools; i++)
+		if (pool_is(p->new_pools[i], driver, name))
+			return p->new_pools[i];
+	for (size_t i = 0; i < p->n_added; i++)
+		if (pool_is(p->added[i], driver, name))
+			return p->added[i];
+	return rf_model_find_pool(k->prev, driver, name);
+}
+
+/* A pool of the new layout is the node's by name (rf_pool.node: all its slices name it): a full
+ * build makes a node of it even without its object. A slice naming the node in a pool that
+ * serves several nodes does not. */
 static bool
 slices_name(const struct patcher *k, const char *name)
 {
-	for (size_t i = 0; i < k->n_cur; i++)
-		if (!k->cur[i]->skip && k->cur[i]->node && strcmp(k->cur[i]->node, name) == 0)
+	for (size_t i = 0; i < k->n_cur; i++) {
+		const struct rf_slice *s = k->cur[i];
+		if (s->skip || !s->node || strcmp(s->node, name) != 0)
+			continue;
+		const struct rf_pool *q = pool_now(k, s->driver, s->pool);
+		if (q && q->node && strcmp(q->node, name) == 0)
 			return true;
+	}
 	return false;
 }
 
@@ -645,16 +748,8 @@ static int
 close_over(struct patcher *k)
 {
 	int r = 0;
-	for (size_t i = 0; i < k->p->n_nodes && !k->bail && r == 0; i++) {
-		const struct rf_node *n = k->prev->nodes[k->p->nodes[i]];
-		for (size_t p = 0; p < n->n_pools && !k->bail && r == 0; p++) {
-			if (!single_node(n->pools[p])) {
-				k->bail = true;
-				break;
-			}
-			r = add_pool(k, n->pools[p]->driver, n->pools[p]->name);
-		}
-	}
+	for (size_t i = 0; i < k->p->n_nodes && !k->bail && r == 0; i++)
+		r = own_pools(k, k->prev->nodes[k->p->nodes[i]]);
 	return r;
 }
 
@@ -746,6 +841,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->pool_holes = pl->pool_holes;
 	l->nodes_appended = pl->nodes_appended;
 	l->node_holes = pl->node_holes;
+	l->relisted = pl->relisted;
 	if (!(l->arena = c->arena = rf_arena_new()))
 		return -ENOMEM;
 	l->nodes = json_incref(c->objs.nodes);
@@ -957,20 +1053,160 @@ order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct pa
 	return 0;
 }
 
-/* The replaced and added pools on the node of this name, in the full build's order (by name: an
- * added pool's index is not). */
+/* The replaced and added pools served by the node of this name alone. */
 static size_t
 pools_of(const struct rf_patch *p, const char *name, struct rf_pool **mine)
 {
 	size_t n = 0;
 	for (size_t q = 0; q < p->n_pools; q++)
-		if (strcmp(p->new_pools[q]->node, name) == 0)
+		if (single_node(p->new_pools[q]) && strcmp(p->new_pools[q]->node, name) == 0)
 			mine[n++] = p->new_pools[q];
 	for (size_t q = 0; q < p->n_added; q++)
-		if (strcmp(p->added[q]->node, name) == 0)
+		if (single_node(p->added[q]) && strcmp(p->added[q]->node, name) == 0)
 			mine[n++] = p->added[q];
-	qsort(mine, n, sizeof(*mine), pool_name_cmp);
 	return n;
+}
+
+static void
+mark_changed(struct patcher *k, const struct rf_pool *was, const struct rf_pool *now)
+{
+	if ((was && !single_node(was)) || (now && !single_node(now)))
+		k->changed[(now ? now : was)->idx] = 1;
+}
+
+/* The shared pools of the new layout (prev's, but those replaced or removed, and those the patch
+ * made), and which of them changed. */
+static int
+find_shared(struct rf_cluster *c, struct patcher *k)
+{
+	const struct rf_patch *p = k->p;
+	size_t cap = k->n_shared_prev + p->n_pools + p->n_added + 1, n = 0;
+	unsigned char *in = calloc(c->n_pools + 1, 1);
+	k->changed = calloc(c->n_pools + 1, 1);
+	k->shared_now = malloc(cap * sizeof(*k->shared_now));
+	if (!in || !k->changed || !k->shared_now) {
+		free(in);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->n_pools; i++)
+		mark_changed(k, p->old_pools[i], p->new_pools[i]);
+	for (size_t i = 0; i < p->n_added; i++)
+		mark_changed(k, NULL, p->added[i]);
+	for (size_t i = 0; i < p->n_removed; i++)
+		mark_changed(k, p->removed[i], NULL);
+	for (size_t i = 0; i < k->n_shared_prev + p->n_pools + p->n_added; i++) {
+		size_t j = i - k->n_shared_prev;
+		unsigned idx = i < k->n_shared_prev ? k->shared_prev[i]
+			       : j < p->n_pools     ? p->new_pools[j]->idx
+						    : p->added[j - p->n_pools]->idx;
+		struct rf_pool *q = c->pools[idx];
+		if (q && !in[idx] && !single_node(q))
+			k->shared_now[n++] = q;
+		in[idx] = 1;
+	}
+	free(in);
+	qsort(k->shared_now, n, sizeof(*k->shared_now), pool_name_cmp);
+	k->n_shared_now = n;
+	return 0;
+}
+
+/* The nodes that saw a changed shared pool or see it now, and are not rebuilt: their pool
+ * lists are composed again (copies of them, compose_pools), nothing else of them changes. */
+static int
+find_relisted(struct rf_cluster *c, struct patcher *k)
+{
+	const struct rf_cluster *prev = k->prev;
+	bool any = false;
+	for (size_t i = 0; i < c->n_pools && !any; i++)
+		any = k->changed[i];
+	if (!any)
+		return 0;
+	for (size_t i = 0; i < prev->n_nodes; i++) {
+		const struct rf_node *old = prev->nodes[i];
+		if (!old || k->node_state[i] == NODE_GONE || k->node_state[i] == NODE_REBUILT)
+			continue;
+		for (size_t e = 0; e < old->n_pools && !k->relist[i]; e++)
+			k->relist[i] = k->changed[old->pools[e]->idx];
+	}
+	for (size_t s = 0; s < k->n_shared_now; s++) {
+		struct rf_pool *q = k->shared_now[s];
+		if (!k->changed[q->idx])
+			continue;
+		for (size_t i = 0; i < prev->n_nodes; i++) {
+			const struct rf_node *old = prev->nodes[i];
+			if (!old || k->relist[i] || k->node_state[i] == NODE_GONE ||
+			    k->node_state[i] == NODE_REBUILT)
+				continue;
+			struct rf_pool *v;
+			if (rf_model_pool_view(c, q, old, &v) < 0)
+				return -ENOMEM;
+			k->relist[i] = v && rf_model_devices_on_node(v, old, NULL) > 0;
+		}
+	}
+	/* a shared pool that changes often (its devices' health) copies its nodes each time:
+	 * past RELIST_MAX times the nodes along the chain, a full build drops the copies */
+	size_t n = 0;
+	for (size_t i = 0; i < prev->n_nodes; i++)
+		n += k->relist[i];
+	if ((c->layout->relisted += n) > RELIST_MAX * prev->n_nodes + 64) {
+		k->bail = true;
+		return 0;
+	}
+	for (size_t i = 0; i < prev->n_nodes; i++) {
+		if (!k->relist[i])
+			continue;
+		if (k->node_state[i] == NODE_SAME)
+			k->node_state[i] = NODE_COPY;
+		if (rf_grow(&k->p->relisted, &k->cap_relisted, k->p->n_relisted + 1,
+			    sizeof(*k->p->relisted)) < 0)
+			return -ENOMEM;
+		k->p->relisted[k->p->n_relisted++] = (unsigned)i;
+	}
+	return 0;
+}
+
+/* The node's pools as a full build pairs them (rf_model_attach_pools): those it alone is served
+ * by (rebuilt: the patch's, else its previous ones), and the views of the shared pools that
+ * serve it (unchanged ones on a node not rebuilt: its previous views), in name order. A shared
+ * pool whose devices the node's facts read (not shared_inert) is not patched. */
+static int
+compose_pools(struct rf_cluster *c, struct patcher *k, struct rf_node *nd,
+	      const struct rf_node *old, bool rebuilt)
+{
+	size_t cap = (rebuilt ? k->p->n_pools + k->p->n_added : old->n_pools) + k->n_shared_now,
+	       n = 0;
+	if (rf_grow(&k->scratch, &k->cap_scratch, cap + 1, sizeof(*k->scratch)) < 0)
+		return -ENOMEM;
+	struct rf_pool **mine = k->scratch;
+	int r = -ENOMEM;
+	if (rebuilt)
+		n = pools_of(k->p, nd->name, mine);
+	else
+		for (size_t e = 0; e < old->n_pools; e++)
+			if (single_node(k->prev->pools[old->pools[e]->idx]))
+				mine[n++] = old->pools[e];
+	for (size_t s = 0; s < k->n_shared_now; s++) {
+		struct rf_pool *q = k->shared_now[s], *v = NULL;
+		if (!rebuilt && !k->changed[q->idx]) {
+			for (size_t e = 0; e < old->n_pools && !v; e++)
+				if (old->pools[e]->idx == q->idx)
+					v = old->pools[e];
+		} else if (rf_model_pool_view(c, q, nd, &v) < 0) {
+			goto out;
+		}
+		if (!v || !rf_model_devices_on_node(v, nd, NULL))
+			continue;
+		if (!shared_inert(q)) {
+			k->bail = true;
+			r = 0;
+			goto out;
+		}
+		mine[n++] = v;
+	}
+	qsort(mine, n, sizeof(*mine), pool_name_cmp);
+	r = rf_model_attach_node_pools(c, nd, mine, n);
+out:
+	return r;
 }
 
 /* A node from its object, or (nj NULL) as a full build makes a node only slices name. */
@@ -1008,10 +1244,12 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 	c->nodes = l->own_nodes = calloc(c->n_nodes + 1, sizeof(*c->nodes));
 	l->node_list =
 		rf_arena_calloc(c->arena, p->n_nodes + k->n_new_nodes + 1, sizeof(*l->node_list));
-	struct rf_pool **mine = calloc(p->n_pools + p->n_added + 1, sizeof(*mine));
 	int r = -ENOMEM;
-	if (!c->nodes || !l->node_list || !mine)
+	if (!c->nodes || !l->node_list)
 		goto out;
+	if ((r = find_shared(c, k)) < 0 || (r = find_relisted(c, k)) < 0 || k->bail)
+		goto out;
+	r = -ENOMEM;
 	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));
 	for (size_t i = 0; i < k->n_gone_nodes; i++) {
 		c->nodes[k->gone_nodes[i]] = NULL;
@@ -1030,25 +1268,37 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 			goto out;
 		if (k->node_state[i] == NODE_COPY) {
 			*nd = *old; /* labels and annotations equal: derived facts stay */
-			nd->json = nj;
-			nd->labels = rf_jpath(nj, "metadata.labels");
-			nd->annotations = rf_jpath(nj, "metadata.annotations");
-			nd->ready = rf_model_node_ready(nj);
+			if (k->node_json[i]) {
+				nd->json = nj;
+				nd->labels = rf_jpath(nj, "metadata.labels");
+				nd->annotations = rf_jpath(nj, "metadata.annotations");
+				nd->ready = rf_model_node_ready(nj);
+			}
 		} else if (node_from(c, nd, old->name, nj) < 0) {
 			goto out;
 		}
 		nd->idx = old->idx;
-		rf_model_network_place(c, nd); /* block and spine point into its own labels */
+		/* block and spine point into its own labels (a relisted node's are its old ones) */
+		if (k->node_state[i] != NODE_COPY || k->node_json[i])
+			rf_model_network_place(c, nd);
 		c->nodes[i] = nd;
 	}
-	for (size_t i = 0; i < p->n_nodes; i++) {
+	/* a shared pool changed: its nodes' lists; their facts do not read it (shared_inert) */
+	for (size_t i = 0; i < p->n_relisted && !k->bail; i++) {
+		unsigned idx = p->relisted[i];
+		if ((r = compose_pools(c, k, c->nodes[idx], prev->nodes[idx], false)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < p->n_nodes && !k->bail; i++) {
 		struct rf_node *nd = c->nodes[p->nodes[i]];
-		size_t n_mine = pools_of(p, nd->name, mine);
-		if ((r = rf_model_attach_node_pools(c, nd, mine, n_mine)) < 0 ||
+		if ((r = compose_pools(c, k, nd, NULL, true)) < 0 || k->bail ||
 		    (r = rf_model_finish_node(c, nd)) < 0)
 			goto out;
 		l->node_list[l->n_nodes++] = nd; /* its decoded annotation is this layout's */
 	}
+	r = 0;
+	if (k->bail)
+		goto out;
 	/* nodes added, at the next indexes: with their object, or as only slices name them */
 	size_t new_objs = 0;
 	for (size_t i = 0; i < k->n_new_nodes; i++) {
@@ -1061,9 +1311,9 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		nd->idx = (unsigned)(prev->n_nodes + i);
 		rf_model_network_place(c, nd);
 		c->nodes[nd->idx] = nd;
-		size_t n_mine = pools_of(p, nd->name, mine);
-		if ((r = rf_model_attach_node_pools(c, nd, mine, n_mine)) < 0 ||
-		    (r = rf_model_finish_node(c, nd)) < 0 || (r = note_moved(p, nd->name)) < 0)
+		if ((r = compose_pools(c, k, nd, NULL, true)) < 0 || k->bail)
+			goto out;
+		if ((r = rf_model_finish_node(c, nd)) < 0 || (r = note_moved(p, nd->name)) < 0)
 			goto out;
 		l->node_list[l->n_nodes++] = nd;
 	}
@@ -1094,7 +1344,6 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		c->node_names = prev->node_names;
 	}
 out:
-	free(mine);
 	return r;
 }
 
@@ -1316,15 +1565,17 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 			     .prev = prev,
 			     .cur = objs->slice_recs,
 			     .n_cur = objs->n_slice_recs,
-			     .all_single = -1 };
+			     .all_single = 1 };
 	int r = -ENOMEM;
 	if (!(c->patch = k.p = calloc(1, sizeof(*k.p))) ||
 	    !(k.node_state = calloc(prev->n_nodes + 1, 1)) ||
 	    !(k.node_json = calloc(prev->n_nodes + 1, sizeof(*k.node_json))) ||
-	    !(k.obj_gone = calloc(prev->n_nodes + 1, 1)) || (r = new_layout(c, prev, objs)) < 0 ||
-	    (r = diff_slices(&k)) < 0 || k.bail || (r = diff_nodes(&k)) < 0 || k.bail ||
-	    (r = diff_rules(&k)) < 0 || k.bail || (r = close_over(&k)) < 0 || k.bail ||
-	    (r = drop_unnamed(&k)) < 0 || k.bail || (k.bail = c->layout->dup_names))
+	    !(k.obj_gone = calloc(prev->n_nodes + 1, 1)) ||
+	    !(k.relist = calloc(prev->n_nodes + 1, 1)) || (r = scan_shared(&k)) < 0 ||
+	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
+	    (r = diff_nodes(&k)) < 0 || k.bail || (r = diff_rules(&k)) < 0 || k.bail ||
+	    (r = close_over(&k)) < 0 || k.bail || (r = drop_unnamed(&k)) < 0 || k.bail ||
+	    (k.bail = c->layout->dup_names))
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
@@ -1342,7 +1593,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		k.bail = true;
 		goto out;
 	}
-	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0)
+	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0 || k.bail)
 		goto out;
 	if (c->n_warnings >= MAX_WARNINGS) { /* the rules' warnings may be cut short */
 		k.bail = true;
@@ -1361,6 +1612,11 @@ out:
 	free(k.obj_gone);
 	free(k.new_nodes);
 	free(k.gone_nodes);
+	free(k.shared_prev);
+	free(k.relist);
+	free(k.shared_now);
+	free(k.changed);
+	free(k.scratch);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;
@@ -1614,6 +1870,8 @@ rf_model_patch_touched(const struct rf_cluster *c, unsigned char *pools, unsigne
 		pools[p->added[i]->idx] = 1;
 	for (size_t i = 0; p && i < p->n_nodes; i++)
 		nodes[p->nodes[i]] = 1;
+	for (size_t i = 0; p && i < p->n_relisted; i++)
+		nodes[p->relisted[i]] = 1;
 	for (size_t i = 0; p && i < p->n_new_nodes; i++)
 		nodes[p->first_new_node + i] = 1;
 }
@@ -1624,8 +1882,9 @@ rf_model_patch_same_pool_sets(const struct rf_cluster *c)
 	const struct rf_patch *p = c->patch;
 	if (p && (p->n_added || p->n_removed || p->n_new_nodes || p->n_gone_nodes))
 		return false;
-	for (size_t i = 0; p && i < p->n_nodes; i++) {
-		const struct rf_node *a = c->nodes[p->nodes[i]], *b = c->prev->nodes[p->nodes[i]];
+	for (size_t i = 0; p && i < p->n_nodes + p->n_relisted; i++) {
+		unsigned idx = i < p->n_nodes ? p->nodes[i] : p->relisted[i - p->n_nodes];
+		const struct rf_node *a = c->nodes[idx], *b = c->prev->nodes[idx];
 		if (a->n_pools != b->n_pools)
 			return false;
 		for (size_t k = 0; k < a->n_pools; k++)

@@ -90,7 +90,10 @@ struct rf_layout {
 	size_t pool_holes; /* idx of removed pools (c->pools NULL there) */
 	/* a patch added nodes: their indexes come after the others', not in name order */
 	bool nodes_appended;
-	size_t node_holes;  /* idx of removed nodes (c->nodes NULL there) */
+	size_t node_holes; /* idx of removed nodes (c->nodes NULL there) */
+	/* node copies the chain made for shared pools' changes (model-patch.c relisted): their
+	 * arenas hold them until a full build starts a new chain */
+	size_t relisted;
 	size_t n_node_objs; /* nodes with an object (the others only slices name) */
 	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
 	 * generation uses the layout, while layouts patched from it may still share its pieces) */

@@ -34,7 +34,12 @@
  * ResourceSlices garbage-collected after it (the node goes; its pods are still listed Running,
  * bound to it), the pods bound to it deleted in a later build (a pod event: usage only, as the
  * store builds it, next to a walk of every claim and pod and a full build), and last its Node
- * object and its slices back in one build. */
+ * object and its slices back in one build.
+ *
+ * Last, a pool on every node (an allNodes ResourceSlice of one device, of a driver no class
+ * names, as a network-attached device): published and deleted in turn, then replaced each round,
+ * then, with it present, a node leaving with its slices and pods in one build and coming back
+ * with its slices in one build, on 20 other nodes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +121,10 @@ enum layout_event {
 	EV_PODS_GC,
 	EV_NODE_BACK,
 	EV_RULE,
+	EV_SHARED_ADD,
+	EV_SHARED_REPLACE,
+	EV_SHARED_NODE_GOES,
+	EV_SHARED_NODE_COMES,
 	EV_COUNT
 };
 static const char *const ev_names[EV_COUNT] = {
@@ -130,7 +139,12 @@ static const char *const ev_names[EV_COUNT] = {
 	"real order 2: that node's ResourceSlices deleted (its pods stay, Running)",
 	"real order 3: the pods bound to it deleted (a pod event: patched = the layout shared)",
 	"real order 4: its Node object and its slices back in one build",
-	"one DeviceTaintRule (on a GPU of one node, replacing the last one's)"
+	"one DeviceTaintRule (on a GPU of one node, replacing the last one's)",
+	"an allNodes ResourceSlice published, then deleted, alternating (one device of a driver "
+	"no class names)",
+	"that allNodes ResourceSlice replaced (a new generation, an attribute)",
+	"with it present: a node's Node object, its ResourceSlices and its pods deleted in one build",
+	"with it present: that node's Node object and its slices back in one build"
 };
 
 #define NODE_ROUNDS 20
@@ -146,6 +160,10 @@ struct world {
 	/* the same for the nodes leaving in the real order */
 	char *real_names[NODE_ROUNDS];
 	json_t *real_objs[NODE_ROUNDS], *real_slices[NODE_ROUNDS];
+	/* the same for the nodes leaving while a pool on every node exists */
+	char *shared_names[NODE_ROUNDS];
+	json_t *shared_objs[NODE_ROUNDS], *shared_slices[NODE_ROUNDS];
+	size_t cap_recs;
 };
 
 static const char *
@@ -308,6 +326,115 @@ real_event(struct world *w, enum layout_event ev, size_t r)
 	return 0;
 }
 
+/* The allNodes slice bench-shared: put (generation gen; 0: deleted), as the store parses it. */
+static int
+shared_slice(struct world *w, size_t gen)
+{
+	json_t *next = json_array();
+	size_t n = 0;
+	for (size_t i = 0; i < json_array_size(w->objs.slices); i++) {
+		json_t *s = json_array_get(w->objs.slices, i);
+		if (strcmp(name_of(s), "bench-shared") == 0) {
+			rf_slice_unref(w->recs[i]);
+			continue;
+		}
+		json_array_append(next, s);
+		w->recs[n++] = w->recs[i];
+	}
+	w->objs.n_slice_recs = n;
+	json_decref(w->objs.slices);
+	w->objs.slices = next;
+	if (!gen)
+		return 0;
+	json_t *s = json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:s, s:b, s:{s:s, s:I, s:i}, s:[{s:s, "
+		"s:{s:{s:I}}}]}}",
+		"apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name",
+		"bench-shared", "spec", "driver", "bench.railfit.io", "allNodes", 1, "pool", "name",
+		"bench-shared", "generation", (json_int_t)gen, "resourceSliceCount", 1, "devices",
+		"name", "shared-0", "attributes", "bench.railfit.io/round", "int", (json_int_t)gen);
+	struct rf_slice *rec;
+	if (!s || rf_slice_parse(s, w->cfg, &rec) < 0)
+		return -ENOMEM;
+	if (n + 1 > w->cap_recs) {
+		struct rf_slice **recs = realloc(w->recs, (n + 2) * sizeof(*recs));
+		if (!recs)
+			return -ENOMEM;
+		w->recs = recs;
+		w->objs.slice_recs = recs;
+		w->cap_recs = n + 1;
+	}
+	w->recs[w->objs.n_slice_recs++] = rec;
+	json_array_append_new(next, s);
+	return 0;
+}
+
+/* With the allNodes slice there: a node (not one of the other rounds') leaves with its slices
+ * and pods in one build, and comes back with its slices in one build. */
+static int
+shared_node_event(struct world *w, enum layout_event ev, size_t r)
+{
+	json_t *nodes = w->objs.nodes;
+	size_t n = json_array_size(nodes);
+	if (ev == EV_SHARED_NODE_GOES) {
+		const json_t *nj = NULL;
+		for (size_t k = 0; k < n && !nj; k++) {
+			nj = json_array_get(nodes, (r * 4001 + 11 + k) % n);
+			for (size_t q = 0; q < NODE_ROUNDS && nj; q++)
+				if ((w->names[q] && strcmp(w->names[q], name_of(nj)) == 0) ||
+				    (w->real_names[q] &&
+				     strcmp(w->real_names[q], name_of(nj)) == 0) ||
+				    (w->shared_names[q] &&
+				     strcmp(w->shared_names[q], name_of(nj)) == 0))
+					nj = NULL;
+		}
+		if (!nj || !(w->shared_names[r] = strdup(name_of(nj))))
+			return -ENOMEM;
+		const char *name = w->shared_names[r];
+		json_t *next = json_array(), *pods = json_array();
+		for (size_t i = 0; i < n; i++) {
+			json_t *o = json_array_get(nodes, i);
+			if (strcmp(name_of(o), name) == 0)
+				w->shared_objs[r] = json_incref(o);
+			else
+				json_array_append(next, o);
+		}
+		json_decref(w->objs.nodes);
+		w->objs.nodes = next;
+		for (size_t i = 0; i < json_array_size(w->objs.pods); i++) {
+			json_t *p = json_array_get(w->objs.pods, i);
+			const char *node = json_string_value(
+				json_object_get(json_object_get(p, "spec"), "nodeName"));
+			if (!node || strcmp(node, name) != 0)
+				json_array_append(pods, p);
+		}
+		json_decref(w->objs.pods);
+		w->objs.pods = pods;
+		slices_go(w, name, &w->shared_slices[r]);
+		return 0;
+	}
+	json_t *next = json_array(), *slices = json_array();
+	json_array_extend(next, nodes);
+	json_array_append_new(next, json_deep_copy(w->shared_objs[r]));
+	json_array_extend(slices, w->objs.slices);
+	for (size_t i = 0; i < json_array_size(w->shared_slices[r]); i++) {
+		json_t *s = json_deep_copy(json_array_get(w->shared_slices[r], i));
+		struct rf_slice *rec;
+		if (!s || rf_slice_parse(s, w->cfg, &rec) < 0)
+			return -ENOMEM;
+		w->recs[w->objs.n_slice_recs++] = rec;
+		json_array_append_new(slices, s);
+	}
+	json_decref(w->shared_objs[r]);
+	json_decref(w->shared_slices[r]);
+	w->shared_objs[r] = w->shared_slices[r] = NULL;
+	json_decref(w->objs.nodes);
+	json_decref(w->objs.slices);
+	w->objs.nodes = next;
+	w->objs.slices = slices;
+	return 0;
+}
+
 /* The store hands over new arrays of every kind, of the same objects. */
 static int
 new_arrays(struct world *w)
@@ -357,6 +484,14 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 {
 	if (ev == EV_RULE) {
 		int e = rule_event(w, r);
+		return e < 0 ? e : new_arrays(w);
+	}
+	if (ev == EV_SHARED_ADD || ev == EV_SHARED_REPLACE) {
+		int e = shared_slice(w, ev == EV_SHARED_ADD ? (r % 2 == 0) : r + 2);
+		return e < 0 ? e : new_arrays(w);
+	}
+	if (ev >= EV_SHARED_NODE_GOES) {
+		int e = shared_node_event(w, ev, r);
 		return e < 0 ? e : new_arrays(w);
 	}
 	if (ev >= EV_OBJ_GOES) {
@@ -444,6 +579,7 @@ main(int argc, char **argv)
 	/* slices parsed once, as the live store keeps them */
 	struct world w = { .cfg = &cfg };
 	size_t n_slices = json_array_size(objs.slices);
+	w.cap_recs = n_slices + 1;
 	w.recs = calloc(n_slices + 1, sizeof(*w.recs));
 	for (size_t i = 0; w.recs && i < n_slices; i++)
 		if (rf_slice_parse(json_array_get(objs.slices, i), &cfg, &w.recs[i]) < 0)
@@ -603,6 +739,9 @@ main(int argc, char **argv)
 		free(w.real_names[r]);
 		json_decref(w.real_objs[r]);
 		json_decref(w.real_slices[r]);
+		free(w.shared_names[r]);
+		json_decref(w.shared_objs[r]);
+		json_decref(w.shared_slices[r]);
 	}
 	free(w.recs);
 	objs.slice_recs = NULL; /* freed above */

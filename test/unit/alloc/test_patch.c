@@ -15,6 +15,7 @@
 #include "alloc/gen/gen_cluster.h"
 #include "alloc/memo.h"
 #include "alloc/model/json_get.h"
+#include "alloc/model/model-private.h"
 #include "alloc/model/model.h"
 #include "alloc/model/slice.h"
 #include "test/unit/alloc/alloc_fixture.h"
@@ -796,10 +797,13 @@ START_TEST(test_patched_layout_equals_full_build)
 }
 END_TEST
 
-/* d is one of c's devices (not one of a layout c does not use). */
+/* d is one of c's devices (not one of a layout c does not use): one a node sees, or of a pool
+ * no node sees (a nodeSelector no node matches). */
 static bool
 device_of(const struct rf_cluster *c, const struct rf_device *d)
 {
+	if (rf_model_find_device(c, d->pool->driver, d->pool->name, d->name) == d)
+		return true;
 	for (size_t i = 0; i < rf_cluster_n_nodes(c); i++) {
 		const struct rf_node *n = rf_cluster_node_at(c, i);
 		for (size_t k = 0; k < n->n_devices; k++)
@@ -2807,6 +2811,437 @@ START_TEST(test_patch_node_life_random)
 }
 END_TEST
 
+/* ---- pools served by selectors or several nodes ---- */
+
+#define SHARED_LABEL "test.railfit.io/shared"
+
+/* The slices of a pool served by more than one node, of a driver no device setting names (no
+ * node's derived facts read its devices: patched): allNodes, a nodeSelector on SHARED_LABEL,
+ * two slices naming two nodes, or per-device node selection. With gpu, GPUs on a PCIe root
+ * (their NUMA and rails are written by every node they serve: built in full). */
+static void
+put_shared_as(struct world *w, const char *pool, int gen, bool gpu, unsigned how, unsigned n_dev)
+{
+	unsigned n_slices = how == 2 ? 2 : 1;
+	for (unsigned s = 0; s < n_slices; s++) {
+		json_t *devs = json_array();
+		for (unsigned d = 0; d < n_dev; d++) {
+			char name[32];
+			snprintf(name, sizeof(name), "s%u-%u", s, d);
+			json_t *attrs = json_pack("{s:{s:i}}", "test.railfit.io/x", "int",
+						  (int)below(w, 3));
+			if (gpu)
+				json_object_set_new(attrs, "resource.kubernetes.io/pcieRoot",
+						    json_pack("{s:s}", "string", "pci0000:aa"));
+			json_t *dev = json_pack("{s:s, s:o}", "name", name, "attributes", attrs);
+			if (how == 3) {
+				if (below(w, 2))
+					json_object_set_new(dev, "allNodes", json_true());
+				else
+					json_object_set(
+						dev, "nodeName",
+						(json_t *)rf_jpath(
+							json_array_get(
+								w->nodes,
+								below(w, (unsigned)json_array_size(
+										 w->nodes))),
+							"metadata.name"));
+			}
+			json_array_append_new(devs, dev);
+		}
+		char sname[96];
+		snprintf(sname, sizeof(sname), "%s-%u", pool, s);
+		json_t *sl = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:{s:s, s:i, s:i}, s:o}}",
+				       "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice",
+				       "metadata", "name", sname, "spec", "driver",
+				       gpu ? "gpu.nvidia.com" : "shared.railfit.io", "pool", "name",
+				       pool, "generation", gen, "resourceSliceCount", (int)n_slices,
+				       "devices", devs);
+		json_t *spec = json_object_get(sl, "spec");
+		if (how == 0)
+			json_object_set_new(spec, "allNodes", json_true());
+		else if (how == 1)
+			json_object_set_new(spec, "nodeSelector",
+					    json_pack("{s:[{s:[{s:s, s:s, s:[s]}]}]}",
+						      "nodeSelectorTerms", "matchExpressions",
+						      "key", SHARED_LABEL, "operator", "In",
+						      "values", "yes"));
+		else if (how == 2)
+			json_object_set(
+				spec, "nodeName",
+				(json_t *)rf_jpath(
+					json_array_get(w->nodes, below(w, (unsigned)json_array_size(
+										  w->nodes))),
+					"metadata.name"));
+		else
+			json_object_set_new(spec, "perDeviceNodeSelection", json_true());
+		/* replacing: the slice of that name, else appended */
+		size_t at = w->n_recs;
+		for (size_t i = 0; i < w->n_recs; i++)
+			if (strcmp(meta_str(json_array_get(w->slices, i), "name"), sname) == 0)
+				at = i;
+		put_slice(w, at, sl);
+	}
+}
+
+static void
+put_shared(struct world *w, const char *pool, int gen, bool gpu)
+{
+	unsigned how = below(w, 4);
+	put_shared_as(w, pool, gen, gpu, how, 1 + below(w, 3));
+}
+
+/* The slices of the shared pool deleted. @return how many. */
+static size_t
+drop_shared(struct world *w, const char *pool)
+{
+	size_t n = 0;
+	for (size_t i = w->n_recs; i-- > 0;)
+		if (strcmp(w->recs[i]->pool, pool) == 0) {
+			put_slice(w, i, NULL);
+			n++;
+		}
+	return n;
+}
+
+/* SHARED_LABEL set to yes, to no, or removed on a node (a new object). */
+static void
+label_shared(struct world *w)
+{
+	size_t i = below(w, (unsigned)json_array_size(w->nodes));
+	json_t *nj = copy_at(w->nodes, i);
+	json_t *labels = json_object_get(json_object_get(nj, "metadata"), "labels");
+	unsigned how = below(w, 3);
+	if (how == 2)
+		json_object_del(labels, SHARED_LABEL);
+	else
+		json_object_set_new(labels, SHARED_LABEL, json_string(how ? "yes" : "no"));
+	set_array(&w->nodes, replaced(w->nodes, i, nj));
+}
+
+/* A DeviceClass of the shared driver's devices, and a pending pod asking for one of them. */
+static json_t *
+shared_pod(struct world *w)
+{
+	add_json(w->classes, "{\"kind\":\"DeviceClass\",\"metadata\":{\"name\":\"shared-dev\"},"
+			     "\"spec\":{\"selectors\":[{\"cel\":{\"expression\":"
+			     "\"device.driver == 'shared.railfit.io'\"}}]}}");
+	add_json(w->claims, "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"pend-s\","
+			    "\"namespace\":\"ml\",\"uid\":\"pend-uid-s\"},\"spec\":{\"devices\":"
+			    "{\"requests\":[{\"name\":\"s\",\"exactly\":{\"deviceClassName\":"
+			    "\"shared-dev\",\"count\":2}}]}}}");
+	json_t *p = fixture_pod("ps", "pend-s", NULL);
+	json_array_append(w->pods, p);
+	return p;
+}
+
+/* A claim holding a device of a shared pool (allNodes), as the allocator writes it. */
+static void
+claim_on_shared(struct world *w, const char *name, const char *pool, const char *device)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ml\","
+		 "\"uid\":\"%s\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"s\","
+		 "\"exactly\":{\"deviceClassName\":\"shared-dev\"}}]}},\"status\":{\"allocation\":"
+		 "{\"devices\":{\"results\":[{\"request\":\"s\",\"driver\":\"shared.railfit.io\","
+		 "\"pool\":\"%s\",\"device\":\"%s\"}]}}}}",
+		 name, name, pool, device);
+	json_t *arr = json_copy(w->claims);
+	add_json(arr, buf);
+	set_array(&w->claims, arr);
+}
+
+/* The next generation (its layout changed: patched), equal to a full build, usage, the walk and
+ * the claims' devices included, and every node judged for pod through the memo carried from
+ * *prev: a node whose pool list changed is judged again. */
+static void
+next_shared(struct world *w, struct rf_cluster **prev, json_t *pod, const char *what)
+{
+	struct rf_cluster_objects objs = objects(w);
+	struct rf_cluster *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	ck_assert_int_eq(rf_cluster_build_next(*prev, &objs, &w->cfg, w->cel, false, &g), 0);
+	ck_assert_msg(rf_cluster_layout_patched(g), "%s: built in full", what);
+	ck_assert_msg(rf_cluster_memo(g) == rf_cluster_memo(*prev), "%s: memo not carried", what);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w->cfg, w->cel, &full), 0);
+	same_generation(w, g, full);
+	same_usage(g, full);
+	results_are_mine(w, g);
+	judge_all(g, *prev, full, pod, &cnt, NULL);
+	ck_assert_msg(cnt.rebuilt > 0, "%s: no node judged again", what);
+	rf_cluster_unref(full);
+	same_as_walked(w, g, objs);
+	rf_cluster_unref(*prev);
+	*prev = g;
+}
+
+/* A pool on every node (allNodes) published, replaced (as many devices: their gidx stay; more:
+ * a new range), deleted and published again, with claims holding its devices (relinked to the
+ * replacement) and a pending pod asking two of them judged on every node through the memo (a
+ * node's verdict follows its pool list: no node remembers the pool's absence). Every step
+ * patched. */
+START_TEST(test_patch_all_nodes_pool_life)
+{
+	struct world w;
+	world_init_nodes(&w, 7, 10);
+	json_t *ps = shared_pod(&w);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct memo_counts cnt = { 0 };
+	judge_all(prev, NULL, prev, ps, &cnt, NULL); /* the memo remembers: no shared device */
+	put_shared_as(&w, "everywhere", 1, false, 0, 3);
+	next_shared(&w, &prev, ps, "published");
+	claim_on_shared(&w, "on-shared-0", "everywhere", "s0-1");
+	claim_on_shared(&w, "on-shared-1", "everywhere", "s0-2");
+	struct rf_cluster *g = NULL;
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, true, &g), 0);
+	rf_cluster_unref(prev);
+	prev = g;
+	put_shared_as(&w, "everywhere", 2, false, 0, 3);
+	next_shared(&w, &prev, ps, "replaced, as many devices");
+	put_shared_as(&w, "everywhere", 3, false, 0, 4);
+	next_shared(&w, &prev, ps, "replaced, a device more");
+	put_shared_as(&w, "everywhere", 4, false, 1, 4); /* a nodeSelector no node matches */
+	next_shared(&w, &prev, ps, "served by no node");
+	put_shared_as(&w, "everywhere", 5, false, 0, 4);
+	next_shared(&w, &prev, ps, "served by every node again");
+	drop_shared(&w, "everywhere");
+	next_shared(&w, &prev, ps, "deleted");
+	put_shared_as(&w, "everywhere", 6, false, 0, 2);
+	next_shared(&w, &prev, ps, "published again");
+	rf_cluster_unref(prev);
+	json_decref(ps);
+	world_release(&w);
+}
+END_TEST
+
+/* An allNodes pool replaced over and over (its devices' health): each change copies every node
+ * (their pool lists); along a chain that is bounded (a full build drops the copies, RELIST_MAX in
+ * model-patch.c), and the patches go on after it. */
+START_TEST(test_patch_relisting_bounded)
+{
+	struct world w;
+	world_init_nodes(&w, 3, 10);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	int first_full = -1, patched_after = 0;
+	for (int step = 0; step < 60; step++) {
+		put_shared_as(&w, "flapping", step + 1, false, 0, 2);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		rf_cluster_unref(full);
+		if (!rf_cluster_layout_patched(g) && first_full < 0)
+			first_full = step;
+		patched_after += first_full >= 0 && rf_cluster_layout_patched(g);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	/* every node copied once a change: 16 changes per node, and a little slack */
+	ck_assert_msg(first_full >= 16 && first_full < 40, "first full build at step %d",
+		      first_full);
+	ck_assert_int_gt(patched_after, 10);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* A pool of two slices, one naming node a and one naming node b (a pool on several nodes). */
+static void
+pair_pool(struct world *w, const char *pool, const char *a, const char *b)
+{
+	const char *on[2] = { a, b };
+	for (int s = 0; s < 2; s++) {
+		char sname[96];
+		snprintf(sname, sizeof(sname), "%s-%d", pool, s);
+		json_t *sl =
+			json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, "
+				  "s:[{s:s}]}}",
+				  "apiVersion", "resource.k8s.io/v1", "kind", "ResourceSlice",
+				  "metadata", "name", sname, "spec", "driver", "shared.railfit.io",
+				  "nodeName", on[s], "pool", "name", pool, "generation", 1,
+				  "resourceSliceCount", 2, "devices", "name", s ? "b-0" : "a-0");
+		put_slice(w, w->n_recs, sl);
+	}
+}
+
+/* A node leaving in the real order while a pool of two slices names it and another node: its
+ * Node object goes (it stays, a node only slices name), then its own drivers' slices: the pool's
+ * slice that names it makes no node (the pool is no node's own), so it goes, as in a full
+ * build. Every step patched. */
+START_TEST(test_patch_node_named_by_a_pool_of_two)
+{
+	struct world w;
+	world_init_nodes(&w, 5, 8);
+	char x[128], y[128];
+	snprintf(x, sizeof(x), "%s", node_name_at(w.nodes, 2));
+	snprintf(y, sizeof(y), "%s", node_name_at(w.nodes, 5));
+	json_t *left = json_array();
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	pair_pool(&w, "pair", x, y);
+	ck_assert(next_equals_full(&w, &prev));
+	delete_node_object(&w, x, left);
+	ck_assert(next_equals_full(&w, &prev));
+	ck_assert_ptr_nonnull(rf_cluster_node(prev, x));
+	ck_assert_uint_gt(delete_slices_of(&w, x, "gpu.nvidia.com") +
+				  delete_slices_of(&w, x, "dra.net") +
+				  delete_slices_of(&w, x, "dra.cpu"),
+			  0);
+	ck_assert(next_equals_full(&w, &prev));
+	ck_assert_ptr_null(rf_cluster_node(prev, x));
+	node_comes_back(&w, x, left);
+	ck_assert(next_equals_full(&w, &prev));
+	ck_assert_uint_eq(rf_cluster_node(prev, x)->n_pools, 1); /* the pair's slice there */
+	rf_cluster_unref(prev);
+	json_decref(left);
+	world_release(&w);
+}
+END_TEST
+
+/* Shared pools published, replaced and deleted, nodes labelled into and out of a nodeSelector
+ * pool, joining and leaving (the Node object first, its slices later), with slice, claim and pod
+ * events between (claims allocated on the shared pools' devices): every generation reads like a
+ * full build (usage and the walk's fingerprints included), and every node is judged through the
+ * memo carried across the patches for a pod asking the shared pools' devices as a fresh
+ * evaluation and a full build judge it, a node whose pool list changed never remembered the
+ * first time. Patched, but while a shared pool of GPUs with a PCIe root exists (_i 1 adds
+ * some): built in full then. */
+START_TEST(test_patch_shared_pools_random)
+{
+	struct world w;
+	world_init_nodes(&w, 91 + (uint64_t)_i, 12);
+	json_t *ps = shared_pod(&w);
+	json_t *left = json_array();
+	json_t *judged[2] = { ps, w.pending[1] };
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	unsigned serial = 0, patched = 0, plain = 0, relisted = 0;
+	int gpu_pools = 0;
+	struct memo_counts cnt = { 0 };
+	char pools[8][32];
+	int n_pools = 0;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(60); step < n; step++) {
+		bool layout = true;
+		size_t nn = json_array_size(w.nodes);
+		switch (below(&w, 10)) {
+		case 0: /* a shared pool published */
+		case 1:
+			if (n_pools < 8) {
+				bool gpu = _i == 1 && below(&w, 4) == 0;
+				snprintf(pools[n_pools], sizeof(pools[0]), "%sshared-%d",
+					 gpu ? "gpu-" : (below(&w, 2) ? "a" : "z"), step);
+				put_shared(&w, pools[n_pools++], 1, gpu);
+				gpu_pools += gpu;
+				break;
+			}
+			/* fall through */
+		case 2: /* one replaced (another selection, devices, generation) */
+			if (n_pools) {
+				int k = (int)below(&w, (unsigned)n_pools);
+				drop_shared(&w, pools[k]); /* its slices may be fewer now */
+				put_shared(&w, pools[k], step, strncmp(pools[k], "gpu-", 4) == 0);
+			} else {
+				layout = change_slice(&w, step);
+			}
+			break;
+		case 3: /* one deleted */
+			if (n_pools) {
+				int k = (int)below(&w, (unsigned)n_pools);
+				drop_shared(&w, pools[k]);
+				gpu_pools -= strncmp(pools[k], "gpu-", 4) == 0;
+				memmove(pools[k], pools[n_pools - 1], sizeof(pools[0]));
+				n_pools--;
+			} else {
+				layout = false;
+			}
+			break;
+		case 4: /* a node into or out of the nodeSelector's */
+			label_shared(&w);
+			break;
+		case 5: /* nodes join, leave with their objects, get their objects (not one that
+			 * left below: it comes back there) */
+			layout = !json_array_size(left) && change_node_set(&w, step);
+			break;
+		case 6: /* a node leaves in the real order: its object first, its slices later */
+			if (json_array_size(left) && below(&w, 2)) {
+				char x[128];
+				snprintf(x, sizeof(x), "%s", node_name_at(left, 0));
+				if (below(&w, 2)) {
+					/* all of them, or its drivers' (a slice of a pool
+					 * naming several nodes stays: it makes no node) */
+					layout = below(&w, 2) ? delete_slices_of(&w, x, NULL) > 0
+							      : delete_slices_of(&w, x,
+										 "gpu.nvidia.com") +
+										delete_slices_of(
+											&w, x,
+											"dra.net") +
+										delete_slices_of(
+											&w, x,
+											"dra.cpu") >
+									0;
+				} else {
+					node_comes_back(&w, x, left);
+					restore_slices_of(&w, x);
+				}
+			} else if (nn > 6) {
+				char x[128];
+				snprintf(x, sizeof(x), "%s",
+					 node_name_at(w.nodes, below(&w, (unsigned)nn)));
+				delete_node_object(&w, x, left);
+			} else {
+				layout = false;
+			}
+			break;
+		case 7:
+			layout = change_slice(&w, step);
+			break;
+		default:
+			change_usage(&w, prev, &serial);
+			layout = false;
+			break;
+		}
+		if (below(&w, 3) == 0)
+			change_usage(&w, prev, &serial);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		results_are_mine(&w, g);
+		for (size_t k = 0; k < 2; k++)
+			judge_all(g, prev, full, judged[k], &cnt, NULL);
+		rf_cluster_unref(full);
+		same_as_walked(&w, g, objs);
+		if (layout && !gpu_pools) {
+			plain++;
+			patched += rf_cluster_layout_patched(g);
+		}
+		relisted += rf_cluster_layout_patched(g) && n_pools;
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	if (getenv("DBG"))
+		fprintf(stderr, "%u of %u patched, relisted %u, rebuilt %u kept %u\n", patched,
+			plain, relisted, cnt.rebuilt, cnt.carried_kept);
+	/* the rest: the holes' bounds, warnings */
+	ck_assert_msg(patched * 4 >= plain * 3, "%u of %u layout changes patched", patched, plain);
+	ck_assert_msg(relisted > 0 && cnt.rebuilt > 0, "relisted %u, rebuilt %u", relisted,
+		      cnt.rebuilt);
+	rf_cluster_unref(prev);
+	json_decref(ps);
+	json_decref(left);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -2834,6 +3269,14 @@ patch_suite(void)
 	tcase_add_loop_test(life, test_patch_node_life_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, life);
+	TCase *shared = tcase_create("shared pools");
+	tcase_set_timeout(shared, 120);
+	tcase_add_test(shared, test_patch_all_nodes_pool_life);
+	tcase_add_test(shared, test_patch_relisting_bounded);
+	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);
+	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
+			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
+	suite_add_tcase(s, shared);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
 	tcase_add_loop_test(usage, test_patched_usage_by_difference, 0, 2);
