@@ -404,6 +404,11 @@ int rf_reuse_merge_gone(struct rf_arena *a, void *const *prev_arr, size_t n_prev
 /* model-relink.c: a claim or pod parsed for another layout, as this layout's (in c->reuse's
  * arena, strings through the strtab); NULL on OOM or when it must be parsed afresh */
 void *rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old);
+/* A claim just parsed for c with its spec (requests, constraints, reason) in memory that goes
+ * after the call: those moved into the table's arena, the requests shared with a claim of this
+ * build that asks the same (claims of one template: a parsed table holds one copy, as a
+ * relinked one does). @return 0 or -ENOMEM. */
+int rf_model_keep_spec(struct rf_cluster *c, void *strtab, struct rf_claim *cl);
 void *rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old);
 
 /* model-patch.c: a layout made from the previous one and the changes (see there) */
