@@ -6,7 +6,10 @@
  * Prints the heap in use (mallinfo2) after each step; run under heaptrack for what the peak is
  * made of.
  *
- *   build/test/bench/full_build_mem SNAPSHOT.json [ROUNDS]
+ *   build/test/bench/full_build_mem SNAPSHOT.json [ROUNDS] [PATCHES]
+ *
+ * PATCHES (default 0): before the rounds, that many generations each with one Node's label
+ * changed (a patched layout each: a chain of patches, as a live cluster's events make one).
  *
  * Each round builds one generation in full next to the previous one, then drops the previous
  * one (the first round's replaces a layout holding the records' devices; the next, one that
@@ -26,6 +29,24 @@ heap_mb(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 	return (double)(mi.uordblks + mi.hblkhd) / 1e6;
+}
+
+/* One Node's label changed (a new object in a new array), as the store hands it over. */
+static void
+node_event(struct rf_cluster_objects *o, size_t r)
+{
+	size_t n = json_array_size(o->nodes), i = (r * 7919) % n;
+	json_t *nj = json_deep_copy(json_array_get(o->nodes, i));
+	json_t *md = json_object_get(nj, "metadata");
+	if (!json_is_object(json_object_get(md, "labels")))
+		json_object_set_new(md, "labels", json_object());
+	json_object_set_new(json_object_get(md, "labels"), "bench.railfit.io/round",
+			    json_integer((json_int_t)r));
+	json_t *next = json_array();
+	json_array_extend(next, o->nodes);
+	json_array_set_new(next, i, nj);
+	json_decref(o->nodes);
+	o->nodes = next;
 }
 
 /* The store hands over new arrays of the same objects. */
@@ -49,6 +70,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	size_t rounds = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 2;
+	size_t patches = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : 0;
 	struct rf_config cfg;
 	struct rf_cluster_objects objs;
 	struct rf_cel_cache *cel = rf_cel_cache_new();
@@ -69,6 +91,17 @@ main(int argc, char **argv)
 		return 1;
 	double h1 = heap_mb();
 	printf("objects and slice records %.1f MB; one generation +%.1f MB\n", h0, h1 - h0);
+	for (size_t r = 0; r < patches; r++) {
+		struct rf_cluster *next = NULL;
+		new_arrays(&objs);
+		node_event(&objs, r);
+		if (rf_cluster_build_next(gen, &objs, &cfg, cel, false, &next) < 0)
+			return 1;
+		rf_cluster_unref(gen);
+		gen = next;
+	}
+	if (patches)
+		printf("after %zu patched generations: +%.1f MB\n", patches, heap_mb() - h0);
 	for (size_t r = 0; r < rounds; r++) {
 		struct rf_cluster *next = NULL;
 		new_arrays(&objs);
