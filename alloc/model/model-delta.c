@@ -348,9 +348,10 @@ apply_pod(struct rf_cluster *c, struct rf_pod *p, int sign, struct vec *touched,
 			if (!ar->dev || !ar->nic || ar->admin_access)
 				continue;
 			if (p->has_nic_bw) {
-				struct rf_quantity *bw = &c->dev_use[ar->gidx].annotated_bw;
-				*bw = sign > 0 ? rf_quantity_add(*bw, p->nic_bw)
-					       : rf_quantity_sub(*bw, p->nic_bw);
+				struct rf_dev_use *u = &c->dev_use[ar->gidx];
+				u->annotated_bw =
+					sign > 0 ? rf_quantity_add(u->annotated_bw, p->nic_bw)
+						 : rf_quantity_sub(u->annotated_bw, p->nic_bw);
 				if (vec_push(touched, (void *)(uintptr_t)ar->gidx) < 0)
 					*ok = -ENOMEM;
 			}

@@ -876,8 +876,8 @@ pool_name_cmp(const void *a, const void *b)
 static int
 order_pools(struct rf_cluster *c, const struct rf_cluster *prev, struct rf_patch *p)
 {
-	c->pool_order = rf_arena_calloc(c->arena, prev->n_pool_order + p->n_added + 1,
-					sizeof(*c->pool_order));
+	c->pool_order = c->layout->own_pool_order =
+		calloc(prev->n_pool_order + p->n_added + 1, sizeof(*c->pool_order));
 	struct rf_pool **add = calloc(p->n_added + 1, sizeof(*add));
 	if (!c->pool_order || !add) {
 		free(add);
@@ -1010,7 +1010,7 @@ static int
 order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct patcher *k)
 {
 	size_t n_add = k->n_new_nodes;
-	c->node_order = rf_arena_calloc(c->arena, c->n_nodes + 1, sizeof(*c->node_order));
+	c->node_order = c->layout->own_node_order = calloc(c->n_nodes + 1, sizeof(*c->node_order));
 	if (!c->node_order)
 		return -ENOMEM;
 	if (!n_add && !k->n_gone_nodes) {
@@ -1338,10 +1338,9 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		goto out;
 	if (k->n_new_nodes || k->n_gone_nodes) {
 		r = rf_model_index_node_names(c);
-	} else { /* the same names at the same indexes */
-		c->node_slots = prev->node_slots;
-		c->node_mask = prev->node_mask;
-		c->node_names = prev->node_names;
+	} else { /* the same names at the same indexes: prev's index copied (each layout's goes
+		  * with its last generation) */
+		r = rf_model_copy_node_index(c, prev);
 	}
 out:
 	return r;

@@ -98,6 +98,12 @@ struct rf_layout {
 	/* a patched layout's arrays of every pool, device and node (malloc'd: they go when no
 	 * generation uses the layout, while layouts patched from it may still share its pieces) */
 	void *own_pools, *own_devices, *own_nodes;
+	/* what only the generations using it read too (malloc'd, gone with the arrays above: a
+	 * chain of patches keeps none of them for its dead layouts): the pools and nodes by
+	 * name of a patched layout, and the node name index of any layout (rf_cluster.node_slots
+	 * and node_names, one block of node_index_size bytes) */
+	void *own_pool_order, *own_node_order, *own_node_index;
+	size_t node_index_size;
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
 	/* ResourceSlices whose devices its pools use themselves (struct rf_slice.lent), each
@@ -287,8 +293,11 @@ int rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes);
 bool rf_model_node_ready(const json_t *node);
 int rf_model_attach_pools(struct rf_cluster *c);
 struct rf_node *rf_model_find_node(const struct rf_cluster *c, const char *name);
-/** c->node_slots, c->node_names from c->nodes. -ENOMEM only. */
+/** c->node_slots, c->node_names from c->nodes (c->layout's own). -ENOMEM only. */
 int rf_model_index_node_names(struct rf_cluster *c);
+/** c->node_slots, c->node_names a copy of prev's (c->layout's own): the same names at the same
+ * indexes. -ENOMEM only. */
+int rf_model_copy_node_index(struct rf_cluster *c, const struct rf_cluster *prev);
 int rf_model_finish_node(struct rf_cluster *c, struct rf_node *n);
 int rf_model_attach_node_pools(struct rf_cluster *c, struct rf_node *n,
 			       struct rf_pool *const *pools, size_t n_pools);
@@ -407,6 +416,11 @@ int rf_reuse_merge_gone(struct rf_arena *a, void *const *prev_arr, size_t n_prev
 /* model-relink.c: a claim or pod parsed for another layout, as this layout's (in c->reuse's
  * arena, strings through the strtab); NULL on OOM or when it must be parsed afresh */
 void *rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old);
+/* A claim just parsed for c with its spec (requests, constraints, reason) in memory that goes
+ * after the call: those moved into the table's arena, the requests shared with a claim of this
+ * build that asks the same (claims of one template: a parsed table holds one copy, as a
+ * relinked one does). @return 0 or -ENOMEM. */
+int rf_model_keep_spec(struct rf_cluster *c, void *strtab, struct rf_claim *cl);
 void *rf_model_relink_pod(struct rf_cluster *c, void *strtab, const void *old);
 
 /* model-patch.c: a layout made from the previous one and the changes (see there) */

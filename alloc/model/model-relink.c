@@ -52,16 +52,18 @@ copy_strings(struct copier *k, const char *const *v, size_t n)
 	return d;
 }
 
-/* false when a selector does not compile as it did */
+/* false when a selector does not compile as it did; same_layout: the programs are c's already
+ * (a claim parsed for c: kept as they are) */
 static bool
-relink_alt(const struct rf_cluster *c, struct copier *k, struct rf_request_alt *alt)
+relink_alt(const struct rf_cluster *c, struct copier *k, struct rf_request_alt *alt,
+	   bool same_layout)
 {
 	alt->name = S(k, alt->name);
 	alt->class_name = S(k, alt->class_name);
 	alt->selector_texts = copy_strings(k, alt->selector_texts, alt->n_selectors);
 	const struct rf_cel_program **progs =
 		copy_array(k, alt->selectors, alt->n_selectors, sizeof(*alt->selectors));
-	for (size_t i = 0; progs && i < alt->n_selectors; i++) {
+	for (size_t i = 0; progs && !same_layout && i < alt->n_selectors; i++) {
 		struct rf_cel_error err = { 0 };
 		if (rf_cluster_selector(c, alt->selector_texts[i], &progs[i], &err) < 0)
 			return false;
@@ -160,10 +162,13 @@ requests_slot(const struct rf_request *rq, size_t n)
 					  sizeof(struct relinked_requests));
 }
 
-/* o's requests relinked into k's arena, or those of a claim relinked before them in this build
- * that say the same (NULL on OOM or when a selector no longer compiles). */
+/* o's requests relinked into k's arena, or those of a claim relinked (or parsed: same_layout)
+ * before them in this build that say the same (NULL on OOM or when a selector no longer
+ * compiles). same_layout: o was parsed for c into memory that goes after the call, so the
+ * cache compares with the copy. */
 static struct rf_request *
-relink_requests(struct rf_cluster *c, struct copier *k, const struct rf_claim *o, bool *failed)
+relink_requests(struct rf_cluster *c, struct copier *k, const struct rf_claim *o, bool *failed,
+		bool same_layout)
 {
 	if (!o->n_requests)
 		return NULL;
@@ -178,14 +183,39 @@ relink_requests(struct rf_cluster *c, struct copier *k, const struct rf_claim *o
 		rq->name = S(k, rq->name);
 		rq->alts = copy_array(k, rq->alts, rq->n_alts, sizeof(*rq->alts));
 		for (size_t j = 0; rq->alts && j < rq->n_alts; j++)
-			if (!relink_alt(c, k, &rq->alts[j])) {
+			if (!relink_alt(c, k, &rq->alts[j], same_layout)) {
 				*failed = true;
 				return NULL;
 			}
 	}
 	if (rqs && !k->oom)
-		*e = (struct relinked_requests){ c->reuse, o->requests, o->n_requests, rqs };
+		*e = (struct relinked_requests){ c->reuse, same_layout ? rqs : o->requests,
+						 o->n_requests, rqs };
 	return rqs;
+}
+
+static struct rf_constraint *
+copy_constraints(struct copier *k, const struct rf_constraint *v, size_t n)
+{
+	struct rf_constraint *d = copy_array(k, v, n, sizeof(*v));
+	for (size_t i = 0; d && i < n; i++) {
+		struct rf_constraint *co = &d[i];
+		co->requests = copy_strings(k, co->requests, co->n_requests);
+		co->match_attribute = S(k, co->match_attribute);
+		co->distinct_attribute = S(k, co->distinct_attribute);
+	}
+	return d;
+}
+
+int
+rf_model_keep_spec(struct rf_cluster *c, void *strtab, struct rf_claim *cl)
+{
+	struct copier k = { c->reuse->arena, strtab, 0 };
+	bool failed = false;
+	cl->unsupported = S(&k, cl->unsupported);
+	cl->requests = relink_requests(c, &k, cl, &failed, true);
+	cl->constraints = copy_constraints(&k, cl->constraints, cl->n_constraints);
+	return k.oom || failed ? -ENOMEM : 0;
 }
 
 void *
@@ -203,16 +233,10 @@ rf_model_relink_claim(struct rf_cluster *c, void *strtab, const void *old)
 	cl->unsupported = S(&k, o->unsupported);
 	cl->alloc_node = S(&k, o->alloc_node);
 	bool failed = false;
-	cl->requests = relink_requests(c, &k, o, &failed);
+	cl->requests = relink_requests(c, &k, o, &failed, false);
 	if (failed)
 		return NULL;
-	cl->constraints = copy_array(&k, o->constraints, o->n_constraints, sizeof(*o->constraints));
-	for (size_t i = 0; cl->constraints && i < o->n_constraints; i++) {
-		struct rf_constraint *co = &cl->constraints[i];
-		co->requests = copy_strings(&k, co->requests, co->n_requests);
-		co->match_attribute = S(&k, co->match_attribute);
-		co->distinct_attribute = S(&k, co->distinct_attribute);
-	}
+	cl->constraints = copy_constraints(&k, o->constraints, o->n_constraints);
 	cl->results = copy_array(&k, o->results, o->n_results, sizeof(*o->results));
 	for (size_t i = 0; cl->results && i < o->n_results; i++) {
 		struct rf_alloc_result *ar = &cl->results[i];

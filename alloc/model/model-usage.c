@@ -154,7 +154,17 @@ parse_claim(struct rf_cluster *c, void *strtab, const json_t *cj, const json_t *
 	cl->uid = K(json_string_value(rf_jpath(cj, "metadata.uid")));
 	cl->key_hash = rf_claim_key_hash(ns, name);
 	cl->json = NULL; /* the object may be packed once the generation is built */
-	if (oom || !cl->name || rf_claim_parse_spec(a, c, cl, json_object_get(cj, "spec")) < 0)
+	/* the spec parsed aside, then kept with its requests shared with the claims of this
+	 * build that ask the same (most claims come from a few templates) */
+	_Alignas(16) unsigned char buf[8192];
+	struct rf_arena spec;
+	rf_arena_init_buf(&spec, 0, buf, sizeof(buf));
+	int e = oom || !cl->name ? -ENOMEM
+				 : rf_claim_parse_spec(&spec, c, cl, json_object_get(cj, "spec"));
+	if (e == 0)
+		e = rf_model_keep_spec(c, st, cl);
+	rf_arena_release(&spec);
+	if (e < 0)
 		return NULL;
 	const json_t *alloc = rf_jpath(cj, "status.allocation");
 	if (json_is_object(alloc)) {

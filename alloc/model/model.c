@@ -123,6 +123,10 @@ layout_drop_arrays(struct rf_layout *l)
 	free(l->own_devices);
 	free(l->own_nodes);
 	l->own_pools = l->own_devices = l->own_nodes = NULL;
+	free(l->own_pool_order);
+	free(l->own_node_order);
+	free(l->own_node_index);
+	l->own_pool_order = l->own_node_order = l->own_node_index = NULL;
 }
 
 void
@@ -690,10 +694,18 @@ rf_model_index_node_names(struct rf_cluster *c)
 		cap *= 2;
 	for (size_t n = 0; n < c->n_nodes; n++)
 		text += c->nodes[n] ? strlen(c->nodes[n]->name) + 1 : 0; /* else a hole */
-	struct node_slot *slots = rf_arena_calloc(c->arena, cap, sizeof(*slots));
-	char *names = rf_arena_alloc(c->arena, text + 1);
-	if (!slots || !names || text > UINT32_MAX)
+	if (text > UINT32_MAX)
 		return -ENOMEM;
+	/* the layout's own, not its arena's: a patched layout whose generations are all gone
+	 * frees it (its arena stays while later patches share its pools and nodes) */
+	size_t size = cap * sizeof(struct node_slot) + text + 1;
+	struct node_slot *slots = calloc(1, size);
+	if (!slots)
+		return -ENOMEM;
+	free(c->layout->own_node_index);
+	c->layout->own_node_index = slots;
+	c->layout->node_index_size = size;
+	char *names = (char *)(slots + cap);
 	size_t off = 0;
 	for (size_t n = 0; n < c->n_nodes; n++) {
 		if (!c->nodes[n])
@@ -711,6 +723,23 @@ rf_model_index_node_names(struct rf_cluster *c)
 	c->node_mask = cap - 1;
 	c->node_slots = slots;
 	c->node_names = names;
+	return 0;
+}
+
+int
+rf_model_copy_node_index(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	size_t size = prev->layout->node_index_size;
+	struct node_slot *slots = malloc(size);
+	if (!slots)
+		return -ENOMEM;
+	memcpy(slots, prev->node_slots, size);
+	free(c->layout->own_node_index);
+	c->layout->own_node_index = slots;
+	c->layout->node_index_size = size;
+	c->node_slots = slots;
+	c->node_mask = prev->node_mask;
+	c->node_names = (char *)(slots + prev->node_mask + 1);
 	return 0;
 }
 

@@ -67,7 +67,9 @@ and from outside: once a second a new pending pod is created in the fake and
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
 window and the generation build. While idle it also publishes, then deletes, a ResourceSlice
 served by every node (allNodes, a driver no class names): a layout event railfit builds in full
-(two layouts and two claim tables at once), twice. The last line gives the peak RSS of each
+(two layouts and two claim tables at once), twice; then puts, then deletes, a DeviceTaintRule
+over a whole driver (every GPU), twice: a layout event built in full however pools are served
+(the fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
@@ -681,7 +683,11 @@ def churn(a, tmp):
     target = cluster.pod
     first_node = cluster.names[0]
     log("churn: fake kube-apiserver loading %.0f MB" % cluster.size_mb)
-    with FakeAPI(snapshot=cluster.path, config={"bookmarkInterval": 5.0},
+    # DeviceTaintRules served as a 1.35 cluster with the alpha gate on does (v1alpha3): the
+    # taint-rule probe below
+    with FakeAPI(snapshot=cluster.path,
+                 config={"bookmarkInterval": 5.0,
+                         "enabledGroupVersions": ["resource.k8s.io/v1alpha3"]},
                  startup_timeout=a.ready_timeout) as api:
         churn_objs = []
         for i in range(a.churn_objects):
@@ -938,6 +944,30 @@ def churn(a, tmp):
                 out["remove"] = wait_until(lambda: devices(first_node) == before)
                 return out
 
+            def driver_rule_probe(seq):
+                """A DeviceTaintRule over a whole driver (every GPU: a driver upgrade drains
+                them) put, then deleted: it replaces more pools than a patch does (> 256), so
+                the layout is built in full, however the pools are served. Seconds from the
+                put or delete to /debug/nodes/{first node} showing it."""
+                def tainted():
+                    st = node_get(first_node)
+                    return any(t.get("key") == "bench.railfit.io/drain"
+                               for d in (st or {}).get("devices") or []
+                               for t in d.get("taints") or [])
+
+                r = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule",
+                     "metadata": {"name": "bench-drain-%d" % seq},
+                     "spec": {"deviceSelector": {"driver": "gpu.nvidia.com"},
+                              "taint": {"key": "bench.railfit.io/drain",
+                                        "effect": "NoSchedule"}}}
+                out = {}
+                api.put(r)
+                out["add"] = wait_until(tainted)
+                time.sleep(1.0)
+                api.delete("DeviceTaintRule", r["metadata"]["name"])
+                out["remove"] = wait_until(lambda: not tainted())
+                return out
+
             # the peak of each phase: VmHWM read, then started again from the current RSS
             peaks = {"start-up": hwm_ready}
             can_reset = reset_peak(rf.proc.pid)
@@ -968,6 +998,15 @@ def churn(a, tmp):
             shared_layouts = build_layouts(rf.stderr())[life_builds1:]
             shared_build_ms = sorted(build_times(rf.stderr())[life_builds1:])
             phase_peak("a pool on every node published and deleted (built in full)")
+            rules0 = len(build_lags(rf.stderr()))
+            rules = []
+            for k in range(2):
+                time.sleep(1.0)
+                rules.append(driver_rule_probe(k))
+            time.sleep(0.2)
+            rule_layouts = build_layouts(rf.stderr())[rules0:]
+            rule_build_ms = sorted(build_times(rf.stderr())[rules0:])
+            phase_peak("a DeviceTaintRule over a driver put and deleted (built in full)")
             layout_store = build_lags(rf.stderr())[layout_builds0:layout_builds1]
             layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:layout_builds1])
             patched_builds = build_layouts(rf.stderr())[layout_builds0:layout_builds1].count(
@@ -1084,6 +1123,14 @@ def churn(a, tmp):
               "layout built in full)" % (shared_build_ms[len(shared_build_ms) // 2],
                                          shared_build_ms[-1], len(shared_build_ms),
                                          shared_layouts.count("rebuilt")))
+    print("a DeviceTaintRule over every GPU (driver gpu.nvidia.com) put, then deleted, while "
+          "idle: shown %s; gone %s" % (lagstr([x["add"] for x in rules]),
+                                      lagstr([x["remove"] for x in rules])))
+    if rule_build_ms:
+        print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
+              "layout built in full)" % (rule_build_ms[len(rule_build_ms) // 2],
+                                         rule_build_ms[-1], len(rule_build_ms),
+                                         rule_layouts.count("rebuilt")))
     if can_reset:
         print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
             "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)

@@ -889,9 +889,9 @@ START_TEST(test_patch_shares_what_did_not_change)
 }
 END_TEST
 
-/* A layout built in full relinks every claim: those whose requests say the same (one template's)
- * share one relinked copy of them, others keep their own, and the generation is the one a
- * fresh build makes (claims, explain of the pending pods). */
+/* Claims whose requests say the same (one template's) share one copy of them, parsed or
+ * relinked (a layout built in full relinks every claim), others keep their own, and the
+ * generation is the one a fresh build makes (claims, explain of the pending pods). */
 START_TEST(test_full_build_shares_equal_requests)
 {
 	struct world w;
@@ -916,34 +916,59 @@ START_TEST(test_full_build_shares_equal_requests)
 		ck_assert_ptr_ne(a[i], b[i]); /* relinked */
 		with_requests += b[i]->n_requests > 0;
 	}
+	/* each claim's requests parsed on their own, as a template's are (nothing shared) */
+	struct rf_claim **fresh = calloc(n, sizeof(*fresh));
+	ck_assert(fresh);
+	for (size_t i = 0; i < n; i++) {
+		json_t *t = json_pack("{s:{s:O}}", "spec", "spec",
+				      json_object_get(json_array_get(w.claims, i), "spec"));
+		const char *why = NULL;
+		fresh[i] = rf_claim_from_template(g1, "ml", "p", "c", t, &why);
+		ck_assert_ptr_nonnull(fresh[i]);
+		json_decref(t);
+	}
+	size_t shared_parsed = 0;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = 0; j < i; j++) {
-			/* a fresh parse shares nothing */
-			ck_assert(!a[i]->n_requests || a[i]->requests != a[j]->requests);
-			if (!b[i]->n_requests || b[i]->requests != b[j]->requests)
+			bool sa = a[i]->n_requests && a[i]->requests == a[j]->requests,
+			     sb = b[i]->n_requests && b[i]->requests == b[j]->requests;
+			/* one copy of each: what the parse shared, the relink shares too */
+			ck_assert_int_eq(sa, sb);
+			shared_parsed += sa;
+			shared += sb;
+			if (!sa)
 				continue;
-			shared++;
-			/* only requests that say the same */
-			const struct rf_request *x = a[i]->requests, *y = a[j]->requests;
-			ck_assert_uint_eq(a[i]->n_requests, a[j]->n_requests);
-			for (size_t r = 0; r < a[i]->n_requests; r++) {
+			/* only requests that say the same, parsed (g1) or relinked (g2) */
+			const struct rf_request *x = fresh[i]->requests, *y = fresh[j]->requests;
+			ck_assert_uint_eq(fresh[i]->n_requests, fresh[j]->n_requests);
+			ck_assert_uint_eq(fresh[i]->n_requests, a[i]->n_requests);
+			for (size_t r = 0; r < fresh[i]->n_requests; r++) {
 				same_str(x[r].name, y[r].name, "request");
+				ck_assert_int_eq(x[r].first_available, y[r].first_available);
 				ck_assert_uint_eq(x[r].n_alts, y[r].n_alts);
 				for (size_t k = 0; k < x[r].n_alts; k++) {
 					const struct rf_request_alt *p = &x[r].alts[k],
 								    *q = &y[r].alts[k];
+					same_str(p->name, q->name, "alternative");
 					same_str(p->class_name, q->class_name, "class");
 					ck_assert_int_eq(p->count, q->count);
 					ck_assert_int_eq(p->all, q->all);
+					ck_assert_int_eq(p->admin_access, q->admin_access);
 					ck_assert_uint_eq(p->n_selectors, q->n_selectors);
 					for (size_t e = 0; e < p->n_selectors; e++)
 						same_str(p->selector_texts[e], q->selector_texts[e],
 							 "selector");
+					ck_assert_uint_eq(p->n_tolerations, q->n_tolerations);
+					ck_assert_uint_eq(p->n_cap_requests, q->n_cap_requests);
 				}
 			}
 		}
+	for (size_t i = 0; i < n; i++)
+		rf_claim_free(fresh[i]);
+	free(fresh);
 	ck_assert_uint_gt(with_requests, 3);
 	ck_assert_uint_gt(shared, 0);
+	ck_assert_uint_gt(shared_parsed, 0);
 	/* the pending claims: GPU and NIC aligned and loose differ in their constraints alone
 	 * (their own), GPU only in its requests */
 	const struct rf_claim *pend[3];
@@ -958,6 +983,11 @@ START_TEST(test_full_build_shares_equal_requests)
 	ck_assert_uint_gt(pend[0]->n_constraints, 0);
 	ck_assert_uint_eq(pend[2]->n_constraints, 0);
 	ck_assert_ptr_ne(pend[1]->requests, pend[2]->requests);
+	/* and so does the parse */
+	ck_assert_ptr_eq(rf_cluster_claim(g1, "ml", "pend-0")->requests,
+			 rf_cluster_claim(g1, "ml", "pend-2")->requests);
+	ck_assert_ptr_ne(rf_cluster_claim(g1, "ml", "pend-0")->requests,
+			 rf_cluster_claim(g1, "ml", "pend-1")->requests);
 	free(a);
 	free(b);
 	rf_cluster_unref(g1);
@@ -967,6 +997,96 @@ START_TEST(test_full_build_shares_equal_requests)
 	same_generation(&w, g2, full);
 	rf_cluster_unref(full);
 	rf_cluster_unref(g2);
+	world_release(&w);
+}
+END_TEST
+
+/* Claims that differ only where the cache of shared requests does not look first (a selector,
+ * a toleration, a capacity request, adminAccess, a second request) keep their own requests,
+ * parsed and relinked; claims that say the same in other words (allocationMode ExactCount
+ * spelled out) share them. Each claim reads what its own spec says. */
+START_TEST(test_shared_requests_only_when_equal)
+{
+	struct world w;
+	world_init(&w, 5);
+	static const char *const specs[] = {
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"allocationMode\":\"ExactCount\",\"count\":1}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1,\"selectors\":[{\"cel\":{\"expression\":"
+		"\"device.attributes['gpu.nvidia.com'].index == 1\"}}]}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1,\"selectors\":[{\"cel\":{\"expression\":"
+		"\"device.attributes['gpu.nvidia.com'].index == 2\"}}]}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1,\"tolerations\":[{\"key\":\"k\",\"operator\":"
+		"\"Exists\",\"effect\":\"NoSchedule\"}]}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1,\"adminAccess\":true}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1}},{\"name\":\"nic\",\"exactly\":{"
+		"\"deviceClassName\":\"rdma-nic\",\"count\":1}}]}}",
+		"{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":{\"deviceClassName\":"
+		"\"gpu.nvidia.com\",\"count\":1,\"capacity\":{\"requests\":{\"memory\":\"1Gi\"}}}}]}}",
+	};
+	enum { N = sizeof(specs) / sizeof(*specs) };
+	/* each variant right after a claim of the first spec: the one the cache holds then */
+	/* and then two that differ in their selector's text alone */
+	for (int i = 0; i < 2 * N + 2; i++) {
+		char buf[1024];
+		snprintf(buf, sizeof(buf),
+			 "{\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"eq-%d\","
+			 "\"namespace\":\"ml\",\"uid\":\"eq-uid-%d\"},\"spec\":%s}",
+			 i, i,
+			 specs[i >= 2 * N ? i - 2 * N + 2
+			       : i % 2    ? i / 2
+					  : 0]);
+		add_json(w.claims, buf);
+	}
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g[2] = { NULL, NULL };
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g[0]), 0);
+	objs.full_layout = true; /* every claim relinked */
+	ck_assert_int_eq(rf_cluster_build_next(g[0], &objs, &w.cfg, w.cel, false, &g[1]), 0);
+	for (int k = 0; k < 2; k++) {
+		const struct rf_claim *cl[2 * N + 2];
+		for (int i = 0; i < 2 * N + 2; i++) {
+			char name[16];
+			snprintf(name, sizeof(name), "eq-%d", i);
+			cl[i] = rf_cluster_claim(g[k], "ml", name);
+			ck_assert_ptr_nonnull(cl[i]);
+			ck_assert_ptr_null(cl[i]->unsupported);
+		}
+		/* eq-(2v+1) is specs[v], after a plain claim (specs[0]); specs[1] says the same
+		 * as specs[0] */
+		ck_assert_ptr_eq(cl[0]->requests, cl[1]->requests);
+		ck_assert_ptr_eq(cl[2]->requests, cl[3]->requests);
+		for (int v = 2; v < N; v++)
+			ck_assert_msg(cl[2 * v]->requests != cl[2 * v + 1]->requests,
+				      "generation %d: variant %d shares the plain claim's requests",
+				      k, v);
+		const struct rf_request_alt *a2 = &cl[5]->requests[0].alts[0],
+					    *a3 = &cl[7]->requests[0].alts[0];
+		ck_assert_uint_eq(a2->n_selectors, 1);
+		ck_assert_uint_eq(a3->n_selectors, 1);
+		ck_assert_ptr_nonnull(strstr(a2->selector_texts[0], "== 1"));
+		ck_assert_ptr_nonnull(strstr(a3->selector_texts[0], "== 2"));
+		ck_assert_ptr_ne(cl[2 * N]->requests, cl[2 * N + 1]->requests);
+		ck_assert_ptr_nonnull(
+			strstr(cl[2 * N + 1]->requests[0].alts[0].selector_texts[0], "== 2"));
+		ck_assert_uint_eq(cl[9]->requests[0].alts[0].n_tolerations, 1);
+		ck_assert_uint_eq(cl[0]->requests[0].alts[0].n_tolerations, 0);
+		ck_assert(cl[11]->requests[0].alts[0].admin_access);
+		ck_assert(!cl[0]->requests[0].alts[0].admin_access);
+		ck_assert_uint_eq(cl[13]->n_requests, 2);
+		ck_assert_uint_eq(cl[0]->n_requests, 1);
+		ck_assert_uint_eq(cl[15]->requests[0].alts[0].n_cap_requests, 1);
+		ck_assert_uint_eq(cl[0]->requests[0].alts[0].n_cap_requests, 0);
+	}
+	rf_cluster_unref(g[0]);
+	rf_cluster_unref(g[1]);
 	world_release(&w);
 }
 END_TEST
@@ -3252,6 +3372,7 @@ patch_suite(void)
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
 	tcase_add_test(tc, test_full_build_shares_equal_requests);
+	tcase_add_test(tc, test_shared_requests_only_when_equal);
 	tcase_add_test(tc, test_taint_rule_patches_its_pools);
 	tcase_add_loop_test(tc, test_patch_pools_come_and_go, 0, 2);
 	tcase_add_loop_test(tc, test_patch_node_joins, 0, 2);
