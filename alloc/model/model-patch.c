@@ -1194,13 +1194,13 @@ compose_pools(struct rf_cluster *c, struct patcher *k, struct rf_node *nd,
 		} else if (rf_model_pool_view(c, q, nd, &v) < 0) {
 			goto out;
 		}
-		if (!v || !rf_model_devices_on_node(v, nd, NULL))
-			continue;
-		if (!shared_inert(q)) {
+		if (v && !shared_inert(q)) { /* even an empty view may warn */
 			k->bail = true;
 			r = 0;
 			goto out;
 		}
+		if (!v || !rf_model_devices_on_node(v, nd, NULL))
+			continue;
 		mine[n++] = v;
 	}
 	qsort(mine, n, sizeof(*mine), pool_name_cmp);
@@ -1473,7 +1473,8 @@ compose_warnings(struct rf_cluster *c, const struct rf_cluster *prev,
 		for (size_t i = 0; i < pl->class_warnings[0]; i++)
 			put(c, pl->warnings[i]);
 		l->rule_warnings[0] = pl->rule_warnings[0];
-		l->rule_warnings[1] = l->class_warnings[0] = pl->class_warnings[0];
+		l->rule_warnings[1] = pl->rule_warnings[1];
+		l->class_warnings[0] = pl->class_warnings[0];
 		for (size_t i = 0; i < n_cls; i++)
 			put(c, cls[i]);
 		l->class_warnings[1] = c->n_warnings;
@@ -1592,8 +1593,20 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		k.bail = true;
 		goto out;
 	}
+	/* a node seeing an older generation of a pool warns between the rules' and the classes'
+	 * warnings (rf_model_pool_view), which compose_warnings does not place: built in full
+	 * while one does, before or after (a driver's upgrade, for a while) */
+	c->n_view_warnings = 0;
+	if (pl->class_warnings[0] != pl->rule_warnings[1]) {
+		k.bail = true;
+		goto out;
+	}
 	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0 || k.bail)
 		goto out;
+	if (c->n_view_warnings) {
+		k.bail = true;
+		goto out;
+	}
 	if (c->n_warnings >= MAX_WARNINGS) { /* the rules' warnings may be cut short */
 		k.bail = true;
 		goto out;

@@ -196,7 +196,8 @@ older_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *
 			d->idx = (unsigned)v->n_devices;
 			v->devices[v->n_devices++] = d;
 		}
-	if (left)
+	if (left) {
+		c->n_view_warnings++;
 		rf_cluster_warn(
 			c,
 			"pool %s/%s: node %s still sees generation %lld of it (the allocator "
@@ -205,6 +206,7 @@ older_view(struct rf_cluster *c, const struct rf_pool *p, const struct rf_node *
 			"generation %lld, railfit leaves them out there",
 			p->driver, p->name, n->name, (long long)v->generation,
 			(long long)p->generation, left, first_left, (long long)p->generation);
+	}
 	return v;
 }
 

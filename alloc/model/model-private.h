@@ -244,6 +244,9 @@ struct rf_cluster {
 
 	/* while building on a patched layout: what changed (model-patch.c), else NULL */
 	struct rf_patch *patch;
+	/* warnings of a node seeing an older generation of a pool (model-pool-view.c): a full
+	 * build places them with the nodes', which a patch does not compose */
+	size_t n_view_warnings;
 	/* the build put claims relinked to its layout into the previous generation's table */
 	bool relinked_into;
 	/* its layout's pools may use their slices' devices in place (rf_model_build_pool) */

@@ -3190,6 +3190,64 @@ pair_pool(struct world *w, const char *pool, const char *a, const char *b)
 	}
 }
 
+/* A pool in two generations, the older one naming node X with devices the newer one (on node
+ * Y) does not have: a full build warns that X still sees the older generation, between the
+ * rules' and the classes' warnings. A later DeviceTaintRule elsewhere must not drop that
+ * warning (a patch composed the warnings without it: built in full while it stands). */
+START_TEST(test_patch_keeps_older_generation_warning)
+{
+	struct world w;
+	world_init(&w, 41);
+	size_t gi = 0;
+	while (strcmp(w.recs[gi]->driver, "gpu.nvidia.com") != 0)
+		gi++;
+	const char *x = node_name_at(w.nodes, 1), *y = node_name_at(w.nodes, 2);
+	for (int gen = 1; gen <= 2; gen++) {
+		json_t *sl = copy_at(w.slices, gi), *spec = json_object_get(sl, "spec");
+		char name[32];
+		snprintf(name, sizeof(name), "multi-%d", gen);
+		json_object_set_new(json_object_get(sl, "metadata"), "name", json_string(name));
+		json_object_set_new(json_object_get(spec, "pool"), "name", json_string("multi"));
+		json_object_set_new(json_object_get(spec, "pool"), "generation", json_integer(gen));
+		json_object_set_new(json_object_get(spec, "pool"), "resourceSliceCount",
+				    json_integer(1));
+		json_object_set_new(spec, "nodeName", json_string(gen == 1 ? x : y));
+		if (gen == 2) /* none of generation 1's devices */
+			json_object_set_new(json_array_get(json_object_get(spec, "devices"), 0),
+					    "name", json_string("other-0"));
+		if (gen == 2)
+			while (json_array_size(json_object_get(spec, "devices")) > 1)
+				json_array_remove(json_object_get(spec, "devices"), 1);
+		put_slice(&w, w.n_recs, sl);
+	}
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g0 = NULL, *g1 = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g0), 0);
+	bool warned = false;
+	for (size_t i = 0; i < rf_cluster_n_warnings(g0); i++)
+		warned |= strstr(rf_cluster_warning(g0, i), "still sees generation 1") != NULL;
+	ck_assert_msg(warned, "no warning of the older generation to keep");
+	char buf[512];
+	snprintf(
+		buf, sizeof(buf),
+		"{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"bad-gpu\"},\"spec\":"
+		"{\"deviceSelector\":{\"driver\":\"gpu.nvidia.com\",\"pool\":\"%s\",\"device\":"
+		"\"gpu-3\"},\"taint\":{\"key\":\"test.railfit.io/xid\",\"effect\":\"NoSchedule\"}}}",
+		w.recs[gi]->pool);
+	json_t *rules = json_copy(w.rules);
+	add_json(rules, buf);
+	set_array(&w.rules, rules);
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g0, &objs, &w.cfg, w.cel, false, &g1), 0);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	same_generation(&w, g1, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g1);
+	rf_cluster_unref(g0);
+	world_release(&w);
+}
+END_TEST
+
 /* A node leaving in the real order while a pool of two slices names it and another node: its
  * Node object goes (it stays, a node only slices name), then its own drivers' slices: the pool's
  * slice that names it makes no node (the pool is no node's own), so it goes, as in a full
@@ -3395,6 +3453,7 @@ patch_suite(void)
 	tcase_add_test(shared, test_patch_all_nodes_pool_life);
 	tcase_add_test(shared, test_patch_relisting_bounded);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);
+	tcase_add_test(shared, test_patch_keeps_older_generation_warning);
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, shared);
