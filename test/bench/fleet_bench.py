@@ -66,9 +66,10 @@ and from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
 window and the generation build. While idle it also publishes, then deletes, a ResourceSlice
-served by every node (allNodes, a driver no class names): a layout event railfit builds in full
-(two layouts and two claim tables at once), twice; then puts, then deletes, a DeviceTaintRule
+served by every node (allNodes, a driver no class names): a layout event railfit patches (its
+device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
 over a whole driver (every GPU), twice: a layout event built in full however pools are served
+(two layouts and two claim tables at once)
 (the fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
@@ -922,8 +923,8 @@ def churn(a, tmp):
 
             def shared_pool_probe(seq):
                 """A pool served by every node (allNodes) published then deleted: a layout
-                event that is built in full, not patched (two layouts and two claim tables at
-                once). Its one device belongs to a driver no class names. Seconds from the put
+                event railfit patches (its device is inert: every node's pool list composed
+                again, nothing else rebuilt). Its one device belongs to a driver no class names. Seconds from the put
                 or delete to /debug/nodes/{first node} showing it."""
                 def devices(name):
                     st = node_get(name)
@@ -997,7 +998,7 @@ def churn(a, tmp):
             time.sleep(0.2)  # the last build's log line follows its publication
             shared_layouts = build_layouts(rf.stderr())[life_builds1:]
             shared_build_ms = sorted(build_times(rf.stderr())[life_builds1:])
-            phase_peak("a pool on every node published and deleted (built in full)")
+            phase_peak("a pool on every node published and deleted (patched)")
             rules0 = len(build_lags(rf.stderr()))
             rules = []
             for k in range(2):
@@ -1120,9 +1121,10 @@ def churn(a, tmp):
           "%s" % (lagstr([x["add"] for x in shared]), lagstr([x["remove"] for x in shared])))
     if shared_build_ms:
         print("  their generation builds: median %.0f ms, max %.0f ms over %d builds (%d with the "
-              "layout built in full)" % (shared_build_ms[len(shared_build_ms) // 2],
-                                         shared_build_ms[-1], len(shared_build_ms),
-                                         shared_layouts.count("rebuilt")))
+              "layout patched, %d built in full)" % (
+                  shared_build_ms[len(shared_build_ms) // 2], shared_build_ms[-1],
+                  len(shared_build_ms), shared_layouts.count("patched"),
+                  shared_layouts.count("rebuilt")))
     print("a DeviceTaintRule over every GPU (driver gpu.nvidia.com) put, then deleted, while "
           "idle: shown %s; gone %s" % (lagstr([x["add"] for x in rules]),
                                       lagstr([x["remove"] for x in rules])))
