@@ -228,12 +228,12 @@ print_banner(const struct rf_app *app, bool demo, const char *source, const stru
 	fflush(stdout);
 }
 
-/* malloc arenas: one per CPU this process may run on, at least 2 */
+/* malloc arenas: two per CPU this process may run on, at least 4 */
 static long
 malloc_arenas(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 2 ? 2 : n;
+	return 2 * (n < 2 ? 2 : n);
 }
 
 int
@@ -261,9 +261,10 @@ rf_cmd_serve(int argc, char **argv)
 
 	/* glibc gives a thread that meets contention on the heap an arena of its own, up to eight
 	 * per core: the HTTP workers, the reflectors, the publisher and the filter's helpers each
-	 * kept freed megabytes of theirs (~12 MB at 5,000 nodes); one arena per core (2 here) keeps
-	 * that bounded without serialising a request's two threads. MALLOC_ARENA_MAX, when set,
-	 * wins (glibc reads it itself). */
+	 * kept freed megabytes of theirs (~12 MB at 5,000 nodes). Two arenas per core (4 here) keep
+	 * that bounded (+5 MB against one per core) without the lock contention of one per core,
+	 * which cost a third of filter's throughput with two connections (README, session 10).
+	 * MALLOC_ARENA_MAX, when set, wins (glibc reads it itself). */
 	if (!getenv("MALLOC_ARENA_MAX"))
 		mallopt(M_ARENA_MAX, (int)malloc_arenas());
 	optind = 1;
