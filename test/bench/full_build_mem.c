@@ -66,7 +66,7 @@ int
 main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s SNAPSHOT.json [ROUNDS]\n", argv[0]);
+		fprintf(stderr, "usage: %s SNAPSHOT.json [ROUNDS [PATCHES]]\n", argv[0]);
 		return 2;
 	}
 	size_t rounds = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 2;
