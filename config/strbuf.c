@@ -14,6 +14,13 @@ rf_strbuf_init_with(struct rf_strbuf *b, char *buf, size_t size, size_t max)
 	buf[0] = '\0';
 }
 
+void
+rf_strbuf_adopt(struct rf_strbuf *b, char *s, size_t cap, size_t max)
+{
+	*b = (struct rf_strbuf){ .s = s, .cap = cap, .max = max };
+	s[0] = '\0';
+}
+
 /* Room for more bytes of text plus the NUL; false (and oom) when it cannot be had. */
 static bool
 reserve(struct rf_strbuf *b, size_t more)

@@ -25,6 +25,12 @@ struct rf_strbuf {
  */
 void rf_strbuf_init_with(struct rf_strbuf *b, char *buf, size_t size, size_t max);
 
+/**
+ * Start b on a malloc'd buffer s of cap bytes (cap >= 1), which b now owns: grown with realloc,
+ * freed by rf_strbuf_release(), handed over by rf_strbuf_steal(); max as in struct rf_strbuf.
+ */
+void rf_strbuf_adopt(struct rf_strbuf *b, char *s, size_t cap, size_t max);
+
 /** Make room for more bytes beyond the current text now (fewer, larger growths later). */
 void rf_strbuf_reserve(struct rf_strbuf *b, size_t more);
 

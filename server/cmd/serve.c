@@ -20,6 +20,7 @@
 #include "server/app_state.h"
 #include "server/cmd/commands.h"
 #include "server/debug_routes.h"
+#include "server/http/bufpool.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 #include "server/http/tls.h"
@@ -522,6 +523,7 @@ out:
 	rf_http_stop(probe);
 	rf_http_stop(dbg);
 	rf_http_stop(srv);
+	rf_bufpool_drain(); /* the servers are gone: nothing hands a buffer back now */
 	rf_tls_free(tls);
 	rf_token_free(token);
 	rf_live_stop(lv); /* after the servers: joins the watch threads */

@@ -25,6 +25,7 @@
 #include "config/grow.h"
 #include "config/strbuf.h"
 #include "config/utf8.h"
+#include "server/http/bufpool.h"
 #include "server/http/gojson.h"
 #include "server/http/jscan.h"
 
@@ -682,11 +683,10 @@ parse_fast(const char *body, size_t len, struct rf_extender_args *ret)
 	}
 	if (rf_extender_pod_check(pod_json, "Pod", NULL, 0) < 0)
 		goto out; /* the reference decoder words it */
-	/* Room for every decoded string and Node text with its NUL. */
+	/* Room for every decoded name with its NUL (Node texts stay in the body). */
 	size_t room = 1;
 	for (size_t i = 0; i < n; i++)
-		room += cache ? fa.names[i].raw.len + 1
-			      : fa.nodes[i].name.raw.len + fa.nodes[i].item.len + 2;
+		room += (cache ? fa.names[i].raw.len : fa.nodes[i].name.raw.len) + 1;
 	vnames = calloc(n ? n : 1, sizeof(*vnames));
 	objs = calloc(n ? n : 1, sizeof(*objs));
 	if (!cache)
@@ -704,11 +704,8 @@ parse_fast(const char *body, size_t len, struct rf_extender_args *ret)
 		}
 		const struct raw_node *rn = &fa.nodes[i];
 		vnames[i] = put_str(&rn->name, &pos);
-		memcpy(pos, rn->item.s, rn->item.len);
-		pos[rn->item.len] = '\0';
-		objs[i] = pos;
+		objs[i] = rn->item.s;
 		lens[i] = rn->item.len;
-		pos += rn->item.len + 1;
 	}
 	*ret = (struct rf_extender_args){
 		.root = pod_json,
@@ -1010,6 +1007,24 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	return r;
 }
 
+/* Node objects echoed: the reply is about as large as the passing items, megabytes. One buffer
+ * of that size, a kept one (bufpool.h), rather than doubling through fresh pages. */
+static void
+reserve_echo(const struct rf_extender_args *a, const enum rf_filter_outcome *outcomes,
+	     const char *const *msgs, struct rf_strbuf *out)
+{
+	size_t want = 256;
+	for (size_t i = 0; i < a->n_nodes; i++)
+		want += outcomes[i] == RF_FILTER_PASS
+				? a->node_obj_lens[i] + 1
+				: strlen(a->node_names[i]) +
+					  (msgs && msgs[i] ? strlen(msgs[i]) : 0) + 16;
+	size_t cap;
+	char *buf = want >= RF_BUFPOOL_MIN ? rf_bufpool_get(want, &cap) : NULL;
+	if (buf)
+		rf_strbuf_adopt(out, buf, cap, out->max);
+}
+
 int
 rf_extender_write_filter_result(const struct rf_extender_args *a,
 				const enum rf_filter_outcome *outcomes, const char *const *msgs,
@@ -1027,6 +1042,8 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	struct name_idx *idx = calloc(a->n_nodes ? a->n_nodes : 1, sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
+	if (!a->cache_mode && !out->cap)
+		reserve_echo(a, outcomes, msgs, out);
 	rf_strbuf_puts(out, a->cache_mode ? "{\"Nodes\":null,\"NodeNames\":["
 					  : "{\"Nodes\":{\"metadata\":{},\"items\":[");
 	bool first = true;

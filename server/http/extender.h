@@ -21,17 +21,19 @@ struct rf_extender_args {
 	size_t n_nodes;
 	const char **node_names; /* owned array of n_nodes borrowed strings (in text or root) */
 	/* Owned array: with nodeCacheCapable false, each Node item exactly as json.Marshal writes
-	 * it (which is what a reply echoes), NUL-terminated, in text; NULL entries in cache mode.
-	 */
+	 * it (which is what a reply echoes), node_obj_lens[i] bytes, not NUL-terminated: in the
+	 * request body (kube-scheduler's requests: no copy of megabytes of Node objects) or in text;
+	 * NULL entries in cache mode. */
 	const char **node_objs;
 	size_t *node_obj_lens; /* owned array: the lengths of node_objs (NULL in cache mode) */
-	char *text;            /* owned storage behind node_names and node_objs */
+	char *text; /* owned storage behind node_names (and node_objs, reference decoder) */
 };
 
 /**
  * Parse an ExtenderArgs body. Keys match case-insensitively ("pod", "NODENAMES" ...); exactly one
  * of Nodes / NodeNames must be non-null; Nodes must be {"items":[...]} of objects with
- * metadata.name strings; NodeNames an array of strings. body is only read during the call.
+ * metadata.name strings; NodeNames an array of strings. The result may point into body: keep
+ * body until rf_extender_args_release().
  *
  * Requests as kube-scheduler sends them are decoded without a tree of the whole body
  * (server/jscan.h: only the Pod goes through jansson); anything else — malformed or unusual

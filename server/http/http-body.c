@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 
+#include "server/http/bufpool.h"
 #include "server/http/http-private.h"
 
 /* Bytes of request bodies held (or reserved) by every server of the process. */
@@ -56,6 +57,18 @@ rf_http_body_expect(struct rf_http_server *s, struct MHD_Connection *conn, struc
 	}
 	if (n > 0 && !rf_http_budget_take(s, r, (long long)n + 1))
 		return rf_http_send_busy(conn, r, method, url);
+	size_t whole = (size_t)n + 1;
+	if (n > 0 && whole >= RF_BUFPOOL_MIN && whole <= RF_BUFPOOL_MAX) {
+		/* Node objects: the whole body in a kept buffer (bufpool.h), no page faults, no
+		 * growth; its cap is the body's, whatever the buffer has (the budget holds n + 1)
+		 */
+		size_t cap;
+		char *buf = rf_bufpool_get(whole, &cap);
+		if (buf) {
+			rf_strbuf_adopt(&r->body, buf, whole, (size_t)n);
+			return MHD_YES;
+		}
+	}
 	if (n > 0) {
 		/* Buffers grow with the bytes that really arrive (a client announcing a big
 		 * body and sending nothing costs little), but never past the announced
@@ -70,6 +83,14 @@ rf_http_body_expect(struct rf_http_server *s, struct MHD_Connection *conn, struc
 			r->body = (struct rf_strbuf){ .max = (size_t)n };
 	}
 	return MHD_YES;
+}
+
+void
+rf_http_body_release(struct req *r)
+{
+	if (!r->body.fixed)
+		rf_bufpool_put(r->body.s);
+	r->body = (struct rf_strbuf){ 0 };
 }
 
 /* Append body bytes: the buffer starts at RF_HTTP_INITIAL_BUFFER (or at the size

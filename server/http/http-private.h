@@ -116,6 +116,8 @@ enum MHD_Result rf_http_body_expect(struct rf_http_server *s, struct MHD_Connect
 				    struct req *r, const char *url, const char *method,
 				    unsigned long long n);
 void rf_http_body_append(struct rf_http_server *s, struct req *r, const char *data, size_t n);
+/* The body's buffer back to server/http/bufpool.h (or freed); the body is empty after. */
+void rf_http_body_release(struct req *r);
 
 /* http-request.c: MHD's access handler and completion callback, the error answers the checks
  * send, and the count of requests rejected by a limit (railfit_http_rejected_total). */

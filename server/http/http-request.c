@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 
+#include "server/http/bufpool.h"
 #include "server/http/http-private.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
@@ -62,11 +63,11 @@ send_response(struct MHD_Connection *conn, struct req *r, const char *method, co
 	struct MHD_Response *mr;
 	if (resp->body)
 		mr = MHD_create_response_from_buffer_with_free_callback(resp->body_len, resp->body,
-									free);
+									rf_bufpool_put);
 	else
 		mr = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 	if (!mr) {
-		free(resp->body);
+		rf_bufpool_put(resp->body);
 		resp->body = NULL;
 		rf_error("cannot create response", "method", method, "path", url);
 		return MHD_NO;
@@ -205,10 +206,10 @@ dispatch(struct rf_http_server *s, struct MHD_Connection *conn, struct req *r, c
 	int rc = rt->fn(rt->userdata, &hreq, &resp);
 	/* the handler is done with the body: its memory and its share of the budget go now, not
 	 * once the client has read the answer (a client that reads slowly holds no budget) */
-	rf_strbuf_release(&r->body);
+	rf_http_body_release(r);
 	rf_http_budget_release(r);
 	if (rc != 0 || resp.status < 100 || resp.status > 599) {
-		free(resp.body);
+		rf_bufpool_put(resp.body);
 		char detail[256];
 		if (rc != 0)
 			snprintf(detail, sizeof(detail), "handler for %s %s failed: %s", method,
@@ -285,7 +286,7 @@ rf_http_request_completed(void *cls, struct MHD_Connection *conn, void **con_cls
 	if (!r->responded && toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED)
 		rf_v(1, "request cut off by server.requestTimeout before it was complete");
 	rf_http_budget_release(r);
-	rf_strbuf_release(&r->body);
+	rf_http_body_release(r);
 	free(r);
 	*con_cls = NULL;
 }

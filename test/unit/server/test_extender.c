@@ -53,7 +53,7 @@ assert_golden(json_t *j, const char *golden)
 	free(want);
 }
 
-static void
+static char *
 parse_args_file(const char *name, struct rf_extender_args *a)
 {
 	size_t len;
@@ -61,6 +61,13 @@ parse_args_file(const char *name, struct rf_extender_args *a)
 	char err[256] = "";
 	int r = rf_extender_args_parse(body, len, a, err, sizeof(err));
 	ck_assert_msg(r == 0, "%s: %s", name, err);
+	return body; /* the args may point into it (Node objects) */
+}
+
+static void
+release_args(struct rf_extender_args *a, char *body)
+{
+	rf_extender_args_release(a);
 	free(body);
 }
 
@@ -72,7 +79,8 @@ static const enum rf_filter_outcome outcomes4[] = { RF_FILTER_PASS, RF_FILTER_PA
 START_TEST(test_extender_filter_golden_cache)
 {
 	struct rf_extender_args a;
-	parse_args_file("filter-request-cachecapable.json", &a);
+	char *body;
+	body = parse_args_file("filter-request-cachecapable.json", &a);
 	ck_assert(a.cache_mode);
 	ck_assert_uint_eq(a.n_nodes, 4);
 	ck_assert_str_eq(a.node_names[0], "node-a");
@@ -83,37 +91,39 @@ START_TEST(test_extender_filter_golden_cache)
 		"demo-pod");
 	assert_golden(rf_extender_filter_result(&a, outcomes4, fail_msgs, NULL),
 		      "filter-response-cachecapable.json");
-	rf_extender_args_release(&a);
+	release_args(&a, body);
 }
 END_TEST
 
 START_TEST(test_extender_filter_golden_nocache)
 {
 	struct rf_extender_args a;
-	parse_args_file("filter-request-nocache.json", &a);
+	char *body;
+	body = parse_args_file("filter-request-nocache.json", &a);
 	ck_assert(!a.cache_mode);
 	ck_assert_uint_eq(a.n_nodes, 4);
 	ck_assert_str_eq(a.node_names[2], "node-c");
 	ck_assert_ptr_nonnull(a.node_objs[2]);
 	assert_golden(rf_extender_filter_result(&a, outcomes4, fail_msgs, NULL),
 		      "filter-response-nocache.json");
-	rf_extender_args_release(&a);
+	release_args(&a, body);
 }
 END_TEST
 
 START_TEST(test_extender_filter_golden_error)
 {
 	struct rf_extender_args a;
-	parse_args_file("filter-request-cachecapable.json", &a);
+	char *body;
+	body = parse_args_file("filter-request-cachecapable.json", &a);
 	assert_golden(rf_extender_filter_result(&a, outcomes4, fail_msgs,
 						"example.com/foo inventory unavailable"),
 		      "filter-response-error.json");
-	rf_extender_args_release(&a);
-	parse_args_file("filter-request-nocache.json", &a);
+	release_args(&a, body);
+	body = parse_args_file("filter-request-nocache.json", &a);
 	assert_golden(rf_extender_filter_result(&a, outcomes4, fail_msgs,
 						"example.com/foo inventory unavailable"),
 		      "filter-response-error.json");
-	rf_extender_args_release(&a);
+	release_args(&a, body);
 }
 END_TEST
 
@@ -121,17 +131,18 @@ START_TEST(test_extender_prioritize_golden)
 {
 	static const int scores[] = { 7, 3 };
 	struct rf_extender_args a;
-	parse_args_file("prioritize-request-cachecapable.json", &a);
+	char *body;
+	body = parse_args_file("prioritize-request-cachecapable.json", &a);
 	ck_assert(a.cache_mode);
 	ck_assert_uint_eq(a.n_nodes, 2);
 	assert_golden(rf_extender_priority_list(&a, scores),
 		      "prioritize-response-cachecapable.json");
-	rf_extender_args_release(&a);
-	parse_args_file("prioritize-request-nocache.json", &a);
+	release_args(&a, body);
+	body = parse_args_file("prioritize-request-nocache.json", &a);
 	ck_assert(!a.cache_mode);
 	ck_assert_uint_eq(a.n_nodes, 2);
 	assert_golden(rf_extender_priority_list(&a, scores), "prioritize-response-nocache.json");
-	rf_extender_args_release(&a);
+	release_args(&a, body);
 }
 END_TEST
 
