@@ -1007,22 +1007,37 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	return r;
 }
 
-/* Node objects echoed: the reply is about as large as the passing items, megabytes. One buffer
- * of that size, a kept one (bufpool.h), rather than doubling through fresh pages. */
+/* A reply of megabytes (Node objects echoed) or of hundreds of KB (every node's name, a failure
+ * message for each that fails: ~0.5 MB at 5,000 nodes) in one buffer of about its size, a kept
+ * one (bufpool.h), rather than doubling through fresh pages. */
 static void
-reserve_echo(const struct rf_extender_args *a, const enum rf_filter_outcome *outcomes,
-	     const char *const *msgs, struct rf_strbuf *out)
+reserve_reply(struct rf_strbuf *out, size_t want)
 {
-	size_t want = 256;
-	for (size_t i = 0; i < a->n_nodes; i++)
-		want += outcomes[i] == RF_FILTER_PASS
-				? a->node_obj_lens[i] + 1
-				: strlen(a->node_names[i]) +
-					  (msgs && msgs[i] ? strlen(msgs[i]) : 0) + 16;
 	size_t cap;
-	char *buf = want >= RF_BUFPOOL_MIN ? rf_bufpool_get(want, &cap) : NULL;
+	char *buf = !out->cap && want >= RF_BUFPOOL_MIN ? rf_bufpool_get(want, &cap) : NULL;
 	if (buf)
 		rf_strbuf_adopt(out, buf, cap, out->max);
+}
+
+/* About the size of a filter result (its names, messages and Node objects). */
+static size_t
+filter_result_size(const struct rf_extender_args *a, const enum rf_filter_outcome *outcomes,
+		   const char *const *msgs)
+{
+	size_t want = 256, last_len = 0;
+	const char *last = NULL; /* nodes that fail alike share their message */
+	for (size_t i = 0; i < a->n_nodes; i++) {
+		bool pass = outcomes[i] == RF_FILTER_PASS;
+		want += !pass || a->cache_mode ? strlen(a->node_names[i]) + 8 : 0;
+		if (pass && !a->cache_mode)
+			want += a->node_obj_lens[i] + 1;
+		if (!pass && msgs && msgs[i]) {
+			if (msgs[i] != last)
+				last_len = strlen(last = msgs[i]);
+			want += last_len;
+		}
+	}
+	return want;
 }
 
 int
@@ -1042,8 +1057,7 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	struct name_idx *idx = calloc(a->n_nodes ? a->n_nodes : 1, sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
-	if (!a->cache_mode && !out->cap)
-		reserve_echo(a, outcomes, msgs, out);
+	reserve_reply(out, filter_result_size(a, outcomes, msgs));
 	rf_strbuf_puts(out, a->cache_mode ? "{\"Nodes\":null,\"NodeNames\":["
 					  : "{\"Nodes\":{\"metadata\":{},\"items\":[");
 	bool first = true;
@@ -1078,6 +1092,12 @@ int
 rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
 				struct rf_strbuf *out)
 {
+	if (a->n_nodes * 40 >= RF_BUFPOOL_MIN) {
+		size_t want = 2;
+		for (size_t i = 0; i < a->n_nodes; i++)
+			want += strlen(a->node_names[i]) + 32;
+		reserve_reply(out, want);
+	}
 	rf_strbuf_putc(out, '[');
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		const char *name = a->node_names[i];
