@@ -8,6 +8,22 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define RF_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RF_ASAN 1
+#endif
+#endif
+#ifdef RF_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON(p, n)   ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static void *kept[RF_BUFPOOL_KEEP];
 static size_t kept_cap[RF_BUFPOOL_KEEP];
@@ -27,6 +43,7 @@ rf_bufpool_get(size_t want, size_t *ret_cap)
 		if (best < n_kept) {
 			p = kept[best];
 			cap = kept_cap[best];
+			UNPOISON(p, cap);
 			kept_bytes -= cap;
 			kept[best] = kept[--n_kept];
 			kept_cap[best] = kept_cap[n_kept];
@@ -34,9 +51,11 @@ rf_bufpool_get(size_t want, size_t *ret_cap)
 		pthread_mutex_unlock(&lock);
 	}
 	if (!p) {
-		if (!(p = malloc(want ? want : 1)))
+		/* what was asked for, not malloc_usable_size(): writes past the request are
+		 * what _FORTIFY_SOURCE=3 stops */
+		cap = want ? want : 1;
+		if (!(p = malloc(cap)))
 			return NULL;
-		cap = malloc_usable_size(p);
 	}
 	*ret_cap = cap;
 	return p;
@@ -52,6 +71,7 @@ rf_bufpool_put(void *p)
 		pthread_mutex_lock(&lock);
 		bool keep = n_kept < RF_BUFPOOL_KEEP && kept_bytes + cap <= RF_BUFPOOL_BYTES;
 		if (keep) {
+			POISON(p, cap);
 			kept[n_kept] = p;
 			kept_cap[n_kept++] = cap;
 			kept_bytes += cap;
@@ -67,8 +87,10 @@ void
 rf_bufpool_drain(void)
 {
 	pthread_mutex_lock(&lock);
-	for (size_t i = 0; i < n_kept; i++)
+	for (size_t i = 0; i < n_kept; i++) {
+		UNPOISON(kept[i], kept_cap[i]);
 		free(kept[i]);
+	}
 	n_kept = kept_bytes = 0;
 	pthread_mutex_unlock(&lock);
 }

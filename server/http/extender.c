@@ -1013,8 +1013,12 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 static void
 reserve_reply(struct rf_strbuf *out, size_t want)
 {
+	/* past RF_BUFPOOL_MAX the estimate may be far off (a name listed twice fails once) and
+	 * would not be kept anyway: the buffer grows as written */
+	if (out->cap || out->oom || want < RF_BUFPOOL_MIN || want > RF_BUFPOOL_MAX)
+		return;
 	size_t cap;
-	char *buf = !out->cap && want >= RF_BUFPOOL_MIN ? rf_bufpool_get(want, &cap) : NULL;
+	char *buf = rf_bufpool_get(want, &cap);
 	if (buf)
 		rf_strbuf_adopt(out, buf, cap, out->max);
 }
@@ -1092,12 +1096,10 @@ int
 rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
 				struct rf_strbuf *out)
 {
-	if (a->n_nodes * 40 >= RF_BUFPOOL_MIN) {
-		size_t want = 2;
-		for (size_t i = 0; i < a->n_nodes; i++)
-			want += strlen(a->node_names[i]) + 32;
-		reserve_reply(out, want);
-	}
+	size_t want = 2; /* [] */
+	for (size_t i = 0; i < a->n_nodes; i++)
+		want += strlen(a->node_names[i]) + 24; /* {"Host":"","Score":100}, */
+	reserve_reply(out, want);
 	rf_strbuf_putc(out, '[');
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		const char *name = a->node_names[i];

@@ -59,9 +59,10 @@ rf_http_body_expect(struct rf_http_server *s, struct MHD_Connection *conn, struc
 		return rf_http_send_busy(conn, r, method, url);
 	size_t whole = (size_t)n + 1;
 	if (n > 0 && whole >= RF_BUFPOOL_MIN && whole <= RF_BUFPOOL_MAX) {
-		/* Node objects: the whole body in a kept buffer (bufpool.h), no page faults, no
-		 * growth; its cap is the body's, whatever the buffer has (the budget holds n + 1)
-		 */
+		/* Node objects: the whole body at once in a kept buffer (bufpool.h: no page
+		 * faults, no growth), even before a byte arrives; the budget above bounds what
+		 * announced bodies hold. Its cap is the body's, whatever the buffer has (the
+		 * budget holds n + 1). */
 		size_t cap;
 		char *buf = rf_bufpool_get(whole, &cap);
 		if (buf) {

@@ -91,6 +91,30 @@ START_TEST(test_strbuf_init_with)
 }
 END_TEST
 
+START_TEST(test_strbuf_adopt)
+{
+	struct rf_strbuf b;
+	char *mem = malloc(8);
+	ck_assert_ptr_nonnull(mem);
+	memset(mem, 'x', 8);
+	rf_strbuf_adopt(&b, mem, 8, 12);
+	ck_assert_str_eq(b.s, ""); /* NUL-terminated from the start */
+	rf_strbuf_puts(&b, "abcdefg");
+	ck_assert_ptr_eq(b.s, mem); /* 7 bytes and the NUL fit: no growth */
+	rf_strbuf_puts(&b, "hij");
+	ck_assert_str_eq(b.s, "abcdefghij"); /* grown with realloc, past its 8 bytes */
+	rf_strbuf_puts(&b, "klm");           /* past max 12: sticky failure */
+	ck_assert(b.oom);
+	ck_assert_ptr_null(rf_strbuf_steal(&b));
+	/* handed over as any heap text */
+	rf_strbuf_adopt(&b, malloc(4), 4, 0);
+	rf_strbuf_puts(&b, "ok");
+	char *s = rf_strbuf_steal(&b);
+	ck_assert_str_eq(s, "ok");
+	free(s);
+}
+END_TEST
+
 Suite *strbuf_suite(void);
 
 START_TEST(test_strbuf_reserve)
@@ -119,6 +143,7 @@ strbuf_suite(void)
 	tcase_add_test(tc, test_strbuf_cap_sticky);
 	tcase_add_test(tc, test_strbuf_init_with);
 	tcase_add_test(tc, test_strbuf_reserve);
+	tcase_add_test(tc, test_strbuf_adopt);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,19 +7,35 @@
 
 #include "server/http/bufpool.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define RF_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RF_TEST_ASAN 1
+#endif
+#endif
+#ifdef RF_TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 START_TEST(test_bufpool_reuse)
 {
 	rf_bufpool_drain();
 	size_t cap;
 	char *a = rf_bufpool_get(RF_BUFPOOL_MIN, &cap);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_uint_ge(cap, RF_BUFPOOL_MIN);
-	ck_assert_uint_eq(cap, malloc_usable_size(a));
-	memset(a, 'x', cap); /* every byte it says it has is usable */
+	ck_assert_uint_eq(cap, RF_BUFPOOL_MIN); /* a new one: what was asked for */
+	memset(a, 'x', cap);
 	rf_bufpool_put(a);
 	size_t bytes;
 	ck_assert_uint_eq(rf_bufpool_kept(&bytes), 1);
+	cap = malloc_usable_size(a); /* a kept one: all it has */
 	ck_assert_uint_eq(bytes, cap);
+#ifdef RF_TEST_ASAN
+	/* given back: a use is reported as a use after free */
+	ck_assert(__asan_address_is_poisoned(a));
+	ck_assert(__asan_address_is_poisoned(a + cap - 1));
+#endif
 	/* the kept buffer comes back for a request it fits, not for a larger one */
 	size_t cap2;
 	char *b = rf_bufpool_get(RF_BUFPOOL_MIN + cap, &cap2);
@@ -32,6 +48,9 @@ START_TEST(test_bufpool_reuse)
 	rf_bufpool_put(c);
 	c = rf_bufpool_get(RF_BUFPOOL_MIN, &cap2);
 	ck_assert_ptr_eq(c, a);
+#ifdef RF_TEST_ASAN
+	ck_assert(!__asan_address_is_poisoned(c + cap2 - 1));
+#endif
 	ck_assert_uint_eq(cap2, cap);
 	ck_assert_uint_eq(rf_bufpool_kept(NULL), 0);
 	rf_bufpool_put(b);

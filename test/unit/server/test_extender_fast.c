@@ -445,6 +445,50 @@ END_TEST
 /* Many nodes sharing messages by address, as remembered failures do (the writer measures each
  * address once): more addresses than it keeps, equal texts at other addresses, plain, escaped and
  * non-ASCII ones, in an order that revisits them; the text equals the tree version's. */
+/* A reply of hundreds of KB is written into one buffer of about its size (server/http/bufpool.h),
+ * not doubled into: every node failing alike, 8,000 names. */
+START_TEST(test_fast_writer_sized_ahead)
+{
+	enum { NODES = 8000 };
+	struct rf_extender_args a;
+	char err[256];
+	struct rf_strbuf body = { 0 };
+	rf_strbuf_puts(&body, "{\"Pod\":{},\"NodeNames\":[");
+	for (size_t i = 0; i < NODES; i++)
+		rf_strbuf_printf(&body, "%s\"node-%05zu\"", i ? "," : "", i);
+	rf_strbuf_puts(&body, "]}");
+	ck_assert_int_eq(rf_extender_args_parse(body.s, body.len, &a, err, sizeof(err)), 0);
+	enum rf_filter_outcome *oc = calloc(NODES, sizeof(*oc));
+	const char **msgs = calloc(NODES, sizeof(*msgs));
+	ck_assert(oc && msgs);
+	for (size_t i = 0; i < NODES; i++) {
+		oc[i] = i % 4 ? RF_FILTER_FAIL : RF_FILTER_PASS;
+		msgs[i] = oc[i] == RF_FILTER_PASS
+				  ? NULL
+				  : "railfit: 0 of 8 GPUs free on the PCIe roots of "
+				    "the NICs with bandwidth left";
+	}
+	struct rf_strbuf out = { 0 };
+	ck_assert_int_eq(rf_extender_write_filter_result(&a, oc, msgs, NULL, &out), 0);
+	ck_assert_uint_ge(out.len, 512 * 1024);
+	ck_assert_uint_ge(out.cap, out.len + 1);
+	ck_assert_msg(out.cap * 4 <= out.len * 5, "%zu bytes in a buffer of %zu", out.len, out.cap);
+	rf_strbuf_release(&out);
+	/* prioritize the same way */
+	int *scores = calloc(NODES, sizeof(*scores));
+	ck_assert_ptr_nonnull(scores);
+	ck_assert_int_eq(rf_extender_write_priority_list(&a, scores, &out), 0);
+	ck_assert_uint_ge(out.len, 200 * 1024);
+	ck_assert_msg(out.cap * 4 <= out.len * 5, "%zu bytes in a buffer of %zu", out.len, out.cap);
+	rf_strbuf_release(&out);
+	free(scores);
+	free(oc);
+	free(msgs);
+	rf_extender_args_release(&a);
+	rf_strbuf_release(&body);
+}
+END_TEST
+
 START_TEST(test_fast_writer_shared_messages)
 {
 	enum { NODES = 1500, TEXTS = 700 };
@@ -629,6 +673,7 @@ extender_fast_suite(void)
 	tc = tcase_create("write");
 	tcase_add_test(tc, test_fast_writer_messages);
 	tcase_add_test(tc, test_fast_writer_shared_messages);
+	tcase_add_test(tc, test_fast_writer_sized_ahead);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("jscan");
 	tcase_add_test(tc, test_jscan_values);
