@@ -70,9 +70,9 @@ served by every node (allNodes, a driver no class names): a layout event railfit
 device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
 over a whole driver (every GPU), twice: a layout event built in full however pools are served
 (two layouts and two claim tables at once); then 80 Node label changes one after another, each
-waited for: past the bound of a chain of patched layouts (64 patches), where railfit builds a
-worn chain again in full off the critical path (the line counts the builds' kinds: patched,
-compacted = the first patch onto such a full build, rebuilt = built in full on the way)
+put as soon as the last one shows: past the bound of a chain of patched layouts (64 patches),
+where the layout is built in full once, and the events after that full build (the line counts
+the builds by kind)
 (the fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
@@ -1144,11 +1144,11 @@ def churn(a, tmp):
               "layout built in full)" % (rule_build_ms[len(rule_build_ms) // 2],
                                          rule_build_ms[-1], len(rule_build_ms),
                                          rule_layouts.count("rebuilt")))
-    print("%d Node label events in a row, each waited for (past the 64 patches of a chain: a "
-          "worn chain is built again in full off the critical path): shown %s; their builds: %s" % (
+    print("%d Node label events in a row, each put once the last one shows (past the 64 patches "
+          "of a chain: one build in full): shown %s; their builds: %s" % (
               RUN_EVENTS, lagstr(run_lags), ", ".join(
                   "%d %s" % (run_layouts.count(k), k)
-                  for k in ("patched", "compacted", "rebuilt", "reused") if k in run_layouts)))
+                  for k in ("patched", "rebuilt", "reused") if k in run_layouts)))
     if can_reset:
         print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
             "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)
