@@ -25,6 +25,7 @@
 
 #include "config/grow.h"
 #include "server/http/log.h"
+#include "server/kube/build_budget.h"
 #include "server/kube/kube.h"
 #include "server/kube/slice_table.h"
 #include "server/snapshot/slim.h"
@@ -70,8 +71,9 @@ struct rf_store {
 	struct rf_cache *cache;
 	struct rf_cel_cache *cel;
 	double min_interval;
-	double last_build_end, last_build_dur;
-	double last_trim; /* when freed heap was last given back to the system */
+	double last_build_end;
+	struct rf_build_budget budget; /* the publisher's */
+	double last_trim;              /* when freed heap was last given back to the system */
 	struct rf_store_stats stats;
 	pthread_t thread;
 	bool thread_started;
@@ -926,7 +928,7 @@ build_and_publish(struct rf_store *s)
 
 	pthread_mutex_lock(&s->lock);
 	s->last_build_end = t1;
-	s->last_build_dur = t1 - t0;
+	rf_build_budget_spend(&s->budget, t1 - t0, t1);
 	if (r == 0) {
 		s->built_seq = seq;
 		s->stats.builds++;
@@ -994,10 +996,14 @@ publisher(void *arg)
 			}
 		}
 		if (s->seq != s->built_seq && !s->defer_first) {
-			/* at most a third of a core for rebuilding, however big the cluster */
-			double gap = 2 * s->last_build_dur > s->min_interval ? 2 * s->last_build_dur
-									     : s->min_interval;
-			double ready_at = s->urgent ? now : s->last_build_end + gap;
+			/* builds spaced by min_interval, and at most a third of a core for
+			 * rebuilding over time, however big the cluster (build_budget.h) */
+			double ready_at = s->last_build_end + s->min_interval,
+			       budget_at = rf_build_budget_ready_at(&s->budget, now);
+			if (budget_at > ready_at)
+				ready_at = budget_at;
+			if (s->urgent)
+				ready_at = now;
 			if (now >= ready_at) {
 				/* under CPU contention the request threads go first: rebuilding can
 				 * wait a little; not before the cache is first ready, though (no
@@ -1039,6 +1045,7 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->cache = o->cache;
 	s->cel = o->cel;
 	s->min_interval = (o->min_interval_ms > 0 ? (double)o->min_interval_ms : 50.0) / 1000.0;
+	rf_build_budget_init(&s->budget, RF_BUILD_SHARE, RF_BUILD_BURST, rf_kube_now());
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {

@@ -10,9 +10,10 @@
  * is not a change at all, and a relist keeps the objects that did not change.
  *
  * Coalescing: after a change the publisher rebuilds at once when it has been idle, otherwise no
- * sooner than min_interval (or twice the last build's duration, if longer: rebuilding never takes
- * more than a third of a core) after the previous build, so bursts of events cost one rebuild per
- * interval. An urgent change (a /bind placement) skips the wait.
+ * sooner than min_interval after the previous build, and only while rebuilding stays within a
+ * third of a core over time (build_budget.h: a long build is paid for by the builds after it only
+ * once they would exceed that), so bursts of events cost one rebuild per interval. An urgent
+ * change (a /bind placement) skips the wait.
  *
  * The store keeps slim copies of the objects handed to it (server/slim.h: only the fields railfit
  * reads, repeated values shared), so no pod env, volume or secret ever reaches the cache or

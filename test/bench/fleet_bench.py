@@ -69,7 +69,10 @@ window and the generation build. While idle it also publishes, then deletes, a R
 served by every node (allNodes, a driver no class names): a layout event railfit patches (its
 device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
 over a whole driver (every GPU), twice: a layout event built in full however pools are served
-(two layouts and two claim tables at once)
+(two layouts and two claim tables at once); then 80 Node label changes one after another, each
+put as soon as the last one shows: past the bound of a chain of patched layouts (64 patches),
+where the layout is built in full once, and the events after that full build (the line counts
+the builds by kind)
 (the fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
@@ -99,6 +102,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 JOB_LABEL = "batch.kubernetes.io/job-name"
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NS_JOBS = "ml-train"
+RUN_EVENTS = 80  # churn: layout events in a row, past a chain's bound
 
 CASES = [
     # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
@@ -1008,6 +1012,13 @@ def churn(a, tmp):
             rule_layouts = build_layouts(rf.stderr())[rules0:]
             rule_build_ms = sorted(build_times(rf.stderr())[rules0:])
             phase_peak("a DeviceTaintRule over a driver put and deleted (built in full)")
+            # a long run of layout events, past the bound of a chain of patched layouts (64):
+            # each waited for, so each is its own build
+            run0 = len(build_lags(rf.stderr()))
+            run_lags = [layout_probe("node") for _ in range(RUN_EVENTS)]
+            time.sleep(0.2)
+            run_layouts = build_layouts(rf.stderr())[run0:]
+            phase_peak("%d Node label events in a row (a chain's bound passed)" % RUN_EVENTS)
             layout_store = build_lags(rf.stderr())[layout_builds0:layout_builds1]
             layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:layout_builds1])
             patched_builds = build_layouts(rf.stderr())[layout_builds0:layout_builds1].count(
@@ -1133,6 +1144,11 @@ def churn(a, tmp):
               "layout built in full)" % (rule_build_ms[len(rule_build_ms) // 2],
                                          rule_build_ms[-1], len(rule_build_ms),
                                          rule_layouts.count("rebuilt")))
+    print("%d Node label events in a row, each put once the last one shows (past the 64 patches "
+          "of a chain: one build in full): shown %s; their builds: %s" % (
+              RUN_EVENTS, lagstr(run_lags), ", ".join(
+                  "%d %s" % (run_layouts.count(k), k)
+                  for k in ("patched", "rebuilt", "reused") if k in run_layouts)))
     if can_reset:
         print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
             "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)
