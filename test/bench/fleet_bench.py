@@ -784,7 +784,7 @@ def churn(a, tmp):
             idle_lags = []
             for _ in range(5):
                 # a single event: railfit has been idle for a while (its publisher spaces
-                # builds by twice the last build's time, at least 50 ms)
+                # builds by 50 ms at least, and keeps them to a third of a core over time)
                 time.sleep(1.0)
                 idle_lags.append(lag_probe())
             idle_store_lags = sorted(build_lags(rf.stderr())[probe_builds0:])
