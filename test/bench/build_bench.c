@@ -497,12 +497,12 @@ driver_rule_event(struct world *w, size_t r)
 			json_array_append(rules, v);
 	}
 	if (r % 2 == 0)
-		json_array_append_new(
-			rules,
-			json_pack("{s:s, s:{s:s}, s:{s:{s:s}, s:{s:s, s:s}}}", "kind",
-				  "DeviceTaintRule", "metadata", "name", "bench-drain", "spec",
-				  "deviceSelector", "driver", "gpu.nvidia.com", "taint", "key",
-				  "bench.railfit.io/drain", "effect", "NoSchedule"));
+		json_array_append_new(rules,
+				      json_pack("{s:s, s:{s:s}, s:{s:{s:s}, s:{s:s, s:s}}}", "kind",
+						"DeviceTaintRule", "metadata", "name",
+						"bench-drain", "spec", "deviceSelector", "driver",
+						"gpu.nvidia.com", "taint", "key",
+						"bench.railfit.io/drain", "effect", "NoSchedule"));
 	json_decref(w->objs.taint_rules);
 	w->objs.taint_rules = rules;
 	return 0;

@@ -608,10 +608,14 @@ same_device(const struct rf_cluster *a, const struct rf_device *x, const struct 
 		ck_assert_int_eq(x->attrs[i].kind, y->attrs[i].kind);
 	}
 	ck_assert_uint_eq(x->n_caps, y->n_caps);
-	ck_assert_uint_eq(x->n_taints, y->n_taints);
-	for (size_t i = 0; i < x->n_taints; i++) {
-		same_str(x->taints[i].key, y->taints[i].key, "taint");
-		same_str(x->taints[i].rule, y->taints[i].rule, "taint rule");
+	size_t nx, ny;
+	const struct rf_taint *tx = rf_device_taints(a, x, &nx), *ty = rf_device_taints(b, y, &ny);
+	ck_assert_uint_eq(nx, ny);
+	for (size_t i = 0; i < nx; i++) {
+		same_str(tx[i].key, ty[i].key, "taint");
+		same_str(tx[i].value, ty[i].value, "taint value");
+		same_str(tx[i].effect, ty[i].effect, "taint effect");
+		same_str(tx[i].rule, ty[i].rule, "taint rule");
 	}
 	ck_assert_int_eq(x->loc.numa, y->loc.numa);
 	same_str(x->loc.pcie_root, y->loc.pcie_root, "pcieRoot");
@@ -1175,9 +1179,10 @@ START_TEST(test_taint_rule_patches_its_pools)
 			for (size_t d = 0; mine && s == 0 && d < b->n_devices; d++) {
 				const struct rf_device *dv = b->devices[d];
 				bool tainted = false;
-				for (size_t t = 0; t < dv->n_taints; t++)
-					tainted |= dv->taints[t].rule &&
-						   strcmp(dv->taints[t].rule, "bad-gpu") == 0;
+				size_t nt;
+				const struct rf_taint *tt = rf_device_taints(g[s + 1], dv, &nt);
+				for (size_t t = 0; t < nt; t++)
+					tainted |= tt[t].rule && strcmp(tt[t].rule, "bad-gpu") == 0;
 				ck_assert_int_eq(tainted, strcmp(dv->pool->name, gpu->pool) == 0 &&
 								  strcmp(dv->name, "gpu-3") == 0);
 			}
