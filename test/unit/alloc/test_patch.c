@@ -3425,6 +3425,195 @@ START_TEST(test_patch_shared_pools_random)
 }
 END_TEST
 
+/* ---- DeviceTaintRules over many pools: the pools kept, the taints the layout's ---- */
+
+static void
+add_rule(struct world *w, bool front, const char *name, const char *selector, const char *key,
+	 const char *effect)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
+		 "\"deviceSelector\":{%s},\"taint\":{\"key\":\"%s\",\"value\":\"v-%s\","
+		 "\"effect\":\"%s\"}}}",
+		 name, selector, key, name, effect);
+	json_t *arr = json_array();
+	if (!front)
+		json_array_extend(arr, w->rules);
+	add_json(arr, buf);
+	if (front)
+		json_array_extend(arr, w->rules);
+	set_array(&w->rules, arr);
+}
+
+static void
+drop_rule(struct world *w, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(w->rules); i++)
+		if (strcmp(json_string_value(
+				   rf_jpath(json_array_get(w->rules, i), "metadata.name")),
+			   name) == 0) {
+			set_array(&w->rules, replaced(w->rules, i, NULL));
+			return;
+		}
+	ck_abort_msg("no rule %s", name);
+}
+
+/* An attribute of the first device of the first slice of the driver's (its pool is replaced). */
+static const char *
+touch_driver_slice(struct world *w, const char *driver, int step)
+{
+	for (size_t i = 0; i < w->n_recs; i++) {
+		if (w->recs[i]->skip || strcmp(w->recs[i]->driver, driver) != 0)
+			continue;
+		json_t *s = copy_at(w->slices, i);
+		json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
+		json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
+				    json_pack("{s:i}", "int", step));
+		put_slice(w, i, s);
+		return w->recs[i]->pool;
+	}
+	ck_abort_msg("no slice of %s", driver);
+	return NULL;
+}
+
+/* The next generation after a rules' change (and maybe slices'): patched (unless full), equal to
+ * a full build, with the memo carried and every node judged through it for the pending pods
+ * (a node whose devices' taints changed is judged again: the GPU pod's verdicts follow the
+ * taints). The pools of the driver other than `replaced` are prev's structs (kept, their taints
+ * the layout's) when kept_driver is set. */
+static void
+next_rules(struct world *w, struct rf_cluster **prev, bool full_expected, const char *kept_driver,
+	   const char *replaced, const char *what)
+{
+	struct rf_cluster_objects objs = objects(w);
+	struct rf_cluster *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	ck_assert_int_eq(rf_cluster_build_next(*prev, &objs, &w->cfg, w->cel, false, &g), 0);
+	ck_assert_msg(rf_cluster_layout_patched(g) == !full_expected, "%s: %s", what,
+		      full_expected ? "patched" : "built in full");
+	ck_assert_int_eq(rf_cluster_build(&objs, &w->cfg, w->cel, &full), 0);
+	same_generation(w, g, full);
+	same_usage(g, full);
+	results_are_mine(w, g);
+	size_t kept = 0;
+	for (size_t i = 0; kept_driver && i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *n = rf_cluster_node_at(g, i),
+				     *o = rf_cluster_node_at(*prev, i);
+		ck_assert_uint_eq(n->n_pools, o->n_pools);
+		for (size_t e = 0; e < n->n_pools; e++) {
+			if (strcmp(n->pools[e]->driver, kept_driver) != 0)
+				continue;
+			bool mine = replaced && strcmp(n->pools[e]->name, replaced) == 0;
+			ck_assert_msg(mine == (n->pools[e] != o->pools[e]), "%s: pool %s %s", what,
+				      n->pools[e]->name, mine ? "kept" : "replaced");
+			kept += !mine;
+		}
+	}
+	ck_assert(!kept_driver || kept > 0);
+	if (!full_expected)
+		ck_assert_msg(rf_cluster_memo(g) == rf_cluster_memo(*prev), "%s: memo not carried",
+			      what);
+	for (int k = 0; k < 3; k++)
+		judge_all(g, *prev, full, w->pending[k], &cnt, NULL);
+	rf_cluster_unref(full);
+	same_as_walked(w, g, objs);
+	rf_cluster_unref(*prev);
+	*prev = g;
+}
+
+/* How many of g's devices of the driver carry a taint of key (through rf_device_taints), and
+ * whether it always comes at position at (SIZE_MAX: anywhere). */
+static size_t
+tainted(const struct rf_cluster *g, const char *driver, const char *key, size_t at)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *nd = rf_cluster_node_at(g, i);
+		for (size_t d = 0; d < nd->n_devices; d++) {
+			size_t nt;
+			const struct rf_taint *t = rf_device_taints(g, nd->devices[d], &nt);
+			if (strcmp(nd->devices[d]->pool->driver, driver) != 0)
+				continue;
+			for (size_t k = 0; k < nt; k++)
+				if (strcmp(t[k].key, key) == 0) {
+					ck_assert(at == SIZE_MAX || k == at);
+					n++;
+				}
+		}
+	}
+	return n;
+}
+
+/* A DeviceTaintRule over a whole driver (every GPU: a driver upgrade drains them) and its
+ * neighbours: added, a rule over one pool beside it, one over a device name of every pool of
+ * the driver in the same build as slices changing, the whole-driver one removed, rules reordered
+ * (built in full), one put before the others, and a slice change on a layout holding the
+ * taints. Every step reads like a full build, keeps the pools the rules alone touched, and
+ * judges again (through the carried memo) the nodes whose devices' taints changed. */
+START_TEST(test_patch_taint_rule_over_a_driver)
+{
+	struct world w;
+	world_init_nodes(&w, 13, 8);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	const char *gpu = "gpu.nvidia.com";
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct memo_counts cnt = { 0 };
+	for (int k = 0; k < 3; k++) /* remembered, to be judged again */
+		judge_all(prev, NULL, prev, w.pending[k], &cnt, NULL);
+	size_t gpus = 0;
+	for (size_t i = 0; i < rf_cluster_n_nodes(prev); i++)
+		gpus += rf_cluster_node_at(prev, i)->n_gpus;
+	ck_assert_uint_gt(gpus, 8);
+
+	add_rule(&w, false, "drain", "\"driver\":\"gpu.nvidia.com\"", "test.railfit.io/drain",
+		 "NoSchedule");
+	next_rules(&w, &prev, false, gpu, NULL, "whole driver added");
+	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), gpus);
+
+	char sel[256];
+	snprintf(sel, sizeof(sel), "\"driver\":\"gpu.nvidia.com\",\"pool\":\"%s\"",
+		 some_pool(&w, gpu));
+	add_rule(&w, false, "one-pool", sel, "test.railfit.io/one", "NoExecute");
+	next_rules(&w, &prev, false, gpu, NULL, "one pool beside it");
+	ck_assert_uint_gt(tainted(prev, gpu, "test.railfit.io/one", SIZE_MAX), 0);
+
+	add_rule(&w, false, "gpu-2s", "\"driver\":\"gpu.nvidia.com\",\"device\":\"gpu-2\"",
+		 "test.railfit.io/two", "NoSchedule");
+	const char *changed = touch_driver_slice(&w, gpu, 1);
+	touch_driver_slice(&w, "dra.net", 1);
+	next_rules(&w, &prev, false, gpu, changed, "device selector, slices changed");
+	ck_assert_uint_gt(tainted(prev, gpu, "test.railfit.io/two", SIZE_MAX), 0);
+
+	drop_rule(&w, "drain");
+	next_rules(&w, &prev, false, gpu, NULL, "whole driver removed");
+	ck_assert_uint_eq(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), 0);
+
+	drop_rule(&w, "gpu-2s");
+	add_rule(&w, false, "gpu-2s", "\"driver\":\"gpu.nvidia.com\",\"device\":\"gpu-2\"",
+		 "test.railfit.io/two", "NoSchedule"); /* a new object, last */
+	json_t *first = json_incref(json_array_get(w.rules, 0));
+	set_array(&w.rules, replaced(w.rules, 0, NULL));
+	json_array_append_new(w.rules, first); /* r1 moves behind the others */
+	next_rules(&w, &prev, true, NULL, NULL, "rules reordered");
+
+	/* before the others: the drain taint comes first on every GPU without its own */
+	add_rule(&w, true, "drain", "\"driver\":\"gpu.nvidia.com\"", "test.railfit.io/drain",
+		 "NoSchedule");
+	next_rules(&w, &prev, false, gpu, NULL, "whole driver first");
+	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", 0), gpus);
+
+	changed = touch_driver_slice(&w, gpu, 2);
+	next_rules(&w, &prev, false, gpu, changed, "a slice alone, on a layout holding taints");
+	drop_rule(&w, "one-pool");
+	changed = touch_driver_slice(&w, gpu, 3);
+	next_rules(&w, &prev, false, gpu, changed, "one pool's rule removed, a slice changed");
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -3462,6 +3651,10 @@ patch_suite(void)
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, shared);
+	TCase *rules = tcase_create("taint rules");
+	tcase_set_timeout(rules, 120);
+	tcase_add_test(rules, test_patch_taint_rule_over_a_driver);
+	suite_add_tcase(s, rules);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
 	tcase_add_loop_test(usage, test_patched_usage_by_difference, 0, 2);
