@@ -3614,6 +3614,93 @@ START_TEST(test_patch_taint_rule_over_a_driver)
 }
 END_TEST
 
+/* Rules over whole drivers, device names of a driver and single pools, added, removed and
+ * reordered at random, with slice, Node and claim changes between and in the same builds:
+ * every generation equal to a full build, every node judged through the memo as a fresh
+ * evaluation and a full build judge it. */
+START_TEST(test_patch_taint_rules_random)
+{
+	struct world w;
+	world_init_nodes(&w, 41 + (uint64_t)_i, 6);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	unsigned patched = 0, rule_steps = 0;
+	const char *drivers[] = { "gpu.nvidia.com", "dra.net" };
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(30); step < n; step++) {
+		bool layout = true, rules = false;
+		char name[32], sel[256];
+		snprintf(name, sizeof(name), "r-%d", step);
+		const char *driver = drivers[below(&w, 2)];
+		switch (below(&w, 8)) {
+		case 0:
+		case 1:
+			snprintf(sel, sizeof(sel), "\"driver\":\"%s\"", driver);
+			add_rule(&w, below(&w, 2), name, sel, "test.railfit.io/all",
+				 below(&w, 2) ? "NoSchedule" : "NoExecute");
+			rules = true;
+			break;
+		case 2:
+			snprintf(sel, sizeof(sel), "\"driver\":\"%s\",\"device\":\"%s\"", driver,
+				 strcmp(driver, "dra.net") == 0 ? "nic-1" : "gpu-0");
+			add_rule(&w, below(&w, 2), name, sel, "test.railfit.io/dev", "NoSchedule");
+			rules = true;
+			break;
+		case 3:
+			if (some_pool(&w, driver)) {
+				snprintf(sel, sizeof(sel), "\"driver\":\"%s\",\"pool\":\"%s\"",
+					 driver, some_pool(&w, driver));
+				add_rule(&w, false, name, sel, "test.railfit.io/pool",
+					 "NoSchedule");
+				rules = true;
+			}
+			break;
+		case 4:
+			if (json_array_size(w.rules)) {
+				set_array(&w.rules,
+					  replaced(w.rules,
+						   below(&w, (unsigned)json_array_size(w.rules)),
+						   NULL));
+				rules = true;
+			}
+			break;
+		case 5:
+			change_rules(&w, step);
+			rules = true;
+			break;
+		case 6:
+			layout = change_node(&w);
+			break;
+		default:
+			layout = change_slice(&w, step);
+			break;
+		}
+		if (rules && below(&w, 3) == 0)
+			change_slice(&w, step); /* in the same build */
+		if (below(&w, 4) == 0)
+			change_claim(&w);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		rule_steps += rules;
+		patched += rules && rf_cluster_layout_patched(g);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		for (int k = 0; k < 3; k++)
+			judge_all(g, prev, full, w.pending[k], &cnt, NULL);
+		rf_cluster_unref(full);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	ck_assert_msg(patched * 2 >= rule_steps && cnt.rebuilt > 0 && cnt.carried_kept > 0,
+		      "%u of %u rule changes patched, %u judged again, %u kept", patched,
+		      rule_steps, cnt.rebuilt, cnt.carried_kept);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -3654,6 +3741,8 @@ patch_suite(void)
 	TCase *rules = tcase_create("taint rules");
 	tcase_set_timeout(rules, 120);
 	tcase_add_test(rules, test_patch_taint_rule_over_a_driver);
+	tcase_add_loop_test(rules, test_patch_taint_rules_random, 0,
+			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, rules);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
