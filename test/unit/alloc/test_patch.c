@@ -3477,6 +3477,27 @@ touch_driver_slice(struct world *w, const char *driver, int step)
 	return NULL;
 }
 
+/* The first two devices of the first slice of the driver carry a taint of their own (the rules'
+ * come after it). */
+static void
+own_taint(struct world *w, const char *driver)
+{
+	for (size_t i = 0; i < w->n_recs; i++) {
+		if (w->recs[i]->skip || strcmp(w->recs[i]->driver, driver) != 0 ||
+		    w->recs[i]->n_devices < 2)
+			continue;
+		json_t *s = copy_at(w->slices, i);
+		for (size_t d = 0; d < 2; d++)
+			json_object_set_new(
+				json_array_get(rf_jpath(s, "spec.devices"), d), "taints",
+				json_pack("[{s:s, s:s, s:s}]", "key", "test.railfit.io/own",
+					  "value", "mine", "effect", "NoSchedule"));
+		put_slice(w, i, s);
+		return;
+	}
+	ck_abort_msg("no slice of %s", driver);
+}
+
 /* The next generation after a rules' change (and maybe slices'): patched (unless full), equal to
  * a full build, with the memo carried and every node judged through it for the pending pods
  * (a node whose devices' taints changed is judged again: the GPU pod's verdicts follow the
@@ -3522,8 +3543,8 @@ next_rules(struct world *w, struct rf_cluster **prev, bool full_expected, const 
 	*prev = g;
 }
 
-/* How many of g's devices of the driver carry a taint of key (through rf_device_taints), and
- * whether it always comes at position at (SIZE_MAX: anywhere). */
+/* How many of g's devices of the driver carry a taint of key (through rf_device_taints), each
+ * at position at (SIZE_MAX: anywhere). */
 static size_t
 tainted(const struct rf_cluster *g, const char *driver, const char *key, size_t at)
 {
@@ -3555,6 +3576,7 @@ START_TEST(test_patch_taint_rule_over_a_driver)
 {
 	struct world w;
 	world_init_nodes(&w, 13, 8);
+	own_taint(&w, "gpu.nvidia.com");
 	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *prev = NULL;
 	const char *gpu = "gpu.nvidia.com";
@@ -3571,6 +3593,7 @@ START_TEST(test_patch_taint_rule_over_a_driver)
 		 "NoSchedule");
 	next_rules(&w, &prev, false, gpu, NULL, "whole driver added");
 	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), gpus);
+	ck_assert_uint_eq(tainted(prev, gpu, "test.railfit.io/own", 0), 2);
 
 	char sel[256];
 	snprintf(sel, sizeof(sel), "\"driver\":\"gpu.nvidia.com\",\"pool\":\"%s\"",
@@ -3602,7 +3625,8 @@ START_TEST(test_patch_taint_rule_over_a_driver)
 	add_rule(&w, true, "drain", "\"driver\":\"gpu.nvidia.com\"", "test.railfit.io/drain",
 		 "NoSchedule");
 	next_rules(&w, &prev, false, gpu, NULL, "whole driver first");
-	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", 0), gpus);
+	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), gpus);
+	ck_assert_uint_eq(tainted(prev, gpu, "test.railfit.io/own", 0), 2); /* still first */
 
 	changed = touch_driver_slice(&w, gpu, 2);
 	next_rules(&w, &prev, false, gpu, changed, "a slice alone, on a layout holding taints");
@@ -3622,6 +3646,8 @@ START_TEST(test_patch_taint_rules_random)
 {
 	struct world w;
 	world_init_nodes(&w, 41 + (uint64_t)_i, 6);
+	own_taint(&w, "gpu.nvidia.com");
+	own_taint(&w, "dra.net");
 	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
 	struct memo_counts cnt = { 0 };
