@@ -10,6 +10,7 @@
 #include "alloc/alloc-private.h"
 
 #define MAX_WARNINGS 256
+#define RF_TAINTS_OWN ((size_t)-1) /* struct rf_cluster.dev_taints */
 
 struct group_rails {
 	uint64_t hash; /* rf_group_hash(group): sorting compares no strings but on a tie */
@@ -247,7 +248,9 @@ struct rf_cluster {
 	/* every device's taints by gidx (the layout's), when a patch changed what DeviceTaintRules
 	 * put on devices it kept (model-patch.c: a rule over a whole driver touches every node's
 	 * pools; copying them would cost a full build), and the layouts patched from it; NULL:
-	 * the devices' own. Read through rf_device_taints(). */
+	 * the devices' own. An entry of n RF_TAINTS_OWN: that device's own (a device the layout
+	 * that holds it made, with the rules of the time: every pool of a chain's full build, and
+	 * the pools a patch built). Read through rf_device_taints(). */
 	struct rf_taint_span *dev_taints;
 
 	/* while building on a patched layout: what changed (model-patch.c), else NULL */

@@ -119,7 +119,7 @@ rf_model_apply_taint_rules(struct rf_cluster *c, const json_t *rules)
 const struct rf_taint *
 rf_device_taints(const struct rf_cluster *c, const struct rf_device *d, size_t *n)
 {
-	if (c && c->dev_taints) {
+	if (c && c->dev_taints && c->dev_taints[d->gidx].n != RF_TAINTS_OWN) {
 		*n = c->dev_taints[d->gidx].n;
 		return c->dev_taints[d->gidx].v;
 	}
@@ -176,6 +176,8 @@ rf_model_retaint_pools(struct rf_cluster *c, const json_t *rules, struct rf_pool
 			const struct rf_device *d = pl->devices[di];
 			struct rf_taint_span *span = &taints[d->gidx];
 			size_t own = 0, nd = 0;
+			if (span->n == RF_TAINTS_OWN)
+				*span = (struct rf_taint_span){ d->taints, d->n_taints };
 			while (own < span->n && !span->v[own].rule) /* the slice's come first */
 				own++;
 			for (size_t i = 0; i < np; i++)
