@@ -9,7 +9,7 @@
 
 #include "alloc/alloc-private.h"
 
-#define MAX_WARNINGS 256
+#define MAX_WARNINGS  256
 #define RF_TAINTS_OWN ((size_t)-1) /* struct rf_cluster.dev_taints */
 
 struct group_rails {
