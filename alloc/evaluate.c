@@ -451,8 +451,10 @@ note_rule_taints(const struct pipeline *p)
 		return;
 	for (size_t i = 0; i < p->n->n_devices && shown < 4; i++) {
 		const struct rf_device *d = p->n->devices[i];
-		for (size_t t = 0; t < d->n_taints && shown < 4; t++) {
-			const struct rf_taint *tt = &d->taints[t];
+		size_t n;
+		const struct rf_taint *taints = rf_device_taints(p->c, d, &n);
+		for (size_t t = 0; t < n && shown < 4; t++) {
+			const struct rf_taint *tt = &taints[t];
 			if (!tt->rule)
 				continue;
 			note(p->e, "device %s carries taint %s%s%s:%s from DeviceTaintRule %s",

@@ -32,8 +32,10 @@ const struct rf_taint *
 rf_search_blocking_taint(const struct search *s, const struct rf_request_alt *alt,
 			 const struct rf_device *d)
 {
-	for (size_t i = 0; i < d->n_taints; i++) {
-		const struct rf_taint *t = &d->taints[i];
+	size_t n;
+	const struct rf_taint *taints = rf_device_taints(s->req->cluster, d, &n);
+	for (size_t i = 0; i < n; i++) {
+		const struct rf_taint *t = &taints[i];
 		bool counts = s->ver == RF_DRA_1_34 || strcmp(t->effect, "NoSchedule") == 0 ||
 			      strcmp(t->effect, "NoExecute") == 0;
 		if (counts && !tolerated(alt, t))

@@ -208,11 +208,13 @@ node_detail(const struct rf_cluster *c, const struct rf_node *n, const char *age
 					    json_string(rf_quantity_format(used, b)));
 		}
 		json_object_set_new(dj, "attributes", attrs_json(d));
-		if (d->n_taints) {
+		size_t n_taints;
+		const struct rf_taint *taints = rf_device_taints(c, d, &n_taints);
+		if (n_taints) {
 			/* source: "slice", or the DeviceTaintRule that put it there */
 			json_t *ta = json_array();
-			for (size_t t = 0; ta && t < d->n_taints; t++) {
-				const struct rf_taint *tt = &d->taints[t];
+			for (size_t t = 0; ta && t < n_taints; t++) {
+				const struct rf_taint *tt = &taints[t];
 				json_t *tj = json_pack("{s:s, s:s, s:s}", "key", tt->key, "effect",
 						       tt->effect, "source",
 						       tt->rule ? "DeviceTaintRule" : "slice");

@@ -9,7 +9,10 @@
  *   - the nodes whose labels or annotations changed, and their pools (a node's derived facts,
  *     NUMA inherited from NICs and rails, are written into its devices);
  *   - the classes that changed (their selector results are evaluated again, the others' kept);
- *   - the pools with devices a DeviceTaintRule added or removed may select (diff_rules);
+ *   - the taints of the devices a DeviceTaintRule added or removed may select (diff_rules):
+ *     their pools and devices are kept, the layout holds every device's taints by gidx
+ *     (rf_cluster.dev_taints: read rf_device_taints()) and the nodes that see them become
+ *     copies (a new rev, so that remembered verdicts are judged again);
  *   - the pools served by allNodes, a nodeSelector, several nodes or per-device node selection
  *     (shared pools) whose slices changed, added and removed too: the nodes they served and
  *     serve get copies with their pool lists composed again (relisted: compose_pools), their
@@ -78,13 +81,12 @@
  * full build's order included (they are composed again from the pools, nodes and classes).
  * What is built in full instead: a shared pool that is not shared_inert() changed, or serving
  * (before or after) a node that is rebuilt, added, relisted or removed, or present at all when
- * a node is added or gains or loses its object; DeviceTaintRules reordered or selecting more
- * pools than PATCH_POOLS_MAX, a previous layout at the warnings' bound, holes past a quarter
- * of the devices, pools or nodes, and layouts whose slices were not the caller's parsed
- * records; and a new reuse table (every claim and pod relinked) when more than an eighth of
- * the claims or pods are touched. A relisted node is a new struct (a new rev: the memo judges
- * it again, alloc/memo.c), and the claims holding a replaced shared pool's devices are
- * relinked like any replaced pool's. */
+ * a node is added or gains or loses its object; DeviceTaintRules reordered, a previous layout at
+ * the warnings' bound, holes past a quarter of the devices, pools or nodes, and layouts whose
+ * slices were not the caller's parsed records; and a new reuse table (every claim and pod relinked)
+ * when more than an eighth of the claims or pods are touched. A relisted node is a new struct (a
+ * new rev: the memo judges it again, alloc/memo.c), and the claims holding a replaced shared pool's
+ * devices are relinked like any replaced pool's. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -278,6 +280,10 @@ struct patcher {
 	size_t cap_scratch;
 	unsigned char *changed; /* per pool index of c: a shared pool (before or after) replaced,
 				 * added or removed */
+	/* per prev pool index: DeviceTaintRules changed its devices' taints (rule_pools); kept
+	 * with new taints unless replaced anyway (retaint_nodes, patch_taints) */
+	unsigned char *retaint;
+	size_t n_retaint;
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
@@ -770,32 +776,45 @@ same_common_order(const json_t *a, const json_t *b)
 	}
 }
 
-/* The pools of the previous layout whose devices the rule may select are replaced (rebuilt with
- * the current rules). */
+static void
+mark_retaint(struct patcher *k, const struct rf_pool *p)
+{
+	k->n_retaint += !k->retaint[p->idx];
+	k->retaint[p->idx] = 1;
+}
+
+/* The pools of the previous layout whose devices the rule may select get their devices' taints
+ * again (patch_taints), their structs kept. */
 static int
 rule_pools(struct patcher *k, const json_t *rule)
 {
 	const char *driver, *pool, *device;
 	if (!rf_model_taint_rule_selects(rule, &driver, &pool, &device))
 		return 0; /* ignored: only its warning changes */
+	if (!k->retaint && !(k->retaint = calloc(k->prev->n_pools + 1, 1)))
+		return -ENOMEM;
 	if (driver && pool) {
 		const struct rf_pool *p = rf_model_find_pool(k->prev, driver, pool);
-		return p ? add_pool(k, p->driver, p->name) : 0;
+		if (p)
+			mark_retaint(k, p);
+		return 0;
 	}
-	int r = 0;
-	for (size_t i = 0; i < k->prev->n_pool_order && !k->bail && r == 0; i++) {
+	for (size_t i = 0; i < k->prev->n_pool_order; i++) {
 		const struct rf_pool *p = k->prev->pool_order[i]; /* no holes */
 		if ((!driver || strcmp(driver, p->driver) == 0) &&
 		    (!pool || strcmp(pool, p->name) == 0))
-			r = add_pool(k, p->driver, p->name);
+			mark_retaint(k, p);
 	}
-	return r;
+	return 0;
 }
 
 /* DeviceTaintRules: a rule added or removed (a changed rule is a new object) changes the taints
- * of the devices it selects, whose pools are replaced; the rules both layouts hold must keep
- * their order (a device's taints are in rule order). A rule over a whole driver replaces more
- * pools than a patch takes (PATCH_POOLS_MAX): built in full. */
+ * of the devices it selects; the rules both layouts hold must keep their order (a device's
+ * taints are in rule order). The pools it may select keep their structs and devices (a rule
+ * over a whole driver selects a pool on every node: replacing them, their nodes and the claims
+ * holding their devices would cost a full build): the layout holds every device's taints
+ * (rf_cluster.dev_taints, patch_taints), and the nodes that see them become copies (a new rev:
+ * remembered verdicts read the taints, alloc/memo.c). */
 #define PATCH_RULES_MAX 256
 static int
 diff_rules(struct patcher *k)
@@ -817,6 +836,39 @@ diff_rules(struct patcher *k)
 		if (!rf_jarray_holds(was, json_array_get(now, i)))
 			r = rule_pools(k, json_array_get(now, i));
 	return r;
+}
+
+/* The pools whose slices or node changed too are replaced (their devices get the rules' taints
+ * as they are built): not kept. The nodes that see the others (by their pools' index: a view of
+ * a shared pool has its pool's) and are not rebuilt become copies, counted with the relisted
+ * ones (RELIST_MAX bounds the node copies of a chain). */
+static int
+retaint_nodes(struct patcher *k)
+{
+	if (!k->n_retaint)
+		return 0;
+	for (size_t i = 0; i < k->p->n_pools; i++)
+		k->retaint[k->p->old_pools[i]->idx] = 0;
+	for (size_t i = 0; i < k->p->n_removed; i++)
+		k->retaint[k->p->removed[i]->idx] = 0;
+	k->n_retaint = 0;
+	for (size_t i = 0; i < k->prev->n_pools; i++)
+		k->n_retaint += k->retaint[i] != 0;
+	size_t copies = 0;
+	for (size_t i = 0; i < k->prev->n_nodes && k->n_retaint; i++) {
+		const struct rf_node *old = k->prev->nodes[i];
+		if (!old || k->node_state[i] != NODE_SAME)
+			continue;
+		for (size_t e = 0; e < old->n_pools; e++)
+			if (k->retaint[old->pools[e]->idx]) {
+				k->node_state[i] = NODE_COPY;
+				copies++;
+				break;
+			}
+	}
+	if ((k->c->layout->relisted += copies) > RELIST_MAX * k->prev->n_nodes + 64)
+		k->bail = true;
+	return 0;
 }
 
 /* ---- the new layout ---- */
@@ -1016,9 +1068,17 @@ order_nodes(struct rf_cluster *c, const struct rf_cluster *prev, const struct pa
 	if (!n_add && !k->n_gone_nodes) {
 		/* the same nodes in the same places: the previous order, the new copies of the
 		 * changed ones found by name (no read of every node) */
+		c->n_node_order = prev->n_node_order;
+		size_t changed = 0;
+		for (size_t i = 0; i < prev->n_nodes; i++)
+			changed += k->node_state[i] != NODE_SAME;
+		if (changed * 16 > prev->n_nodes) { /* most (a rule over a driver): by index */
+			for (size_t i = 0; i < c->n_node_order; i++)
+				c->node_order[i] = c->nodes[prev->node_order[i]->idx];
+			return 0;
+		}
 		memcpy(c->node_order, prev->node_order,
 		       prev->n_node_order * sizeof(*c->node_order));
-		c->n_node_order = prev->n_node_order;
 		for (size_t i = 0; i < prev->n_nodes; i++) {
 			if (!k->node_state[i])
 				continue;
@@ -1163,6 +1223,41 @@ find_relisted(struct rf_cluster *c, struct patcher *k)
 		k->p->relisted[k->p->n_relisted++] = (unsigned)i;
 	}
 	return 0;
+}
+
+/* Every device's taints, by gidx, when a rule's change kept pools (retaint) or prev's layout
+ * held them: prev's for the devices it shares, the devices' own (RF_TAINTS_OWN) for those the
+ * patch made (the rules applied as they were built, patch_devices), then the kept pools' made
+ * again. No device is read but the kept pools' (100,000 of them at 5,000 nodes). */
+static int
+patch_taints(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher *k)
+{
+	if (!k->n_retaint && !prev->dev_taints)
+		return 0;
+	struct rf_taint_span *t = calloc(c->n_devices + 1, sizeof(*t));
+	struct rf_pool **kept = calloc(k->n_retaint + 1, sizeof(*kept));
+	int r = -ENOMEM;
+	if (!t || !kept) {
+		free(t);
+		goto out;
+	}
+	c->dev_taints = c->layout->own_dev_taints = t;
+	size_t from = prev->dev_taints ? prev->n_devices : 0;
+	if (from)
+		memcpy(t, prev->dev_taints, from * sizeof(*t));
+	for (size_t g = from; g < c->n_devices; g++) /* the rest appended (patch_devices) */
+		t[g].n = RF_TAINTS_OWN;
+	for (size_t i = 0; i < k->p->n_pools; i++) /* replaced in place, or appended */
+		for (size_t d = 0; d < k->p->new_pools[i]->n_devices; d++)
+			t[k->p->new_pools[i]->first_gidx + d].n = RF_TAINTS_OWN;
+	size_t n = 0;
+	for (size_t i = 0; i < prev->n_pools && n < k->n_retaint; i++)
+		if (k->retaint[i])
+			kept[n++] = c->pools[i];
+	r = rf_model_retaint_pools(c, c->objs.taint_rules, kept, n, t);
+out:
+	free(kept);
+	return r;
 }
 
 /* The node's pools as a full build pairs them (rf_model_attach_pools): those it alone is served
@@ -1549,6 +1644,7 @@ unpatch(struct rf_cluster *c)
 	c->node_mask = 0;
 	c->node_names = NULL;
 	c->class_memo = NULL;
+	c->dev_taints = NULL;
 	rf_model_patch_free(c->patch);
 	c->patch = NULL;
 }
@@ -1575,7 +1671,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	    (r = new_layout(c, prev, objs)) < 0 || (r = diff_slices(&k)) < 0 || k.bail ||
 	    (r = diff_nodes(&k)) < 0 || k.bail || (r = diff_rules(&k)) < 0 || k.bail ||
 	    (r = close_over(&k)) < 0 || k.bail || (r = drop_unnamed(&k)) < 0 || k.bail ||
-	    (k.bail = c->layout->dup_names))
+	    (r = retaint_nodes(&k)) < 0 || k.bail || (k.bail = c->layout->dup_names))
 		goto out;
 	/* holes beyond a quarter of the devices: a full build compacts them */
 	size_t holes = pl->holes;
@@ -1601,7 +1697,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		k.bail = true;
 		goto out;
 	}
-	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_nodes(c, prev, &k)) < 0 || k.bail)
+	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_taints(c, prev, &k)) < 0 ||
+	    (r = patch_nodes(c, prev, &k)) < 0 || k.bail)
 		goto out;
 	if (c->n_view_warnings) {
 		k.bail = true;
@@ -1629,6 +1726,7 @@ out:
 	free(k.shared_now);
 	free(k.changed);
 	free(k.scratch);
+	free(k.retaint);
 	if (r <= 0 || k.bail) {
 		unpatch(c);
 		return r < 0 ? r : 0;

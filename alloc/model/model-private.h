@@ -9,7 +9,8 @@
 
 #include "alloc/alloc-private.h"
 
-#define MAX_WARNINGS 256
+#define MAX_WARNINGS  256
+#define RF_TAINTS_OWN ((size_t)-1) /* struct rf_cluster.dev_taints */
 
 struct group_rails {
 	uint64_t hash; /* rf_group_hash(group): sorting compares no strings but on a tie */
@@ -104,6 +105,9 @@ struct rf_layout {
 	 * and node_names, one block of node_index_size bytes) */
 	void *own_pool_order, *own_node_order, *own_node_index;
 	size_t node_index_size;
+	/* a patched layout's taints of every device by gidx (rf_cluster.dev_taints), gone with
+	 * the arrays above */
+	void *own_dev_taints;
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
 	/* ResourceSlices whose devices its pools use themselves (struct rf_slice.lent), each
@@ -241,6 +245,13 @@ struct rf_cluster {
 	/* class selector results per (class, device): 0 unknown, 1 no, 2 yes, 3 error; the
 	 * layout's */
 	atomic_uchar *class_memo;
+	/* every device's taints by gidx (the layout's), when a patch changed what DeviceTaintRules
+	 * put on devices it kept (model-patch.c: a rule over a whole driver touches every node's
+	 * pools; copying them would cost a full build), and the layouts patched from it; NULL:
+	 * the devices' own. An entry of n RF_TAINTS_OWN: that device's own (a device the layout
+	 * that holds it made, with the rules of the time: every pool of a chain's full build, and
+	 * the pools a patch built). Read through rf_device_taints(). */
+	struct rf_taint_span *dev_taints;
 
 	/* while building on a patched layout: what changed (model-patch.c), else NULL */
 	struct rf_patch *patch;
@@ -275,6 +286,12 @@ int rf_model_apply_taint_rules(struct rf_cluster *c, const json_t *rules);
  * rule), or false when the rule is ignored (rf_model_apply_taint_rules warns about it). */
 bool rf_model_taint_rule_selects(const json_t *rule, const char **driver, const char **pool,
 				 const char **device);
+/** The taints of the devices of pools (kept from the previous layout) as the rules make them,
+ * into taints[gidx], which holds their previous ones: their slice's own (the first ones, no
+ * rule), then each rule's that selects them, in order. Warns about nothing (the rules' warnings
+ * are rf_model_apply_taint_rules'). @return 0 or -ENOMEM. */
+int rf_model_retaint_pools(struct rf_cluster *c, const json_t *rules, struct rf_pool *const *pools,
+			   size_t n, struct rf_taint_span *taints);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
 struct rf_pool *rf_model_find_pool(const struct rf_cluster *c, const char *driver,

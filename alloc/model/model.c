@@ -127,6 +127,8 @@ layout_drop_arrays(struct rf_layout *l)
 	free(l->own_node_order);
 	free(l->own_node_index);
 	l->own_pool_order = l->own_node_order = l->own_node_index = NULL;
+	free(l->own_dev_taints);
+	l->own_dev_taints = NULL;
 }
 
 void
@@ -272,6 +274,7 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->node_mask = prev->node_mask;
 	c->node_names = prev->node_names;
 	c->class_memo = prev->class_memo;
+	c->dev_taints = prev->dev_taints;
 	if (!(c->arena = rf_arena_new()))
 		return -ENOMEM;
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));

@@ -25,6 +25,7 @@
 enum rf_dev_kind { RF_DEV_OTHER = 0, RF_DEV_GPU, RF_DEV_NIC, RF_DEV_CPU /* devices.cpuDrivers */ };
 
 struct rf_claim;
+struct rf_cluster;
 struct rf_pool;
 struct rf_pod;
 struct rf_slice;
@@ -56,6 +57,7 @@ struct rf_device { /* a fleet holds ~100,000 of these: ordered so that no byte i
 	size_t n_attrs;
 	struct rf_capacity *caps; /* sorted by name */
 	size_t n_caps;
+	/* as the layout that made the struct set them: read rf_device_taints() */
 	struct rf_taint *taints;
 	size_t n_taints;
 	struct rf_counter_consumption *counters;
@@ -75,6 +77,13 @@ struct rf_device { /* a fleet holds ~100,000 of these: ordered so that no byte i
 	unsigned gidx;                       /* index among all devices of the generation */
 	/* what claims and pods use of it is per generation: rf_dev_use() */
 };
+
+/** The taints of device d of generation c: its slice's own, then DeviceTaintRules' (in the rules'
+ * order), *n of them. Read them through this, never d->taints: a patched layout whose rules
+ * changed keeps the device structs it shares with earlier layouts and holds their taints itself
+ * (alloc/model/model-patch.c). */
+const struct rf_taint *rf_device_taints(const struct rf_cluster *c, const struct rf_device *d,
+					size_t *n);
 
 /** What a generation's claims and pods use of a device. Devices, pools and nodes are shared by
  * the generations built from the same nodes, slices and classes; usage is each generation's. */

@@ -39,7 +39,10 @@
  * Last, a pool on every node (an allNodes ResourceSlice of one device, of a driver no class
  * names, as a network-attached device): published and deleted in turn, then replaced each round,
  * then, with it present, a node leaving with its slices and pods in one build and coming back
- * with its slices in one build, on 20 other nodes. */
+ * with its slices in one build, on 20 other nodes.
+ *
+ * Then a DeviceTaintRule over a whole driver (every GPU, as a driver upgrade drains them) added
+ * and removed in turn. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,6 +128,7 @@ enum layout_event {
 	EV_SHARED_REPLACE,
 	EV_SHARED_NODE_GOES,
 	EV_SHARED_NODE_COMES,
+	EV_RULE_DRIVER,
 	EV_COUNT
 };
 static const char *const ev_names[EV_COUNT] = {
@@ -144,7 +148,8 @@ static const char *const ev_names[EV_COUNT] = {
 	"no class names)",
 	"that allNodes ResourceSlice replaced (a new generation, an attribute)",
 	"with it present: a node's Node object, its ResourceSlices and its pods deleted in one build",
-	"with it present: that node's Node object and its slices back in one build"
+	"with it present: that node's Node object and its slices back in one build",
+	"a DeviceTaintRule over a whole driver (every GPU) added, then removed, alternating"
 };
 
 #define NODE_ROUNDS 20
@@ -478,12 +483,41 @@ rule_event(struct world *w, size_t r)
 	return 0;
 }
 
+/* A DeviceTaintRule over every GPU (driver gpu.nvidia.com, no pool or device: a driver upgrade
+ * drains them) added after the other rules in even rounds, removed in odd ones. */
+static int
+driver_rule_event(struct world *w, size_t r)
+{
+	json_t *rules = json_array();
+	if (!rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < json_array_size(w->objs.taint_rules); i++) {
+		json_t *v = json_array_get(w->objs.taint_rules, i);
+		if (strcmp(name_of(v), "bench-drain") != 0)
+			json_array_append(rules, v);
+	}
+	if (r % 2 == 0)
+		json_array_append_new(rules,
+				      json_pack("{s:s, s:{s:s}, s:{s:{s:s}, s:{s:s, s:s}}}", "kind",
+						"DeviceTaintRule", "metadata", "name",
+						"bench-drain", "spec", "deviceSelector", "driver",
+						"gpu.nvidia.com", "taint", "key",
+						"bench.railfit.io/drain", "effect", "NoSchedule"));
+	json_decref(w->objs.taint_rules);
+	w->objs.taint_rules = rules;
+	return 0;
+}
+
 /* The objects after one layout event of kind ev (round r): new arrays, one object new. */
 static int
 layout_event(struct world *w, enum layout_event ev, size_t r)
 {
 	if (ev == EV_RULE) {
 		int e = rule_event(w, r);
+		return e < 0 ? e : new_arrays(w);
+	}
+	if (ev == EV_RULE_DRIVER) {
+		int e = driver_rule_event(w, r);
 		return e < 0 ? e : new_arrays(w);
 	}
 	if (ev == EV_SHARED_ADD || ev == EV_SHARED_REPLACE) {

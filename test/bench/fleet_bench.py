@@ -68,12 +68,12 @@ that put-to-visible time includes the (Python) fake's watch delivery, railfit's 
 window and the generation build. While idle it also publishes, then deletes, a ResourceSlice
 served by every node (allNodes, a driver no class names): a layout event railfit patches (its
 device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
-over a whole driver (every GPU), twice: a layout event built in full however pools are served
-(two layouts and two claim tables at once); then 80 Node label changes one after another, each
-put as soon as the last one shows: past the bound of a chain of patched layouts (64 patches),
-where the layout is built in full once, and the events after that full build (the line counts
-the builds by kind)
-(the fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3). The last line gives the peak RSS of each
+over a whole driver (every GPU), twice: a layout event railfit patches (the pools kept, the
+devices' taints the layout's, the nodes copied; built in full at a chain's bounds; the fake
+serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then 80 Node label
+changes one after another, each put as soon as the last one shows: past the bound of a chain of
+patched layouts (64 patches), where the layout is built in full, and the events after that full
+build (the line counts the builds by kind). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
@@ -951,8 +951,8 @@ def churn(a, tmp):
 
             def driver_rule_probe(seq):
                 """A DeviceTaintRule over a whole driver (every GPU: a driver upgrade drains
-                them) put, then deleted: it replaces more pools than a patch does (> 256), so
-                the layout is built in full, however the pools are served. Seconds from the
+                them) put, then deleted: it selects a pool on every node, which a patch keeps
+                (only the devices' taints change, held by the layout). Seconds from the
                 put or delete to /debug/nodes/{first node} showing it."""
                 def tainted():
                     st = node_get(first_node)
@@ -1011,7 +1011,7 @@ def churn(a, tmp):
             time.sleep(0.2)
             rule_layouts = build_layouts(rf.stderr())[rules0:]
             rule_build_ms = sorted(build_times(rf.stderr())[rules0:])
-            phase_peak("a DeviceTaintRule over a driver put and deleted (built in full)")
+            phase_peak("a DeviceTaintRule over a driver put and deleted")
             # a long run of layout events, past the bound of a chain of patched layouts (64):
             # each waited for, so each is its own build
             run0 = len(build_lags(rf.stderr()))

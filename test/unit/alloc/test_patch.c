@@ -608,10 +608,14 @@ same_device(const struct rf_cluster *a, const struct rf_device *x, const struct 
 		ck_assert_int_eq(x->attrs[i].kind, y->attrs[i].kind);
 	}
 	ck_assert_uint_eq(x->n_caps, y->n_caps);
-	ck_assert_uint_eq(x->n_taints, y->n_taints);
-	for (size_t i = 0; i < x->n_taints; i++) {
-		same_str(x->taints[i].key, y->taints[i].key, "taint");
-		same_str(x->taints[i].rule, y->taints[i].rule, "taint rule");
+	size_t nx, ny;
+	const struct rf_taint *tx = rf_device_taints(a, x, &nx), *ty = rf_device_taints(b, y, &ny);
+	ck_assert_uint_eq(nx, ny);
+	for (size_t i = 0; i < nx; i++) {
+		same_str(tx[i].key, ty[i].key, "taint");
+		same_str(tx[i].value, ty[i].value, "taint value");
+		same_str(tx[i].effect, ty[i].effect, "taint effect");
+		same_str(tx[i].rule, ty[i].rule, "taint rule");
 	}
 	ck_assert_int_eq(x->loc.numa, y->loc.numa);
 	same_str(x->loc.pcie_root, y->loc.pcie_root, "pcieRoot");
@@ -1175,9 +1179,10 @@ START_TEST(test_taint_rule_patches_its_pools)
 			for (size_t d = 0; mine && s == 0 && d < b->n_devices; d++) {
 				const struct rf_device *dv = b->devices[d];
 				bool tainted = false;
-				for (size_t t = 0; t < dv->n_taints; t++)
-					tainted |= dv->taints[t].rule &&
-						   strcmp(dv->taints[t].rule, "bad-gpu") == 0;
+				size_t nt;
+				const struct rf_taint *tt = rf_device_taints(g[s + 1], dv, &nt);
+				for (size_t t = 0; t < nt; t++)
+					tainted |= tt[t].rule && strcmp(tt[t].rule, "bad-gpu") == 0;
 				ck_assert_int_eq(tainted, strcmp(dv->pool->name, gpu->pool) == 0 &&
 								  strcmp(dv->name, "gpu-3") == 0);
 			}
@@ -3420,6 +3425,308 @@ START_TEST(test_patch_shared_pools_random)
 }
 END_TEST
 
+/* ---- DeviceTaintRules over many pools: the pools kept, the taints the layout's ---- */
+
+static void
+add_rule(struct world *w, bool front, const char *name, const char *selector, const char *key,
+	 const char *effect)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf),
+		 "{\"kind\":\"DeviceTaintRule\",\"metadata\":{\"name\":\"%s\"},\"spec\":{"
+		 "\"deviceSelector\":{%s},\"taint\":{\"key\":\"%s\",\"value\":\"v-%s\","
+		 "\"effect\":\"%s\"}}}",
+		 name, selector, key, name, effect);
+	json_t *arr = json_array();
+	if (!front)
+		json_array_extend(arr, w->rules);
+	add_json(arr, buf);
+	if (front)
+		json_array_extend(arr, w->rules);
+	set_array(&w->rules, arr);
+}
+
+static void
+drop_rule(struct world *w, const char *name)
+{
+	for (size_t i = 0; i < json_array_size(w->rules); i++)
+		if (strcmp(json_string_value(
+				   rf_jpath(json_array_get(w->rules, i), "metadata.name")),
+			   name) == 0) {
+			set_array(&w->rules, replaced(w->rules, i, NULL));
+			return;
+		}
+	ck_abort_msg("no rule %s", name);
+}
+
+/* An attribute of the first device of the first slice of the driver's (its pool is replaced). */
+static const char *
+touch_driver_slice(struct world *w, const char *driver, int step)
+{
+	for (size_t i = 0; i < w->n_recs; i++) {
+		if (w->recs[i]->skip || strcmp(w->recs[i]->driver, driver) != 0)
+			continue;
+		json_t *s = copy_at(w->slices, i);
+		json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
+		json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
+				    json_pack("{s:i}", "int", step));
+		put_slice(w, i, s);
+		return w->recs[i]->pool;
+	}
+	ck_abort_msg("no slice of %s", driver);
+	return NULL;
+}
+
+/* The first two devices of the first slice of the driver carry a taint of their own (the rules'
+ * come after it). */
+static void
+own_taint(struct world *w, const char *driver)
+{
+	for (size_t i = 0; i < w->n_recs; i++) {
+		if (w->recs[i]->skip || strcmp(w->recs[i]->driver, driver) != 0 ||
+		    w->recs[i]->n_devices < 2)
+			continue;
+		json_t *s = copy_at(w->slices, i);
+		for (size_t d = 0; d < 2; d++)
+			json_object_set_new(
+				json_array_get(rf_jpath(s, "spec.devices"), d), "taints",
+				json_pack("[{s:s, s:s, s:s}]", "key", "test.railfit.io/own",
+					  "value", "mine", "effect", "NoSchedule"));
+		put_slice(w, i, s);
+		return;
+	}
+	ck_abort_msg("no slice of %s", driver);
+}
+
+/* The next generation after a rules' change (and maybe slices'): patched (unless full), equal to
+ * a full build, with the memo carried and every node judged through it for the pending pods
+ * (a node whose devices' taints changed is judged again: the GPU pod's verdicts follow the
+ * taints). The pools of the driver other than `replaced` are prev's structs (kept, their taints
+ * the layout's) when kept_driver is set. */
+static void
+next_rules(struct world *w, struct rf_cluster **prev, bool full_expected, const char *kept_driver,
+	   const char *replaced, const char *what)
+{
+	struct rf_cluster_objects objs = objects(w);
+	struct rf_cluster *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	ck_assert_int_eq(rf_cluster_build_next(*prev, &objs, &w->cfg, w->cel, false, &g), 0);
+	ck_assert_msg(rf_cluster_layout_patched(g) == !full_expected, "%s: %s", what,
+		      full_expected ? "patched" : "built in full");
+	ck_assert_int_eq(rf_cluster_build(&objs, &w->cfg, w->cel, &full), 0);
+	same_generation(w, g, full);
+	same_usage(g, full);
+	results_are_mine(w, g);
+	size_t kept = 0;
+	for (size_t i = 0; kept_driver && i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *n = rf_cluster_node_at(g, i),
+				     *o = rf_cluster_node_at(*prev, i);
+		ck_assert_uint_eq(n->n_pools, o->n_pools);
+		for (size_t e = 0; e < n->n_pools; e++) {
+			if (strcmp(n->pools[e]->driver, kept_driver) != 0)
+				continue;
+			bool mine = replaced && strcmp(n->pools[e]->name, replaced) == 0;
+			ck_assert_msg(mine == (n->pools[e] != o->pools[e]), "%s: pool %s %s", what,
+				      n->pools[e]->name, mine ? "kept" : "replaced");
+			kept += !mine;
+		}
+	}
+	ck_assert(!kept_driver || kept > 0);
+	if (!full_expected)
+		ck_assert_msg(rf_cluster_memo(g) == rf_cluster_memo(*prev), "%s: memo not carried",
+			      what);
+	for (int k = 0; k < 3; k++)
+		judge_all(g, *prev, full, w->pending[k], &cnt, NULL);
+	rf_cluster_unref(full);
+	same_as_walked(w, g, objs);
+	rf_cluster_unref(*prev);
+	*prev = g;
+}
+
+/* How many of g's devices of the driver carry a taint of key (through rf_device_taints), each
+ * at position at (SIZE_MAX: anywhere). */
+static size_t
+tainted(const struct rf_cluster *g, const char *driver, const char *key, size_t at)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < rf_cluster_n_nodes(g); i++) {
+		const struct rf_node *nd = rf_cluster_node_at(g, i);
+		for (size_t d = 0; d < nd->n_devices; d++) {
+			size_t nt;
+			const struct rf_taint *t = rf_device_taints(g, nd->devices[d], &nt);
+			if (strcmp(nd->devices[d]->pool->driver, driver) != 0)
+				continue;
+			for (size_t k = 0; k < nt; k++)
+				if (strcmp(t[k].key, key) == 0) {
+					ck_assert(at == SIZE_MAX || k == at);
+					n++;
+				}
+		}
+	}
+	return n;
+}
+
+/* A DeviceTaintRule over a whole driver (every GPU: a driver upgrade drains them) and its
+ * neighbours: added, a rule over one pool beside it, one over a device name of every pool of
+ * the driver in the same build as slices changing, the whole-driver one removed, rules reordered
+ * (built in full), one put before the others, and a slice change on a layout holding the
+ * taints. Every step reads like a full build, keeps the pools the rules alone touched, and
+ * judges again (through the carried memo) the nodes whose devices' taints changed. */
+START_TEST(test_patch_taint_rule_over_a_driver)
+{
+	struct world w;
+	world_init_nodes(&w, 13, 8);
+	own_taint(&w, "gpu.nvidia.com");
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL;
+	const char *gpu = "gpu.nvidia.com";
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct memo_counts cnt = { 0 };
+	for (int k = 0; k < 3; k++) /* remembered, to be judged again */
+		judge_all(prev, NULL, prev, w.pending[k], &cnt, NULL);
+	size_t gpus = 0;
+	for (size_t i = 0; i < rf_cluster_n_nodes(prev); i++)
+		gpus += rf_cluster_node_at(prev, i)->n_gpus;
+	ck_assert_uint_gt(gpus, 8);
+
+	add_rule(&w, false, "drain", "\"driver\":\"gpu.nvidia.com\"", "test.railfit.io/drain",
+		 "NoSchedule");
+	next_rules(&w, &prev, false, gpu, NULL, "whole driver added");
+	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), gpus);
+	ck_assert_uint_eq(tainted(prev, gpu, "test.railfit.io/own", 0), 2);
+
+	char sel[256];
+	snprintf(sel, sizeof(sel), "\"driver\":\"gpu.nvidia.com\",\"pool\":\"%s\"",
+		 some_pool(&w, gpu));
+	add_rule(&w, false, "one-pool", sel, "test.railfit.io/one", "NoExecute");
+	next_rules(&w, &prev, false, gpu, NULL, "one pool beside it");
+	ck_assert_uint_gt(tainted(prev, gpu, "test.railfit.io/one", SIZE_MAX), 0);
+
+	add_rule(&w, false, "gpu-2s", "\"driver\":\"gpu.nvidia.com\",\"device\":\"gpu-2\"",
+		 "test.railfit.io/two", "NoSchedule");
+	const char *changed = touch_driver_slice(&w, gpu, 1);
+	touch_driver_slice(&w, "dra.net", 1);
+	next_rules(&w, &prev, false, gpu, changed, "device selector, slices changed");
+	ck_assert_uint_gt(tainted(prev, gpu, "test.railfit.io/two", SIZE_MAX), 0);
+
+	drop_rule(&w, "drain");
+	next_rules(&w, &prev, false, gpu, NULL, "whole driver removed");
+	ck_assert_uint_eq(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), 0);
+
+	drop_rule(&w, "gpu-2s");
+	add_rule(&w, false, "gpu-2s", "\"driver\":\"gpu.nvidia.com\",\"device\":\"gpu-2\"",
+		 "test.railfit.io/two", "NoSchedule"); /* a new object, last */
+	json_t *first = json_incref(json_array_get(w.rules, 0));
+	set_array(&w.rules, replaced(w.rules, 0, NULL));
+	json_array_append_new(w.rules, first); /* r1 moves behind the others */
+	next_rules(&w, &prev, true, NULL, NULL, "rules reordered");
+
+	/* before the others: the drain taint comes first on every GPU without its own */
+	add_rule(&w, true, "drain", "\"driver\":\"gpu.nvidia.com\"", "test.railfit.io/drain",
+		 "NoSchedule");
+	next_rules(&w, &prev, false, gpu, NULL, "whole driver first");
+	ck_assert_uint_ge(tainted(prev, gpu, "test.railfit.io/drain", SIZE_MAX), gpus);
+	ck_assert_uint_eq(tainted(prev, gpu, "test.railfit.io/own", 0), 2); /* still first */
+
+	changed = touch_driver_slice(&w, gpu, 2);
+	next_rules(&w, &prev, false, gpu, changed, "a slice alone, on a layout holding taints");
+	drop_rule(&w, "one-pool");
+	changed = touch_driver_slice(&w, gpu, 3);
+	next_rules(&w, &prev, false, gpu, changed, "one pool's rule removed, a slice changed");
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* Rules over whole drivers, device names of a driver and single pools, added, removed and
+ * reordered at random, with slice, Node and claim changes between and in the same builds:
+ * every generation equal to a full build, every node judged through the memo as a fresh
+ * evaluation and a full build judge it. */
+START_TEST(test_patch_taint_rules_random)
+{
+	struct world w;
+	world_init_nodes(&w, 41 + (uint64_t)_i, 6);
+	own_taint(&w, "gpu.nvidia.com");
+	own_taint(&w, "dra.net");
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	struct memo_counts cnt = { 0 };
+	unsigned patched = 0, rule_steps = 0;
+	const char *drivers[] = { "gpu.nvidia.com", "dra.net" };
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	for (int step = 0, n = chain_steps(30); step < n; step++) {
+		bool layout = true, rules = false;
+		char name[32], sel[256];
+		snprintf(name, sizeof(name), "r-%d", step);
+		const char *driver = drivers[below(&w, 2)];
+		switch (below(&w, 8)) {
+		case 0:
+		case 1:
+			snprintf(sel, sizeof(sel), "\"driver\":\"%s\"", driver);
+			add_rule(&w, below(&w, 2), name, sel, "test.railfit.io/all",
+				 below(&w, 2) ? "NoSchedule" : "NoExecute");
+			rules = true;
+			break;
+		case 2:
+			snprintf(sel, sizeof(sel), "\"driver\":\"%s\",\"device\":\"%s\"", driver,
+				 strcmp(driver, "dra.net") == 0 ? "nic-1" : "gpu-0");
+			add_rule(&w, below(&w, 2), name, sel, "test.railfit.io/dev", "NoSchedule");
+			rules = true;
+			break;
+		case 3:
+			if (some_pool(&w, driver)) {
+				snprintf(sel, sizeof(sel), "\"driver\":\"%s\",\"pool\":\"%s\"",
+					 driver, some_pool(&w, driver));
+				add_rule(&w, false, name, sel, "test.railfit.io/pool",
+					 "NoSchedule");
+				rules = true;
+			}
+			break;
+		case 4:
+			if (json_array_size(w.rules)) {
+				set_array(&w.rules,
+					  replaced(w.rules,
+						   below(&w, (unsigned)json_array_size(w.rules)),
+						   NULL));
+				rules = true;
+			}
+			break;
+		case 5:
+			change_rules(&w, step);
+			rules = true;
+			break;
+		case 6:
+			layout = change_node(&w);
+			break;
+		default:
+			layout = change_slice(&w, step);
+			break;
+		}
+		if (rules && below(&w, 3) == 0)
+			change_slice(&w, step); /* in the same build */
+		if (below(&w, 4) == 0)
+			change_claim(&w);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		rule_steps += rules;
+		patched += rules && rf_cluster_layout_patched(g);
+		same_generation(&w, g, full);
+		same_usage(g, full);
+		for (int k = 0; k < 3; k++)
+			judge_all(g, prev, full, w.pending[k], &cnt, NULL);
+		rf_cluster_unref(full);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	ck_assert_msg(patched * 2 >= rule_steps && cnt.rebuilt > 0 && cnt.carried_kept > 0,
+		      "%u of %u rule changes patched, %u judged again, %u kept", patched,
+		      rule_steps, cnt.rebuilt, cnt.carried_kept);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 Suite *
 patch_suite(void)
 {
@@ -3457,6 +3764,12 @@ patch_suite(void)
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
 			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
 	suite_add_tcase(s, shared);
+	TCase *rules = tcase_create("taint rules");
+	tcase_set_timeout(rules, 120);
+	tcase_add_test(rules, test_patch_taint_rule_over_a_driver);
+	tcase_add_loop_test(rules, test_patch_taint_rules_random, 0,
+			    getenv("RF_UNDER_VALGRIND") ? 1 : 4);
+	suite_add_tcase(s, rules);
 	TCase *usage = tcase_create("usage");
 	tcase_set_timeout(usage, 120);
 	tcase_add_loop_test(usage, test_patched_usage_by_difference, 0, 2);
