@@ -672,8 +672,8 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		 * group does not: not the same judgement for the same shape */
 		if (d->group[0] && !rails)
 			fp ^= 0xd1b54a32d192ed03ULL;
-		if (rf_memo_lookup(ctx->shape, n->idx, fp, n->rev, rails, ctx->ident, need_msg,
-				   ret))
+		if (rf_memo_lookup(ctx->shape, n->idx, fp, rf_node_rev(ctx->cluster, n), rails,
+				   ctx->ident, need_msg, ret))
 			return 0;
 	}
 	int r = rf_evaluate_node_work(ctx->cluster, d, node_name, false, &scratch->work,
@@ -681,7 +681,8 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	if (r < 0)
 		return r;
 	if (n)
-		rf_memo_store(ctx->shape, n->idx, fp, n->rev, rails, ctx->ident, d, &scratch->eval);
+		rf_memo_store(ctx->shape, n->idx, fp, rf_node_rev(ctx->cluster, n), rails,
+			      ctx->ident, d, &scratch->eval);
 	rf_judgement_from_eval(d, &scratch->eval, scratch->picks, ret);
 	return 0;
 }

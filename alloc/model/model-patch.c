@@ -11,8 +11,8 @@
  *   - the classes that changed (their selector results are evaluated again, the others' kept);
  *   - the taints of the devices a DeviceTaintRule added or removed may select (diff_rules):
  *     their pools and devices are kept, the layout holds every device's taints by gidx
- *     (rf_cluster.dev_taints: read rf_device_taints()) and the nodes that see them become
- *     copies (a new rev, so that remembered verdicts are judged again);
+ *     (rf_cluster.dev_taints: read rf_device_taints()) and the nodes that see them get a new
+ *     stamp (rf_cluster.node_stamps, rf_node_rev(): remembered verdicts are judged again);
  *   - the pools served by allNodes, a nodeSelector, several nodes or per-device node selection
  *     (shared pools) whose slices changed, added and removed too: the nodes they served and
  *     serve get copies with their pool lists composed again (relisted: compose_pools), their
@@ -284,6 +284,7 @@ struct patcher {
 	 * with new taints unless replaced anyway (retaint_nodes, patch_taints) */
 	unsigned char *retaint;
 	size_t n_retaint;
+	unsigned char *restamp; /* by prev's node idx: kept, its devices' taints changed */
 	bool bail;
 	/* the slices were handed over in the previous order, and none that changed is or was
 	 * skipped: the skipped slices' warnings are the previous layout's */
@@ -813,8 +814,8 @@ rule_pools(struct patcher *k, const json_t *rule)
  * taints are in rule order). The pools it may select keep their structs and devices (a rule
  * over a whole driver selects a pool on every node: replacing them, their nodes and the claims
  * holding their devices would cost a full build): the layout holds every device's taints
- * (rf_cluster.dev_taints, patch_taints), and the nodes that see them become copies (a new rev:
- * remembered verdicts read the taints, alloc/memo.c). */
+ * (rf_cluster.dev_taints, patch_taints), and the nodes that see them get a new stamp
+ * (rf_node_rev(): remembered verdicts read the taints, alloc/memo.c), their structs kept. */
 #define PATCH_RULES_MAX 256
 static int
 diff_rules(struct patcher *k)
@@ -840,8 +841,8 @@ diff_rules(struct patcher *k)
 
 /* The pools whose slices or node changed too are replaced (their devices get the rules' taints
  * as they are built): not kept. The nodes that see the others (by their pools' index: a view of
- * a shared pool has its pool's) and are not rebuilt become copies, counted with the relisted
- * ones (RELIST_MAX bounds the node copies of a chain). */
+ * a shared pool has its pool's) and are not rebuilt are kept and stamped again
+ * (patch_node_stamps): no node is copied. */
 static int
 retaint_nodes(struct patcher *k)
 {
@@ -854,20 +855,40 @@ retaint_nodes(struct patcher *k)
 	k->n_retaint = 0;
 	for (size_t i = 0; i < k->prev->n_pools; i++)
 		k->n_retaint += k->retaint[i] != 0;
-	size_t copies = 0;
 	for (size_t i = 0; i < k->prev->n_nodes && k->n_retaint; i++) {
 		const struct rf_node *old = k->prev->nodes[i];
 		if (!old || k->node_state[i] != NODE_SAME)
 			continue;
 		for (size_t e = 0; e < old->n_pools; e++)
 			if (k->retaint[old->pools[e]->idx]) {
-				k->node_state[i] = NODE_COPY;
-				copies++;
+				if (!k->restamp && !(k->restamp = calloc(k->prev->n_nodes + 1, 1)))
+					return -ENOMEM;
+				k->restamp[i] = 1;
 				break;
 			}
 	}
-	if ((k->c->layout->relisted += copies) > RELIST_MAX * k->prev->n_nodes + 64)
-		k->bail = true;
+	return 0;
+}
+
+/* The nodes' stamps (rf_cluster.node_stamps) when the patch kept nodes whose devices' taints it
+ * changed (retaint_nodes), or prev had stamps: prev's, a new one for those nodes. */
+static int
+patch_node_stamps(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher *k)
+{
+	if (!k->restamp && !prev->node_stamps)
+		return 0;
+	uint64_t *s = calloc(c->n_nodes + 1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	c->node_stamps = c->layout->own_node_stamps = s;
+	c->n_node_stamps = c->n_nodes;
+	size_t from = prev->n_node_stamps < c->n_nodes ? prev->n_node_stamps : c->n_nodes;
+	if (prev->node_stamps)
+		memcpy(s, prev->node_stamps, from * sizeof(*s));
+	uint64_t now = k->restamp ? rf_model_next_stamp() : 0;
+	for (size_t i = 0; k->restamp && i < prev->n_nodes && i < c->n_nodes; i++)
+		if (k->restamp[i] && c->nodes[i] == prev->nodes[i])
+			s[i] = now;
 	return 0;
 }
 
@@ -1645,6 +1666,8 @@ unpatch(struct rf_cluster *c)
 	c->node_names = NULL;
 	c->class_memo = NULL;
 	c->dev_taints = NULL;
+	c->node_stamps = NULL;
+	c->n_node_stamps = 0;
 	rf_model_patch_free(c->patch);
 	c->patch = NULL;
 }
@@ -1698,7 +1721,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		goto out;
 	}
 	if ((r = patch_devices(c, prev, k.p)) < 0 || (r = patch_taints(c, prev, &k)) < 0 ||
-	    (r = patch_nodes(c, prev, &k)) < 0 || k.bail)
+	    (r = patch_nodes(c, prev, &k)) < 0 || k.bail ||
+	    (r = patch_node_stamps(c, prev, &k)) < 0)
 		goto out;
 	if (c->n_view_warnings) {
 		k.bail = true;
@@ -1718,6 +1742,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 out:
 	free(k.node_state);
 	free(k.node_json);
+	free(k.restamp);
 	free(k.obj_gone);
 	free(k.new_nodes);
 	free(k.gone_nodes);

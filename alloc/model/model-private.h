@@ -12,6 +12,9 @@
 #define MAX_WARNINGS  256
 #define RF_TAINTS_OWN ((size_t)-1) /* struct rf_cluster.dev_taints */
 
+/** A new stamp (struct rf_node.rev): process-wide, larger than every one before. */
+uint64_t rf_model_next_stamp(void);
+
 struct group_rails {
 	uint64_t hash; /* rf_group_hash(group): sorting compares no strings but on a tie */
 	const char *group;
@@ -108,6 +111,7 @@ struct rf_layout {
 	/* a patched layout's taints of every device by gidx (rf_cluster.dev_taints), gone with
 	 * the arrays above */
 	void *own_dev_taints;
+	void *own_node_stamps; /* rf_cluster.node_stamps, the same way */
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
 	/* ResourceSlices whose devices its pools use themselves (struct rf_slice.lent), each
@@ -252,6 +256,13 @@ struct rf_cluster {
 	 * that holds it made, with the rules of the time: every pool of a chain's full build, and
 	 * the pools a patch built). Read through rf_device_taints(). */
 	struct rf_taint_span *dev_taints;
+	/* by node idx, when dev_taints changed under nodes a patch kept (the layout's, as
+	 * dev_taints; NULL: none): a stamp that rf_node_rev() takes when newer than the node's
+	 * rev, so that verdicts remembered before the taints changed are not taken for current
+	 * ones (alloc/memo.c), without copying the nodes (5,000 of them for a rule over a driver)
+	 */
+	uint64_t *node_stamps;
+	size_t n_node_stamps;
 
 	/* while building on a patched layout: what changed (model-patch.c), else NULL */
 	struct rf_patch *patch;

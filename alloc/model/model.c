@@ -31,10 +31,17 @@
  * two layouts share one whichever generations they were built from. */
 static atomic_uint_fast64_t layout_stamps;
 
-static uint64_t
-next_stamp(void)
+uint64_t
+rf_model_next_stamp(void)
 {
 	return (uint64_t)atomic_fetch_add(&layout_stamps, 1) + 1;
+}
+
+uint64_t
+rf_node_rev(const struct rf_cluster *c, const struct rf_node *n)
+{
+	uint64_t s = c->node_stamps && n->idx < c->n_node_stamps ? c->node_stamps[n->idx] : 0;
+	return s > n->rev ? s : n->rev;
 }
 
 void __attribute__((format(printf, 2, 3)))
@@ -129,6 +136,8 @@ layout_drop_arrays(struct rf_layout *l)
 	l->own_pool_order = l->own_node_order = l->own_node_index = NULL;
 	free(l->own_dev_taints);
 	l->own_dev_taints = NULL;
+	free(l->own_node_stamps);
+	l->own_node_stamps = NULL;
 }
 
 void
@@ -239,7 +248,7 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	c->n_node_order = c->n_nodes;
 	if ((r = rf_model_index_node_names(c)) < 0 || (r = rf_model_node_frontend(c)) < 0)
 		return r;
-	uint64_t rev = next_stamp(); /* every node and pool is this layout's */
+	uint64_t rev = rf_model_next_stamp(); /* every node and pool is this layout's */
 	for (size_t i = 0; i < c->n_nodes; i++)
 		c->nodes[i]->rev = rev;
 	for (size_t i = 0; i < c->n_pools; i++)
@@ -275,6 +284,8 @@ share_layout(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->node_names = prev->node_names;
 	c->class_memo = prev->class_memo;
 	c->dev_taints = prev->dev_taints;
+	c->node_stamps = prev->node_stamps;
+	c->n_node_stamps = prev->n_node_stamps;
 	if (!(c->arena = rf_arena_new()))
 		return -ENOMEM;
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
@@ -321,7 +332,7 @@ refresh_ready(struct rf_cluster *c)
 static void
 stamp_patched(struct rf_cluster *c, const struct rf_cluster *prev)
 {
-	uint64_t rev = next_stamp();
+	uint64_t rev = rf_model_next_stamp();
 	for (size_t i = 0; i < c->n_nodes; i++) /* NULL: a hole (model-patch.c) */
 		if (c->nodes[i] && (i >= prev->n_nodes || c->nodes[i] != prev->nodes[i]))
 			c->nodes[i]->rev = rev;

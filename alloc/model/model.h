@@ -176,10 +176,16 @@ struct rf_node {
 	const char *block, *spine;
 	/* the layout that built it (a process-wide stamp, rf_cluster_build_next): a node a patch
 	 * shares keeps it; one it rebuilds, or copies to point at a new object, gets the patch's.
-	 * Remembered verdicts (alloc/memo.h) key on it: an equal rev means the same struct, so the
-	 * same object, pools, devices and derived facts. */
+	 * Remembered verdicts (alloc/memo.h) key on rf_node_rev(): an equal rev means the same
+	 * struct, so the same object, pools, devices and derived facts. */
 	uint64_t rev;
 };
+
+/**
+ * The node's rev in c: its struct's, or newer when a patch changed the taints of devices the node
+ * sees without copying it (a DeviceTaintRule over a driver). What remembered verdicts key on.
+ */
+uint64_t rf_node_rev(const struct rf_cluster *c, const struct rf_node *n);
 
 /** What a generation's pods and claims use of a node (see struct rf_dev_use). */
 struct rf_node_use {
