@@ -72,7 +72,9 @@ same_attr(const struct rf_attr *a, const struct rf_attr *b)
 
 /* Does the older slice's device o publish what the newest generation's device cur does (the
  * taints DeviceTaintRules added to cur aside)? Consumable-capacity policies and counters are not
- * compared: such a device counts as different. */
+ * compared: such a device counts as different. cur->taints, not rf_device_taints(): only the
+ * slice's own taints (those before the rules') are compared, and those a taint patch never
+ * changes (model-patch.c keeps a device's struct only when its slice is the same). */
 static bool
 same_device(const struct rf_device *o, const struct rf_device *cur)
 {
