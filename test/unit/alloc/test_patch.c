@@ -3300,6 +3300,10 @@ END_TEST
  * evaluation and a full build judge it, a node whose pool list changed never remembered the
  * first time. Patched, but while a shared pool of GPUs with a PCIe root exists (_i 1 adds
  * some): built in full then. */
+static void add_rule(struct world *w, bool front, const char *name, const char *selector,
+		     const char *key, const char *effect);
+static void drop_rule(struct world *w, const char *name);
+
 START_TEST(test_patch_shared_pools_random)
 {
 	struct world w;
@@ -3314,11 +3318,12 @@ START_TEST(test_patch_shared_pools_random)
 	struct memo_counts cnt = { 0 };
 	char pools[8][32];
 	int n_pools = 0;
+	bool rules_on_shared = false;
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
 	for (int step = 0, n = chain_steps(60); step < n; step++) {
 		bool layout = true;
 		size_t nn = json_array_size(w.nodes);
-		switch (below(&w, 10)) {
+		switch (below(&w, 11)) {
 		case 0: /* a shared pool published */
 		case 1:
 			if (n_pools < 8) {
@@ -3389,6 +3394,21 @@ START_TEST(test_patch_shared_pools_random)
 			break;
 		case 7:
 			layout = change_slice(&w, step);
+			break;
+		case 8: /* a DeviceTaintRule over the shared pools' driver, or one device of it,
+			 * put or taken away (the pools kept, their nodes' views stamped) */
+			if (rules_on_shared) {
+				drop_rule(&w, "on-shared");
+				rules_on_shared = false;
+			} else {
+				add_rule(&w, below(&w, 2), "on-shared",
+					 below(&w, 2)
+						 ? "\"driver\":\"shared.railfit.io\""
+						 : "\"driver\":\"shared.railfit.io\",\"device\":"
+						   "\"s0-0\"",
+					 "test.railfit.io/shared", "NoSchedule");
+				rules_on_shared = true;
+			}
 			break;
 		default:
 			change_usage(&w, prev, &serial);
