@@ -22,8 +22,8 @@ struct rf_extender_args {
 	const char **node_names; /* owned array of n_nodes borrowed strings (in text or root) */
 	/* Owned array: with nodeCacheCapable false, each Node item exactly as json.Marshal writes
 	 * it (which is what a reply echoes), node_obj_lens[i] bytes, not NUL-terminated: in the
-	 * request body (kube-scheduler's requests: no copy of megabytes of Node objects) or in text;
-	 * NULL entries in cache mode. */
+	 * request body (kube-scheduler's requests: no copy of megabytes of Node objects) or in
+	 * text; NULL entries in cache mode. */
 	const char **node_objs;
 	size_t *node_obj_lens; /* owned array: the lengths of node_objs (NULL in cache mode) */
 	char *text; /* owned storage behind node_names (and node_objs, reference decoder) */
