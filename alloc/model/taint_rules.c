@@ -55,6 +55,20 @@ rf_model_taint_rule_selects(const json_t *rule, const char **driver, const char 
 	       selector_field(sel, "pool", pool) == 0 && selector_field(sel, "device", device) == 0;
 }
 
+/* The taint a rule puts on the devices it selects (taint and name present), its strings in c's
+ * arena and the rule's name as its source. */
+static int
+rule_taint(struct rf_cluster *c, const json_t *rule, const char *name, struct rf_taint *t)
+{
+	const json_t *tj = json_object_get(json_object_get(rule, "spec"), "taint");
+	const char *value = rf_jstr(tj, "value");
+	*t = (struct rf_taint){ .key = rf_arena_strdup(c->arena, rf_jstr(tj, "key")),
+				.value = value ? rf_arena_strdup(c->arena, value) : NULL,
+				.effect = rf_arena_strdup(c->arena, rf_jstr(tj, "effect")),
+				.rule = rf_arena_strdup(c->arena, name) };
+	return !t->key || !t->effect || !t->rule || (value && !t->value) ? -ENOMEM : 0;
+}
+
 static int
 apply_rule(struct rf_cluster *c, const json_t *rule)
 {
@@ -63,7 +77,6 @@ apply_rule(struct rf_cluster *c, const json_t *rule)
 	const json_t *sel = json_object_get(spec, "deviceSelector");
 	const json_t *tj = json_object_get(spec, "taint");
 	const char *key = rf_jstr(tj, "key"), *effect = rf_jstr(tj, "effect");
-	const char *value = rf_jstr(tj, "value");
 	const char *driver, *pool, *device;
 	if (!name)
 		name = "?";
@@ -84,11 +97,8 @@ apply_rule(struct rf_cluster *c, const json_t *rule)
 				name);
 		return 0;
 	}
-	struct rf_taint t = { .key = rf_arena_strdup(c->arena, key),
-			      .value = value ? rf_arena_strdup(c->arena, value) : NULL,
-			      .effect = rf_arena_strdup(c->arena, effect),
-			      .rule = rf_arena_strdup(c->arena, name) };
-	if (!t.key || !t.effect || !t.rule || (value && !t.value))
+	struct rf_taint t;
+	if (rule_taint(c, rule, name, &t) < 0)
 		return -ENOMEM;
 	for (size_t p = 0; p < c->n_pools; p++) {
 		struct rf_pool *pl = c->pools[p];
@@ -153,15 +163,7 @@ rf_model_retaint_pools(struct rf_cluster *c, const json_t *rules, struct rf_pool
 		if (!rf_model_taint_rule_selects(rule, &p->driver, &p->pool, &p->device))
 			continue; /* warned about by rf_model_apply_taint_rules */
 		const char *name = rf_jstr(json_object_get(rule, "metadata"), "name");
-		const json_t *tj = json_object_get(json_object_get(rule, "spec"), "taint");
-		const char *value = rf_jstr(tj, "value");
-		/* as apply_rule makes it */
-		p->t = (struct rf_taint){ .key = rf_arena_strdup(c->arena, rf_jstr(tj, "key")),
-					  .value = value ? rf_arena_strdup(c->arena, value) : NULL,
-					  .effect =
-						  rf_arena_strdup(c->arena, rf_jstr(tj, "effect")),
-					  .rule = rf_arena_strdup(c->arena, name ? name : "?") };
-		if (!p->t.key || !p->t.effect || !p->t.rule || (value && !p->t.value))
+		if (rule_taint(c, rule, name ? name : "?", &p->t) < 0)
 			goto out;
 		n_pr++;
 	}

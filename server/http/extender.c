@@ -306,7 +306,7 @@ rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_arg
 	size_t *lens = NULL;
 	json_t **items_v = NULL;
 	char *text = NULL;
-	size_t n = 0;
+	size_t n = 0, names_len = 0;
 	int r = load_object(body, len, "ExtenderArgs", &root, err, errlen);
 	if (r < 0)
 		return r;
@@ -347,6 +347,7 @@ rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_arg
 				goto out;
 			}
 			names[i] = json_string_value(s);
+			names_len += json_string_length(s);
 		}
 	} else {
 		if (!json_is_object(nodes)) {
@@ -402,6 +403,7 @@ rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_arg
 				goto out;
 			}
 			names[i] = json_string_value(name);
+			names_len += json_string_length(name);
 			items_v[i] = node;
 		}
 		if ((r = node_texts(items_v, n, objs, lens, &text)) < 0)
@@ -415,6 +417,7 @@ rf_extender_args_parse_tree(const char *body, size_t len, struct rf_extender_arg
 		.cache_mode = node_names != NULL,
 		.n_nodes = n,
 		.node_names = names,
+		.names_len = names_len,
 		.node_objs = objs,
 		.node_obj_lens = lens,
 		.text = text,
@@ -713,6 +716,7 @@ parse_fast(const char *body, size_t len, struct rf_extender_args *ret)
 		.cache_mode = cache,
 		.n_nodes = n,
 		.node_names = vnames,
+		.names_len = (size_t)(pos - text) - n, /* text holds the names and their NULs */
 		.node_objs = objs,
 		.node_obj_lens = lens,
 		.text = text,
@@ -962,15 +966,27 @@ struct msg_seen {
 
 /* The FailedNodes-style map of the nodes with outcome which, keys sorted, a repeated name once
  * with its last message. */
+/* The message's entry in seen, measured (length, plainness) unless it was already. */
+static const struct msg_seen *
+msg_measured(struct msg_seen *seen, const char *msg)
+{
+	struct msg_seen *ms = &seen[((uintptr_t)msg >> 4) % MSG_SEEN];
+	if (ms->msg != msg) {
+		ms->msg = msg;
+		ms->len = strlen(msg);
+		/* plain ASCII, the usual message, is valid and written as it is */
+		ms->plain = rf_gojson_plain_prefix(msg, ms->len) == ms->len;
+	}
+	return ms;
+}
+
 static int
 write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 		 const enum rf_filter_outcome *outcomes, const char *const *msgs,
-		 enum rf_filter_outcome which, struct name_idx *idx)
+		 enum rf_filter_outcome which, struct name_idx *idx, struct msg_seen *seen)
 {
 	int r = 0;
 	size_t k = 0;
-	struct msg_seen seen[MSG_SEEN];
-	memset(seen, 0, sizeof(seen));
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which)
 			idx[k++] = (struct name_idx){ a->node_names[i], i };
@@ -981,13 +997,7 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 		if (j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
 			continue; /* the later message wins, as a Go map assignment would */
 		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
-		struct msg_seen *ms = &seen[((uintptr_t)msg >> 4) % MSG_SEEN];
-		if (ms->msg != msg) {
-			ms->msg = msg;
-			ms->len = strlen(msg);
-			/* plain ASCII, the usual message, is valid and written as it is */
-			ms->plain = rf_gojson_plain_prefix(msg, ms->len) == ms->len;
-		}
+		const struct msg_seen *ms = msg_measured(seen, msg);
 		size_t ml = ms->len;
 		bool plain = ms->plain;
 		if (!plain && !valid_utf8(msg, ml)) {
@@ -1023,23 +1033,18 @@ reserve_reply(struct rf_strbuf *out, size_t want)
 		rf_strbuf_adopt(out, buf, cap, out->max);
 }
 
-/* About the size of a filter result (its names, messages and Node objects). */
+/* About the size of a filter result: every name (in the list or the failure maps), the
+ * messages (measured into seen, where the maps' writer finds them) and the Node objects. */
 static size_t
 filter_result_size(const struct rf_extender_args *a, const enum rf_filter_outcome *outcomes,
-		   const char *const *msgs)
+		   const char *const *msgs, struct msg_seen *seen)
 {
-	size_t want = 256, last_len = 0;
-	const char *last = NULL; /* nodes that fail alike share their message */
+	size_t want = 256 + a->names_len + 8 * a->n_nodes;
 	for (size_t i = 0; i < a->n_nodes; i++) {
-		bool pass = outcomes[i] == RF_FILTER_PASS;
-		want += !pass || a->cache_mode ? strlen(a->node_names[i]) + 8 : 0;
-		if (pass && !a->cache_mode)
-			want += a->node_obj_lens[i] + 1;
-		if (!pass && msgs && msgs[i]) {
-			if (msgs[i] != last)
-				last_len = strlen(last = msgs[i]);
-			want += last_len;
-		}
+		if (outcomes[i] == RF_FILTER_PASS)
+			want += a->cache_mode ? 0 : a->node_obj_lens[i] + 1;
+		else if (msgs && msgs[i])
+			want += msg_measured(seen, msgs[i])->len;
 	}
 	return want;
 }
@@ -1061,7 +1066,9 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	struct name_idx *idx = calloc(a->n_nodes ? a->n_nodes : 1, sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
-	reserve_reply(out, filter_result_size(a, outcomes, msgs));
+	struct msg_seen seen[MSG_SEEN]; /* the failure messages, measured once */
+	memset(seen, 0, sizeof(seen));
+	reserve_reply(out, filter_result_size(a, outcomes, msgs, seen));
 	rf_strbuf_puts(out, a->cache_mode ? "{\"Nodes\":null,\"NodeNames\":["
 					  : "{\"Nodes\":{\"metadata\":{},\"items\":[");
 	bool first = true;
@@ -1080,10 +1087,10 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	rf_strbuf_puts(out, a->cache_mode ? "],\"FailedNodes\":"
 					  : "]},\"NodeNames\":null,"
 					    "\"FailedNodes\":");
-	int r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_FAIL, idx);
+	int r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_FAIL, idx, seen);
 	if (r == 0) {
 		rf_strbuf_puts(out, ",\"FailedAndUnresolvableNodes\":");
-		r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_UNRESOLVABLE, idx);
+		r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_UNRESOLVABLE, idx, seen);
 	}
 	rf_strbuf_puts(out, ",\"Error\":\"\"}");
 	free(idx);
@@ -1096,10 +1103,8 @@ int
 rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
 				struct rf_strbuf *out)
 {
-	size_t want = 2; /* [] */
-	for (size_t i = 0; i < a->n_nodes; i++)
-		want += strlen(a->node_names[i]) + 24; /* {"Host":"","Score":100}, */
-	reserve_reply(out, want);
+	/* [ and ], each {"Host":"","Score":100}, and the names */
+	reserve_reply(out, 2 + a->names_len + 24 * a->n_nodes);
 	rf_strbuf_putc(out, '[');
 	for (size_t i = 0; i < a->n_nodes; i++) {
 		const char *name = a->node_names[i];

@@ -20,6 +20,7 @@ struct rf_extender_args {
 	bool cache_mode; /* NodeNames was given (nodeCacheCapable: true) */
 	size_t n_nodes;
 	const char **node_names; /* owned array of n_nodes borrowed strings (in text or root) */
+	size_t names_len;        /* their bytes, without NULs (sizing a reply ahead) */
 	/* Owned array: with nodeCacheCapable false, each Node item exactly as json.Marshal writes
 	 * it (which is what a reply echoes), node_obj_lens[i] bytes, not NUL-terminated: in the
 	 * request body (kube-scheduler's requests: no copy of megabytes of Node objects) or in

@@ -107,7 +107,12 @@ agree_fast(const char *body, size_t len, bool *ret_fast)
 	}
 	ck_assert_int_eq(f.cache_mode, t.cache_mode);
 	ck_assert_uint_eq(f.n_nodes, t.n_nodes);
+	ck_assert_uint_eq(f.names_len, t.names_len);
 	ck_assert(json_equal(f.pod, t.pod));
+	size_t names_len = 0;
+	for (size_t i = 0; i < f.n_nodes; i++)
+		names_len += strlen(f.node_names[i]);
+	ck_assert_uint_le(names_len, f.names_len); /* a name may hold NULs, no more */
 	for (size_t i = 0; i < f.n_nodes; i++) {
 		ck_assert_str_eq(f.node_names[i], t.node_names[i]);
 		ck_assert_int_eq(f.node_objs[i] == NULL, t.node_objs[i] == NULL);
