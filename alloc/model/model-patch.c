@@ -33,12 +33,15 @@
  *
  * Ownership: the patched layout holds its base (the layout it was patched from), whose arena owns
  * the shared pools, devices, nodes and classes; a chain of patches is bounded (PATCH_DEPTH_MAX,
- * and the holes below), after which a full build starts a new chain. A layout's arrays of every
- * pool, device and node, its selector results and its slice references go as soon as no
- * generation uses it (struct rf_layout users), so a layout in the middle of a chain costs only
- * the pieces it built. A persistent structure with per-piece reference counts would free
- * replaced pieces sooner, but every piece (a pool's devices, a node's arrays) would need its own
- * allocation and count; a bounded chain of arenas keeps the one-arena-per-layout model.
+ * what its layouts keep for replaced pieces: chain_kept_max, and the holes below), after which a
+ * full build starts a new chain. A layout's arrays of every pool, device and node, its selector
+ * results, its slice references, its table of the nodes that see each pool and its array of
+ * every Node object (but the objects its own nodes point into) go as soon as no generation uses
+ * it (struct rf_layout users), so a layout in the middle of a chain costs only the pieces it
+ * built: ~45 KB a Node label or slice event at 5,000 nodes (build_bench's chain). A persistent
+ * structure with per-piece reference counts would free replaced pieces sooner, but every piece (a
+ * pool's devices, a node's arrays) would need its own allocation and count; a bounded chain of
+ * arenas keeps the one-arena-per-layout model.
  *
  * Stable indexes: unchanged pools keep their devices' gidx (claims cache it, usage arrays are
  * indexed by it); a replaced pool with as many devices takes its old range, else a new range at
@@ -99,8 +102,11 @@
 #include "alloc/model/strtab.h"
 #include "config/grow.h"
 
-/* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built) */
-#define PATCH_DEPTH_MAX 64
+/* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built)
+ * and the objects they point into; at 128 of them (~6 MB at 5,000 nodes) a full build, which
+ * holds the chain while it runs, peaks below what 64 cost when each kept ~210 KB */
+#define PATCH_DEPTH_MAX 128
+#define CHAIN_KEPT_MIN  ((size_t)4 << 20)
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
 /* node copies for shared pools' changes along a chain, per node (~400 bytes each: 2 MB per
  * change of an allNodes pool at 5,000 nodes) */
@@ -909,6 +915,7 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->base = pl;
 	l->patched = l->from_recs = true;
 	l->depth = pl->depth + 1;
+	l->full_bytes = pl->full_bytes;
 	l->n_node_objs = pl->n_node_objs;
 	l->holes = pl->holes;
 	l->pool_holes = pl->pool_holes;
@@ -1349,6 +1356,13 @@ note_moved(struct rf_patch *p, const char *name)
 	return 0;
 }
 
+/* A Node object a node of the layout points into (struct rf_layout.own_node_objs). */
+static int
+keep_node_obj(struct rf_layout *l, const json_t *obj)
+{
+	return json_array_append(l->own_node_objs, (json_t *)obj) < 0 ? -ENOMEM : 0;
+}
+
 /* Nodes: the previous ones, copies of those with a new object, rebuilt ones where labels,
  * annotations, pools or the object itself changed, and the added ones. */
 static int
@@ -1367,6 +1381,8 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		goto out;
 	r = -ENOMEM;
 	memcpy(c->nodes, prev->nodes, prev->n_nodes * sizeof(*c->nodes));
+	if (!(l->own_node_objs = json_array()))
+		goto out;
 	for (size_t i = 0; i < k->n_gone_nodes; i++) {
 		c->nodes[k->gone_nodes[i]] = NULL;
 		if (note_moved(p, prev->nodes[k->gone_nodes[i]]->name) < 0)
@@ -1380,7 +1396,7 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 				   : k->obj_gone[i] ? NULL
 						    : old->json;
 		struct rf_node *nd = rf_arena_alloc(c->arena, sizeof(*nd));
-		if (!nd)
+		if (!nd || (k->node_json[i] && keep_node_obj(l, k->node_json[i]) < 0))
 			goto out;
 		if (k->node_state[i] == NODE_COPY) {
 			*nd = *old; /* labels and annotations equal: derived facts stay */
@@ -1421,7 +1437,8 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 		const struct added_node *a = &k->new_nodes[i];
 		struct rf_node *nd = rf_arena_alloc(c->arena, sizeof(*nd));
 		r = -ENOMEM;
-		if (!nd || node_from(c, nd, a->name, a->json) < 0)
+		if (!nd || (a->json && keep_node_obj(l, a->json) < 0) ||
+		    node_from(c, nd, a->name, a->json) < 0)
 			goto out;
 		new_objs += a->json != NULL;
 		nd->idx = (unsigned)(prev->n_nodes + i);
@@ -1672,13 +1689,34 @@ unpatch(struct rf_cluster *c)
 	c->patch = NULL;
 }
 
+/* What a chain may keep for replaced pieces: as much as its full build (a patch that rebuilt
+ * hundreds of nodes keeps hundreds of nodes' pieces), and never less than CHAIN_KEPT_MIN. */
+static size_t
+chain_kept_max(const struct rf_layout *l)
+{
+	return l->full_bytes > CHAIN_KEPT_MIN ? l->full_bytes : CHAIN_KEPT_MIN;
+}
+
+void
+rf_model_patch_account(struct rf_cluster *c)
+{
+	struct rf_layout *l = c->layout;
+	size_t built =
+		rf_arena_used(l->arena) + json_array_size(l->own_node_objs) * sizeof(json_t *);
+	for (size_t i = 0; i < l->n_lent; i++) /* what it built its pools from */
+		built += rf_arena_used(l->lent[i]->arena);
+	/* what it built stands for what it replaced, which the chain keeps */
+	l->chain_kept = l->base->chain_kept + built;
+}
+
 int
 rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		      const struct rf_cluster_objects *objs)
 {
 	const struct rf_layout *pl = prev->layout;
 	if (!objs->slice_recs || !pl->from_recs || pl->dup_names ||
-	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX)
+	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX ||
+	    pl->chain_kept > chain_kept_max(pl))
 		return 0;
 	struct patcher k = { .c = c,
 			     .prev = prev,

@@ -12,6 +12,10 @@
 #define MAX_WARNINGS  256
 #define RF_TAINTS_OWN ((size_t)-1) /* struct rf_cluster.dev_taints */
 
+/** Count a patched layout's own bytes into its chain's (struct rf_layout.chain_kept): once its
+ * build is done, its arena holds all it built. */
+void rf_model_patch_account(struct rf_cluster *c);
+
 /** A new stamp (struct rf_node.rev): process-wide, larger than every one before. */
 uint64_t rf_model_next_stamp(void);
 
@@ -90,6 +94,10 @@ struct rf_layout {
 	 * patched */
 	bool dup_names;
 	unsigned depth;
+	/* bytes the chain's patched layouts up to this one keep for pieces they replaced (their
+	 * arenas and object arrays: rf_model_patch_account), until a full build starts a new
+	 * chain; and the arena bytes of the chain's full build */
+	size_t chain_kept, full_bytes;
 	size_t holes;
 	size_t pool_holes; /* idx of removed pools (c->pools NULL there) */
 	/* a patch added nodes: their indexes come after the others', not in name order */
@@ -112,6 +120,9 @@ struct rf_layout {
 	 * the arrays above */
 	void *own_dev_taints;
 	void *own_node_stamps; /* rf_cluster.node_stamps, the same way */
+	/* a patched layout's Node objects its own nodes point into: once no generation uses it,
+	 * what it keeps of the objects instead of every Node (nodes, 8 bytes per node) */
+	json_t *own_node_objs;
 	/* the ranges of warnings[] that DeviceTaintRules and DeviceClasses gave, [first, end) */
 	size_t rule_warnings[2], class_warnings[2];
 	/* ResourceSlices whose devices its pools use themselves (struct rf_slice.lent), each

@@ -138,7 +138,19 @@ layout_drop_arrays(struct rf_layout *l)
 	l->own_dev_taints = NULL;
 	free(l->own_node_stamps);
 	l->own_node_stamps = NULL;
+	if (l->own_node_objs) { /* the objects its own nodes point into, no more */
+		json_decref(l->nodes);
+		l->nodes = l->own_node_objs;
+		l->own_node_objs = NULL;
+	}
+	/* built for the generations using it (model-delta.c): ~24 bytes per pool */
+	pthread_mutex_lock(&l->extra_lock);
+	rf_model_pool_nodes_free(l->pool_nodes);
+	l->pool_nodes = NULL;
+	pthread_mutex_unlock(&l->extra_lock);
 }
+
+static struct rf_layout *layout_free(struct rf_layout *l);
 
 void
 rf_model_layout_release(struct rf_layout *l)
@@ -151,8 +163,15 @@ rf_model_layout_release(struct rf_layout *l)
 void
 rf_model_layout_unref(struct rf_layout *l)
 {
-	if (!l || atomic_fetch_sub(&l->refs, 1) != 1)
-		return;
+	/* a loop, not a recursion, down a chain of patches (hundreds of layouts) */
+	while (l && atomic_fetch_sub(&l->refs, 1) == 1)
+		l = layout_free(l);
+}
+
+/* Frees a layout no one holds; returns its base, whose reference it held. */
+static struct rf_layout *
+layout_free(struct rf_layout *l)
+{
 	for (size_t i = 0; i < l->n_nodes; i++) /* decoded annotations live outside the arena */
 		rf_topo_annotation_free((struct rf_topo_annotation *)l->node_list[i]->topo);
 	layout_drop_arrays(l);
@@ -172,7 +191,7 @@ rf_model_layout_unref(struct rf_layout *l)
 	free(l->lent);
 	struct rf_layout *base = l->base;
 	free(l);
-	rf_model_layout_unref(base);
+	return base;
 }
 
 /* The layout's ResourceSlices: the caller's parsed ones, or c's objects parsed here. */
@@ -255,6 +274,9 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 		c->pools[i]->rev = rev;
 	l->warnings = c->warnings;
 	l->n_warnings = c->n_warnings;
+	l->full_bytes = rf_arena_used(l->arena);
+	for (size_t i = 0; i < l->n_lent; i++) /* devices it uses from the records */
+		l->full_bytes += rf_arena_used(l->lent[i]->arena);
 	return 0;
 }
 
@@ -512,6 +534,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->patch = NULL;
 	if (r < 0)
 		goto fail;
+	if (patched)
+		rf_model_patch_account(c);
 	*ret = c;
 	return 0;
 fail:
@@ -538,6 +562,14 @@ bool
 rf_cluster_layout_patched(const struct rf_cluster *c)
 {
 	return c->layout->patched;
+}
+
+unsigned
+rf_cluster_layout_chain(const struct rf_cluster *c, size_t *kept)
+{
+	if (kept)
+		*kept = c->layout->chain_kept;
+	return c->layout->depth;
 }
 
 struct rf_cluster *

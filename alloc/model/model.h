@@ -356,6 +356,11 @@ int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster
  * class change touched rebuilt) rather than built in full. */
 bool rf_cluster_layout_patched(const struct rf_cluster *c);
 
+/** The generation's layout in its chain of patches: how many patches since the chain's full
+ * build (the return value), and in *kept (may be NULL) the bytes the chain keeps for pieces its
+ * patches replaced, until a full build starts a new chain. */
+unsigned rf_cluster_layout_chain(const struct rf_cluster *c, size_t *kept);
+
 struct rf_cluster *rf_cluster_ref(struct rf_cluster *c);
 /** Drop a reference; returns NULL. Accepts NULL. */
 struct rf_cluster *rf_cluster_unref(struct rf_cluster *c);

@@ -42,7 +42,13 @@
  * with its slices in one build, on 20 other nodes.
  *
  * Then a DeviceTaintRule over a whole driver (every GPU, as a driver upgrade drains them) added
- * and removed in turn. */
+ * and removed in turn.
+ *
+ * Last, a long chain (CHAIN events, third argument, default 1024): one Node label and one
+ * ResourceSlice attribute changed in turn, on 64 nodes and 64 slices in turn, each built
+ * from the last generation only, as the live store builds them. Every 32 events: the process's
+ * resident memory, the chain's depth and the bytes its layouts that no generation uses still
+ * keep, the full builds so far, and the median and max thread CPU of the builds. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +175,8 @@ struct world {
 	char *shared_names[NODE_ROUNDS];
 	json_t *shared_objs[NODE_ROUNDS], *shared_slices[NODE_ROUNDS];
 	size_t cap_recs;
+	/* nonzero: the Node or slice one event changes is one of this many (see chain_events) */
+	size_t cycle;
 };
 
 static const char *
@@ -542,7 +550,7 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 	size_t n = json_array_size(*arr);
 	if (!n)
 		return -EINVAL;
-	size_t i = (r * 7919) % n;
+	size_t i = ((w->cycle ? r % w->cycle : r) * 7919) % n;
 	json_t *o = json_deep_copy(json_array_get(*arr, i));
 	if (!o)
 		return -ENOMEM;
@@ -586,14 +594,69 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 	return new_arrays(w);
 }
 
+/* Resident memory of this process, in MB. */
+static double
+rss_mb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &pages, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (double)res * 4096.0 / 1e6;
+}
+
+#define CHAIN_REPORT 32
+
+/* n layout events in a row, each built from the last generation (see the file's comment). */
+static int
+chain_events(struct world *w, struct rf_cluster **gen, struct rf_cel_cache *cel, size_t n)
+{
+	double cpu[CHAIN_REPORT];
+	size_t full = 0, k = 0;
+	/* a new object is a copy, larger than the snapshot loader's (shared strings): the events
+	 * go round 64 nodes and slices so that the bench's own objects stop growing */
+	w->cycle = 64;
+	printf("chain of layout events: before them RSS %.1f MB\n", rss_mb());
+	for (size_t i = 0; i < n; i++) {
+		if (layout_event(w, i % 2 ? EV_SLICE : EV_NODE, 1000 + i / 2) < 0)
+			return -ENOMEM;
+		struct rf_cluster *next = NULL;
+		double c0 = cpu_ms();
+		int r = rf_cluster_build_next(*gen, &w->objs, w->cfg, cel, false, &next);
+		cpu[k++] = cpu_ms() - c0;
+		if (r < 0) {
+			fprintf(stderr, "build: %s\n", strerror(-r));
+			return r;
+		}
+		full += !rf_cluster_layout_patched(next);
+		rf_cluster_unref(*gen);
+		*gen = next;
+		if (k < CHAIN_REPORT && i + 1 < n)
+			continue;
+		qsort(cpu, k, sizeof(*cpu), cmp_double);
+		size_t kept = 0;
+		unsigned depth = rf_cluster_layout_chain(*gen, &kept);
+		printf("chain of layout events (a Node label, a ResourceSlice attribute, in turn), "
+		       "%zu events: RSS %.1f MB, depth %u, dead layouts keep %.2f MB, full builds %zu; "
+		       "last %zu builds CPU median %.2f ms, max %.2f ms\n",
+		       i + 1, rss_mb(), depth, (double)kept / 1e6, full, k, cpu[k / 2], cpu[k - 1]);
+		k = 0;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s SNAPSHOT.json [EVENTS]\n", argv[0]);
+		fprintf(stderr, "usage: %s SNAPSHOT.json [EVENTS [CHAIN]]\n", argv[0]);
 		return 2;
 	}
 	size_t events = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 200;
+	size_t chain = argc > 3 ? (size_t)strtoul(argv[3], NULL, 10) : 1024;
 	struct rf_config cfg;
 	struct rf_cluster_objects objs;
 	struct rf_cel_cache *cel = rf_cel_cache_new();
@@ -629,6 +692,21 @@ main(int argc, char **argv)
 		return 1;
 	double full_ms = now_ms() - t0;
 
+	if (!events) { /* the chain alone, from the first generation */
+		struct world cw = { .cfg = &cfg, .objs = objs, .recs = w.recs };
+		int r = chain_events(&cw, &gen, cel, chain);
+		rf_cluster_unref(gen);
+		objs = cw.objs;
+		for (size_t i = 0; i < objs.n_slice_recs; i++)
+			rf_slice_unref(w.recs[i]);
+		free(w.recs);
+		objs.slice_recs = NULL;
+		objs.n_slice_recs = 0;
+		rf_cluster_objects_release(&objs);
+		rf_cel_cache_free(cel);
+		rf_config_release(&cfg);
+		return r < 0;
+	}
 	double *ms = calloc(events, sizeof(*ms)), *cpu = calloc(events, sizeof(*cpu));
 	double *walk_cpu = calloc(events, sizeof(*walk_cpu));
 	size_t n_delta = 0;
@@ -762,6 +840,8 @@ main(int argc, char **argv)
 		free(wall[k]);
 		free(cpus[k]);
 	}
+	if (chain_events(&w, &gen, cel, chain) < 0)
+		return 1;
 	objs = w.objs;
 	rf_cluster_unref(gen);
 	for (size_t i = 0; i < w.objs.n_slice_recs; i++)

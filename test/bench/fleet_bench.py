@@ -102,7 +102,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 JOB_LABEL = "batch.kubernetes.io/job-name"
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NS_JOBS = "ml-train"
-RUN_EVENTS = 80  # churn: layout events in a row, past a chain's bound
+RUN_EVENTS = 140  # churn: layout events in a row, past a chain's bound (128)
 
 CASES = [
     # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
@@ -1012,7 +1012,7 @@ def churn(a, tmp):
             rule_layouts = build_layouts(rf.stderr())[rules0:]
             rule_build_ms = sorted(build_times(rf.stderr())[rules0:])
             phase_peak("a DeviceTaintRule over a driver put and deleted")
-            # a long run of layout events, past the bound of a chain of patched layouts (64):
+            # a long run of layout events, past the bound of a chain of patched layouts (128):
             # each waited for, so each is its own build
             run0 = len(build_lags(rf.stderr()))
             run_lags = [layout_probe("node") for _ in range(RUN_EVENTS)]

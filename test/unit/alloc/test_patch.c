@@ -3180,6 +3180,101 @@ START_TEST(test_patch_relisting_bounded)
 }
 END_TEST
 
+/* A chain of patches, each a Node's label and a claim changed: its depth grows by one a patch
+ * up to its bound, where a full build starts a new chain. A layout no generation uses keeps
+ * neither the array of every Node object it was built from (only the objects its own nodes
+ * point into) nor its table of the nodes that see each pool. */
+START_TEST(test_patch_chain_bounded)
+{
+	struct world w;
+	world_init_nodes(&w, 41, 4);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 0);
+	unsigned full_at[4] = { 0 }, n_full = 0, built_pool_nodes = 0, released = 0, builds = 0;
+	for (unsigned step = 1; step <= 140; step++) {
+		char v[16];
+		snprintf(v, sizeof(v), "b%u", step);
+		json_t *arr = NULL;
+		struct rf_layout *l = NULL;
+		for (int k = 0; k < 2; k++) { /* a Node label and a claim; another label */
+			label_node(&w, (step + (unsigned)k) % json_array_size(w.nodes), false,
+				   k ? "railfit.io/x" : "network.topology.kubernetes.io/block", v);
+			if (k == 0)
+				change_claim(&w);
+			objs = objects(&w);
+			ck_assert_int_eq(
+				rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+			builds++;
+			size_t kept = 0;
+			unsigned depth = rf_cluster_layout_chain(g, &kept);
+			if (!rf_cluster_layout_patched(g)) {
+				ck_assert_uint_eq(depth, 0);
+				ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 128);
+				full_at[n_full++ % 4] = builds;
+			} else {
+				ck_assert_uint_eq(depth, rf_cluster_layout_chain(prev, NULL) + 1);
+				ck_assert_uint_gt(kept, 0);
+			}
+			if (k == 0) { /* the next build replaces it: its layout stays (the chain
+				       * holds it), its arrays go */
+				arr = json_incref(w.nodes);
+				l = g->layout;
+				built_pool_nodes += l->pool_nodes != NULL;
+			}
+			rf_cluster_unref(prev);
+			prev = g;
+		}
+		if (l->patched && rf_cluster_layout_patched(g)) {
+			ck_assert_ptr_null(l->pool_nodes);
+			ck_assert_int_eq(arr->refcount, 1); /* no layout holds it */
+			released++;
+		}
+		json_decref(arr);
+	}
+	/* full builds after 128 patches: the 129th build and the 258th */
+	ck_assert_uint_eq(n_full, 2);
+	ck_assert_uint_eq(full_at[0], 129);
+	ck_assert_uint_eq(full_at[1], 258);
+	ck_assert_uint_gt(released, 100);
+	ck_assert_uint_gt(built_pool_nodes, 0);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* Patches that rebuild every node: the chain ends when what its layouts keep for the pieces
+ * they replaced passes the full build's own bytes (with a floor of 4 MiB), before its depth. */
+START_TEST(test_patch_chain_bytes_bounded)
+{
+	struct world w;
+	world_init_nodes(&w, 43, 10);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	unsigned full_at = 0;
+	for (unsigned step = 1; step <= 127 && !full_at; step++) {
+		char v[16];
+		snprintf(v, sizeof(v), "b%u", step);
+		for (size_t i = 0; i < json_array_size(w.nodes); i++)
+			label_node(&w, i, false, "network.topology.kubernetes.io/block", v);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		const struct rf_layout *pl = prev->layout;
+		size_t bound = pl->full_bytes > (4u << 20) ? pl->full_bytes : (4u << 20);
+		ck_assert_int_eq(rf_cluster_layout_patched(g), pl->chain_kept <= bound);
+		if (!rf_cluster_layout_patched(g))
+			full_at = step;
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	ck_assert_msg(full_at > 2 && full_at < 127, "full build at step %u", full_at);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 /* A pool of two slices, one naming node a and one naming node b (a pool on several nodes). */
 static void
 pair_pool(struct world *w, const char *pool, const char *a, const char *b)
@@ -3783,6 +3878,8 @@ patch_suite(void)
 	tcase_set_timeout(shared, 120);
 	tcase_add_test(shared, test_patch_all_nodes_pool_life);
 	tcase_add_test(shared, test_patch_relisting_bounded);
+	tcase_add_test(shared, test_patch_chain_bounded);
+	tcase_add_test(shared, test_patch_chain_bytes_bounded);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);
 	tcase_add_test(shared, test_patch_keeps_older_generation_warning);
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
