@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc/alloc-private.h"
+#include "alloc/memo.h"
 #include "alloc/model/model-private.h"
 #include "alloc/model/slice.h"
 #include "config/grow.h"
@@ -53,12 +54,47 @@ rf_model_find_pool(const struct rf_cluster *c, const char *driver, const char *p
 	return NULL;
 }
 
+int
+rf_model_index_devices(struct rf_cluster *c)
+{
+	if (c->layout->patched || c->layout->dup_names)
+		return 0;
+	size_t cap = 16;
+	while (cap < 2 * c->n_devices)
+		cap *= 2;
+	if (!(c->dev_index = calloc(cap, sizeof(*c->dev_index))))
+		return -ENOMEM;
+	c->dev_index_mask = cap - 1;
+	for (size_t i = 0; i < c->n_devices; i++) {
+		struct rf_device *d = c->devices[i];
+		size_t k = rf_fingerprint(d->pool->driver, d->pool->name, d->name) & (cap - 1);
+		while (c->dev_index[k])
+			k = (k + 1) & (cap - 1);
+		c->dev_index[k] = d;
+	}
+	return 0;
+}
+
+void
+rf_model_unindex_devices(struct rf_cluster *c)
+{
+	free(c->dev_index);
+	c->dev_index = NULL;
+}
+
 /* The pool first, then the device in the pool's run of gidx (sorted by name): a patched layout
  * (model-patch.c) keeps unchanged pools' gidx, so c->devices is not sorted as a whole. */
 struct rf_device *
 rf_model_find_device(const struct rf_cluster *c, const char *driver, const char *pool,
 		     const char *name)
 {
+	if (c->dev_index) { /* a layout built in full without duplicate names */
+		size_t k = rf_fingerprint(driver, pool, name) & c->dev_index_mask;
+		for (; c->dev_index[k]; k = (k + 1) & c->dev_index_mask)
+			if (dev_key_cmp(driver, pool, name, c->dev_index[k]) == 0)
+				return c->dev_index[k];
+		return NULL;
+	}
 	if (!c->layout || !c->layout->patched) { /* sorted as a whole (a duplicate name finds
 						  * the device it always found) */
 		size_t lo = 0, hi = c->n_devices;

@@ -454,7 +454,7 @@ assign_rails(const struct rf_cluster *c, struct rf_node *n)
 		enum rf_level best_level = RF_LEVEL_UNKNOWN;
 		for (size_t j = 0; j < n->n_devices; j++) {
 			const struct rf_device *g = n->devices[j];
-			if (g->kind != RF_DEV_GPU || rf_model_is_partition(g))
+			if (g->kind != RF_DEV_GPU || g->partition)
 				continue; /* partitions are not separate rails */
 			enum rf_level l = rf_node_level(n, g, nic, NULL);
 			if (!best || l < best_level ||
@@ -470,7 +470,7 @@ assign_rails(const struct rf_cluster *c, struct rf_node *n)
 		int rank = 0;
 		for (size_t j = 0; j < n->n_devices; j++) {
 			const struct rf_device *g = n->devices[j];
-			if (g->kind == RF_DEV_GPU && g != best && !rf_model_is_partition(g) &&
+			if (g->kind == RF_DEV_GPU && g != best && !g->partition &&
 			    gpu_order_cmp(g, best) < 0)
 				rank++;
 		}

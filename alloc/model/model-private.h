@@ -180,6 +180,9 @@ struct rf_cluster {
 	size_t n_pool_order;
 	struct rf_device **devices; /* all, sorted by driver, pool, name */
 	size_t n_devices;
+	/* while rf_model_build_claims runs on a fresh table (rf_model_index_devices), or NULL */
+	struct rf_device **dev_index;
+	size_t dev_index_mask;
 	struct rf_claim **claims; /* sorted by ns, name */
 	size_t n_claims;
 	struct rf_class **classes;
@@ -316,6 +319,11 @@ int rf_model_retaint_pools(struct rf_cluster *c, const json_t *rules, struct rf_
 			   size_t n, struct rf_taint_span *taints);
 struct rf_device *rf_model_find_device(const struct rf_cluster *c, const char *driver,
 				       const char *pool, const char *name);
+/** While a build parses or relinks every claim against a layout built in full: a hash index
+ * of its devices for rf_model_find_device (c->dev_index; none for a layout with duplicate
+ * device names, whose sorted search decides which one a name finds). @return 0 or -ENOMEM. */
+int rf_model_index_devices(struct rf_cluster *c);
+void rf_model_unindex_devices(struct rf_cluster *c);
 struct rf_pool *rf_model_find_pool(const struct rf_cluster *c, const char *driver,
 				   const char *pool);
 struct rf_pool *rf_model_build_pool(struct rf_cluster *c, struct rf_slice *const *refs, size_t n,
