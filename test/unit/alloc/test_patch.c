@@ -3226,7 +3226,8 @@ START_TEST(test_patch_chain_bounded)
 			rf_cluster_unref(prev);
 			prev = g;
 		}
-		if (l->patched && rf_cluster_layout_patched(g)) {
+		/* l is alive while g's layout was patched from it (the chain holds it) */
+		if (rf_cluster_layout_patched(g) && l->patched) {
 			ck_assert_ptr_null(l->pool_nodes);
 			ck_assert_int_eq(arr->refcount, 1); /* no layout holds it */
 			released++;
