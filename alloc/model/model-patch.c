@@ -107,6 +107,9 @@
  * holds the chain while it runs, peaks below what 64 cost when each kept ~210 KB */
 #define PATCH_DEPTH_MAX 128
 #define CHAIN_KEPT_MIN  ((size_t)4 << 20)
+/* Node objects a chain keeps (each a few KB, not counted in chain_kept): at most as many as
+ * there are nodes, or this many */
+#define CHAIN_OBJS_MIN  256
 #define PATCH_POOLS_MAX 256 /* more replaced pools than this: a full build is as cheap */
 /* node copies for shared pools' changes along a chain, per node (~400 bytes each: 2 MB per
  * change of an allNodes pool at 5,000 nodes) */
@@ -532,14 +535,21 @@ own_pools(struct patcher *k, const struct rf_node *n)
 	return r;
 }
 
+/* Equal JSON values, both absent included (json_equal() says no to NULL). */
+static bool
+same_json(const json_t *a, const json_t *b)
+{
+	return a == b || (a && b && json_equal((json_t *)a, (json_t *)b));
+}
+
 /* A node with a new object: rebuilt when its labels or annotations changed (with its pools: the
  * node's facts are written into their devices), else a copy pointing at the new object. */
 static int
 node_changed(struct patcher *k, const struct rf_node *old, const json_t *nj)
 {
 	k->node_json[old->idx] = nj;
-	if (json_equal(rf_jpath(nj, "metadata.labels"), (json_t *)old->labels) &&
-	    json_equal(rf_jpath(nj, "metadata.annotations"), (json_t *)old->annotations)) {
+	if (same_json(rf_jpath(nj, "metadata.labels"), old->labels) &&
+	    same_json(rf_jpath(nj, "metadata.annotations"), old->annotations)) {
 		if (k->node_state[old->idx] != NODE_REBUILT)
 			k->node_state[old->idx] = NODE_COPY;
 		return 0;
@@ -1356,6 +1366,17 @@ note_moved(struct rf_patch *p, const char *name)
 	return 0;
 }
 
+/* Whether a Node's new object differs from the old one only in what a patch copies without
+ * reading it: its status but allocatable (extended resources read it, alloc/demand_ext.c).
+ * Labels and annotations are equal already (node_changed). */
+static bool
+status_only(const json_t *old, const json_t *now)
+{
+	if (!old)
+		return false;
+	return same_json(rf_jpath(old, "status.allocatable"), rf_jpath(now, "status.allocatable"));
+}
+
 /* A Node object a node of the layout points into (struct rf_layout.own_node_objs). */
 static int
 keep_node_obj(struct rf_layout *l, const json_t *obj)
@@ -1396,11 +1417,20 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 				   : k->obj_gone[i] ? NULL
 						    : old->json;
 		struct rf_node *nd = rf_arena_alloc(c->arena, sizeof(*nd));
-		if (!nd || (k->node_json[i] && keep_node_obj(l, k->node_json[i]) < 0))
+		if (!nd || (k->node_json[i] && k->node_state[i] != NODE_COPY &&
+			    keep_node_obj(l, k->node_json[i]) < 0))
 			goto out;
 		if (k->node_state[i] == NODE_COPY) {
 			*nd = *old; /* labels and annotations equal: derived facts stay */
-			if (k->node_json[i]) {
+			if (k->node_json[i] && status_only(old->json, nj)) {
+				/* its Ready condition alone: what else railfit reads of it is the
+				 * old object's, which an older layout holds (as a generation
+				 * sharing its layout reads it): a chain keeps no object for each
+				 * node's status change between two patches */
+				nd->ready = rf_model_node_ready(nj);
+			} else if (k->node_json[i]) {
+				if (keep_node_obj(l, nj) < 0)
+					goto out;
 				nd->json = nj;
 				nd->labels = rf_jpath(nj, "metadata.labels");
 				nd->annotations = rf_jpath(nj, "metadata.annotations");
@@ -1410,8 +1440,9 @@ patch_nodes(struct rf_cluster *c, const struct rf_cluster *prev, struct patcher 
 			goto out;
 		}
 		nd->idx = old->idx;
-		/* block and spine point into its own labels (a relisted node's are its old ones) */
-		if (k->node_state[i] != NODE_COPY || k->node_json[i])
+		/* block and spine point into its own labels (a relisted node's, or one whose status
+		 * alone changed, are its old ones) */
+		if (k->node_state[i] != NODE_COPY || nd->json != old->json)
 			rf_model_network_place(c, nd);
 		c->nodes[i] = nd;
 	}
@@ -1707,6 +1738,7 @@ rf_model_patch_account(struct rf_cluster *c)
 		built += rf_arena_used(l->lent[i]->arena);
 	/* what it built stands for what it replaced, which the chain keeps */
 	l->chain_kept = l->base->chain_kept + built;
+	l->chain_objs = l->base->chain_objs + json_array_size(l->own_node_objs);
 }
 
 int
@@ -1716,7 +1748,8 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	const struct rf_layout *pl = prev->layout;
 	if (!objs->slice_recs || !pl->from_recs || pl->dup_names ||
 	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX ||
-	    pl->chain_kept > chain_kept_max(pl))
+	    pl->chain_kept > chain_kept_max(pl) ||
+	    pl->chain_objs > (pl->n_node_objs > CHAIN_OBJS_MIN ? pl->n_node_objs : CHAIN_OBJS_MIN))
 		return 0;
 	struct patcher k = { .c = c,
 			     .prev = prev,

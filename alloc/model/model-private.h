@@ -68,8 +68,11 @@ struct rf_layout {
 	atomic_int refs;  /* generations using it, and layouts patched from it */
 	atomic_int users; /* generations using it: at 0 its own arrays go (model-patch.c) */
 	struct rf_arena *arena;
-	json_t *nodes, *classes, *templates; /* objects it points into */
-	struct rf_slice **slices;            /* the ResourceSlices its pools were made of */
+	/* objects it points into; nodes: every Node object while a generation uses the layout
+	 * (diff_nodes and refresh_ready read it), then for a patched layout only those its own
+	 * nodes point into (own_node_objs) */
+	json_t *nodes, *classes, *templates;
+	struct rf_slice **slices; /* the ResourceSlices its pools were made of */
 	size_t n_slices;
 	uint64_t *slice_keys;       /* of each of slices: rf_model_slice_key() */
 	struct rf_node **node_list; /* to free the decoded annotations */
@@ -98,6 +101,9 @@ struct rf_layout {
 	 * arenas and object arrays: rf_model_patch_account), until a full build starts a new
 	 * chain; and the arena bytes of the chain's full build */
 	size_t chain_kept, full_bytes;
+	/* Node objects the chain's patched layouts keep (own_node_objs): their size is not
+	 * counted above, so their number is bounded by the nodes' (a full build past it) */
+	size_t chain_objs;
 	size_t holes;
 	size_t pool_holes; /* idx of removed pools (c->pools NULL there) */
 	/* a patch added nodes: their indexes come after the others', not in name order */

@@ -457,7 +457,8 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 	int rr = -ENOMEM;
 	collect_init(c, &k);
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
-	/* a fresh table: every claim is parsed or relinked, each result looked up by name */
+	/* a table with no entry yet: every claim is parsed or relinked, each result looked up
+	 * by name */
 	if (!k.fresh || !st || (c->reuse->used == 0 && rf_model_index_devices(c) < 0))
 		goto out;
 	if ((rr = walk_by_position(c, claims, false, st)) != 0)
@@ -672,8 +673,7 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 	int r = -ENOMEM;
 	collect_init(c, &k);
 	k.fresh = malloc((n ? n : 1) * sizeof(*k.fresh));
-	/* a fresh table: every claim is parsed or relinked, each result looked up by name */
-	if (!k.fresh || !st || (c->reuse->used == 0 && rf_model_index_devices(c) < 0))
+	if (!k.fresh || !st)
 		goto out;
 	if ((r = walk_by_position(c, pods, true, st)) != 0) {
 		c->reuse->live = c->n_claims + c->n_pods;
@@ -721,7 +721,6 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 	free(fresh_uid);
 	c->reuse->live = c->n_claims + c->n_pods;
 out:
-	rf_model_unindex_devices(c);
 	free(k.fresh);
 	rf_strtab_free(st);
 	return r < 0 ? r : 0;

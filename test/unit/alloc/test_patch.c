@@ -3245,8 +3245,88 @@ START_TEST(test_patch_chain_bounded)
 }
 END_TEST
 
-/* Patches that rebuild every node: the chain ends when what its layouts keep for the pieces
- * they replaced passes the full build's own bytes (with a floor of 4 MiB), before its depth. */
+/* A Node's Ready condition flipping between two patches: the next patch keeps the node's
+ * older object (it reads the same but for Ready) and the chain holds no object for it; its
+ * allocatable changing keeps the new one. A node added by a patch, whose status then changes,
+ * keeps pointing into the object it was added from after the generations that had it go. */
+static json_t *
+with_status(const json_t *node, const char *ready, const char *gpus)
+{
+	json_t *nj = json_deep_copy(node);
+	if (!json_is_object(json_object_get(nj, "status")))
+		json_object_set_new(nj, "status", json_object());
+	json_t *st = json_object_get(nj, "status");
+	json_object_set_new(st, "conditions",
+			    json_pack("[{s:s,s:s}]", "type", "Ready", "status", ready));
+	if (gpus) {
+		if (!json_is_object(json_object_get(st, "allocatable")))
+			json_object_set_new(st, "allocatable", json_object());
+		json_object_set_new(json_object_get(st, "allocatable"), "example.com/gpu",
+				    json_string(gpus));
+	}
+	return nj;
+}
+
+START_TEST(test_patch_status_keeps_no_object)
+{
+	struct world w;
+	world_init_nodes(&w, 45, 4);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	/* a node of a new name joins (no slices): patched, the object kept */
+	json_t *added = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}}", "apiVersion", "v1", "kind",
+				  "Node", "metadata", "name", "zz-joined", "labels", "a", "b");
+	set_array(&w.nodes, inserted(w.nodes, json_array_size(w.nodes), added));
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+	ck_assert(rf_cluster_layout_patched(g));
+	rf_cluster_unref(prev);
+	prev = g;
+	for (int step = 0; step < 6; step++) {
+		/* every node's status changes (the joined one's too), one node's label too */
+		size_t n = json_array_size(w.nodes);
+		const char *gpus = step == 4 ? "2" : NULL; /* allocatable: the object is read */
+		json_t *objs_before[8] = { NULL };
+		for (size_t i = 0; i < n && i < 8; i++) {
+			json_t *nj = with_status(json_array_get(w.nodes, i),
+						 step % 2 ? "False" : "True", i == 0 ? gpus : NULL);
+			objs_before[i] = json_incref(nj);
+			set_array(&w.nodes, replaced(w.nodes, i, nj));
+		}
+		char v[16];
+		snprintf(v, sizeof(v), "b%d", step);
+		label_node(&w, 1, false, "network.topology.kubernetes.io/block", v);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert(rf_cluster_layout_patched(g));
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		rf_cluster_unref(full);
+		/* the labelled node's object, and the one whose allocatable changed */
+		size_t kept = json_array_size(g->layout->own_node_objs);
+		ck_assert_msg(kept == (gpus ? 2u : 1u), "step %d: %zu objects kept", step, kept);
+		const struct rf_node *first = rf_cluster_node(g, meta_str(objs_before[0], "name"));
+		ck_assert(gpus ? first->json == objs_before[0] : first->json != objs_before[0]);
+		for (size_t i = 0; i < n && i < 8; i++) {
+			const struct rf_node *nd =
+				rf_cluster_node(g, meta_str(objs_before[i], "name"));
+			ck_assert_int_eq(rf_cluster_node_ready(g, nd), step % 2 == 0);
+			json_decref(objs_before[i]);
+		}
+		rf_cluster_unref(prev);
+		prev = g;
+		/* the joined node's name points into the object it joined with */
+		ck_assert_str_eq(rf_cluster_node(prev, "zz-joined")->name, "zz-joined");
+	}
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* Patches that rebuild every pool (a device attribute of every slice): the chain ends when what
+ * its layouts keep for the pieces they replaced passes the full build's own bytes (with a
+ * floor of 4 MiB), before its depth. */
 START_TEST(test_patch_chain_bytes_bounded)
 {
 	struct world w;
@@ -3258,8 +3338,16 @@ START_TEST(test_patch_chain_bytes_bounded)
 	for (unsigned step = 1; step <= 127 && !full_at; step++) {
 		char v[16];
 		snprintf(v, sizeof(v), "b%u", step);
-		for (size_t i = 0; i < json_array_size(w.nodes); i++)
-			label_node(&w, i, false, "network.topology.kubernetes.io/block", v);
+		for (size_t i = 0; i < w.n_recs;
+		     i++) { /* every pool rebuilt, no Node object kept */
+			json_t *sl = copy_at(w.slices, i);
+			json_t *dev = json_array_get(rf_jpath(sl, "spec.devices"), 0);
+			if (json_is_object(json_object_get(dev, "attributes")))
+				json_object_set_new(json_object_get(dev, "attributes"),
+						    "test.railfit.io/step",
+						    json_pack("{s:s}", "string", v));
+			put_slice(&w, i, sl);
+		}
 		objs = objects(&w);
 		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
 		const struct rf_layout *pl = prev->layout;
@@ -3881,6 +3969,7 @@ patch_suite(void)
 	tcase_add_test(shared, test_patch_relisting_bounded);
 	tcase_add_test(shared, test_patch_chain_bounded);
 	tcase_add_test(shared, test_patch_chain_bytes_bounded);
+	tcase_add_test(shared, test_patch_status_keeps_no_object);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);
 	tcase_add_test(shared, test_patch_keeps_older_generation_warning);
 	tcase_add_loop_test(shared, test_patch_shared_pools_random, 0,
