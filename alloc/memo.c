@@ -38,11 +38,26 @@ struct msg_set {
 	size_t mask, n;
 };
 
+/* A shape's records, packed in the order they were made rather than scattered over the heap:
+ * a warm request reads every node's record in node order, and reading them from contiguous
+ * memory lets the hardware prefetch them (one cache and TLB miss per record otherwise, the
+ * largest cost of a warm request at 5,000 nodes). Records live as long as the shape anyway
+ * (replaced ones are retired, not freed), so blocks are only freed with it. */
+struct arena {
+	struct arena *next;
+	size_t used, cap;
+	_Alignas(16) char data[];
+};
+
+#define ARENA_MIN (4 * 1024)
+#define ARENA_MAX (256 * 1024)
+
 struct rf_memo_shape {
 	atomic_int refs;
 	char *shape;
-	pthread_mutex_t lock; /* idents, retired, msgs */
+	pthread_mutex_t lock; /* idents, retired, msgs, arena */
 	struct msg_set msgs;
+	struct arena *arena; /* the newest block first */
 	struct ident {
 		char *text;
 		uint64_t id;
@@ -98,13 +113,35 @@ rf_memo_ref(struct rf_memo *m)
 	return m;
 }
 
+/* What a record owns (its memory is the shape's arena's). */
 static void
 record_free(struct record *r)
 {
-	if (!r)
-		return;
-	free((char *)r->j.msg);
-	free(r);
+	if (r)
+		free((char *)r->j.msg);
+}
+
+/* size bytes for a record from the shape's arena, under its lock. NULL on OOM. */
+static struct record *
+record_alloc(struct rf_memo_shape *s, size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	struct arena *a = s->arena;
+	if (!a || a->cap - a->used < size) {
+		size_t cap = a ? 2 * a->cap : ARENA_MIN;
+		if (cap > ARENA_MAX)
+			cap = ARENA_MAX;
+		if (cap < size)
+			cap = size;
+		struct arena *b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		*b = (struct arena){ .next = a, .cap = cap };
+		s->arena = a = b;
+	}
+	struct record *r = (struct record *)(a->data + a->used);
+	a->used += size;
+	return r;
 }
 
 void
@@ -123,6 +160,10 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 	for (size_t i = 0; s->msgs.v && i <= s->msgs.mask; i++)
 		free(s->msgs.v[i]);
 	free(s->msgs.v);
+	for (struct arena *a = s->arena, *next; a; a = next) {
+		next = a->next;
+		free(a);
+	}
 	pthread_mutex_destroy(&s->lock);
 	free(s->shape);
 	free(s);
@@ -361,7 +402,9 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 	struct rf_memo_pick tmp[RF_MAX_PICKS];
 	struct rf_judgement j;
 	rf_judgement_from_eval(d, e, tmp, &j);
-	struct record *r = malloc(sizeof(*r) + j.n_picks * sizeof(r->picks[0]));
+	pthread_mutex_lock(&s->lock);
+	struct record *r = record_alloc(s, sizeof(*r) + j.n_picks * sizeof(r->picks[0]));
+	pthread_mutex_unlock(&s->lock);
 	if (!r)
 		return;
 	memcpy(r->picks, tmp, j.n_picks * sizeof(r->picks[0]));
@@ -404,7 +447,7 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 		atomic_fetch_add_explicit(&s->memo->retired, 1, memory_order_relaxed);
 	}
 	return;
-forget: /* out of memory, or lost a race */
+forget: /* out of memory, or lost a race (its room in the arena stays unused) */
 	record_free(r);
 }
 
