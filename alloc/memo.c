@@ -700,8 +700,18 @@ int
 rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	      struct rf_judge_scratch *scratch, struct rf_judgement *ret)
 {
+	return rf_judge_node_hint(ctx, node_name, NULL, need_msg, scratch, ret);
+}
+
+int
+rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint, bool need_msg,
+		   struct rf_judge_scratch *scratch, struct rf_judgement *ret)
+{
 	const struct rf_demand *d = ctx->demand;
-	const struct rf_node *n = ctx->shape ? rf_cluster_node(ctx->cluster, node_name) : NULL;
+	const struct rf_node *n = NULL;
+	if (ctx->shape)
+		n = hint ? rf_cluster_node_hint(ctx->cluster, node_name, hint)
+			 : rf_cluster_node(ctx->cluster, node_name);
 	uint64_t rails = 0, fp = 0;
 	if (n) {
 		rails = rf_rail_target_for(&d->rail_target, ctx->cluster, n);

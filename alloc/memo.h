@@ -132,5 +132,9 @@ struct rf_judge_scratch {
  */
 int rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		  struct rf_judge_scratch *scratch, struct rf_judgement *ret);
+/** rf_judge_node() finding the node with rf_cluster_node_hint(ctx's cluster, node_name, hint):
+ * for a run of names in index order. */
+int rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint, bool need_msg,
+		       struct rf_judge_scratch *scratch, struct rf_judgement *ret);
 
 #endif

@@ -302,12 +302,13 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 		atomic_store(&job->error, -ENOMEM);
 		return;
 	}
+	size_t hint = begin; /* all the names in index order: the chunk's first is there */
 	for (size_t i = begin; i < end; i++) {
 		if (((i - begin) & 15) == 0 && mono_ms() > job->deadline)
 			return; /* the rest of the chunk stays unjudged */
 		struct rf_judgement j;
-		int r = rf_judge_node(&job->jc, v->args.node_names[i], job->filter,
-				      job->scratch[worker], &j);
+		int r = rf_judge_node_hint(&job->jc, v->args.node_names[i], &hint, job->filter,
+					   job->scratch[worker], &j);
 		if (r == 0)
 			r = keep_result(job, &job->res[i], &j, job->scratch[worker]->picks);
 		if (r < 0) {
