@@ -253,6 +253,7 @@ struct judge_job {
 	struct node_result *res;
 	struct rf_judge_scratch **scratch; /* per worker */
 	atomic_int error;
+	atomic_bool owned; /* some result holds its own message or picks (to free) */
 };
 
 static int
@@ -274,13 +275,19 @@ keep_result(struct judge_job *job, struct node_result *out, const struct rf_judg
 	if (j->verdict != RF_VERDICT_PASS) {
 		out->msg =
 			j->filter_msg; /* remembered: the shape is held until the reply is sent */
-		if (!out->msg &&
-		    !(out->msg = out->own_msg = rf_filter_message(j->msg ? j->msg : "")))
+		if (!out->msg) {
+			atomic_store_explicit(&job->owned, true, memory_order_relaxed);
+			if (!(out->msg = out->own_msg = rf_filter_message(j->msg ? j->msg : "")))
+				return -ENOMEM;
+		}
+	}
+	if (j->cel_error) {
+		atomic_store_explicit(&job->owned, true, memory_order_relaxed);
+		if (!(out->cel_msg = strdup(j->msg ? j->msg : "")))
 			return -ENOMEM;
 	}
-	if (j->cel_error && !(out->cel_msg = strdup(j->msg ? j->msg : "")))
-		return -ENOMEM;
 	if (j->n_picks && j->picks == scratch_picks) {
+		atomic_store_explicit(&job->owned, true, memory_order_relaxed);
 		/* not remembered: the scratch is reused for the next node */
 		out->own_picks = malloc(j->n_picks * sizeof(*out->own_picks));
 		if (!out->own_picks)
@@ -321,7 +328,9 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 static void
 judge_job_release(struct judge_job *job, size_t n)
 {
-	for (size_t i = 0; job->res && i < n; i++) {
+	/* remembered judgements own nothing here: a warm request's results are not read again */
+	bool owned = atomic_load(&job->owned);
+	for (size_t i = 0; owned && job->res && i < n; i++) {
 		free(job->res[i].own_msg);
 		free(job->res[i].cel_msg);
 		free(job->res[i].own_picks);
@@ -341,6 +350,7 @@ judge_nodes(struct verb_ctx *v, struct judge_job *job, bool filter, const char *
 	unsigned width = rf_parallel_width(v->app->parallel);
 	*job = (struct judge_job){ .v = v, .filter = filter, .deadline = verb_deadline(v->app) };
 	atomic_init(&job->error, 0);
+	atomic_init(&job->owned, false);
 	job->res = calloc(n + 1, sizeof(*job->res));
 	job->scratch = calloc(width, sizeof(*job->scratch));
 	if (!job->res || !job->scratch)
@@ -418,6 +428,9 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 		bool cel_error_seen = false, crash_seen = false;
 		for (size_t i = 0; i < n; i++) {
 			struct node_result *nr = &job.res[i];
+			/* remembered picks, last read by whichever core judged them */
+			if (i + 8 < n)
+				__builtin_prefetch(job.res[i + 8].picks);
 			if (!nr->judged) {
 				outcomes[i] = RF_FILTER_PASS; /* unjudged: never block the pod */
 				counts[0]++;
