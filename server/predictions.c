@@ -81,12 +81,14 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 			continue;
 		devices += picks[i].fp;
 		n++;
-		if (rf_grow(&b->fps, &b->cap_fps, b->n_fps + 1, sizeof(*b->fps)) == 0)
+		/* once per node of every filter: grown only when full */
+		if (b->n_fps < b->cap_fps ||
+		    rf_grow(&b->fps, &b->cap_fps, b->n_fps + 1, sizeof(*b->fps)) == 0)
 			b->fps[b->n_fps++] = picks[i].fp;
 	}
 	if (!n)
 		return;
-	if (rf_grow(&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)) < 0)
+	if (b->n >= b->cap && rf_grow(&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)) < 0)
 		return;
 	b->nodes[b->n++] = (struct node_pred){ .node = rf_fingerprint(node, NULL, NULL),
 					       .devices = devices,

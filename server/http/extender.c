@@ -1126,6 +1126,27 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	return r;
 }
 
+/* The bytes of a priority entry beyond its name: ,{"Host":"","Score":-2147483648} */
+#define HOST_ENTRY_MORE 48
+
+/* A priority entry of a plain name into e (room for nl + HOST_ENTRY_MORE); its length. */
+static inline size_t
+put_host(char *e, bool comma, const char *name, size_t nl, int score)
+{
+	size_t k = 0;
+	if (comma)
+		e[k++] = ',';
+	memcpy(e + k, "{\"Host\":\"", 9);
+	k += 9;
+	memcpy(e + k, name, nl);
+	k += nl;
+	memcpy(e + k, "\",\"Score\":", 10);
+	k += 10;
+	k += rf_gojson_fmt_int(e + k, score);
+	e[k++] = '}';
+	return k;
+}
+
 int
 rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
 				struct rf_strbuf *out)
@@ -1137,28 +1158,17 @@ rf_extender_write_priority_list(const struct rf_extender_args *a, const int *sco
 		const char *name = a->node_names[i];
 		bool plain;
 		size_t nl = plain_len(name, &plain);
-		char buf[160];
+		/* the usual entry in one piece: {"Host":"name","Score":n}, in place when the
+		 * buffer has room (the copy of a name of unbounded length is left to memcpy(): a
+		 * bounded one was compiled into a slow rep movs) */
+		if (plain && rf_strbuf_fits(out, nl + HOST_ENTRY_MORE)) {
+			out->len += put_host(out->s + out->len, i > 0, name, nl, scores[i]);
+			out->s[out->len] = '\0';
+			continue;
+		}
+		char buf[100 + HOST_ENTRY_MORE];
 		if (nl <= 100 && plain) {
-			/* the usual entry in one piece: {"Host":"name","Score":n}, in place when
-			 * the buffer has room */
-			char *e = rf_strbuf_fits(out, sizeof(buf)) ? out->s + out->len : buf;
-			size_t k = 0;
-			if (i)
-				e[k++] = ',';
-			memcpy(e + k, "{\"Host\":\"", 9);
-			k += 9;
-			memcpy(e + k, name, nl);
-			k += nl;
-			memcpy(e + k, "\",\"Score\":", 10);
-			k += 10;
-			k += rf_gojson_fmt_int(e + k, scores[i]);
-			e[k++] = '}';
-			if (e == buf) {
-				rf_strbuf_putn(out, e, k);
-			} else {
-				out->len += k;
-				out->s[out->len] = '\0';
-			}
+			rf_strbuf_putn(out, buf, put_host(buf, i > 0, name, nl, scores[i]));
 			continue;
 		}
 		rf_strbuf_puts(out, i ? ",{\"Host\":" : "{\"Host\":");
