@@ -388,7 +388,7 @@ rf_judgement_from_eval(const struct rf_demand *d, const struct rf_node_eval *e,
 void
 rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
 	      uint64_t group_rails, uint64_t ident, const struct rf_demand *d,
-	      const struct rf_node_eval *e)
+	      const struct rf_node_eval *e, uint64_t name_fp)
 {
 	if (!s || idx >= s->n)
 		return;
@@ -410,6 +410,7 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 	memcpy(r->picks, tmp, j.n_picks * sizeof(r->picks[0]));
 	r->j = j;
 	r->j.picks = r->picks;
+	r->j.name_fp = name_fp; /* the rev it is found by is the node's: so is the name */
 	r->j.msg = r->j.filter_msg = NULL;
 	r->node_fp = node_fp;
 	r->node_rev = node_rev;
@@ -733,9 +734,13 @@ rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint
 				      &scratch->eval);
 	if (r < 0)
 		return r;
+	/* what the prediction bookkeeping keys a node on: remembered with the verdict, so that a
+	 * warm request hashes no name */
+	uint64_t name_fp = rf_fingerprint(node_name, NULL, NULL);
 	if (n)
 		rf_memo_store(ctx->shape, n->idx, fp, rf_node_rev(ctx->cluster, n), rails,
-			      ctx->ident, d, &scratch->eval);
+			      ctx->ident, d, &scratch->eval, name_fp);
 	rf_judgement_from_eval(d, &scratch->eval, scratch->picks, ret);
+	ret->name_fp = name_fp;
 	return 0;
 }

@@ -240,6 +240,7 @@ struct node_result {
 	bool has_predicted, level_applies;
 	enum rf_level level;
 	size_t n_picks;
+	uint64_t name_fp;
 	const struct rf_memo_pick *picks; /* in the memo, or own_picks */
 	struct rf_memo_pick *own_picks;
 	char *cel_msg; /* the selector error (filter), malloc'd */
@@ -271,6 +272,7 @@ keep_result(struct judge_job *job, struct node_result *out, const struct rf_judg
 	out->level_applies = j->level_applies;
 	out->level = j->level;
 	out->n_picks = j->n_picks;
+	out->name_fp = j->name_fp;
 	out->picks = j->picks;
 	if (!job->filter)
 		return 0;
@@ -459,9 +461,8 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 			for (size_t k = 0; batches && nr->verdict == RF_VERDICT_PASS &&
 					   nr->has_predicted && k < v.demand.n_claims;
 			     k++)
-				rf_predictions_add(batches[k], v.args.node_names[i], (unsigned)k,
-						   nr->picks, nr->n_picks, nr->level,
-						   nr->level_applies);
+				rf_predictions_add(batches[k], nr->name_fp, (unsigned)k, nr->picks,
+						   nr->n_picks, nr->level, nr->level_applies);
 			outcomes[i] = nr->verdict == RF_VERDICT_PASS   ? RF_FILTER_PASS
 				      : nr->verdict == RF_VERDICT_FAIL ? RF_FILTER_FAIL
 								       : RF_FILTER_UNRESOLVABLE;
