@@ -49,6 +49,7 @@ struct rf_judgement {
 		*filter_msg; /* remembered failure: "railfit: " + reasons[0] as filter sends it */
 	size_t n_picks;
 	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
+	uint64_t name_fp;                 /* rf_fingerprint(node name), from rf_judge_node() only */
 };
 
 /** The table of a chain of generations (rf_cluster_build_next); at most
@@ -93,7 +94,7 @@ bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint6
  * had for another fingerprint, rev, rails or identity. */
 void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
 		   uint64_t group_rails, uint64_t ident, const struct rf_demand *d,
-		   const struct rf_node_eval *e);
+		   const struct rf_node_eval *e, uint64_t name_fp);
 
 /** The failure message as filter sends it: "railfit: " + reason, with '%' (kube-scheduler
  * formats Error with fmt.Errorf) replaced by ' '. malloc'd; NULL on OOM. */
@@ -132,5 +133,9 @@ struct rf_judge_scratch {
  */
 int rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		  struct rf_judge_scratch *scratch, struct rf_judgement *ret);
+/** rf_judge_node() finding the node with rf_cluster_node_hint(ctx's cluster, node_name, hint):
+ * for a run of names in index order. */
+int rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint, bool need_msg,
+		       struct rf_judge_scratch *scratch, struct rf_judgement *ret);
 
 #endif

@@ -63,17 +63,10 @@ rf_strbuf_reserve(struct rf_strbuf *b, size_t more)
 	(void)reserve(b, more);
 }
 
-/* Room for more bytes and the NUL without growing, within the size cap. */
-static inline bool
-fits(const struct rf_strbuf *b, size_t more)
-{
-	return !b->oom && more < b->cap - b->len && (!b->max || more <= b->max - b->len);
-}
-
 void
 rf_strbuf_putn(struct rf_strbuf *b, const char *s, size_t n)
 {
-	if (!fits(b, n) && !reserve(b, n))
+	if (!rf_strbuf_fits(b, n) && !reserve(b, n))
 		return;
 	if (n)
 		memcpy(b->s + b->len, s, n);
@@ -90,7 +83,7 @@ rf_strbuf_puts(struct rf_strbuf *b, const char *s)
 void
 rf_strbuf_putc(struct rf_strbuf *b, char c)
 {
-	if (!fits(b, 1) && !reserve(b, 1))
+	if (!rf_strbuf_fits(b, 1) && !reserve(b, 1))
 		return;
 	b->s[b->len++] = c;
 	b->s[b->len] = '\0';

@@ -34,6 +34,14 @@ void rf_strbuf_adopt(struct rf_strbuf *b, char *s, size_t cap, size_t max);
 /** Make room for more bytes beyond the current text now (fewer, larger growths later). */
 void rf_strbuf_reserve(struct rf_strbuf *b, size_t more);
 
+/** Whether more bytes and the NUL fit without growing, within the size cap: then a writer may
+ * put them at b->s + b->len itself (and add them to len, NUL-terminated). */
+static inline bool
+rf_strbuf_fits(const struct rf_strbuf *b, size_t more)
+{
+	return !b->oom && more < b->cap - b->len && (!b->max || more <= b->max - b->len);
+}
+
 /** Append n bytes of s (which may hold NULs). */
 void rf_strbuf_putn(struct rf_strbuf *b, const char *s, size_t n);
 void rf_strbuf_puts(struct rf_strbuf *b, const char *s);

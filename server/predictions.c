@@ -67,7 +67,7 @@ rf_predictions_begin(const char *claim_key)
 }
 
 void
-rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
+rf_predictions_add(struct rf_pred_batch *b, uint64_t node_fp, unsigned claim,
 		   const struct rf_memo_pick *picks, size_t n_picks, enum rf_level level,
 		   bool level_applies)
 {
@@ -81,14 +81,16 @@ rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
 			continue;
 		devices += picks[i].fp;
 		n++;
-		if (rf_grow(&b->fps, &b->cap_fps, b->n_fps + 1, sizeof(*b->fps)) == 0)
+		/* once per node of every filter: grown only when full */
+		if (b->n_fps < b->cap_fps ||
+		    rf_grow(&b->fps, &b->cap_fps, b->n_fps + 1, sizeof(*b->fps)) == 0)
 			b->fps[b->n_fps++] = picks[i].fp;
 	}
 	if (!n)
 		return;
-	if (rf_grow(&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)) < 0)
+	if (b->n >= b->cap && rf_grow(&b->nodes, &b->cap, b->n + 1, sizeof(*b->nodes)) < 0)
 		return;
-	b->nodes[b->n++] = (struct node_pred){ .node = rf_fingerprint(node, NULL, NULL),
+	b->nodes[b->n++] = (struct node_pred){ .node = node_fp,
 					       .devices = devices,
 					       .level = level_applies ? (int)level : -1,
 					       .first = (uint32_t)first,

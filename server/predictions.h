@@ -18,9 +18,10 @@ struct rf_pred_batch;
 /** Start collecting the per-node predictions of one claim ("ns/name"); NULL on OOM. */
 struct rf_pred_batch *rf_predictions_begin(const char *claim_key);
 
-/** Add the devices predicted for the claim on node: the picks of claim index `claim` that are
- * not pinned (ignored when there are none). Not thread-safe for one batch. */
-void rf_predictions_add(struct rf_pred_batch *b, const char *node, unsigned claim,
+/** Add the devices predicted for the claim on the node whose name's rf_fingerprint() is
+ * node_fp (struct rf_judgement.name_fp): the picks of claim index `claim` that are not pinned
+ * (ignored when there are none). Not thread-safe for one batch. */
+void rf_predictions_add(struct rf_pred_batch *b, uint64_t node_fp, unsigned claim,
 			const struct rf_memo_pick *picks, size_t n_picks, enum rf_level level,
 			bool level_applies);
 

@@ -730,6 +730,36 @@ rf_cluster_node(const struct rf_cluster *c, const char *name)
 	}
 }
 
+/* After the index's slots: the number of node indexes, then each one's name offset
+ * (NO_NAME for a hole), then the names. */
+#define NO_NAME UINT32_MAX
+
+static const uint32_t *
+name_offs(const struct rf_cluster *c)
+{
+	return (const uint32_t *)(c->node_slots + c->node_mask + 1);
+}
+
+const struct rf_node *
+rf_cluster_node_hint(const struct rf_cluster *c, const char *name, size_t *hint)
+{
+	if (c->node_slots) {
+		/* the guess reads the offsets and names in order, where a hashed lookup misses
+		 * the cache twice (its slot, its name) */
+		const uint32_t *offs = name_offs(c);
+		size_t i = *hint;
+		if (i < offs[0] && offs[1 + i] != NO_NAME &&
+		    strcmp(c->node_names + offs[1 + i], name) == 0) {
+			*hint = i + 1;
+			return c->nodes[i];
+		}
+	}
+	const struct rf_node *n = rf_cluster_node(c, name);
+	if (n)
+		*hint = n->idx + 1;
+	return n;
+}
+
 /* Every verb looks up each node it is asked about by name: a hash table, not a binary search
  * of thousands of names. At most half full. */
 int
@@ -740,20 +770,24 @@ rf_model_index_node_names(struct rf_cluster *c)
 		cap *= 2;
 	for (size_t n = 0; n < c->n_nodes; n++)
 		text += c->nodes[n] ? strlen(c->nodes[n]->name) + 1 : 0; /* else a hole */
-	if (text > UINT32_MAX)
+	if (text >= NO_NAME)
 		return -ENOMEM;
 	/* the layout's own, not its arena's: a patched layout whose generations are all gone
 	 * frees it (its arena stays while later patches share its pools and nodes) */
-	size_t size = cap * sizeof(struct node_slot) + text + 1;
+	size_t size =
+		cap * sizeof(struct node_slot) + (1 + c->n_nodes) * sizeof(uint32_t) + text + 1;
 	struct node_slot *slots = calloc(1, size);
 	if (!slots)
 		return -ENOMEM;
 	free(c->layout->own_node_index);
 	c->layout->own_node_index = slots;
 	c->layout->node_index_size = size;
-	char *names = (char *)(slots + cap);
+	uint32_t *offs = (uint32_t *)(slots + cap);
+	offs[0] = (uint32_t)c->n_nodes;
+	char *names = (char *)(offs + 1 + c->n_nodes);
 	size_t off = 0;
 	for (size_t n = 0; n < c->n_nodes; n++) {
+		offs[1 + n] = NO_NAME;
 		if (!c->nodes[n])
 			continue;
 		uint64_t h = rf_fingerprint(c->nodes[n]->name, NULL, NULL);
@@ -762,6 +796,7 @@ rf_model_index_node_names(struct rf_cluster *c)
 			i = (i + 1) & (cap - 1);
 		slots[i] =
 			(struct node_slot){ (uint32_t)n + 1, (uint32_t)(h >> 32), (uint32_t)off };
+		offs[1 + n] = (uint32_t)off;
 		size_t len = strlen(c->nodes[n]->name) + 1;
 		memcpy(names + off, c->nodes[n]->name, len);
 		off += len;
@@ -785,7 +820,7 @@ rf_model_copy_node_index(struct rf_cluster *c, const struct rf_cluster *prev)
 	c->layout->node_index_size = size;
 	c->node_slots = slots;
 	c->node_mask = prev->node_mask;
-	c->node_names = (char *)(slots + prev->node_mask + 1);
+	c->node_names = (char *)slots + (prev->node_names - (const char *)prev->node_slots);
 	return 0;
 }
 

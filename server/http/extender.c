@@ -935,6 +935,21 @@ put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 	bool plain;
 	size_t nl = plain_len(name, &plain), tl = strlen(tail);
 	char e[256];
+	/* in place when the buffer has room, as a reply sized ahead has */
+	if (plain && rf_strbuf_fits(out, (sep != 0) + nl + tl + 2)) {
+		char *d = out->s + out->len;
+		if (sep)
+			*d++ = sep;
+		*d++ = '"';
+		memcpy(d, name, nl);
+		d += nl;
+		*d++ = '"';
+		memcpy(d, tail, tl);
+		d += tl;
+		*d = '\0';
+		out->len = (size_t)(d - out->s);
+		return;
+	}
 	if (nl + tl + 3 <= sizeof(e) && plain) {
 		size_t k = 0;
 		if (sep)
@@ -990,11 +1005,23 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which)
 			idx[k++] = (struct name_idx){ a->node_names[i], i };
-	qsort(idx, k, sizeof(*idx), cmp_name_idx);
+	/* names in ascending order, as kube-scheduler usually lists them, are sorted already
+	 * (equal names by position, as qsort leaves them): one comparison per name, which also
+	 * tells whether any name repeats */
+	bool repeats = false;
+	for (size_t j = 1; j < k; j++) {
+		int c = strcmp(idx[j - 1].name, idx[j].name);
+		if (c > 0) {
+			qsort(idx, k, sizeof(*idx), cmp_name_idx);
+			repeats = true; /* not known: compare the neighbours below */
+			break;
+		}
+		repeats |= c == 0;
+	}
 	rf_strbuf_putc(out, '{');
 	bool first = true;
 	for (size_t j = 0; j < k; j++) {
-		if (j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
+		if (repeats && j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
 			continue; /* the later message wins, as a Go map assignment would */
 		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
 		const struct msg_seen *ms = msg_measured(seen, msg);
@@ -1099,6 +1126,27 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	return r;
 }
 
+/* The bytes of a priority entry beyond its name: ,{"Host":"","Score":-2147483648} */
+#define HOST_ENTRY_MORE 48
+
+/* A priority entry of a plain name into e (room for nl + HOST_ENTRY_MORE); its length. */
+static inline size_t
+put_host(char *e, bool comma, const char *name, size_t nl, int score)
+{
+	size_t k = 0;
+	if (comma)
+		e[k++] = ',';
+	memcpy(e + k, "{\"Host\":\"", 9);
+	k += 9;
+	memcpy(e + k, name, nl);
+	k += nl;
+	memcpy(e + k, "\",\"Score\":", 10);
+	k += 10;
+	k += rf_gojson_fmt_int(e + k, score);
+	e[k++] = '}';
+	return k;
+}
+
 int
 rf_extender_write_priority_list(const struct rf_extender_args *a, const int *scores,
 				struct rf_strbuf *out)
@@ -1110,21 +1158,17 @@ rf_extender_write_priority_list(const struct rf_extender_args *a, const int *sco
 		const char *name = a->node_names[i];
 		bool plain;
 		size_t nl = plain_len(name, &plain);
-		char e[160];
+		/* the usual entry in one piece: {"Host":"name","Score":n}, in place when the
+		 * buffer has room (the copy of a name of unbounded length is left to memcpy(): a
+		 * bounded one was compiled into a slow rep movs) */
+		if (plain && rf_strbuf_fits(out, nl + HOST_ENTRY_MORE)) {
+			out->len += put_host(out->s + out->len, i > 0, name, nl, scores[i]);
+			out->s[out->len] = '\0';
+			continue;
+		}
+		char buf[100 + HOST_ENTRY_MORE];
 		if (nl <= 100 && plain) {
-			/* the usual entry in one piece: {"Host":"name","Score":n} */
-			size_t k = 0;
-			if (i)
-				e[k++] = ',';
-			memcpy(e + k, "{\"Host\":\"", 9);
-			k += 9;
-			memcpy(e + k, name, nl);
-			k += nl;
-			memcpy(e + k, "\",\"Score\":", 10);
-			k += 10;
-			k += rf_gojson_fmt_int(e + k, scores[i]);
-			e[k++] = '}';
-			rf_strbuf_putn(out, e, k);
+			rf_strbuf_putn(out, buf, put_host(buf, i > 0, name, nl, scores[i]));
 			continue;
 		}
 		rf_strbuf_puts(out, i ? ",{\"Host\":" : "{\"Host\":");

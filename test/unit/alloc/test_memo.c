@@ -221,11 +221,14 @@ START_TEST(test_memo_failure_messages_shared)
 		struct rf_judgement j;
 		ck_assert_int_eq(rf_demand_resolve(f.c, pod, &d), 0);
 		ck_assert_int_eq(rf_judge_begin(f.c, &d, &ctx), 0);
-		for (size_t i = 0; i < 3; i++) /* evaluated and remembered */
+		for (size_t i = 0; i < 3; i++) { /* evaluated and remembered */
 			ck_assert_int_eq(rf_judge_node(&ctx, names[i], true, scratch, &j), 0);
+			ck_assert(j.name_fp == rf_fingerprint(names[i], NULL, NULL));
+		}
 		for (size_t i = 0; i < 3; i++) {
 			ck_assert_int_eq(rf_judge_node(&ctx, names[i], true, scratch, &j), 0);
 			ck_assert(j.picks != scratch->picks); /* remembered */
+			ck_assert(j.name_fp == rf_fingerprint(names[i], NULL, NULL));
 			ck_assert_int_ne(j.verdict, RF_VERDICT_PASS);
 			ck_assert_ptr_nonnull(j.filter_msg);
 			ck_assert_int_eq(rf_evaluate_node(f.c, &d, names[i], false, e), 0);

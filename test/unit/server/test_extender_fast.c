@@ -447,6 +447,47 @@ START_TEST(test_fast_writer_messages)
 }
 END_TEST
 
+/* Names in ascending order (the writer then skips sorting): a repeated name once, with its last
+ * message, as in any other order; and names ascending but for the last, sorted after all. */
+START_TEST(test_fast_writer_sorted_names)
+{
+	static const char *const bodies[] = {
+		"{\"Pod\":{},\"NodeNames\":[\"a\",\"a\",\"b\",\"b\",\"b\",\"c\",\"d\",\"d\"]}",
+		"{\"Pod\":{},\"NodeNames\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"a\"]}",
+	};
+	static const char *const want[] = {
+		"{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{\"a\":\"m1\",\"b\":\"m4\","
+		"\"c\":\"m5\",\"d\":\"m7\"},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}",
+		"{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{\"a\":\"m7\",\"b\":\"m1\","
+		"\"c\":\"m2\",\"d\":\"m3\",\"e\":\"m4\",\"f\":\"m5\",\"g\":\"m6\"},"
+		"\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}",
+	};
+	for (size_t k = 0; k < 2; k++) {
+		struct rf_extender_args a;
+		char err[256];
+		ck_assert_int_eq(
+			rf_extender_args_parse(bodies[k], strlen(bodies[k]), &a, err, sizeof(err)),
+			0);
+		ck_assert_uint_eq(a.n_nodes, 8);
+		enum rf_filter_outcome oc[8];
+		const char *msgs[8] = { "m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7" };
+		for (size_t i = 0; i < 8; i++)
+			oc[i] = RF_FILTER_FAIL;
+		struct rf_strbuf b = { 0 };
+		ck_assert_int_eq(rf_extender_write_filter_result(&a, oc, msgs, NULL, &b), 0);
+		ck_assert_str_eq(b.s, want[k]);
+		json_t *tree = rf_extender_filter_result(&a, oc, msgs, NULL);
+		char *dump = rf_json_dump_go(tree, NULL);
+		json_decref(tree);
+		ck_assert_str_eq(b.s, dump);
+		free(dump);
+		rf_strbuf_release(&b);
+		writers_agree(&a, bodies[k]);
+		rf_extender_args_release(&a);
+	}
+}
+END_TEST
+
 /* Many nodes sharing messages by address, as remembered failures do (the writer measures each
  * address once): more addresses than it keeps, equal texts at other addresses, plain, escaped and
  * non-ASCII ones, in an order that revisits them; the text equals the tree version's. */
@@ -679,6 +720,7 @@ extender_fast_suite(void)
 	tcase_add_test(tc, test_fast_writer_messages);
 	tcase_add_test(tc, test_fast_writer_shared_messages);
 	tcase_add_test(tc, test_fast_writer_sized_ahead);
+	tcase_add_test(tc, test_fast_writer_sorted_names);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("jscan");
 	tcase_add_test(tc, test_jscan_values);

@@ -108,10 +108,12 @@ START_TEST(test_predicted_against_actual)
 	/* filter predicted the aligned pair gpu-0 + the NIC on its root (PHB) on hgx-001 */
 	struct rf_memo_pick picks[2] = { pick(f.gen, "gpu-0"), pick(f.gen, "pci-0000-18-00-0") };
 	struct rf_pred_batch *b = rf_predictions_begin("ml/c1");
-	rf_predictions_add(b, "hgx-001", 0, picks, 2, RF_LEVEL_PHB, true);
+	rf_predictions_add(b, rf_fingerprint("hgx-001", NULL, NULL), 0, picks, 2, RF_LEVEL_PHB,
+			   true);
 	rf_predictions_commit(b);
 	b = rf_predictions_begin("ml/c2");
-	rf_predictions_add(b, "hgx-001", 0, picks, 2, RF_LEVEL_PHB, true);
+	rf_predictions_add(b, rf_fingerprint("hgx-001", NULL, NULL), 0, picks, 2, RF_LEVEL_PHB,
+			   true);
 	rf_predictions_commit(b);
 
 	/* c1 got exactly that; c2 got gpu-0 with the NIC on another root of the same NUMA node */
@@ -169,7 +171,8 @@ START_TEST(test_placements_ring_is_bounded)
 		snprintf(name, sizeof(name), "r%d", i);
 		snprintf(key, sizeof(key), "ml/%s", name);
 		struct rf_pred_batch *b = rf_predictions_begin(key);
-		rf_predictions_add(b, "hgx-001", 0, picks, 2, RF_LEVEL_PHB, true);
+		rf_predictions_add(b, rf_fingerprint("hgx-001", NULL, NULL), 0, picks, 2,
+				   RF_LEVEL_PHB, true);
 		rf_predictions_commit(b);
 		json_t *c = allocated(name, "gpu-1", "pci-0000-40-00-0");
 		rf_predictions_observe(c, f.cache);
