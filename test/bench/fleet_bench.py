@@ -70,9 +70,9 @@ served by every node (allNodes, a driver no class names): a layout event railfit
 device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
 over a whole driver (every GPU), twice: a layout event railfit patches (the pools kept, the
 devices' taints the layout's, the nodes copied; built in full at a chain's bounds; the fake
-serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then 80 Node label
+serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then 140 Node label
 changes one after another, each put as soon as the last one shows: past the bound of a chain of
-patched layouts (64 patches), where the layout is built in full, and the events after that full
+patched layouts (128 patches), where the layout is built in full, and the events after that full
 build (the line counts the builds by kind). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
@@ -1144,7 +1144,7 @@ def churn(a, tmp):
               "layout built in full)" % (rule_build_ms[len(rule_build_ms) // 2],
                                          rule_build_ms[-1], len(rule_build_ms),
                                          rule_layouts.count("rebuilt")))
-    print("%d Node label events in a row, each put once the last one shows (past the 64 patches "
+    print("%d Node label events in a row, each put once the last one shows (past the 128 patches "
           "of a chain: one build in full): shown %s; their builds: %s" % (
               RUN_EVENTS, lagstr(run_lags), ", ".join(
                   "%d %s" % (run_layouts.count(k), k)
