@@ -115,7 +115,7 @@ rf_memo_ref(struct rf_memo *m)
 
 /* What a record owns (its memory is the shape's arena's). */
 static void
-record_free(struct record *r)
+record_release(struct record *r)
 {
 	if (r)
 		free((char *)r->j.msg);
@@ -150,10 +150,10 @@ rf_memo_shape_put(struct rf_memo_shape *s)
 	if (!s || atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		record_free(atomic_load(&s->entries[i]));
+		record_release(atomic_load(&s->entries[i]));
 	for (struct record *r = s->retired, *next; r; r = next) {
 		next = r->retired_next;
-		record_free(r);
+		record_release(r);
 	}
 	for (size_t i = 0; i < s->n_idents; i++)
 		free(s->idents[i].text);
@@ -449,7 +449,7 @@ rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t no
 	}
 	return;
 forget: /* out of memory, or lost a race (its room in the arena stays unused) */
-	record_free(r);
+	record_release(r);
 }
 
 /* FNV-1a over the parts joined by '/', then a splitmix64 finaliser so that sums mix well. */

@@ -91,7 +91,8 @@ bool rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint6
 		    uint64_t group_rails, uint64_t ident, bool need_msg, struct rf_judgement *ret);
 
 /** Remember an evaluation (not one with a release set, not explain); it replaces what the node
- * had for another fingerprint, rev, rails or identity. */
+ * had for another fingerprint, rev, rails or identity. name_fp: rf_fingerprint() of the node's
+ * name, handed back with the verdict (rf_judgement.name_fp) for the predictions' keys. */
 void rf_memo_store(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t node_rev,
 		   uint64_t group_rails, uint64_t ident, const struct rf_demand *d,
 		   const struct rf_node_eval *e, uint64_t name_fp);

@@ -315,7 +315,7 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 		atomic_store(&job->error, -ENOMEM);
 		return;
 	}
-	size_t hint = begin; /* all the names in index order: the chunk's first is there */
+	size_t hint = begin; /* if the names come in index order, the chunk's first is there */
 	for (size_t i = begin; i < end; i++) {
 		if (((i - begin) & 15) == 0 && mono_ms() > job->deadline)
 			return; /* the rest of the chunk stays unjudged */
@@ -336,7 +336,7 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 static void
 judge_job_release(struct judge_job *job, size_t n)
 {
-	/* remembered judgements own nothing here: a warm request's results are not read again */
+	/* nothing to free unless some result set owned (a message or picks of its own) */
 	bool owned = atomic_load(&job->owned);
 	for (size_t i = 0; owned && job->res && i < n; i++) {
 		free(job->res[i].own_msg);
@@ -369,15 +369,18 @@ judge_nodes(struct verb_ctx *v, struct judge_job *job, bool filter, const char *
 		return r;
 	/* Remembered verdicts cost less than waking the pool's workers and waiting for them: a
 	 * warm request (the pod's shape judged on unchanged nodes) is judged on this thread
-	 * alone (~15% less CPU for filter, ~25% for prioritize at 5,000 nodes). From the first
-	 * few nodes with one to evaluate, the rest goes to every core. */
+	 * alone (~10% less CPU for filter, ~14% for prioritize at 5,000 nodes). After the first
+	 * group of nodes with one to evaluate, the rest goes to every core; past the time budget,
+	 * or after an error, nothing more is judged. */
 	size_t done = 0;
-	while (done < n && !atomic_load(&job->evaluated) && !atomic_load(&job->error)) {
+	bool late = false;
+	while (done < n && !late && !atomic_load(&job->evaluated) && !atomic_load(&job->error)) {
 		size_t end = done + JUDGE_CHUNK / 4 < n ? done + JUDGE_CHUNK / 4 : n;
 		judge_chunk(job, 0, done, end);
 		done = end;
+		late = mono_ms() > job->deadline;
 	}
-	if (done < n) {
+	if (done < n && !late && !atomic_load(&job->error)) {
 		job->base = done;
 		rf_parallel_for(v->app->parallel, n - done, JUDGE_CHUNK, judge_chunk, job);
 	}

@@ -260,6 +260,8 @@ struct rf_cluster {
 		uint32_t idx1, hash_hi, name_off;
 	} * node_slots; /* NULL while building */
 	size_t node_mask;
+	/* the names' text; the same block holds each index's name offset (rf_cluster_node_hint:
+	 * the count, then one offset per index, a hole's marked) */
 	char *node_names;
 
 	/* Ready of each node by index when a generation shares a layout built from other Node

@@ -927,6 +927,21 @@ plain_len(const char *s, bool *ret_plain)
 	return u[i] ? i + strlen(s + i) : i;
 }
 
+/* sep (unless 0), the plain name quoted, and tail, into d (room for them all); the length. */
+static size_t
+put_plain_name(char *d, char sep, const char *name, size_t nl, const char *tail, size_t tl)
+{
+	size_t k = 0;
+	if (sep)
+		d[k++] = sep;
+	d[k++] = '"';
+	memcpy(d + k, name, nl);
+	k += nl;
+	d[k++] = '"';
+	memcpy(d + k, tail, tl);
+	return k + tl;
+}
+
 /* Append sep (unless 0), name as a JSON string and tail: in one piece when the name is plain
  * ASCII and short, as node names are. */
 static void
@@ -937,30 +952,12 @@ put_name(struct rf_strbuf *out, char sep, const char *name, const char *tail)
 	char e[256];
 	/* in place when the buffer has room, as a reply sized ahead has */
 	if (plain && rf_strbuf_fits(out, (sep != 0) + nl + tl + 2)) {
-		char *d = out->s + out->len;
-		if (sep)
-			*d++ = sep;
-		*d++ = '"';
-		memcpy(d, name, nl);
-		d += nl;
-		*d++ = '"';
-		memcpy(d, tail, tl);
-		d += tl;
-		*d = '\0';
-		out->len = (size_t)(d - out->s);
+		out->len += put_plain_name(out->s + out->len, sep, name, nl, tail, tl);
+		out->s[out->len] = '\0';
 		return;
 	}
 	if (nl + tl + 3 <= sizeof(e) && plain) {
-		size_t k = 0;
-		if (sep)
-			e[k++] = sep;
-		e[k++] = '"';
-		memcpy(e + k, name, nl);
-		k += nl;
-		e[k++] = '"';
-		memcpy(e + k, tail, tl);
-		k += tl;
-		rf_strbuf_putn(out, e, k);
+		rf_strbuf_putn(out, e, put_plain_name(e, sep, name, nl, tail, tl));
 		return;
 	}
 	if (sep)
@@ -1005,9 +1002,9 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which)
 			idx[k++] = (struct name_idx){ a->node_names[i], i };
-	/* names in ascending order, as kube-scheduler usually lists them, are sorted already
-	 * (equal names by position, as qsort leaves them): one comparison per name, which also
-	 * tells whether any name repeats */
+	/* names in ascending order (a client's choice: kube-scheduler's own order is not) are
+	 * sorted already (equal names by position, as qsort leaves them): one comparison per
+	 * name, which also tells whether any name repeats */
 	bool repeats = false;
 	for (size_t j = 1; j < k; j++) {
 		int c = strcmp(idx[j - 1].name, idx[j].name);

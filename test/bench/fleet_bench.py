@@ -21,7 +21,8 @@ Workload, per size N:
   workers holding NICs (same labels and owner), so that railfit's rail-group path runs.
   `railfit serve --snapshot F` is started; the requests are the ones kube-scheduler sends
   (shared/reference/extender-protocol.md: POST, Content-Type application/json, the Go
-  json.Marshal bytes of ExtenderArgs, Pod without TypeMeta). wrk drives each case for
+  json.Marshal bytes of ExtenderArgs, Pod without TypeMeta; the node names, or Node objects, in
+  an order like kube-scheduler's, not name order: scheduler_order()). wrk drives each case for
   --seconds on loopback (`wrk -t2 -cC --latency --timeout 30s`, a Lua script posting the body).
 
 Cases (--cases picks a subset; every case is checked once with a plain request first):
@@ -85,6 +86,7 @@ import argparse
 import copy
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -142,6 +144,15 @@ def go_json(o):
 def sorted_map(d):
     """Go writes map keys sorted bytewise (struct fields keep their declaration order)."""
     return {k: d[k] for k in sorted(d, key=lambda k: k.encode("utf-8"))}
+
+
+def scheduler_order(xs):
+    """The candidates in an order like kube-scheduler's, not name order: it lists its node tree
+    (zones interleaved), starts where the last cycle stopped, and its 16 filter workers append
+    feasible nodes as they finish. One fixed shuffle (the same body for every request)."""
+    out = list(xs)
+    random.Random(7).shuffle(out)
+    return out
 
 
 def informer_object(obj):
@@ -311,11 +322,11 @@ class Cluster:
     def body(self, claim, names, cache):
         pod = informer_object(with_claim(self.pod, claim))
         if cache:
-            return go_json({"Pod": pod, "Nodes": None,
-                            "NodeNames": self.names if names == "all" else self.names500})
+            return go_json({"Pod": pod, "Nodes": None, "NodeNames": scheduler_order(
+                self.names if names == "all" else self.names500)})
         assert names == 500
-        return go_json({"Pod": pod, "Nodes": {"metadata": {}, "items": self.nodes500},
-                        "NodeNames": None})
+        return go_json({"Pod": pod, "Nodes": {"metadata": {}, "items": scheduler_order(
+            self.nodes500)}, "NodeNames": None})
 
 
 # ---- servers --------------------------------------------------------------------------------
