@@ -704,6 +704,15 @@ rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	return rf_judge_node_hint(ctx, node_name, NULL, need_msg, scratch, ret);
 }
 
+/* The node's index when a generation's indexes follow the names' order (nodes a patch added
+ * come after the others, out of it). */
+static uint32_t
+name_rank(const struct rf_cluster *c, const struct rf_node *n)
+{
+	return rf_cluster_index_is_name_order(c) && n->idx < UINT32_MAX ? (uint32_t)n->idx
+									: UINT32_MAX;
+}
+
 int
 rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint, bool need_msg,
 		   struct rf_judge_scratch *scratch, struct rf_judgement *ret)
@@ -727,8 +736,10 @@ rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint
 		if (d->group[0] && !rails)
 			fp ^= 0xd1b54a32d192ed03ULL;
 		if (rf_memo_lookup(ctx->shape, n->idx, fp, rf_node_rev(ctx->cluster, n), rails,
-				   ctx->ident, need_msg, ret))
+				   ctx->ident, need_msg, ret)) {
+			ret->name_rank = name_rank(ctx->cluster, n);
 			return 0;
+		}
 	}
 	int r = rf_evaluate_node_work(ctx->cluster, d, node_name, false, &scratch->work,
 				      &scratch->eval);
@@ -742,5 +753,6 @@ rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint
 			      ctx->ident, d, &scratch->eval, name_fp);
 	rf_judgement_from_eval(d, &scratch->eval, scratch->picks, ret);
 	ret->name_fp = name_fp;
+	ret->name_rank = n ? name_rank(ctx->cluster, n) : UINT32_MAX;
 	return 0;
 }

@@ -50,6 +50,9 @@ struct rf_judgement {
 	size_t n_picks;
 	const struct rf_memo_pick *picks; /* predicted devices of the pod's unallocated claims */
 	uint64_t name_fp;                 /* rf_fingerprint(node name), from rf_judge_node() only */
+	/* the node's place in name order (its index when the generation's indexes are in name
+	 * order), UINT32_MAX when not known: what a reply sorts names by without comparing them */
+	uint32_t name_rank;
 };
 
 /** The table of a chain of generations (rf_cluster_build_next); at most

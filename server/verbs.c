@@ -39,13 +39,15 @@ reply_bad_args(struct rf_http_response *resp, const char *what, const char *deta
 	return rf_http_reply_json(resp, 400, o);
 }
 
-/* An ExtenderFilterResult (or its error shape, error non-NULL) as the reply. */
+/* An ExtenderFilterResult (or its error shape, error non-NULL) as the reply; ranks: each
+ * name's place in name order, or NULL (rf_extender_write_filter_result_ranked). */
 static int
 reply_filter(struct rf_http_response *resp, const struct rf_extender_args *a,
-	     const enum rf_filter_outcome *outcomes, const char *const *msgs, const char *error)
+	     const enum rf_filter_outcome *outcomes, const char *const *msgs, const uint32_t *ranks,
+	     const char *error)
 {
 	struct rf_strbuf b = { 0 };
-	if (rf_extender_write_filter_result(a, outcomes, msgs, error, &b) < 0)
+	if (rf_extender_write_filter_result_ranked(a, outcomes, msgs, ranks, error, &b) < 0)
 		b.oom = true; /* a 500, as a result the tree version could not build */
 	return rf_http_reply_strbuf(resp, 200, &b);
 }
@@ -128,7 +130,7 @@ check_cache_state(struct verb_ctx *v, struct rf_http_response *resp, bool filter
 		 kinds[0] ? kinds : "no cluster data yet");
 	rf_v(1, "refused while not ready", "pod", v->demand.pod_key, "kinds", kinds);
 	if (filter)
-		return reply_filter(resp, &v->args, NULL, NULL, msg) < 0 ? -ENOMEM : 1;
+		return reply_filter(resp, &v->args, NULL, NULL, NULL, msg) < 0 ? -ENOMEM : 1;
 	/* prioritize errors are ignored by kube-scheduler: say so with a status */
 	return rf_http_reply_error(resp, 503, "not ready", msg) < 0 ? -ENOMEM : 1;
 }
@@ -197,7 +199,7 @@ verb_prepare(struct verb_ctx *v, const struct rf_http_request *req, struct rf_ht
 	v->gen = rf_cache_get(v->app->cache);
 	if (!v->gen) {
 		if (filter)
-			return reply_filter(resp, &v->args, NULL, NULL,
+			return reply_filter(resp, &v->args, NULL, NULL, NULL,
 					    "railfit: cluster cache not loaded yet") < 0
 				       ? -ENOMEM
 				       : 1;
@@ -241,6 +243,7 @@ struct node_result {
 	enum rf_level level;
 	size_t n_picks;
 	uint64_t name_fp;
+	uint32_t name_rank;
 	const struct rf_memo_pick *picks; /* in the memo, or own_picks */
 	struct rf_memo_pick *own_picks;
 	char *cel_msg; /* the selector error (filter), malloc'd */
@@ -273,6 +276,7 @@ keep_result(struct judge_job *job, struct node_result *out, const struct rf_judg
 	out->level = j->level;
 	out->n_picks = j->n_picks;
 	out->name_fp = j->name_fp;
+	out->name_rank = j->name_rank;
 	out->picks = j->picks;
 	if (!job->filter)
 		return 0;
@@ -401,6 +405,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 	struct judge_job job = { .v = &v };
 	enum rf_filter_outcome *outcomes = NULL;
 	const char **msgs = NULL; /* borrowed from the judgements, or stale_msg */
+	uint32_t *ranks = NULL;   /* the names' places in name order, once judged */
 	char *stale_msg = NULL;
 	struct rf_pred_batch **batches = NULL;
 	int r = verb_prepare(&v, req, resp, true);
@@ -410,7 +415,8 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 	size_t n = v.args.n_nodes;
 	outcomes = calloc(n + 1, sizeof(*outcomes));
 	msgs = calloc(n + 1, sizeof(*msgs));
-	if (!outcomes || !msgs) {
+	ranks = malloc((n + 1) * sizeof(*ranks));
+	if (!outcomes || !msgs || !ranks) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -456,6 +462,7 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 			/* remembered picks, last read by whichever core judged them */
 			if (i + 8 < n)
 				__builtin_prefetch(job.res[i + 8].picks);
+			ranks[i] = nr->name_rank;
 			if (!nr->judged) {
 				outcomes[i] = RF_FILTER_PASS; /* unjudged: never block the pod */
 				counts[0]++;
@@ -498,8 +505,10 @@ rf_verb_filter(void *userdata, const struct rf_http_request *req, struct rf_http
 				      (double)counts[k]);
 	rf_v(2, "pod filtered", "pod", v.demand.pod_key, "demand",
 	     rf_demand_kind_name(v.demand.kind));
-	r = reply_filter(resp, &v.args, outcomes, msgs, NULL);
+	/* judged: every name's rank (a failure map sorted without comparing names) */
+	r = reply_filter(resp, &v.args, outcomes, msgs, job.res ? ranks : NULL, NULL);
 out:
+	free(ranks);
 	free(msgs);
 	free(stale_msg);
 	free(outcomes);

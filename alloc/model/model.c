@@ -740,23 +740,33 @@ name_offs(const struct rf_cluster *c)
 	return (const uint32_t *)(c->node_slots + c->node_mask + 1);
 }
 
+bool
+rf_cluster_index_is_name_order(const struct rf_cluster *c)
+{
+	return !c->layout->nodes_appended;
+}
+
 const struct rf_node *
 rf_cluster_node_hint(const struct rf_cluster *c, const char *name, size_t *hint)
 {
-	if (c->node_slots) {
+	size_t i = *hint & ~RF_HINT_COLD;
+	if (c->node_slots && !(*hint & RF_HINT_COLD)) {
 		/* the guess reads the offsets and names in order, where a hashed lookup misses
 		 * the cache twice (its slot, its name) */
 		const uint32_t *offs = name_offs(c);
-		size_t i = *hint;
 		if (i < offs[0] && offs[1 + i] != NO_NAME &&
 		    strcmp(c->node_names + offs[1 + i], name) == 0) {
 			*hint = i + 1;
 			return c->nodes[i];
 		}
 	}
+	/* a wrong guess costs two misses more: no guess after one until a name is found where
+	 * the guess would have been (names in no order, as kube-scheduler sends them) */
 	const struct rf_node *n = rf_cluster_node(c, name);
 	if (n)
-		*hint = n->idx + 1;
+		*hint = (n->idx + 1) | (n->idx == i ? 0 : RF_HINT_COLD);
+	else
+		*hint |= RF_HINT_COLD;
 	return n;
 }
 

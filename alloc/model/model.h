@@ -376,11 +376,17 @@ struct rf_dra_list_rules rf_cluster_dra_list_rules(const struct rf_cluster *c);
 size_t rf_cluster_n_nodes(const struct rf_cluster *c);
 const struct rf_node *rf_cluster_node_at(const struct rf_cluster *c, size_t i); /* sorted by name */
 const struct rf_node *rf_cluster_node(const struct rf_cluster *c, const char *name);
+/** Whether the nodes' indexes follow their names' bytewise order (holes aside): after a full
+ * build, and after patches that added no node. */
+bool rf_cluster_index_is_name_order(const struct rf_cluster *c);
+
 /** rf_cluster_node(), trying the node of index *hint first (any value: it is checked): a
  * request whose names follow the index order (name order after a full build) finds each where
- * the last one ended. kube-scheduler's own order is its node tree's, rotated and gathered by
- * parallel workers: there the guess mostly misses, at the cost of one comparison. *hint is then set
- * past the node found. */
+ * the last one ended. *hint is then set past the node found, with RF_HINT_COLD when the guess
+ * missed (or would have): no guess is tried until a name is found where it would have been.
+ * kube-scheduler's own order is its node tree's, rotated and gathered by parallel workers:
+ * there guesses mostly stop after the first miss. */
+#define RF_HINT_COLD ((size_t)1 << (sizeof(size_t) * 8 - 1))
 const struct rf_node *rf_cluster_node_hint(const struct rf_cluster *c, const char *name,
 					   size_t *hint);
 /** Whether the node's Ready condition is True in this generation (n->ready may be older). */

@@ -771,7 +771,19 @@ rf_extender_args_release(struct rf_extender_args *a)
 struct name_idx {
 	const char *name;
 	size_t i;
+	uint32_t rank; /* the name's place in name order (write_failed_map), or UINT32_MAX */
 };
+
+/* The same order as cmp_name_idx when every rank is known: ranks follow the names' order, and
+ * two names have one rank only when they are the same name. */
+static int
+cmp_rank_idx(const void *a, const void *b)
+{
+	const struct name_idx *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
 
 static int
 cmp_name_idx(const void *a, const void *b)
@@ -795,7 +807,7 @@ failed_map(const struct rf_extender_args *a, const enum rf_filter_outcome *outco
 	size_t k = 0;
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which)
-			idx[k++] = (struct name_idx){ a->node_names[i], i };
+			idx[k++] = (struct name_idx){ a->node_names[i], i, UINT32_MAX };
 	qsort(idx, k, sizeof(*idx), cmp_name_idx);
 	for (size_t j = 0; j < k; j++) {
 		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
@@ -995,21 +1007,27 @@ msg_measured(struct msg_seen *seen, const char *msg)
 static int
 write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 		 const enum rf_filter_outcome *outcomes, const char *const *msgs,
-		 enum rf_filter_outcome which, struct name_idx *idx, struct msg_seen *seen)
+		 const uint32_t *ranks, enum rf_filter_outcome which, struct name_idx *idx,
+		 struct msg_seen *seen)
 {
 	int r = 0;
 	size_t k = 0;
+	bool by_rank = ranks != NULL; /* every name's rank known: no name compared */
 	for (size_t i = 0; i < a->n_nodes; i++)
-		if (outcomes[i] == which)
-			idx[k++] = (struct name_idx){ a->node_names[i], i };
+		if (outcomes[i] == which) {
+			uint32_t rank = ranks ? ranks[i] : UINT32_MAX;
+			by_rank &= rank != UINT32_MAX;
+			idx[k++] = (struct name_idx){ a->node_names[i], i, rank };
+		}
 	/* names in ascending order (a client's choice: kube-scheduler's own order is not) are
 	 * sorted already (equal names by position, as qsort leaves them): one comparison per
 	 * name, which also tells whether any name repeats */
 	bool repeats = false;
 	for (size_t j = 1; j < k; j++) {
-		int c = strcmp(idx[j - 1].name, idx[j].name);
+		int c = by_rank ? (idx[j - 1].rank > idx[j].rank) - (idx[j - 1].rank < idx[j].rank)
+				: strcmp(idx[j - 1].name, idx[j].name);
 		if (c > 0) {
-			qsort(idx, k, sizeof(*idx), cmp_name_idx);
+			qsort(idx, k, sizeof(*idx), by_rank ? cmp_rank_idx : cmp_name_idx);
 			repeats = true; /* not known: compare the neighbours below */
 			break;
 		}
@@ -1018,7 +1036,9 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	rf_strbuf_putc(out, '{');
 	bool first = true;
 	for (size_t j = 0; j < k; j++) {
-		if (repeats && j + 1 < k && strcmp(idx[j].name, idx[j + 1].name) == 0)
+		if (repeats && j + 1 < k &&
+		    (by_rank ? idx[j].rank == idx[j + 1].rank
+			     : strcmp(idx[j].name, idx[j + 1].name) == 0))
 			continue; /* the later message wins, as a Go map assignment would */
 		const char *msg = msgs && msgs[idx[j].i] ? msgs[idx[j].i] : "";
 		const struct msg_seen *ms = msg_measured(seen, msg);
@@ -1078,6 +1098,15 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 				const enum rf_filter_outcome *outcomes, const char *const *msgs,
 				const char *error, struct rf_strbuf *out)
 {
+	return rf_extender_write_filter_result_ranked(a, outcomes, msgs, NULL, error, out);
+}
+
+int
+rf_extender_write_filter_result_ranked(const struct rf_extender_args *a,
+				       const enum rf_filter_outcome *outcomes,
+				       const char *const *msgs, const uint32_t *ranks,
+				       const char *error, struct rf_strbuf *out)
+{
 	if (error) {
 		if (!valid_utf8(error, strlen(error)))
 			return -ENOMEM;
@@ -1111,10 +1140,11 @@ rf_extender_write_filter_result(const struct rf_extender_args *a,
 	rf_strbuf_puts(out, a->cache_mode ? "],\"FailedNodes\":"
 					  : "]},\"NodeNames\":null,"
 					    "\"FailedNodes\":");
-	int r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_FAIL, idx, seen);
+	int r = write_failed_map(out, a, outcomes, msgs, ranks, RF_FILTER_FAIL, idx, seen);
 	if (r == 0) {
 		rf_strbuf_puts(out, ",\"FailedAndUnresolvableNodes\":");
-		r = write_failed_map(out, a, outcomes, msgs, RF_FILTER_UNRESOLVABLE, idx, seen);
+		r = write_failed_map(out, a, outcomes, msgs, ranks, RF_FILTER_UNRESOLVABLE, idx,
+				     seen);
 	}
 	rf_strbuf_puts(out, ",\"Error\":\"\"}");
 	free(idx);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -72,6 +73,17 @@ json_t *rf_extender_filter_result(const struct rf_extender_args *a,
 int rf_extender_write_filter_result(const struct rf_extender_args *a,
 				    const enum rf_filter_outcome *outcomes, const char *const *msgs,
 				    const char *error, struct rf_strbuf *out);
+
+/**
+ * The same, with each name's place in name order (ranks[i] for node_names[i]; UINT32_MAX: not
+ * known) when the caller knows it: the failure maps are then sorted without comparing names
+ * (unless one of their names has no rank). Ranks must follow the names' bytewise order, and
+ * two names may share a rank only when they are equal. ranks may be NULL.
+ */
+int rf_extender_write_filter_result_ranked(const struct rf_extender_args *a,
+					   const enum rf_filter_outcome *outcomes,
+					   const char *const *msgs, const uint32_t *ranks,
+					   const char *error, struct rf_strbuf *out);
 
 /** HostPriorityList: [{"Host":..., "Score":...}] in request order. New reference. */
 json_t *rf_extender_priority_list(const struct rf_extender_args *a, const int *scores);

@@ -654,21 +654,29 @@ same_generation(struct world *w, const struct rf_cluster *a, const struct rf_clu
 	ck_assert_uint_eq(rf_cluster_n_nodes(a), rf_cluster_n_nodes(b));
 	size_t walk_a = 0, walk_b = 0, none = 1;
 	ck_assert_ptr_null(rf_cluster_node_hint(a, "no such node", &none));
-	ck_assert_uint_eq(none, 1);
+	ck_assert_uint_eq(none, 1 | RF_HINT_COLD); /* no guess for the next name */
 	for (size_t i = 0; i < rf_cluster_n_nodes(a); i++) {
 		const struct rf_node *x = rf_cluster_node_at(a, i), *y = rf_cluster_node_at(b, i);
 		same_str(x->name, y->name, "node");
 		ck_assert_ptr_eq(rf_cluster_node(a, x->name), x);
 		/* the index's names by index, whatever the guess: right, next, or any other */
 		ck_assert_ptr_eq(rf_cluster_node_hint(a, x->name, &walk_a), x);
-		ck_assert_uint_eq(walk_a, x->idx + 1);
+		ck_assert_uint_eq(walk_a & ~RF_HINT_COLD, x->idx + 1);
 		ck_assert_ptr_eq(rf_cluster_node_hint(b, y->name, &walk_b), y);
 		/* the right guess, the next, the first, past the end */
 		size_t guesses[] = { x->idx, x->idx + 1, 0, rf_cluster_n_nodes(a) + 1 };
 		for (size_t g = 0; g < sizeof(guesses) / sizeof(guesses[0]); g++) {
 			size_t hint = guesses[g];
 			ck_assert_ptr_eq(rf_cluster_node_hint(a, x->name, &hint), x);
-			ck_assert_uint_eq(hint, x->idx + 1);
+			/* a wrong guess leaves the next one cold */
+			ck_assert_uint_eq(hint,
+					  (x->idx + 1) | (guesses[g] == x->idx ? 0 : RF_HINT_COLD));
+			/* cold: found by its name, and warm again where the guess would have been
+			 */
+			hint = guesses[g] | RF_HINT_COLD;
+			ck_assert_ptr_eq(rf_cluster_node_hint(a, x->name, &hint), x);
+			ck_assert_uint_eq(hint,
+					  (x->idx + 1) | (guesses[g] == x->idx ? 0 : RF_HINT_COLD));
 		}
 		ck_assert_int_eq(rf_cluster_node_ready(a, x), rf_cluster_node_ready(b, y));
 		ck_assert_int_eq(!x->json, !y->json);

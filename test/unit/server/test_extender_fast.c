@@ -488,6 +488,59 @@ START_TEST(test_fast_writer_sorted_names)
 }
 END_TEST
 
+/* Failure maps sorted by the names' ranks (their places in name order, as the generation knows
+ * them) read exactly as when sorted by comparing names: random orders, repeated names (the
+ * later message wins), outcomes of all three kinds, and now and then a name with no rank (then
+ * that map is sorted by name). */
+START_TEST(test_fast_writer_ranked)
+{
+	uint64_t rng = 12345;
+	for (int round = 0; round < 200; round++) {
+		enum { N = 40, NAMES = 24 };
+		char body[2048];
+		size_t len = (size_t)snprintf(body, sizeof(body), "{\"Pod\":{},\"NodeNames\":[");
+		unsigned pick[N];
+		for (size_t i = 0; i < N; i++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			pick[i] = (unsigned)((rng >> 33) % NAMES);
+			/* names whose byte order is not their number's: n-0 < n-1 < n-10 < n-11 */
+			len += (size_t)snprintf(body + len, sizeof(body) - len, "%s\"n-%u\"",
+						i ? "," : "", pick[i]);
+		}
+		len += (size_t)snprintf(body + len, sizeof(body) - len, "]}");
+		struct rf_extender_args a;
+		char err[256];
+		ck_assert_int_eq(rf_extender_args_parse(body, len, &a, err, sizeof(err)), 0);
+		/* rank: the name's place among "n-0" .. "n-23" sorted bytewise */
+		char names[NAMES][8];
+		for (unsigned k = 0; k < NAMES; k++)
+			snprintf(names[k], sizeof(names[k]), "n-%u", k);
+		enum rf_filter_outcome oc[N];
+		const char *msgs[N];
+		uint32_t ranks[N];
+		static const char *const texts[] = { "m0", "m1", "m2", "m3", "m4", "m5" };
+		for (size_t i = 0; i < N; i++) {
+			uint32_t r = 0;
+			for (unsigned k = 0; k < NAMES; k++)
+				r += strcmp(names[k], names[pick[i]]) < 0;
+			ranks[i] = round % 7 == 3 && i == 5 ? UINT32_MAX : r;
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			oc[i] = (enum rf_filter_outcome)((rng >> 33) % 3);
+			msgs[i] = texts[(rng >> 40) % 6];
+		}
+		struct rf_strbuf plain = { 0 }, ranked = { 0 };
+		ck_assert_int_eq(rf_extender_write_filter_result(&a, oc, msgs, NULL, &plain), 0);
+		ck_assert_int_eq(
+			rf_extender_write_filter_result_ranked(&a, oc, msgs, ranks, NULL, &ranked),
+			0);
+		ck_assert_str_eq(ranked.s, plain.s);
+		rf_strbuf_release(&plain);
+		rf_strbuf_release(&ranked);
+		rf_extender_args_release(&a);
+	}
+}
+END_TEST
+
 /* Many nodes sharing messages by address, as remembered failures do (the writer measures each
  * address once): more addresses than it keeps, equal texts at other addresses, plain, escaped and
  * non-ASCII ones, in an order that revisits them; the text equals the tree version's. */
@@ -721,6 +774,7 @@ extender_fast_suite(void)
 	tcase_add_test(tc, test_fast_writer_shared_messages);
 	tcase_add_test(tc, test_fast_writer_sized_ahead);
 	tcase_add_test(tc, test_fast_writer_sorted_names);
+	tcase_add_test(tc, test_fast_writer_ranked);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("jscan");
 	tcase_add_test(tc, test_jscan_values);
