@@ -271,6 +271,58 @@ class Envelope(unittest.TestCase):
         self.assertEqual(c2.url_for("filter"), RF.url + "/scheduler/filter")
 
 
+class RememberedVerdicts(unittest.TestCase):
+    """A request judged from remembered verdicts (on the calling thread), one that starts so and
+    hands the rest to the thread pool at the first node it must evaluate, and one evaluated on
+    every node (the pool) give the same bytes, for filter and prioritize, with the names in no
+    order as kube-scheduler sends them (server/verbs.c judge_nodes)."""
+
+    def test_warm_mixed_and_cold_replies_agree(self):
+        import random
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "bench"))
+        from watch_bench import claim, pod
+        binary = os.environ["RAILFIT"]
+        with tempfile.TemporaryDirectory(prefix="railfit-memo-") as tmp:
+            snap = json.loads(subprocess.run(
+                [binary, "gen-cluster", "--nodes", "600", "--seed", "5", "--used", "0.5"],
+                check=True, stdout=subprocess.PIPE).stdout)
+            target = pod("memo-p", "memo", "memo-c")
+            snap["items"] += [claim("memo-c", "memo"), target]
+            path = os.path.join(tmp, "cluster.json")
+            with open(path, "w") as f:
+                json.dump(snap, f)
+            names = [o["metadata"]["name"] for o in snap["items"] if o["kind"] == "Node"]
+            random.Random(3).shuffle(names)
+
+            def body(ns):
+                return go_json({"Pod": strip_pod(target), "Nodes": None, "NodeNames": ns})
+
+            replies = {}
+            for label, warmup in (("cold", None), ("mixed", names[:200]), ("warm", names)):
+                for verb in ("filter", "prioritize"):  # a server each: nothing remembered
+                    rf = Railfit(demo=False, snapshot=path).start()
+                    try:
+                        if warmup:  # these nodes' verdicts remembered before the request
+                            resp = rf.client().post_raw("/" + verb, body(warmup))
+                            self.assertEqual(resp.status, 200, resp)
+                        resp = rf.client().post_raw("/" + verb, body(names))
+                        self.assertEqual(resp.status, 200, resp)
+                        replies[(label, verb)] = resp.body
+                        metrics = rf.client().get("/metrics").body.decode()
+                        unjudged = [m for m in metrics.splitlines()
+                                    if m.startswith("railfit_unjudged_nodes_total ")]
+                        self.assertEqual(unjudged, ["railfit_unjudged_nodes_total 0"],
+                                         (label, verb))
+                    finally:
+                        assert_clean_exit(self, rf)
+            for verb in ("filter", "prioritize"):
+                self.assertEqual(replies[("mixed", verb)], replies[("cold", verb)], verb)
+                self.assertEqual(replies[("warm", verb)], replies[("cold", verb)], verb)
+            failed = json.loads(replies[("cold", "filter")])["FailedNodes"] or {}
+            self.assertTrue(failed and len(failed) < len(names), len(failed))
+
+
 class BadInput(unittest.TestCase):
     """Every bad request gets a 4xx with a JSON {"error","detail"} naming the problem, and the
     server stays up."""
