@@ -30,6 +30,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -37,7 +38,7 @@ import urllib.parse
 
 __all__ = [
     "SchedulerError", "ExtenderClient", "FilterResult", "Response", "Railfit", "go_json",
-    "go_float", "strip_pod", "strip_node", "free_port", "decode_first_value", "load_example",
+    "go_float", "snapshot_with_pending", "strip_pod", "strip_node", "free_port", "decode_first_value", "load_example",
 ]
 
 DEFAULT_TIMEOUT = 5.0  # DefaultExtenderTimeout
@@ -135,6 +136,24 @@ def go_json(v):
     out = []
     _go_encode(v, out)
     return "".join(out).encode("utf-8")
+
+
+def snapshot_with_pending(binary, tmp, nodes, seed, used, ns):
+    """A `railfit gen-cluster` snapshot of `nodes` nodes with one pending pod NS-p asking for
+    claim NS-c (1 GPU + 1 RDMA NIC on one PCIe root, test/bench/watch_bench.py's shapes), written
+    to tmp/cluster.json. Returns (path, the pending Pod, the node names in snapshot order)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+    from watch_bench import claim, pod
+    snap = json.loads(subprocess.run([binary, "gen-cluster", "--nodes", str(nodes), "--seed",
+                                      str(seed), "--used", str(used)], check=True,
+                                     stdout=subprocess.PIPE).stdout)
+    target = pod(ns + "-p", ns, ns + "-c")
+    snap["items"] += [claim(ns + "-c", ns), target]
+    path = os.path.join(tmp, "cluster.json")
+    with open(path, "w") as f:
+        json.dump(snap, f)
+    names = [o["metadata"]["name"] for o in snap["items"] if o["kind"] == "Node"]
+    return path, target, names
 
 
 def strip_pod(pod):

@@ -279,20 +279,9 @@ class RememberedVerdicts(unittest.TestCase):
 
     def test_warm_mixed_and_cold_replies_agree(self):
         import random
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                        "bench"))
-        from watch_bench import claim, pod
-        binary = os.environ["RAILFIT"]
         with tempfile.TemporaryDirectory(prefix="railfit-memo-") as tmp:
-            snap = json.loads(subprocess.run(
-                [binary, "gen-cluster", "--nodes", "600", "--seed", "5", "--used", "0.5"],
-                check=True, stdout=subprocess.PIPE).stdout)
-            target = pod("memo-p", "memo", "memo-c")
-            snap["items"] += [claim("memo-c", "memo"), target]
-            path = os.path.join(tmp, "cluster.json")
-            with open(path, "w") as f:
-                json.dump(snap, f)
-            names = [o["metadata"]["name"] for o in snap["items"] if o["kind"] == "Node"]
+            path, target, names = schedclient.snapshot_with_pending(
+                os.environ["RAILFIT"], tmp, 600, 5, 0.5, "memo")
             random.Random(3).shuffle(names)
 
             def body(ns):

@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from schedclient import Railfit, free_port  # noqa: E402
+from schedclient import Railfit, free_port, snapshot_with_pending  # noqa: E402
 
 TIMEOUT_S = 3          # server.requestTimeout of these tests
 ATTACKERS = 10         # 127.0.0.2 .. 127.0.0.11
@@ -419,23 +419,11 @@ class PreemptBudget(unittest.TestCase):
     railfit_unjudged_nodes_total."""
 
     def test_preempt_time_budget(self):
-        import subprocess
         import tempfile
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                        "bench"))
-        from watch_bench import claim, pod
-        binary = os.environ["RAILFIT"]
         nodes = 2000  # 600 (20-50 us each before issue 9) now fit the budget on a quiet machine
         with tempfile.TemporaryDirectory(prefix="railfit-preempt-") as tmp:
-            snap = json.loads(subprocess.run([binary, "gen-cluster", "--nodes", str(nodes),
-                                              "--seed", "3", "--used", "0"], check=True,
-                                             stdout=subprocess.PIPE).stdout)
-            target = pod("pre-p", "pre", "pre-c")
-            snap["items"] += [claim("pre-c", "pre"), target]
-            path = os.path.join(tmp, "cluster.json")
-            with open(path, "w") as f:
-                json.dump(snap, f)
-            names = [o["metadata"]["name"] for o in snap["items"] if o["kind"] == "Node"]
+            path, target, names = snapshot_with_pending(os.environ["RAILFIT"], tmp, nodes, 3, 0,
+                                                        "pre")
             self.assertEqual(len(names), nodes)
             args = {"Pod": target, "NodeNameToVictims": None, "NodeNameToMetaVictims": {
                 n: {"Pods": [], "NumPDBViolations": 0} for n in names}}
