@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "alloc/rail_target.h"
+#include "config/hash.h"
 
 #define SHAPE_MAX (16 * 1024) /* a demand whose canonical text is longer is not memoized */
 
@@ -272,24 +273,6 @@ rf_memo_lookup(struct rf_memo_shape *s, size_t idx, uint64_t node_fp, uint64_t n
 	return true;
 }
 
-/* A hash of the message for the set: eight bytes at a time (messages are ~250 bytes). */
-static uint64_t
-msg_hash(const char *s, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	uint64_t w = 0;
-	memcpy(&w, s + i, n - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 29);
-}
-
 /* The set's copy of text[0..n) (NUL-terminated), added when new. NULL on OOM. Under the shape's
  * lock. */
 static const char *
@@ -303,7 +286,7 @@ msg_intern(struct msg_set *set, const char *text, size_t n)
 		for (size_t i = 0; set->v && i <= set->mask; i++) {
 			if (!set->v[i])
 				continue;
-			size_t k = msg_hash(set->v[i], strlen(set->v[i])) & (cap - 1);
+			size_t k = rf_hash_bytes(set->v[i], strlen(set->v[i])) & (cap - 1);
 			while (v[k])
 				k = (k + 1) & (cap - 1);
 			v[k] = set->v[i];
@@ -312,7 +295,7 @@ msg_intern(struct msg_set *set, const char *text, size_t n)
 		set->v = v;
 		set->mask = cap - 1;
 	}
-	size_t k = msg_hash(text, n) & set->mask;
+	size_t k = rf_hash_bytes(text, n) & set->mask;
 	for (; set->v[k]; k = (k + 1) & set->mask)
 		if (strcmp(set->v[k], text) == 0)
 			return set->v[k];
@@ -701,7 +684,7 @@ int
 rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 	      struct rf_judge_scratch *scratch, struct rf_judgement *ret)
 {
-	return rf_judge_node_hint(ctx, node_name, NULL, need_msg, scratch, ret);
+	return rf_judge_node_hint(ctx, node_name, 0, NULL, need_msg, scratch, ret);
 }
 
 /* The node's index when a generation's indexes follow the names' order (nodes a patch added
@@ -713,14 +696,23 @@ name_rank(const struct rf_cluster *c, const struct rf_node *n)
 									: UINT32_MAX;
 }
 
+void
+rf_judge_prefetch(const struct rf_judge_ctx *ctx, uint64_t name_hash)
+{
+	size_t idx = rf_cluster_prefetch_node(ctx->cluster, name_hash);
+	if (ctx->shape && idx < ctx->shape->n)
+		__builtin_prefetch(&ctx->shape->entries[idx]);
+}
+
 int
-rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint, bool need_msg,
-		   struct rf_judge_scratch *scratch, struct rf_judgement *ret)
+rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, uint64_t name_hash,
+		   size_t *hint, bool need_msg, struct rf_judge_scratch *scratch,
+		   struct rf_judgement *ret)
 {
 	const struct rf_demand *d = ctx->demand;
 	const struct rf_node *n = NULL;
 	if (ctx->shape)
-		n = hint ? rf_cluster_node_hint(ctx->cluster, node_name, hint)
+		n = hint ? rf_cluster_node_hint_hashed(ctx->cluster, node_name, name_hash, hint)
 			 : rf_cluster_node(ctx->cluster, node_name);
 	uint64_t rails = 0, fp = 0;
 	if (n) {

@@ -138,8 +138,14 @@ struct rf_judge_scratch {
 int rf_judge_node(struct rf_judge_ctx *ctx, const char *node_name, bool need_msg,
 		  struct rf_judge_scratch *scratch, struct rf_judgement *ret);
 /** rf_judge_node() finding the node with rf_cluster_node_hint(ctx's cluster, node_name, hint):
- * for a run of names in index order. */
-int rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, size_t *hint, bool need_msg,
-		       struct rf_judge_scratch *scratch, struct rf_judgement *ret);
+ * for a run of names in index order; name_hash: rf_cluster_name_hash(node_name) when known (0:
+ * not). */
+int rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, uint64_t name_hash,
+		       size_t *hint, bool need_msg, struct rf_judge_scratch *scratch,
+		       struct rf_judgement *ret);
+/** For names judged in no order: what judging the name of rf_cluster_name_hash() name_hash will
+ * read (its node, usage and remembered verdict), fetched into the cache a few names ahead
+ * (rf_cluster_prefetch_slot() a few names before that). A hint only. */
+void rf_judge_prefetch(const struct rf_judge_ctx *ctx, uint64_t name_hash);
 
 #endif

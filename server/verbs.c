@@ -320,12 +320,36 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 		return;
 	}
 	size_t hint = begin; /* if the names come in index order, the chunk's first is there */
+	size_t n = v->args.n_nodes;
+	/* Names in no order (kube-scheduler's) miss the cache at every step of finding a node
+	 * and its remembered verdict: once the hint has gone cold, each name is hashed AHEAD
+	 * names before it is judged (its slot fetched), and what its judgement reads is
+	 * fetched NEAR names before. Past the chunk's end too: the next chunk finds them
+	 * cached (and hashes them again). */
+	enum { AHEAD = 8, NEAR = 4 };
+	size_t at[AHEAD];     /* the name index each hash is of */
+	uint64_t h[AHEAD];    /* rf_cluster_name_hash() of names[at[k]] */
+	size_t ahead = begin; /* the names before it are hashed */
+	for (size_t k = 0; k < AHEAD; k++)
+		at[k] = SIZE_MAX;
 	for (size_t i = begin; i < end; i++) {
 		if (((i - begin) & 15) == 0 && mono_ms() > job->deadline)
 			return; /* the rest of the chunk stays unjudged */
+		if (hint & RF_HINT_COLD) {
+			if (ahead < i)
+				ahead = i;
+			for (; ahead < i + AHEAD && ahead < n; ahead++) {
+				h[ahead % AHEAD] = rf_cluster_name_hash(v->args.node_names[ahead]);
+				at[ahead % AHEAD] = ahead;
+				rf_cluster_prefetch_slot(job->jc.cluster, h[ahead % AHEAD]);
+				if (ahead > i + NEAR)
+					rf_judge_prefetch(&job->jc, h[(ahead - NEAR) % AHEAD]);
+			}
+		}
+		uint64_t name_hash = at[i % AHEAD] == i ? h[i % AHEAD] : 0;
 		struct rf_judgement j;
-		int r = rf_judge_node_hint(&job->jc, v->args.node_names[i], &hint, job->filter,
-					   job->scratch[worker], &j);
+		int r = rf_judge_node_hint(&job->jc, v->args.node_names[i], name_hash, &hint,
+					   job->filter, job->scratch[worker], &j);
 		if (r == 0 && j.picks == job->scratch[worker]->picks)
 			atomic_store_explicit(&job->evaluated, true, memory_order_relaxed);
 		if (r == 0)

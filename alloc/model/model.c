@@ -19,6 +19,7 @@
 #include "alloc/model/model-private.h"
 #include "alloc/model/slice.h"
 #include "config/grow.h"
+#include "config/hash.h"
 
 /* demand shapes remembered per generation: a job's pods share one, a few jobs are pending at
  * a time; each costs ~80 bytes per node, plus the failure messages of the nodes that fail */
@@ -717,9 +718,20 @@ rf_cluster_node_at(const struct rf_cluster *c, size_t i)
 const struct rf_node *
 rf_cluster_node(const struct rf_cluster *c, const char *name)
 {
+	return rf_cluster_node_hashed(c, name, rf_cluster_name_hash(name));
+}
+
+uint64_t
+rf_cluster_name_hash(const char *name)
+{
+	return rf_hash_bytes(name, strlen(name));
+}
+
+const struct rf_node *
+rf_cluster_node_hashed(const struct rf_cluster *c, const char *name, uint64_t h)
+{
 	if (!c->node_slots)
 		return rf_model_find_node(c, name); /* while building */
-	uint64_t h = rf_fingerprint(name, NULL, NULL);
 	for (size_t i = h & c->node_mask;; i = (i + 1) & c->node_mask) {
 		const struct node_slot *s = &c->node_slots[i];
 		if (!s->idx1)
@@ -746,8 +758,44 @@ rf_cluster_index_is_name_order(const struct rf_cluster *c)
 	return !c->layout->nodes_appended;
 }
 
+void
+rf_cluster_prefetch_slot(const struct rf_cluster *c, uint64_t h)
+{
+	if (c->node_slots)
+		__builtin_prefetch(&c->node_slots[h & c->node_mask]);
+}
+
+size_t
+rf_cluster_prefetch_node(const struct rf_cluster *c, uint64_t h)
+{
+	if (!c->node_slots)
+		return SIZE_MAX;
+	/* the first slot of the hash: the node the name most likely is (not compared here) */
+	for (size_t i = h & c->node_mask;; i = (i + 1) & c->node_mask) {
+		const struct node_slot *s = &c->node_slots[i];
+		if (!s->idx1)
+			return SIZE_MAX;
+		if (s->hash_hi != (uint32_t)(h >> 32))
+			continue;
+		const struct rf_node *n = c->nodes[s->idx1 - 1];
+		__builtin_prefetch(c->node_names + s->name_off);
+		if (n) {
+			__builtin_prefetch(n);
+			__builtin_prefetch(&n->rev);
+		}
+		__builtin_prefetch(&c->node_use[s->idx1 - 1].fp);
+		return s->idx1 - 1;
+	}
+}
+
 const struct rf_node *
 rf_cluster_node_hint(const struct rf_cluster *c, const char *name, size_t *hint)
+{
+	return rf_cluster_node_hint_hashed(c, name, 0, hint);
+}
+
+const struct rf_node *
+rf_cluster_node_hint_hashed(const struct rf_cluster *c, const char *name, uint64_t h, size_t *hint)
 {
 	size_t i = *hint & ~RF_HINT_COLD;
 	if (c->node_slots && !(*hint & RF_HINT_COLD)) {
@@ -762,7 +810,8 @@ rf_cluster_node_hint(const struct rf_cluster *c, const char *name, size_t *hint)
 	}
 	/* a wrong guess costs two misses more: no guess after one until a name is found where
 	 * the guess would have been (names in no order, as kube-scheduler sends them) */
-	const struct rf_node *n = rf_cluster_node(c, name);
+	const struct rf_node *n =
+		rf_cluster_node_hashed(c, name, h ? h : rf_cluster_name_hash(name));
 	if (n)
 		*hint = (n->idx + 1) | (n->idx == i ? 0 : RF_HINT_COLD);
 	else
@@ -800,7 +849,7 @@ rf_model_index_node_names(struct rf_cluster *c)
 		offs[1 + n] = NO_NAME;
 		if (!c->nodes[n])
 			continue;
-		uint64_t h = rf_fingerprint(c->nodes[n]->name, NULL, NULL);
+		uint64_t h = rf_cluster_name_hash(c->nodes[n]->name);
 		size_t i = h & (cap - 1);
 		while (slots[i].idx1)
 			i = (i + 1) & (cap - 1);

@@ -389,6 +389,21 @@ bool rf_cluster_index_is_name_order(const struct rf_cluster *c);
 #define RF_HINT_COLD ((size_t)1 << (sizeof(size_t) * 8 - 1))
 const struct rf_node *rf_cluster_node_hint(const struct rf_cluster *c, const char *name,
 					   size_t *hint);
+/** The hash the name index finds a node name by (config/hash.h). */
+uint64_t rf_cluster_name_hash(const char *name);
+/** rf_cluster_node_hint() with the name's rf_cluster_name_hash() known (0: not known). */
+const struct rf_node *rf_cluster_node_hint_hashed(const struct rf_cluster *c, const char *name,
+						  uint64_t h, size_t *hint);
+/** rf_cluster_node() with the name's rf_cluster_name_hash() h. */
+const struct rf_node *rf_cluster_node_hashed(const struct rf_cluster *c, const char *name,
+					     uint64_t h);
+/** Looking ahead through names in no order (kube-scheduler's), so that the cache misses of
+ * finding each node (its slot in the name index, its name, its struct and usage) overlap
+ * instead of following one another: the slot of the name of rf_cluster_name_hash() h, then (once
+ * that slot is read: a few names later) the rest, returning the index of the node the name
+ * most likely is (its hash's first match, not compared), SIZE_MAX when none. Hints only. */
+void rf_cluster_prefetch_slot(const struct rf_cluster *c, uint64_t h);
+size_t rf_cluster_prefetch_node(const struct rf_cluster *c, uint64_t h);
 /** Whether the node's Ready condition is True in this generation (n->ready may be older). */
 bool rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n);
 const struct rf_claim *rf_cluster_claim(const struct rf_cluster *c, const char *ns,

@@ -785,6 +785,36 @@ cmp_rank_idx(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* Ranks are places among the generation's names (at most a few thousand): a counting sort puts
+ * k of them in order in O(k + ranks) where qsort took O(k log k) comparisons, ~12% of a warm
+ * filter's CPU at 5,000 nodes with names in kube-scheduler's kind of order. Stable: equal ranks
+ * (a name listed twice) keep their positions, as cmp_rank_idx orders them. False when out of
+ * memory (the caller sorts with qsort). */
+static bool
+sort_by_rank(struct name_idx *idx, size_t k, uint32_t max_rank)
+{
+	size_t nb = (size_t)max_rank + 1;
+	if (nb > 16 * k + 65536)
+		return false; /* few names among many ranks: the comparisons are cheaper */
+	size_t *at = calloc(nb + 1, sizeof(*at));
+	struct name_idx *tmp = malloc(k * sizeof(*tmp));
+	if (!at || !tmp) {
+		free(at);
+		free(tmp);
+		return false;
+	}
+	for (size_t j = 0; j < k; j++)
+		at[idx[j].rank + 1]++;
+	for (size_t b = 1; b <= nb; b++)
+		at[b] += at[b - 1];
+	for (size_t j = 0; j < k; j++)
+		tmp[at[idx[j].rank]++] = idx[j];
+	memcpy(idx, tmp, k * sizeof(*idx));
+	free(tmp);
+	free(at);
+	return true;
+}
+
 static int
 cmp_name_idx(const void *a, const void *b)
 {
@@ -1013,10 +1043,13 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 	int r = 0;
 	size_t k = 0;
 	bool by_rank = ranks != NULL; /* every name's rank known: no name compared */
+	uint32_t max_rank = 0;
 	for (size_t i = 0; i < a->n_nodes; i++)
 		if (outcomes[i] == which) {
 			uint32_t rank = ranks ? ranks[i] : UINT32_MAX;
 			by_rank &= rank != UINT32_MAX;
+			if (rank > max_rank)
+				max_rank = rank;
 			idx[k++] = (struct name_idx){ a->node_names[i], i, rank };
 		}
 	/* names in ascending order (a client's choice: kube-scheduler's own order is not) are
@@ -1027,7 +1060,8 @@ write_failed_map(struct rf_strbuf *out, const struct rf_extender_args *a,
 		int c = by_rank ? (idx[j - 1].rank > idx[j].rank) - (idx[j - 1].rank < idx[j].rank)
 				: strcmp(idx[j - 1].name, idx[j].name);
 		if (c > 0) {
-			qsort(idx, k, sizeof(*idx), by_rank ? cmp_rank_idx : cmp_name_idx);
+			if (!by_rank || !sort_by_rank(idx, k, max_rank))
+				qsort(idx, k, sizeof(*idx), by_rank ? cmp_rank_idx : cmp_name_idx);
 			repeats = true; /* not known: compare the neighbours below */
 			break;
 		}

@@ -1,6 +1,8 @@
-/* The shared helpers of config/: array growth (rf_grow) and the bump arena (rf_arena). */
+/* The shared helpers of config/: array growth (rf_grow), the bump arena (rf_arena) and the
+ * in-memory hash (rf_hash_bytes). */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +10,7 @@
 
 #include "config/arena.h"
 #include "config/grow.h"
+#include "config/hash.h"
 
 Suite *grow_suite(void);
 
@@ -98,6 +101,37 @@ START_TEST(test_arena_sized_holds_a_known_sequence_exactly)
 }
 END_TEST
 
+/* Node names of a fleet differ in their last bytes ("gpu-node-001959", "gpu-node-001960"): a
+ * table's mask keeps the hash's low bits, which must differ too. 8,192 such names in 16,384
+ * slots fill about as many as random values would (1 - e^-0.5: ~6,447); without the final mix,
+ * 15-byte names whose digits sit in the top bytes of the last word fill ~650. Lengths and
+ * every byte count, and equal bytes hash equal. */
+START_TEST(test_hash_spreads_names_that_differ_at_the_end)
+{
+	enum { NAMES = 8192, SLOTS = 16384 };
+	static const char *const forms[] = { "hgx-%04d", "gpu-node-%06d", "node-a-%d.fleet" };
+	static unsigned char used[SLOTS];
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		memset(used, 0, sizeof(used));
+		size_t filled = 0;
+		for (int i = 0; i < NAMES; i++) {
+			char name[32];
+			int n = snprintf(name, sizeof(name), forms[f], i);
+			uint64_t h = rf_hash_bytes(name, (size_t)n);
+			ck_assert_uint_eq(h, rf_hash_bytes(name, (size_t)n));
+			filled += !used[h & (SLOTS - 1)];
+			used[h & (SLOTS - 1)] = 1;
+			/* the 32 high bits a slot keeps to pass over other names uncompared */
+			ck_assert_uint_ne(h >> 32, rf_hash_bytes(name, (size_t)n - 1) >> 32);
+		}
+		ck_assert_msg(filled > 6000, "%s: %zu slots of %d", forms[f], filled, SLOTS);
+	}
+	ck_assert_uint_ne(rf_hash_bytes("a", 1), rf_hash_bytes("a\0", 2));
+	ck_assert_uint_ne(rf_hash_bytes("node-a-long-name-of-a-fleet", 27),
+			  rf_hash_bytes("node-b-long-name-of-a-fleet", 27));
+}
+END_TEST
+
 Suite *
 grow_suite(void)
 {
@@ -107,6 +141,7 @@ grow_suite(void)
 	tcase_add_test(tc, test_grow_overflow_leaves_the_array);
 	tcase_add_test(tc, test_arena_zeroed_aligned_and_limited);
 	tcase_add_test(tc, test_arena_sized_holds_a_known_sequence_exactly);
+	tcase_add_test(tc, test_hash_spreads_names_that_differ_at_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }
