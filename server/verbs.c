@@ -249,6 +249,22 @@ struct node_result {
 	char *cel_msg; /* the selector error (filter), malloc'd */
 };
 
+/* Names in no order (kube-scheduler's) miss the cache at every step of finding a node and its
+ * remembered verdict: once the next-index guess has gone cold, each name is hashed AHEAD names
+ * before it is judged (its slot in the name index fetched), and what its judgement reads is
+ * fetched NEAR names before. A worker's chunk that starts where its last one ended (the calling
+ * thread's, one after another) goes on with the guess and the hashes of that one. */
+enum { AHEAD = 8, NEAR = 4 };
+
+struct lookahead {
+	bool used;
+	size_t end;        /* where the worker's last chunk ended */
+	size_t hint;       /* rf_cluster_node_hint()'s guess there */
+	size_t ahead;      /* the names before it are hashed */
+	size_t at[AHEAD];  /* the name index each hash is of */
+	uint64_t h[AHEAD]; /* rf_cluster_name_hash() of names[at[k]] */
+};
+
 struct judge_job {
 	struct verb_ctx *v;
 	struct rf_judge_ctx jc;
@@ -256,6 +272,7 @@ struct judge_job {
 	double deadline;
 	struct node_result *res;
 	struct rf_judge_scratch **scratch; /* per worker */
+	struct lookahead *ahead;           /* per worker */
 	atomic_int error;
 	atomic_bool owned;     /* some result holds its own message or picks (to free) */
 	atomic_bool evaluated; /* some node was evaluated, not remembered */
@@ -319,36 +336,34 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 		atomic_store(&job->error, -ENOMEM);
 		return;
 	}
-	size_t hint = begin; /* if the names come in index order, the chunk's first is there */
-	size_t n = v->args.n_nodes;
-	/* Names in no order (kube-scheduler's) miss the cache at every step of finding a node
-	 * and its remembered verdict: once the hint has gone cold, each name is hashed AHEAD
-	 * names before it is judged (its slot fetched), and what its judgement reads is
-	 * fetched NEAR names before. Past the chunk's end too: the next chunk finds them
-	 * cached (and hashes them again). */
-	enum { AHEAD = 8, NEAR = 4 };
-	size_t at[AHEAD];     /* the name index each hash is of */
-	uint64_t h[AHEAD];    /* rf_cluster_name_hash() of names[at[k]] */
-	size_t ahead = begin; /* the names before it are hashed */
-	for (size_t k = 0; k < AHEAD; k++)
-		at[k] = SIZE_MAX;
-	for (size_t i = begin; i < end; i++) {
+	struct lookahead *la = &job->ahead[worker];
+	if (!la->used || la->end != begin) {
+		la->used = true;
+		la->hint = begin; /* if the names come in index order, the chunk's first is there */
+		la->ahead = begin;
+		for (size_t k = 0; k < AHEAD; k++)
+			la->at[k] = SIZE_MAX;
+	}
+	size_t n = v->args.n_nodes, *at = la->at;
+	uint64_t *h = la->h;
+	for (size_t i = begin; i < end; la->end = ++i) {
 		if (((i - begin) & 15) == 0 && mono_ms() > job->deadline)
 			return; /* the rest of the chunk stays unjudged */
-		if (hint & RF_HINT_COLD) {
-			if (ahead < i)
-				ahead = i;
-			for (; ahead < i + AHEAD && ahead < n; ahead++) {
-				h[ahead % AHEAD] = rf_cluster_name_hash(v->args.node_names[ahead]);
-				at[ahead % AHEAD] = ahead;
-				rf_cluster_prefetch_slot(job->jc.cluster, h[ahead % AHEAD]);
-				if (ahead > i + NEAR)
-					rf_judge_prefetch(&job->jc, h[(ahead - NEAR) % AHEAD]);
+		if (la->hint & RF_HINT_COLD) {
+			if (la->ahead < i)
+				la->ahead = i;
+			/* past the chunk's end too: the next chunk finds them fetched */
+			for (size_t k; (k = la->ahead) < i + AHEAD && k < n; la->ahead++) {
+				h[k % AHEAD] = rf_cluster_name_hash(v->args.node_names[k]);
+				at[k % AHEAD] = k;
+				rf_cluster_prefetch_slot(job->jc.cluster, h[k % AHEAD]);
+				if (k > i + NEAR)
+					rf_judge_prefetch(&job->jc, h[(k - NEAR) % AHEAD]);
 			}
 		}
 		uint64_t name_hash = at[i % AHEAD] == i ? h[i % AHEAD] : 0;
 		struct rf_judgement j;
-		int r = rf_judge_node_hint(&job->jc, v->args.node_names[i], name_hash, &hint,
+		int r = rf_judge_node_hint(&job->jc, v->args.node_names[i], name_hash, &la->hint,
 					   job->filter, job->scratch[worker], &j);
 		if (r == 0 && j.picks == job->scratch[worker]->picks)
 			atomic_store_explicit(&job->evaluated, true, memory_order_relaxed);
@@ -375,6 +390,7 @@ judge_job_release(struct judge_job *job, size_t n)
 	for (unsigned w = 0; job->scratch && w < rf_parallel_width(job->v->app->parallel); w++)
 		free(job->scratch[w]);
 	free(job->scratch);
+	free(job->ahead);
 	rf_judge_end(&job->jc);
 }
 
@@ -390,7 +406,8 @@ judge_nodes(struct verb_ctx *v, struct judge_job *job, bool filter, const char *
 	atomic_init(&job->evaluated, false);
 	job->res = calloc(n + 1, sizeof(*job->res));
 	job->scratch = calloc(width, sizeof(*job->scratch));
-	if (!job->res || !job->scratch)
+	job->ahead = calloc(width, sizeof(*job->ahead));
+	if (!job->res || !job->scratch || !job->ahead)
 		return -ENOMEM;
 	int r = rf_judge_begin(v->gen, &v->demand, &job->jc);
 	if (r < 0)
