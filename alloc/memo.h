@@ -144,8 +144,9 @@ int rf_judge_node_hint(struct rf_judge_ctx *ctx, const char *node_name, uint64_t
 		       size_t *hint, bool need_msg, struct rf_judge_scratch *scratch,
 		       struct rf_judgement *ret);
 /** For names judged in no order: what judging the name of rf_cluster_name_hash() name_hash will
- * read (its node, usage and remembered verdict), fetched into the cache a few names ahead
- * (rf_cluster_prefetch_slot() a few names before that). A hint only. */
+ * read first (its name, node struct and usage, and the slot of its remembered verdict, not the
+ * record behind it), fetched into the cache a few names ahead (rf_cluster_prefetch_slot() a few
+ * names before that). A hint only. */
 void rf_judge_prefetch(const struct rf_judge_ctx *ctx, uint64_t name_hash);
 
 #endif

@@ -7,11 +7,12 @@
 #include <string.h>
 
 /**
- * A hash of s[0..n) for tables that live in memory only (the node name index, interned
- * messages): a word per step where a byte-at-a-time hash takes eight, and splitmix64's
- * finalizer, so that names that differ only in their last bytes ("hgx-1959", "hgx-1960")
- * differ in the low bits a table's mask keeps. Not rf_fingerprint(), whose values are kept
- * and compared across requests.
+ * A hash of s[0..n) for a table that computes every hash it compares itself (the node name
+ * index, interned messages): a word per step where a byte-at-a-time hash takes eight, and
+ * splitmix64's finalizer, so that names that differ only in their last bytes
+ * ("gpu-node-001959", "gpu-node-001960") differ in the low bits a table's mask keeps. Its
+ * values are never compared with rf_fingerprint()'s (remembered verdicts' and predictions'
+ * keys), which stay what they were.
  */
 static inline uint64_t
 rf_hash_bytes(const char *s, size_t n)

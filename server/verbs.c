@@ -250,10 +250,11 @@ struct node_result {
 };
 
 /* Names in no order (kube-scheduler's) miss the cache at every step of finding a node and its
- * remembered verdict: once the next-index guess has gone cold, each name is hashed AHEAD names
- * before it is judged (its slot in the name index fetched), and what its judgement reads is
- * fetched NEAR names before. A worker's chunk that starts where its last one ended (the calling
- * thread's, one after another) goes on with the guess and the hashes of that one. */
+ * remembered verdict: once the next-index guess has gone cold, each name is hashed AHEAD - 1
+ * names before it is judged (its slot in the name index fetched), and what its judgement reads
+ * first is fetched NEAR - 1 names before, so that those misses overlap. A worker's chunk that
+ * starts where its last one ended (the calling thread's, one after another; a pool worker's
+ * when it takes the next chunk) goes on with the guess and the hashes of that one. */
 enum { AHEAD = 8, NEAR = 4 };
 
 struct lookahead {
@@ -352,7 +353,7 @@ judge_chunk(void *ctx, unsigned worker, size_t begin, size_t end)
 		if (la->hint & RF_HINT_COLD) {
 			if (la->ahead < i)
 				la->ahead = i;
-			/* past the chunk's end too: the next chunk finds them fetched */
+			/* past the chunk's end too, for a chunk that follows on this worker */
 			for (size_t k; (k = la->ahead) < i + AHEAD && k < n; la->ahead++) {
 				h[k % AHEAD] = rf_cluster_name_hash(v->args.node_names[k]);
 				at[k % AHEAD] = k;

@@ -727,19 +727,28 @@ rf_cluster_name_hash(const char *name)
 	return rf_hash_bytes(name, strlen(name));
 }
 
-const struct rf_node *
-rf_cluster_node_hashed(const struct rf_cluster *c, const char *name, uint64_t h)
+/* The slot of the name of hash h (c->node_slots set), or, with name NULL, the first slot of h's
+ * high bits (the node such a name most likely is: for prefetching); NULL when none. */
+static const struct node_slot *
+probe(const struct rf_cluster *c, uint64_t h, const char *name)
 {
-	if (!c->node_slots)
-		return rf_model_find_node(c, name); /* while building */
 	for (size_t i = h & c->node_mask;; i = (i + 1) & c->node_mask) {
 		const struct node_slot *s = &c->node_slots[i];
 		if (!s->idx1)
 			return NULL;
 		if (s->hash_hi == (uint32_t)(h >> 32) &&
-		    strcmp(c->node_names + s->name_off, name) == 0)
-			return c->nodes[s->idx1 - 1];
+		    (!name || strcmp(c->node_names + s->name_off, name) == 0))
+			return s;
 	}
+}
+
+const struct rf_node *
+rf_cluster_node_hashed(const struct rf_cluster *c, const char *name, uint64_t h)
+{
+	if (!c->node_slots)
+		return rf_model_find_node(c, name); /* while building */
+	const struct node_slot *s = probe(c, h, name);
+	return s ? c->nodes[s->idx1 - 1] : NULL;
 }
 
 /* After the index's slots: the number of node indexes, then each one's name offset
@@ -768,24 +777,17 @@ rf_cluster_prefetch_slot(const struct rf_cluster *c, uint64_t h)
 size_t
 rf_cluster_prefetch_node(const struct rf_cluster *c, uint64_t h)
 {
-	if (!c->node_slots)
+	const struct node_slot *s = c->node_slots ? probe(c, h, NULL) : NULL;
+	if (!s)
 		return SIZE_MAX;
-	/* the first slot of the hash: the node the name most likely is (not compared here) */
-	for (size_t i = h & c->node_mask;; i = (i + 1) & c->node_mask) {
-		const struct node_slot *s = &c->node_slots[i];
-		if (!s->idx1)
-			return SIZE_MAX;
-		if (s->hash_hi != (uint32_t)(h >> 32))
-			continue;
-		const struct rf_node *n = c->nodes[s->idx1 - 1];
-		__builtin_prefetch(c->node_names + s->name_off);
-		if (n) {
-			__builtin_prefetch(n);
-			__builtin_prefetch(&n->rev);
-		}
-		__builtin_prefetch(&c->node_use[s->idx1 - 1].fp);
-		return s->idx1 - 1;
+	const struct rf_node *n = c->nodes[s->idx1 - 1];
+	__builtin_prefetch(c->node_names + s->name_off);
+	if (n) {
+		__builtin_prefetch(n);
+		__builtin_prefetch(&n->rev);
 	}
+	__builtin_prefetch(&c->node_use[s->idx1 - 1].fp);
+	return s->idx1 - 1;
 }
 
 const struct rf_node *

@@ -394,7 +394,8 @@ uint64_t rf_cluster_name_hash(const char *name);
 /** rf_cluster_node_hint() with the name's rf_cluster_name_hash() known (0: not known). */
 const struct rf_node *rf_cluster_node_hint_hashed(const struct rf_cluster *c, const char *name,
 						  uint64_t h, size_t *hint);
-/** rf_cluster_node() with the name's rf_cluster_name_hash() h. */
+/** rf_cluster_node() with h = rf_cluster_name_hash(name) (0 is a hash like any other here; a
+ * wrong h finds nothing). */
 const struct rf_node *rf_cluster_node_hashed(const struct rf_cluster *c, const char *name,
 					     uint64_t h);
 /** Looking ahead through names in no order (kube-scheduler's), so that the cache misses of

@@ -785,18 +785,18 @@ cmp_rank_idx(const void *a, const void *b)
 	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* Ranks are places among the generation's names (at most a few thousand): a counting sort puts
- * k of them in order in O(k + ranks) where qsort took O(k log k) comparisons, ~12% of a warm
- * filter's CPU at 5,000 nodes with names in kube-scheduler's kind of order. Stable: equal ranks
- * (a name listed twice) keep their positions, as cmp_rank_idx orders them. False when out of
- * memory (the caller sorts with qsort). */
+/* Ranks are places among the generation's names: a counting sort puts k of them in order in
+ * O(k + ranks) where qsort took O(k log k) comparisons, ~12% of a warm filter's CPU at 5,000
+ * nodes with names in kube-scheduler's kind of order. Stable: equal ranks (a name listed twice)
+ * keep their positions, as cmp_rank_idx orders them. False when the ranks are many for the
+ * names (qsort is cheaper then) or out of memory: the caller sorts with qsort. */
 static bool
 sort_by_rank(struct name_idx *idx, size_t k, uint32_t max_rank)
 {
 	size_t nb = (size_t)max_rank + 1;
-	if (nb > 16 * k + 65536)
-		return false; /* few names among many ranks: the comparisons are cheaper */
-	size_t *at = calloc(nb + 1, sizeof(*at));
+	if (nb > 16 * k + 256)
+		return false;
+	uint32_t *at = calloc(nb + 1, sizeof(*at));
 	struct name_idx *tmp = malloc(k * sizeof(*tmp));
 	if (!at || !tmp) {
 		free(at);

@@ -678,6 +678,15 @@ same_generation(struct world *w, const struct rf_cluster *a, const struct rf_clu
 			ck_assert_uint_eq(hint,
 					  (x->idx + 1) | (guesses[g] == x->idx ? 0 : RF_HINT_COLD));
 		}
+		/* looked up with its hash known (the lookahead of judge_chunk): found, and the
+		 * slot the prefetch reads is its own; a wrong hash finds nothing */
+		uint64_t hx = rf_cluster_name_hash(x->name);
+		size_t cold = RF_HINT_COLD;
+		ck_assert_ptr_eq(rf_cluster_node_hint_hashed(a, x->name, hx, &cold), x);
+		ck_assert_ptr_eq(rf_cluster_node_hashed(a, x->name, hx), x);
+		ck_assert_ptr_null(rf_cluster_node_hashed(a, x->name, ~hx));
+		/* (two names of a few dozen sharing a hash's high 32 bits: never) */
+		ck_assert_uint_eq(rf_cluster_prefetch_node(a, hx), x->idx);
 		ck_assert_int_eq(rf_cluster_node_ready(a, x), rf_cluster_node_ready(b, y));
 		ck_assert_int_eq(!x->json, !y->json);
 		ck_assert_uint_eq(x->n_pools, y->n_pools);
