@@ -1044,7 +1044,7 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->opts = *o;
 	s->cache = o->cache;
 	s->cel = o->cel;
-	s->min_interval = (o->min_interval_ms > 0 ? (double)o->min_interval_ms : 50.0) / 1000.0;
+	s->min_interval = (double)(o->min_interval_ms > 0 ? o->min_interval_ms : RF_STORE_MIN_INTERVAL_MS) / 1000.0;
 	rf_build_budget_init(&s->budget, RF_BUILD_SHARE, RF_BUILD_BURST, rf_kube_now());
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);
