@@ -103,10 +103,12 @@
 #include "config/grow.h"
 
 /* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built)
- * and the objects they point into; at 128 of them (~6 MB at 5,000 nodes) a full build, which
- * holds the chain while it runs, peaks below what 64 cost when each kept ~210 KB */
-#define PATCH_DEPTH_MAX 128
-#define CHAIN_KEPT_MIN  ((size_t)4 << 20)
+ * and the objects they point into (~8 KB and one Node object for a Node label change at 5,000
+ * nodes); at 512 of them a full build, which holds the chain while it runs. A caller that can
+ * wait for a quiet moment builds in full long before (rf_cluster_layout_worn: 64 patches) */
+#define PATCH_DEPTH_MAX  512
+#define PATCH_DEPTH_WORN 64
+#define CHAIN_KEPT_MIN   ((size_t)4 << 20)
 /* Node objects a chain keeps (each a few KB, not counted in chain_kept): at most as many as
  * there are nodes, or this many */
 #define CHAIN_OBJS_MIN  256
@@ -1741,6 +1743,26 @@ rf_model_patch_account(struct rf_cluster *c)
 	l->chain_objs = l->base->chain_objs + json_array_size(l->own_node_objs);
 }
 
+static size_t
+chain_objs_max(const struct rf_layout *l)
+{
+	return l->n_node_objs > CHAIN_OBJS_MIN ? l->n_node_objs : CHAIN_OBJS_MIN;
+}
+
+bool
+rf_cluster_layout_worn(const struct rf_cluster *c)
+{
+	const struct rf_layout *l = c->layout;
+	/* past PATCH_DEPTH_WORN, or halfway to any other bound rf_model_patch_layout keeps */
+	return l->patched &&
+	       (l->depth >= PATCH_DEPTH_WORN || l->chain_kept > chain_kept_max(l) / 2 ||
+		l->chain_objs > chain_objs_max(l) / 2 ||
+		(l->holes && l->holes * 8 > c->n_devices) ||
+		(l->pool_holes && l->pool_holes * 8 > c->n_pools) ||
+		(l->node_holes && l->node_holes * 8 > c->n_nodes) ||
+		l->relisted * 2 > RELIST_MAX * c->n_nodes + 64);
+}
+
 int
 rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 		      const struct rf_cluster_objects *objs)
@@ -1748,8 +1770,7 @@ rf_model_patch_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	const struct rf_layout *pl = prev->layout;
 	if (!objs->slice_recs || !pl->from_recs || pl->dup_names ||
 	    pl->n_warnings >= MAX_WARNINGS || pl->depth >= PATCH_DEPTH_MAX ||
-	    pl->chain_kept > chain_kept_max(pl) ||
-	    pl->chain_objs > (pl->n_node_objs > CHAIN_OBJS_MIN ? pl->n_node_objs : CHAIN_OBJS_MIN))
+	    pl->chain_kept > chain_kept_max(pl) || pl->chain_objs > chain_objs_max(pl))
 		return 0;
 	struct patcher k = { .c = c,
 			     .prev = prev,

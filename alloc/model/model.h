@@ -356,6 +356,16 @@ int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster
  * class change touched rebuilt) rather than built in full. */
 bool rf_cluster_layout_patched(const struct rf_cluster *c);
 
+/**
+ * Whether c's layout is a patched one well along its chain (64 patches, or halfway to a bound
+ * at which the next patch builds it in full: the bytes and Node objects the chain keeps for
+ * replaced pieces, the holes removed devices, pools and nodes leave, the node copies of shared
+ * pools). A caller that can choose when to pay for a full build (server/kube/store.c: once the
+ * events have been quiet a while) builds the same objects in full then
+ * (rf_cluster_objects.full_layout), so that no event waits behind that build at the bound.
+ */
+bool rf_cluster_layout_worn(const struct rf_cluster *c);
+
 /** The generation's layout in its chain of patches: how many patches since the chain's full
  * build (the return value), and in *kept (may be NULL) the bytes the chain keeps for pieces its
  * patches replaced, until a full build starts a new chain. */

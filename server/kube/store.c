@@ -71,6 +71,7 @@ struct rf_store {
 	struct rf_cache *cache;
 	struct rf_cel_cache *cel;
 	double min_interval;
+	double quiet; /* seconds without a change after which a worn layout is compacted */
 	double last_build_end;
 	struct rf_build_budget budget; /* the publisher's */
 	double last_trim;              /* when freed heap was last given back to the system */
@@ -887,18 +888,20 @@ build_config(const struct rf_store *s)
 
 #define TRIM_INTERVAL 30.0 /* seconds */
 
-/* Called and returns with the lock held; drops it while building. */
+/* Called and returns with the lock held; drops it while building. compact: the last
+ * generation's objects again, with the layout built in full (see store.h). */
 static void
-build_and_publish(struct rf_store *s)
+build_and_publish(struct rf_store *s, bool compact)
 {
 	struct rf_cluster_objects objs;
 	double t0 = rf_kube_now();
 	int64_t seq = s->seq;
 	double since = s->pending_since;
-	bool same_layout = !s->layout_dirty;
+	bool same_layout = !s->layout_dirty && !compact;
 	s->urgent = false;
 	s->layout_dirty = false;
 	int r = snapshot(s, t0, &objs);
+	objs.full_layout = compact;
 	const struct rf_config *cfg = build_config(s);
 	pthread_mutex_unlock(&s->lock);
 
@@ -934,6 +937,7 @@ build_and_publish(struct rf_store *s)
 		s->stats.builds++;
 		s->stats.incremental += same_layout && s->stats.builds > 1;
 		s->stats.patched += patched;
+		s->stats.compacted += compact;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
 		/* changes that came while building wait for the next one */
 		s->pending_since = s->seq != seq ? t0 : 0;
@@ -946,6 +950,7 @@ build_and_publish(struct rf_store *s)
 			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
 			     same_layout ? "reused"
 			     : patched   ? "patched"
+			     : compact   ? "compacted"
 					 : "rebuilt");
 		}
 	} else {
@@ -1015,7 +1020,20 @@ publisher(void *arg)
 						rf_v(2, "cannot lower the priority of the cache "
 							"publisher");
 				}
-				build_and_publish(s);
+				build_and_publish(s, false);
+				continue;
+			}
+			if (ready_at < wake_at)
+				wake_at = ready_at;
+		} else if (s->last && !s->defer_first && rf_cluster_layout_worn(s->last)) {
+			/* nothing to build: a worn chain is built in full once it has been quiet
+			 * (s->last is replaced by this thread only) */
+			double ready_at = s->last_build_end + s->quiet,
+			       budget_at = rf_build_budget_ready_at(&s->budget, now);
+			if (budget_at > ready_at)
+				ready_at = budget_at;
+			if (now >= ready_at) {
+				build_and_publish(s, true);
 				continue;
 			}
 			if (ready_at < wake_at)
@@ -1044,7 +1062,10 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->opts = *o;
 	s->cache = o->cache;
 	s->cel = o->cel;
-	s->min_interval = (double)(o->min_interval_ms > 0 ? o->min_interval_ms : RF_STORE_MIN_INTERVAL_MS) / 1000.0;
+	s->min_interval =
+		(double)(o->min_interval_ms > 0 ? o->min_interval_ms : RF_STORE_MIN_INTERVAL_MS) /
+		1000.0;
+	s->quiet = (double)(o->quiet_ms > 0 ? o->quiet_ms : RF_STORE_QUIET_MS) / 1000.0;
 	rf_build_budget_init(&s->budget, RF_BUILD_SHARE, RF_BUILD_BURST, rf_kube_now());
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);

@@ -71,10 +71,13 @@ served by every node (allNodes, a driver no class names): a layout event railfit
 device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
 over a whole driver (every GPU), twice: a layout event railfit patches (the pools kept, the
 devices' taints the layout's, the nodes copied; built in full at a chain's bounds; the fake
-serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then 140 Node label
-changes one after another, each put as soon as the last one shows: past the bound of a chain of
-patched layouts (128 patches), where the layout is built in full, and the events after that full
-build (the line counts the builds by kind). The last line gives the peak RSS of each
+serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then Node label
+changes in 4 bursts of 40, each put as soon as the last one shows, 1.5 s of quiet after each
+burst: a chain worn past 64 patches is built in full in a quiet second (layout="compacted"), not
+when an event reaches its bound; then 540 Node label changes one after another without a
+pause: past the bound of a chain of patched layouts (512 patches), where the layout is built in
+full while an event waits, and the events after that full build (the lines count the builds by
+kind). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
@@ -104,7 +107,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 JOB_LABEL = "batch.kubernetes.io/job-name"
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NS_JOBS = "ml-train"
-RUN_EVENTS = 140  # churn: layout events in a row, past a chain's bound (128)
+RUN_EVENTS = 540  # churn: layout events in a row, past a chain's bound (512)
+BURSTS, BURST_EVENTS, BURST_QUIET = 4, 40, 1.5  # churn: layout events in bursts, quiet between
 
 CASES = [
     # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
@@ -681,7 +685,7 @@ def build_lags(log_text):
 
 
 def build_layouts(log_text):
-    """layout of the same log lines: reused, patched or rebuilt."""
+    """layout of the same log lines: reused, patched, compacted or rebuilt."""
     return re.findall(r'published a cache generation.*?\blayout="?(\w+)', log_text)
 
 
@@ -1023,8 +1027,20 @@ def churn(a, tmp):
             rule_layouts = build_layouts(rf.stderr())[rules0:]
             rule_build_ms = sorted(build_times(rf.stderr())[rules0:])
             phase_peak("a DeviceTaintRule over a driver put and deleted")
-            # a long run of layout events, past the bound of a chain of patched layouts (128):
-            # each waited for, so each is its own build
+            # layout events in bursts (a rollout relabelling nodes): the chain wears past 64
+            # patches during the second burst and is built in full in the quiet after it
+            burst0 = len(build_lags(rf.stderr()))
+            burst_lags = []
+            for _ in range(BURSTS):
+                burst_lags += [layout_probe("node") for _ in range(BURST_EVENTS)]
+                time.sleep(BURST_QUIET)
+            burst_layouts = build_layouts(rf.stderr())[burst0:]
+            compacted_ms = sorted(ms for ms, kind in zip(build_times(rf.stderr())[burst0:],
+                                                         burst_layouts) if kind == "compacted")
+            phase_peak("%d bursts of %d Node label events (compacted in the quiet)" % (
+                BURSTS, BURST_EVENTS))
+            # a long run of layout events, past the bound of a chain of patched layouts (512):
+            # each waited for, so each is its own build, and none leaves a quiet second
             run0 = len(build_lags(rf.stderr()))
             run_lags = [layout_probe("node") for _ in range(RUN_EVENTS)]
             time.sleep(0.2)
@@ -1155,11 +1171,16 @@ def churn(a, tmp):
               "layout built in full)" % (rule_build_ms[len(rule_build_ms) // 2],
                                          rule_build_ms[-1], len(rule_build_ms),
                                          rule_layouts.count("rebuilt")))
-    print("%d Node label events in a row, each put once the last one shows (past the 128 patches "
+    kinds = ("patched", "compacted", "rebuilt", "reused")
+    print("%d bursts of %d Node label events, %.1f s quiet after each: shown %s; their builds: "
+          "%s%s" % (BURSTS, BURST_EVENTS, BURST_QUIET, lagstr(burst_lags), ", ".join(
+              "%d %s" % (burst_layouts.count(k), k) for k in kinds if k in burst_layouts),
+                    "; compacted in %s ms" % ", ".join("%.0f" % x for x in compacted_ms)
+                    if compacted_ms else ""))
+    print("%d Node label events in a row, each put once the last one shows (past the 512 patches "
           "of a chain: one build in full): shown %s; their builds: %s" % (
               RUN_EVENTS, lagstr(run_lags), ", ".join(
-                  "%d %s" % (run_layouts.count(k), k)
-                  for k in ("patched", "rebuilt", "reused") if k in run_layouts)))
+                  "%d %s" % (run_layouts.count(k), k) for k in kinds if k in run_layouts)))
     if can_reset:
         print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
             "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)

@@ -3212,9 +3212,11 @@ START_TEST(test_patch_relisting_bounded)
 END_TEST
 
 /* A chain of patches, each a Node's label and a claim changed: its depth grows by one a patch
- * up to its bound, where a full build starts a new chain. A layout no generation uses keeps
- * neither the array of every Node object it was built from (only the objects its own nodes
- * point into) nor its table of the nodes that see each pool. */
+ * up to a bound, where a full build starts a new chain: here the Node objects the chain keeps
+ * (one a label change: at most CHAIN_OBJS_MIN, 256, in a cluster of fewer nodes). It is worn
+ * (rf_cluster_layout_worn: a caller may build it in full early) from 64 patches on. A layout no
+ * generation uses keeps neither the array of every Node object it was built from (only the
+ * objects its own nodes point into) nor its table of the nodes that see each pool. */
 START_TEST(test_patch_chain_bounded)
 {
 	struct world w;
@@ -3223,6 +3225,7 @@ START_TEST(test_patch_chain_bounded)
 	struct rf_cluster *prev = NULL, *g = NULL;
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
 	ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 0);
+	ck_assert(!rf_cluster_layout_worn(prev));
 	unsigned full_at[4] = { 0 }, n_full = 0, built_pool_nodes = 0, released = 0, builds = 0;
 	for (unsigned step = 1; step <= 140; step++) {
 		char v[16];
@@ -3242,12 +3245,13 @@ START_TEST(test_patch_chain_bounded)
 			unsigned depth = rf_cluster_layout_chain(g, &kept);
 			if (!rf_cluster_layout_patched(g)) {
 				ck_assert_uint_eq(depth, 0);
-				ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 128);
+				ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 257);
 				full_at[n_full++ % 4] = builds;
 			} else {
 				ck_assert_uint_eq(depth, rf_cluster_layout_chain(prev, NULL) + 1);
 				ck_assert_uint_gt(kept, 0);
 			}
+			ck_assert_int_eq(rf_cluster_layout_worn(g), depth >= 64);
 			if (k == 0) { /* the next build replaces it: its layout stays (the chain
 				       * holds it), its arrays go */
 				arr = json_incref(w.nodes);
@@ -3265,12 +3269,54 @@ START_TEST(test_patch_chain_bounded)
 		}
 		json_decref(arr);
 	}
-	/* full builds after 128 patches: the 129th build and the 258th */
-	ck_assert_uint_eq(n_full, 2);
-	ck_assert_uint_eq(full_at[0], 129);
-	ck_assert_uint_eq(full_at[1], 258);
+	/* a full build once the chain keeps more than 256 Node objects: the 258th build */
+	ck_assert_uint_eq(n_full, 1);
+	ck_assert_uint_eq(full_at[0], 258);
 	ck_assert_uint_gt(released, 100);
 	ck_assert_uint_gt(built_pool_nodes, 0);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
+/* A chain of ResourceSlice changes (a device attribute) keeps no Node object: it reaches the
+ * depth bound, 512 patches, where a full build starts a new chain. */
+START_TEST(test_patch_chain_depth_bound)
+{
+	if (getenv("RF_UNDER_VALGRIND"))
+		return; /* 520 builds; test_patch_chain_bounded walks the same code */
+	struct world w;
+	world_init_nodes(&w, 43, 4);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	size_t i = 0;
+	while (!w.recs[i]->node) /* a node's own pool */
+		i++;
+	unsigned n_full = 0;
+	for (unsigned step = 1; step <= 520; step++) {
+		json_t *v = copy_at(w.slices, i);
+		json_t *dev =
+			json_array_get(json_object_get(json_object_get(v, "spec"), "devices"), 0);
+		if (!json_is_object(json_object_get(dev, "attributes")))
+			json_object_set_new(dev, "attributes", json_object());
+		json_object_set_new(json_object_get(dev, "attributes"), "bench.railfit.io/probe",
+				    json_pack("{s:i}", "int", (int)step));
+		put_slice(&w, i, v);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		if (!rf_cluster_layout_patched(g)) {
+			ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 512);
+			ck_assert_uint_eq(step, 513);
+			n_full++;
+		} else {
+			ck_assert_uint_eq(rf_cluster_layout_chain(g, NULL),
+					  rf_cluster_layout_chain(prev, NULL) + 1);
+		}
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	ck_assert_uint_eq(n_full, 1);
 	rf_cluster_unref(prev);
 	world_release(&w);
 }
@@ -3999,6 +4045,7 @@ patch_suite(void)
 	tcase_add_test(shared, test_patch_all_nodes_pool_life);
 	tcase_add_test(shared, test_patch_relisting_bounded);
 	tcase_add_test(shared, test_patch_chain_bounded);
+	tcase_add_test(shared, test_patch_chain_depth_bound);
 	tcase_add_test(shared, test_patch_chain_bytes_bounded);
 	tcase_add_test(shared, test_patch_status_keeps_no_object);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);

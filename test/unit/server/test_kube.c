@@ -804,6 +804,82 @@ START_TEST(test_store_builds_only_what_changed)
 }
 END_TEST
 
+/* A chain of patched layouts worn past 64 patches is built in full once no change came for
+ * the quiet time, not while events keep coming; the next events patch the compacted layout. */
+static void
+relabel(struct store_fixture *f, const char *node, int i)
+{
+	char rack[16];
+	snprintf(rack, sizeof(rack), "r%d", i);
+	json_t *n =
+		json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", node, "labels", "rack", rack);
+	ck_assert_int_eq(rf_store_apply(f->store, RF_KIND_NODES, RF_WATCH_MODIFIED, n), 1);
+	json_decref(n);
+	struct rf_cluster *g = settled(f);
+	const struct rf_node *rn = rf_cluster_node(g, node);
+	ck_assert_str_eq(json_string_value(json_object_get(rn->labels, "rack")), rack);
+	ck_assert_uint_eq(rf_cluster_counts(g).nodes, 4);
+	rf_cluster_unref(g);
+}
+
+START_TEST(test_store_compacts_worn_layouts_when_quiet)
+{
+	struct store_fixture f;
+	struct rf_store_stats st;
+	rf_config_init(&f.cfg);
+	f.cache = rf_cache_new();
+	f.cel = rf_cel_cache_new();
+	struct rf_store_options o = { .cache = f.cache,
+				      .cfg = &f.cfg,
+				      .cel = f.cel,
+				      .min_interval_ms = 10,
+				      .quiet_ms = 300 };
+	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
+	json_t *nodes = json_array();
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
+						       name, "labels", "rack", "r0"));
+	}
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
+	json_decref(nodes);
+	rf_cluster_unref(settled(&f));
+	/* 40 patches, then a quiet time: not worn, nothing built again */
+	for (int i = 1; i <= 40; i++)
+		relabel(&f, i % 2 ? "n1" : "n2", i);
+	nanosleep(&(struct timespec){ 0, 600 * 1000 * 1000 }, NULL);
+	rf_store_stats(f.store, &st);
+	ck_assert_uint_eq(st.compacted, 0);
+	/* past 64 patches: built in full after the quiet time (polled: 5 s at most) */
+	for (int i = 41; i <= 70; i++)
+		relabel(&f, i % 2 ? "n1" : "n2", i);
+	for (int k = 0; k < 500 && st.compacted == 0; k++) {
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		rf_store_stats(f.store, &st);
+	}
+	ck_assert_uint_eq(st.compacted, 1);
+	struct rf_cluster *g = rf_cache_get(f.cache);
+	ck_assert(!rf_cluster_layout_patched(g));
+	ck_assert_str_eq(
+		json_string_value(json_object_get(rf_cluster_node(g, "n2")->labels, "rack")),
+		"r70");
+	rf_cluster_unref(g);
+	/* the compacted layout is not worn: no second one; the next event patches it */
+	nanosleep(&(struct timespec){ 0, 600 * 1000 * 1000 }, NULL);
+	relabel(&f, "n3", 71);
+	g = rf_cache_get(f.cache);
+	ck_assert(rf_cluster_layout_patched(g));
+	ck_assert_uint_eq(rf_cluster_layout_chain(g, NULL), 1);
+	rf_cluster_unref(g);
+	rf_store_stats(f.store, &st);
+	ck_assert_uint_eq(st.compacted, 1);
+	/* the first build and the compaction the only ones in full */
+	ck_assert_uint_eq(st.builds - st.incremental - st.patched, 2);
+	store_teardown(&f);
+}
+END_TEST
+
 START_TEST(test_store_assumed_placements)
 {
 	struct store_fixture f;
@@ -1312,6 +1388,7 @@ kube_suite(void)
 	tc = tcase_create("store");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_store_events_like_client_go);
+	tcase_add_test(tc, test_store_compacts_worn_layouts_when_quiet);
 	tcase_add_test(tc, test_store_assumed_placements);
 	tcase_add_test(tc, test_store_builds_only_what_changed);
 	tcase_add_test(tc, test_store_coalesces_bursts);
