@@ -72,6 +72,9 @@ struct rf_store {
 	struct rf_cel_cache *cel;
 	double min_interval;
 	double quiet; /* seconds without a change after which a worn layout is compacted */
+	/* the generation a compaction of failed: not tried again until another one is built */
+	const struct rf_cluster *no_compact;
+	unsigned failures; /* builds failed in a row: the next waits longer (backoff()) */
 	double last_build_end;
 	struct rf_build_budget budget; /* the publisher's */
 	double last_trim;              /* when freed heap was last given back to the system */
@@ -953,9 +956,25 @@ build_and_publish(struct rf_store *s, bool compact)
 			     : compact   ? "compacted"
 					 : "rebuilt");
 		}
+	} else if (compact) {
+		s->no_compact = s->last; /* s->last still holds it: the pointer stays unique */
 	} else {
 		s->layout_dirty = true; /* the next try starts from the last good generation */
 	}
+	if (r == 0)
+		s->no_compact = NULL; /* (its address may come back with another generation) */
+	s->failures = r == 0 ? 0 : s->failures + 1;
+}
+
+/* After failed builds, the spacing doubles with each one, up to a second: an error that
+ * repeats (no memory) is not tried, and logged, a hundred times a second. */
+static double
+backoff(const struct rf_store *s)
+{
+	double d = s->min_interval;
+	for (unsigned i = 0; i < s->failures && d < 1.0; i++)
+		d *= 2;
+	return d < 1.0 ? d : 1.0;
 }
 
 static void
@@ -1003,7 +1022,7 @@ publisher(void *arg)
 		if (s->seq != s->built_seq && !s->defer_first) {
 			/* builds spaced by min_interval, and at most a third of a core for
 			 * rebuilding over time, however big the cluster (build_budget.h) */
-			double ready_at = s->last_build_end + s->min_interval,
+			double ready_at = s->last_build_end + backoff(s),
 			       budget_at = rf_build_budget_ready_at(&s->budget, now);
 			if (budget_at > ready_at)
 				ready_at = budget_at;
@@ -1025,7 +1044,8 @@ publisher(void *arg)
 			}
 			if (ready_at < wake_at)
 				wake_at = ready_at;
-		} else if (s->last && !s->defer_first && rf_cluster_layout_worn(s->last)) {
+		} else if (s->last && s->last != s->no_compact && !s->defer_first &&
+			   rf_cluster_layout_worn(s->last)) {
 			/* nothing to build: a worn chain is built in full once it has been quiet
 			 * (s->last is replaced by this thread only) */
 			double ready_at = s->last_build_end + s->quiet,

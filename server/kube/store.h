@@ -20,8 +20,11 @@
  * the event that reaches it waits for that build (0.2-0.3 s at 5,000 nodes). Once the chain is
  * worn (rf_cluster_layout_worn: 64 patches, or halfway to a bound) and no change came for
  * quiet_ms, the publisher builds the same objects in full, so that the next events patch a new
- * chain: only an event that comes during that build waits for it, and only events that never
- * leave a quiet second for 512 layout events in a row meet the bound.
+ * chain: only an event that comes during that build waits for it. Quiet means no change of any
+ * kind (a pod's too): a cluster whose events never pause for a second meets the bound every 512
+ * layout events, where it waits as it did; one that pauses never does. The compacted generation
+ * remembers no verdict (a new layout: the first filter of each demand shape judges every node).
+ * A compaction that fails is not tried again until another generation is built.
  *
  * The interval is short (10 ms): builds are 3-30 ms at 5,000 nodes, so an event that comes just
  * after one is still shown within 50 ms, and the budget, not the interval, is what bounds their

@@ -3279,6 +3279,37 @@ START_TEST(test_patch_chain_bounded)
 }
 END_TEST
 
+/* Worn before 64 patches: 3 of 16 nodes leaving in one event (Node objects and slices) leave
+ * holes in the node, pool and device indexes past an eighth (a quarter builds in full). */
+START_TEST(test_patch_worn_by_holes)
+{
+	struct world w;
+	world_init_nodes(&w, 53, 16);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	json_t *left = json_array();
+	for (int k = 0; k < 2; k++) { /* one node, then two more */
+		for (int j = 0; j < (k ? 2 : 1); j++) {
+			char name[128];
+			snprintf(name, sizeof(name), "%s", node_name_at(w.nodes, 0));
+			delete_node_object(&w, name, left);
+			delete_slices_of(&w, name, NULL);
+		}
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert(rf_cluster_layout_patched(g));
+		ck_assert_uint_eq(rf_cluster_layout_chain(g, NULL), (unsigned)k + 1);
+		ck_assert_int_eq(rf_cluster_layout_worn(g), k == 1);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	json_decref(left);
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 /* A chain of ResourceSlice changes (a device attribute) keeps no Node object: it reaches the
  * depth bound, 512 patches, where a full build starts a new chain. */
 START_TEST(test_patch_chain_depth_bound)
@@ -3310,8 +3341,11 @@ START_TEST(test_patch_chain_depth_bound)
 			ck_assert_uint_eq(step, 513);
 			n_full++;
 		} else {
-			ck_assert_uint_eq(rf_cluster_layout_chain(g, NULL),
+			size_t kept = 0;
+			ck_assert_uint_eq(rf_cluster_layout_chain(g, &kept),
 					  rf_cluster_layout_chain(prev, NULL) + 1);
+			ck_assert_uint_lt(kept,
+					  (size_t)2 << 20); /* the depth bound, not the bytes' */
 		}
 		rf_cluster_unref(prev);
 		prev = g;
@@ -4046,6 +4080,7 @@ patch_suite(void)
 	tcase_add_test(shared, test_patch_relisting_bounded);
 	tcase_add_test(shared, test_patch_chain_bounded);
 	tcase_add_test(shared, test_patch_chain_depth_bound);
+	tcase_add_test(shared, test_patch_worn_by_holes);
 	tcase_add_test(shared, test_patch_chain_bytes_bounded);
 	tcase_add_test(shared, test_patch_status_keeps_no_object);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);

@@ -804,8 +804,7 @@ START_TEST(test_store_builds_only_what_changed)
 }
 END_TEST
 
-/* A chain of patched layouts worn past 64 patches is built in full once no change came for
- * the quiet time, not while events keep coming; the next events patch the compacted layout. */
+/* Node n's label rack=r<i>, as a watch event, and the generation that shows it. */
 static void
 relabel(struct store_fixture *f, const char *node, int i)
 {
@@ -822,6 +821,8 @@ relabel(struct store_fixture *f, const char *node, int i)
 	rf_cluster_unref(g);
 }
 
+/* A chain of patched layouts worn at 64 patches is built in full once no change came for the
+ * quiet time, not before; the next events patch the compacted layout. */
 START_TEST(test_store_compacts_worn_layouts_when_quiet)
 {
 	struct store_fixture f;
@@ -851,8 +852,8 @@ START_TEST(test_store_compacts_worn_layouts_when_quiet)
 	nanosleep(&(struct timespec){ 0, 600 * 1000 * 1000 }, NULL);
 	rf_store_stats(f.store, &st);
 	ck_assert_uint_eq(st.compacted, 0);
-	/* past 64 patches: built in full after the quiet time (polled: 5 s at most) */
-	for (int i = 41; i <= 70; i++)
+	/* 64 patches, worn at the last: built in full after the quiet time (polled: 5 s at most) */
+	for (int i = 41; i <= 64; i++)
 		relabel(&f, i % 2 ? "n1" : "n2", i);
 	for (int k = 0; k < 500 && st.compacted == 0; k++) {
 		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
@@ -863,11 +864,11 @@ START_TEST(test_store_compacts_worn_layouts_when_quiet)
 	ck_assert(!rf_cluster_layout_patched(g));
 	ck_assert_str_eq(
 		json_string_value(json_object_get(rf_cluster_node(g, "n2")->labels, "rack")),
-		"r70");
+		"r64");
 	rf_cluster_unref(g);
 	/* the compacted layout is not worn: no second one; the next event patches it */
 	nanosleep(&(struct timespec){ 0, 600 * 1000 * 1000 }, NULL);
-	relabel(&f, "n3", 71);
+	relabel(&f, "n3", 65);
 	g = rf_cache_get(f.cache);
 	ck_assert(rf_cluster_layout_patched(g));
 	ck_assert_uint_eq(rf_cluster_layout_chain(g, NULL), 1);
