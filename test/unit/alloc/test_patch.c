@@ -3211,6 +3211,18 @@ START_TEST(test_patch_relisting_bounded)
 }
 END_TEST
 
+/* A world of `nodes` nodes and its first generation, built in full: a chain's start. */
+static struct rf_cluster *
+chain_start(struct world *w, uint64_t seed, int nodes, struct rf_cluster_objects *objs)
+{
+	struct rf_cluster *g = NULL;
+	world_init_nodes(w, seed, nodes);
+	*objs = objects(w);
+	ck_assert_int_eq(rf_cluster_build_next(NULL, objs, &w->cfg, w->cel, false, &g), 0);
+	ck_assert(!rf_cluster_layout_patched(g));
+	return g;
+}
+
 /* A chain of patches, each a Node's label and a claim changed: its depth grows by one a patch
  * up to a bound, where a full build starts a new chain: here the Node objects the chain keeps
  * (one a label change: at most CHAIN_OBJS_MIN, 256, in a cluster of fewer nodes). It is worn
@@ -3220,10 +3232,8 @@ END_TEST
 START_TEST(test_patch_chain_bounded)
 {
 	struct world w;
-	world_init_nodes(&w, 41, 4);
-	struct rf_cluster_objects objs = objects(&w);
-	struct rf_cluster *prev = NULL, *g = NULL;
-	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct rf_cluster_objects objs;
+	struct rf_cluster *prev = chain_start(&w, 41, 4, &objs), *g = NULL;
 	ck_assert_uint_eq(rf_cluster_layout_chain(prev, NULL), 0);
 	ck_assert(!rf_cluster_layout_worn(prev));
 	unsigned full_at[4] = { 0 }, n_full = 0, built_pool_nodes = 0, released = 0, builds = 0;
@@ -3284,10 +3294,8 @@ END_TEST
 START_TEST(test_patch_worn_by_holes)
 {
 	struct world w;
-	world_init_nodes(&w, 53, 16);
-	struct rf_cluster_objects objs = objects(&w);
-	struct rf_cluster *prev = NULL, *g = NULL;
-	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct rf_cluster_objects objs;
+	struct rf_cluster *prev = chain_start(&w, 53, 16, &objs), *g = NULL;
 	json_t *left = json_array();
 	for (int k = 0; k < 2; k++) { /* one node, then two more */
 		for (int j = 0; j < (k ? 2 : 1); j++) {
@@ -3317,10 +3325,8 @@ START_TEST(test_patch_chain_depth_bound)
 	if (getenv("RF_UNDER_VALGRIND"))
 		return; /* 520 builds; test_patch_chain_bounded walks the same code */
 	struct world w;
-	world_init_nodes(&w, 43, 4);
-	struct rf_cluster_objects objs = objects(&w);
-	struct rf_cluster *prev = NULL, *g = NULL;
-	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	struct rf_cluster_objects objs;
+	struct rf_cluster *prev = chain_start(&w, 43, 4, &objs), *g = NULL;
 	size_t i = 0;
 	while (!w.recs[i]->node) /* a node's own pool */
 		i++;
