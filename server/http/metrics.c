@@ -680,6 +680,14 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 			"each followed by a relist of everything, by the resource that noticed.",
 		.labels = { "resource" },
 	},
+	[RF_METRIC_CACHE_BUILDS_TOTAL] = {
+		.name = "railfit_cache_builds_total",
+		.type = RF_METRIC_COUNTER,
+		.help = "Cache generations published in live mode, by what became of the layout: "
+			"reused, patched, compacted (a worn chain built in full in a quiet second) "
+			"or rebuilt (built in full while events waited).",
+		.labels = { "layout" },
+	},
 };
 
 const char *
@@ -773,6 +781,11 @@ rf_metrics_declare_railfit(const char *version, const char *commit)
 				     rf_level_name(gpu_levels[i]), NULL) >= 0)
 			rf_metric_add(RF_METRIC_PLACEMENT_GPU_LEVEL_TOTAL, l, 0);
 	rf_metric_set(RF_METRIC_CACHE_LAG_SECONDS, "", 0);
+	static const char *const layouts[] = { "reused", "patched", "compacted", "rebuilt" };
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_CACHE_BUILDS_TOTAL, layouts[i],
+				     NULL) >= 0)
+			rf_metric_add(RF_METRIC_CACHE_BUILDS_TOTAL, l, 0);
 	rf_metric_add(RF_METRIC_SELECTOR_ERRORS_TOTAL, "", 0);
 	rf_metric_add(RF_METRIC_ANNOTATION_ERRORS_TOTAL, "", 0);
 	static const char *const levels[] = { "PIX", "PXB", "PHB", "NODE", "SYS", "UNKNOWN" };

@@ -35,6 +35,7 @@ enum rf_metric {
 	RF_METRIC_FRONTEND_OVERCOMMITTED,     /* gauge; no labels */
 	RF_METRIC_HTTP_REJECTED_TOTAL,        /* labels: reason */
 	RF_METRIC_RV_RESETS_TOTAL,            /* labels: resource */
+	RF_METRIC_CACHE_BUILDS_TOTAL,         /* labels: layout */
 	RF_METRIC__COUNT
 };
 

@@ -25,6 +25,7 @@
 
 #include "config/grow.h"
 #include "server/http/log.h"
+#include "server/http/metrics.h"
 #include "server/kube/build_budget.h"
 #include "server/kube/kube.h"
 #include "server/kube/slice_table.h"
@@ -946,15 +947,19 @@ build_and_publish(struct rf_store *s, bool compact)
 		s->pending_since = s->seq != seq ? t0 : 0;
 		rf_cache_set_pending(s->cache, s->pending_since);
 		pthread_cond_broadcast(&s->published);
+		const char *layout = same_layout ? "reused"
+				     : patched   ? "patched"
+				     : compact   ? "compacted"
+						 : "rebuilt";
+		char l[64];
+		if (rf_metric_labels(l, sizeof(l), RF_METRIC_CACHE_BUILDS_TOTAL, layout, NULL) >= 0)
+			rf_metric_add(RF_METRIC_CACHE_BUILDS_TOTAL, l, 1);
 		if (rf_log_verbosity() >= 3) {
 			char ms[32], lag[32];
 			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
 			snprintf(lag, sizeof(lag), "%.3f", since ? (t1 - since) * 1000.0 : 0.0);
 			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
-			     same_layout ? "reused"
-			     : patched   ? "patched"
-			     : compact   ? "compacted"
-					 : "rebuilt");
+			     layout);
 		}
 	} else if (compact) {
 		s->no_compact = s->last; /* s->last still holds it: the pointer stays unique */

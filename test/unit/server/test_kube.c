@@ -23,6 +23,7 @@
 #include <microhttpd.h>
 
 #include "config/kubeconfig.h"
+#include "server/http/metrics.h"
 #include "server/kube/bind.h"
 #include "server/kube/cache.h"
 #include "server/kube/kube.h"
@@ -827,6 +828,8 @@ START_TEST(test_store_compacts_worn_layouts_when_quiet)
 {
 	struct store_fixture f;
 	struct rf_store_stats st;
+	rf_metrics_reset();
+	rf_metrics_declare_railfit("t", "c");
 	rf_config_init(&f.cfg);
 	f.cache = rf_cache_new();
 	f.cel = rf_cel_cache_new();
@@ -875,8 +878,14 @@ START_TEST(test_store_compacts_worn_layouts_when_quiet)
 	rf_cluster_unref(g);
 	rf_store_stats(f.store, &st);
 	ck_assert_uint_eq(st.compacted, 1);
-	/* the first build and the compaction the only ones in full */
+	/* the first build and the compaction the only ones in full; the metric says so */
 	ck_assert_uint_eq(st.builds - st.incremental - st.patched, 2);
+	char *m = rf_metrics_render(NULL);
+	ck_assert_ptr_nonnull(strstr(m, "\nrailfit_cache_builds_total{layout=\"compacted\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "\nrailfit_cache_builds_total{layout=\"rebuilt\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(m, "\nrailfit_cache_builds_total{layout=\"patched\"} 65\n"));
+	free(m);
+	rf_metrics_reset();
 	store_teardown(&f);
 }
 END_TEST
