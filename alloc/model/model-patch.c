@@ -104,7 +104,7 @@
 #include "config/grow.h"
 
 /* layouts in a chain: each one no generation uses keeps only its arena (the pieces it built)
- * and the objects they point into (~8 KB and one Node object for a Node label change at 5,000
+ * and the objects they point into (~7 KB of arena, and a label change's Node object, at 5,000
  * nodes); at 512 of them a full build, which holds the chain while it runs. A caller that can
  * wait for a quiet moment builds in full long before (rf_cluster_layout_worn: 64 patches) */
 #define PATCH_DEPTH_MAX  512
