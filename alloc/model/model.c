@@ -216,6 +216,13 @@ hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_clu
 	return 0;
 }
 
+/* -ECANCELED when the caller asks a full build to stop (rf_cluster_objects.stop). */
+static int
+stopped(const struct rf_cluster_objects *objs)
+{
+	return objs->stop && objs->stop(objs->stop_userdata) ? -ECANCELED : 0;
+}
+
 /* Nodes, pools, devices, classes and what derives from them alone, into a new layout (its arena
  * is c->arena while this runs). */
 static int
@@ -238,13 +245,14 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	if (!c->warnings)
 		return -ENOMEM;
 	if ((r = hold_slices(l, c, objs)) < 0 ||
-	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0)
+	    (r = rf_model_build_pools(c, l->slices, l->n_slices)) < 0 || (r = stopped(objs)) < 0)
 		return r;
 	l->rule_warnings[0] = c->n_warnings; /* where a patched layout finds them */
 	if ((r = rf_model_apply_taint_rules(c, c->objs.taint_rules)) < 0)
 		return r;
 	l->rule_warnings[1] = c->n_warnings;
-	if ((r = rf_model_build_nodes(c, c->objs.nodes)) < 0 || (r = rf_model_attach_pools(c)) < 0)
+	if ((r = rf_model_build_nodes(c, c->objs.nodes)) < 0 ||
+	    (r = rf_model_attach_pools(c)) < 0 || (r = stopped(objs)) < 0)
 		return r;
 	l->class_warnings[0] = c->n_warnings;
 	if ((r = rf_model_build_classes(c, c->objs.classes)) < 0)
@@ -259,6 +267,8 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 			return r;
 		l->n_nodes = i + 1;
 	}
+	if ((r = stopped(objs)) < 0)
+		return r;
 	l->n_nodes = c->n_nodes;
 	for (size_t i = 0; i < c->n_nodes; i++) {
 		c->nodes[i]->idx = (unsigned)i;
@@ -483,7 +493,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	if ((r = reuse     ? share_layout(c, prev)
 		 : patched ? 0
 			   : build_layout(c, objs)) < 0 ||
-	    (reuse && (r = refresh_ready(c)) < 0))
+	    (reuse && (r = refresh_ready(c)) < 0) ||
+	    (!reuse && !patched && (r = stopped(objs)) < 0))
 		goto fail;
 	if (patched)
 		stamp_patched(c, prev);

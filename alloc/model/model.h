@@ -316,8 +316,14 @@ struct rf_cluster_objects {
 	 * from the previous generation's (what a build cost before; benchmarks and tests) */
 	bool walk_usage;
 	/* the layout built in full where rf_cluster_build_next() would patch the previous one
-	 * (what a Node, slice or class change cost before; benchmarks and tests) */
+	 * (what a Node, slice or class change cost before; benchmarks and tests; the live store's
+	 * compaction of a worn chain) */
 	bool full_layout;
+	/* may be NULL: asked between the steps of building a layout in full, before any claim
+	 * or pod is relinked to it; when it returns true the build stops, -ECANCELED, leaving
+	 * prev as it was (the live store puts a compaction off when a change comes) */
+	bool (*stop)(void *userdata);
+	void *stop_userdata;
 	/* remembered verdicts start a new table where rf_cluster_build_next() would carry the
 	 * previous generation's (what the first filter after a slice or Node label change cost
 	 * before; benchmarks) */
@@ -347,6 +353,8 @@ int rf_cluster_build(const struct rf_cluster_objects *objs, const struct rf_conf
  * for nodes whose usage did not change: the cost is that of the claims and pods that changed,
  * plus a pass over the usage. Only one build from a given chain at a time (the store's
  * publisher); readers of prev are not disturbed.
+ * @return 0, -ENOMEM, or -ECANCELED when objs->stop stopped a layout built in full (prev and
+ * the table of claims and pods it shares with its chain as they were).
  */
 int rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_objects *objs,
 			  const struct rf_config *cfg, struct rf_cel_cache *cel, bool same_layout,

@@ -892,8 +892,25 @@ build_config(const struct rf_store *s)
 
 #define TRIM_INTERVAL 30.0 /* seconds */
 
+/* A compaction's stop hook (rf_cluster_objects.stop): a change came since it started. */
+struct compaction {
+	struct rf_store *s;
+	int64_t seq;
+};
+
+static bool
+change_came(void *userdata)
+{
+	const struct compaction *k = userdata;
+	pthread_mutex_lock(&k->s->lock);
+	bool came = k->s->seq != k->seq;
+	pthread_mutex_unlock(&k->s->lock);
+	return came;
+}
+
 /* Called and returns with the lock held; drops it while building. compact: the last
- * generation's objects again, with the layout built in full (see store.h). */
+ * generation's objects again, with the layout built in full (see store.h), put off (stopped
+ * before any claim is relinked) when a change comes meanwhile. */
 static void
 build_and_publish(struct rf_store *s, bool compact)
 {
@@ -905,7 +922,12 @@ build_and_publish(struct rf_store *s, bool compact)
 	s->urgent = false;
 	s->layout_dirty = false;
 	int r = snapshot(s, t0, &objs);
-	objs.full_layout = compact;
+	struct compaction k = { .s = s, .seq = seq };
+	if (compact) {
+		objs.full_layout = true;
+		objs.stop = change_came;
+		objs.stop_userdata = &k;
+	}
 	const struct rf_config *cfg = build_config(s);
 	pthread_mutex_unlock(&s->lock);
 
@@ -928,6 +950,8 @@ build_and_publish(struct rf_store *s, bool compact)
 			malloc_trim(0);
 			s->last_trim = now;
 		}
+	} else if (r == -ECANCELED) {
+		rf_v(3, "put the compaction of the layout off: a change came");
 	} else {
 		rf_errorf("cannot build a cache generation: %s", strerror(-r));
 	}
@@ -961,6 +985,10 @@ build_and_publish(struct rf_store *s, bool compact)
 			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
 			     layout);
 		}
+	} else if (compact && r == -ECANCELED) {
+		/* the change first, at once (it has waited already); compacted in the next quiet */
+		s->stats.compactions_put_off++;
+		s->urgent = true;
 	} else if (compact) {
 		s->no_compact = s->last; /* s->last still holds it: the pointer stays unique */
 	} else {
@@ -968,7 +996,7 @@ build_and_publish(struct rf_store *s, bool compact)
 	}
 	if (r == 0)
 		s->no_compact = NULL; /* (its address may come back with another generation) */
-	s->failures = r == 0 ? 0 : s->failures + 1;
+	s->failures = r == 0 || r == -ECANCELED ? 0 : s->failures + 1;
 }
 
 /* After failed builds, the spacing doubles with each one, up to a second: an error that

@@ -24,7 +24,9 @@
  * kind (a pod's too): a cluster whose events never pause for a second meets the bound every 512
  * layout events, where it waits as it did; one that pauses never does. The compacted generation
  * remembers no verdict (a new layout: the first filter of each demand shape judges every node).
- * A compaction that fails is not tried again until another generation is built.
+ * A compaction that fails is not tried again until another generation is built; one during
+ * which a change comes stops before it relinks any claim (its layout, ~45% of it, thrown away)
+ * and the change is built at once: that change waits for what remains of the layout's step.
  *
  * The interval is short (10 ms): builds are 3-30 ms at 5,000 nodes, so an event that comes just
  * after one is still shown within 50 ms, and the budget, not the interval, is what bounds their
@@ -158,7 +160,8 @@ struct rf_store_stats {
 	uint64_t incremental; /* of which reused the previous generation's layout */
 	uint64_t patched;     /* of which patched it where a Node, slice or class changed */
 	uint64_t compacted;   /* of which built a worn chain's layout in full in a quiet moment */
-	double last_build_ms; /* duration of the last snapshot + build */
+	uint64_t compactions_put_off; /* stopped because a change came (not published) */
+	double last_build_ms;         /* duration of the last snapshot + build */
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */
 };

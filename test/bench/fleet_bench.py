@@ -77,7 +77,9 @@ burst: a chain worn past 64 patches is built in full in a quiet second (layout="
 when an event reaches its bound; then 540 Node label changes one after another without a
 pause: past the bound of a chain of patched layouts (512 patches), where the layout is built in
 full while an event waits, and the events after that full build (the lines count the builds by
-kind). The last line gives the peak RSS of each
+kind); between them, 3 times, 70 label events (a worn chain), 1 s of quiet, and one more label
+event put 30 ms into the compaction that quiet starts (the compaction stops before it relinks a
+claim, and the event is built at once). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
@@ -109,6 +111,7 @@ PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NS_JOBS = "ml-train"
 RUN_EVENTS = 540  # churn: layout events in a row, past a chain's bound (512)
 BURSTS, BURST_EVENTS, BURST_QUIET = 4, 40, 2.0  # churn: layout events in bursts, quiet between
+COLLIDES, COLLIDE_AFTER = 3, 0.03  # churn: label events put this long into a compaction
 
 CASES = [
     # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
@@ -1039,6 +1042,21 @@ def churn(a, tmp):
                                                          burst_layouts) if kind == "compacted")
             phase_peak("%d bursts of %d Node label events (compacted in the quiet)" % (
                 BURSTS, BURST_EVENTS))
+            # a label event that comes during a compaction: the chain worn again (70 events),
+            # then one more put COLLIDE_AFTER into the compaction the quiet second starts; the
+            # compaction stops before it relinks anything and the event is built at once
+            collide0 = len(build_lags(rf.stderr()))
+            put_off0 = rf.stderr().count("put the compaction of the layout off")
+            collide_lags = []
+            for _ in range(COLLIDES):
+                for _ in range(70):
+                    layout_probe("node")
+                time.sleep(1.0 + COLLIDE_AFTER)
+                collide_lags.append(layout_probe("node"))
+                time.sleep(BURST_QUIET)
+            collide_layouts = build_layouts(rf.stderr())[collide0:]
+            put_off = rf.stderr().count("put the compaction of the layout off") - put_off0
+            phase_peak("label events during a compaction")
             # a long run of layout events, past the bound of a chain of patched layouts (512):
             # each waited for, so each is its own build, and none leaves a quiet second
             run0 = len(build_lags(rf.stderr()))
@@ -1181,6 +1199,10 @@ def churn(a, tmp):
               "%d %s" % (burst_layouts.count(k), k) for k in kinds if k in burst_layouts),
                     "; compacted in %s ms" % ", ".join("%.0f" % x for x in compacted_ms)
                     if compacted_ms else ""))
+    print("a Node label event put %.0f ms into a compaction (its chain worn by 70 events, then "
+          "1 s quiet), %d times: shown %s; compactions put off %d, built %d" % (
+              COLLIDE_AFTER * 1000, COLLIDES, lagstr(collide_lags), put_off,
+              collide_layouts.count("compacted")))
     print("%d Node label events in a row, each put once the last one shows (past the 512 patches "
           "of a chain: one build in full): shown %s; their builds: %s" % (
               RUN_EVENTS, lagstr(run_lags), ", ".join(

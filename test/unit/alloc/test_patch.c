@@ -3,6 +3,7 @@
  * changes (and claim and pod events between them) over a small fleet from alloc/gen, each
  * generation compared with a full build (nodes, pools, devices, attributes, taints, rails, usage,
  * class selector results, claims, warnings) and with explain documents of pending pods. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3289,6 +3290,73 @@ START_TEST(test_patch_chain_bounded)
 }
 END_TEST
 
+/* A stop hook that says stop at its n-th call (0: never), counting its calls. */
+struct stop_at {
+	unsigned n, calls;
+};
+
+static bool
+stop_at(void *userdata)
+{
+	struct stop_at *k = userdata;
+	return ++k->calls == k->n;
+}
+
+/* A layout built in full (a compaction) stops where its hook says, before any claim or pod is
+ * relinked: -ECANCELED, and the chain goes on from prev as if it had not been tried, equal to a
+ * full build of the same objects. */
+START_TEST(test_patch_full_build_stops)
+{
+	struct world w;
+	struct rf_cluster_objects objs;
+	struct rf_cluster *prev = chain_start(&w, 59, 6, &objs), *g = NULL, *full = NULL;
+	for (unsigned step = 1; step <= 3; step++) { /* a chain of a few patches and claims */
+		label_node(&w, step % json_array_size(w.nodes), false,
+			   "network.topology.kubernetes.io/block", step % 2 ? "b1" : "b2");
+		change_claim(&w);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert(rf_cluster_layout_patched(g));
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	unsigned checks = 0;
+	for (unsigned n = 1;; n++) {
+		struct stop_at k = { .n = n };
+		objs = objects(&w);
+		objs.full_layout = true;
+		objs.stop = stop_at;
+		objs.stop_userdata = &k;
+		int r = rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g);
+		if (r == 0) { /* past its last check: built */
+			ck_assert_uint_eq(k.calls, checks);
+			ck_assert(!rf_cluster_layout_patched(g));
+			rf_cluster_unref(g);
+			break;
+		}
+		ck_assert_int_eq(r, -ECANCELED);
+		ck_assert_uint_eq(k.calls, n);
+		ck_assert(!prev->reuse->abandoned);
+		checks = n;
+		/* the next event patches prev, its table shared, as if nothing had been tried */
+		label_node(&w, 0, false, "network.topology.kubernetes.io/block", "b3");
+		change_claim(&w);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+		ck_assert(rf_cluster_layout_patched(g));
+		ck_assert_ptr_eq(g->reuse, prev->reuse);
+		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+		same_generation(&w, g, full);
+		rf_cluster_unref(full);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	ck_assert_uint_ge(checks, 4); /* between the layout's steps, and before relinking */
+	rf_cluster_unref(prev);
+	world_release(&w);
+}
+END_TEST
+
 /* Worn before 64 patches: 3 of 16 nodes leaving in one event (Node objects and slices) leave
  * holes in the node, pool and device indexes past an eighth (a quarter builds in full). */
 START_TEST(test_patch_worn_by_holes)
@@ -4087,6 +4155,7 @@ patch_suite(void)
 	tcase_add_test(shared, test_patch_chain_bounded);
 	tcase_add_test(shared, test_patch_chain_depth_bound);
 	tcase_add_test(shared, test_patch_worn_by_holes);
+	tcase_add_test(shared, test_patch_full_build_stops);
 	tcase_add_test(shared, test_patch_chain_bytes_bounded);
 	tcase_add_test(shared, test_patch_status_keeps_no_object);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);
