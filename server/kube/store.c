@@ -76,6 +76,7 @@ struct rf_store {
 	/* the generation a compaction of failed: not tried again until another one is built */
 	const struct rf_cluster *no_compact;
 	unsigned failures; /* builds failed in a row: the next waits longer (backoff()) */
+	unsigned put_off;  /* compactions put off in a row (PUT_OFF_MAX) */
 	double last_build_end;
 	struct rf_build_budget budget; /* the publisher's */
 	double last_trim;              /* when freed heap was last given back to the system */
@@ -903,10 +904,14 @@ change_came(void *userdata)
 {
 	const struct compaction *k = userdata;
 	pthread_mutex_lock(&k->s->lock);
-	bool came = k->s->seq != k->seq;
+	bool came = k->s->seq != k->seq || k->s->stop; /* (nor does rf_store_free wait) */
 	pthread_mutex_unlock(&k->s->lock);
 	return came;
 }
+
+/* put off this many times in a row, a compaction runs to its end: events a little more than a
+ * quiet second apart would otherwise start and throw one away each time */
+#define PUT_OFF_MAX 2
 
 /* Called and returns with the lock held; drops it while building. compact: the last
  * generation's objects again, with the layout built in full (see store.h), put off (stopped
@@ -914,7 +919,7 @@ change_came(void *userdata)
 static void
 build_and_publish(struct rf_store *s, bool compact)
 {
-	struct rf_cluster_objects objs;
+	struct rf_cluster_objects objs = { 0 }; /* (released even when snapshot() failed) */
 	double t0 = rf_kube_now();
 	int64_t seq = s->seq;
 	double since = s->pending_since;
@@ -925,8 +930,10 @@ build_and_publish(struct rf_store *s, bool compact)
 	struct compaction k = { .s = s, .seq = seq };
 	if (compact) {
 		objs.full_layout = true;
-		objs.stop = change_came;
-		objs.stop_userdata = &k;
+		if (s->put_off < PUT_OFF_MAX) {
+			objs.stop = change_came;
+			objs.stop_userdata = &k;
+		}
 	}
 	const struct rf_config *cfg = build_config(s);
 	pthread_mutex_unlock(&s->lock);
@@ -988,6 +995,7 @@ build_and_publish(struct rf_store *s, bool compact)
 	} else if (compact && r == -ECANCELED) {
 		/* the change first, at once (it has waited already); compacted in the next quiet */
 		s->stats.compactions_put_off++;
+		s->put_off++;
 		s->urgent = true;
 	} else if (compact) {
 		s->no_compact = s->last; /* s->last still holds it: the pointer stays unique */
@@ -996,6 +1004,8 @@ build_and_publish(struct rf_store *s, bool compact)
 	}
 	if (r == 0)
 		s->no_compact = NULL; /* (its address may come back with another generation) */
+	if (r == 0 && compact)
+		s->put_off = 0;
 	s->failures = r == 0 || r == -ECANCELED ? 0 : s->failures + 1;
 }
 

@@ -13,20 +13,23 @@
  * sooner than min_interval after the previous build, and only while rebuilding stays within a
  * third of a core over time (build_budget.h: a long build is paid for by the builds after it only
  * once they would exceed that), so bursts of events cost one rebuild per interval. An urgent
- * change (a /bind placement) skips the wait.
+ * change (a /bind placement, a change that stopped a compaction) skips the wait.
  *
  * Compaction: a layout patched event after event forms a chain that must be built in full at
  * its bound (alloc/model/model-patch.c: 512 patches, or what it keeps for replaced pieces), and
  * the event that reaches it waits for that build (0.2-0.3 s at 5,000 nodes). Once the chain is
  * worn (rf_cluster_layout_worn: 64 patches, or halfway to a bound) and no change came for
  * quiet_ms, the publisher builds the same objects in full, so that the next events patch a new
- * chain: only an event that comes during that build waits for it. Quiet means no change of any
- * kind (a pod's too): a cluster whose events never pause for a second meets the bound every 512
- * layout events, where it waits as it did; one that pauses never does. The compacted generation
+ * chain: only an event that comes during that build may wait for it (below). Quiet means no change
+ * of any kind (a pod's too): a cluster whose events never pause for a second meets the bound every
+ * 512 layout events, where it waits as it did; one that pauses never does. The compacted generation
  * remembers no verdict (a new layout: the first filter of each demand shape judges every node).
- * A compaction that fails is not tried again until another generation is built; one during
- * which a change comes stops before it relinks any claim (its layout, ~45% of it, thrown away)
- * and the change is built at once: that change waits for what remains of the layout's step.
+ * A compaction that fails is not tried again until another generation is built. One during
+ * which a change comes stops at the next step of building its layout, or before it relinks the
+ * claims and pods, and the change is built at once (urgent: no spacing, no budget wait): a
+ * change that comes while the layout is built (about half of the build) waits for the step
+ * under way, one that comes later for the rest of the build. After PUT_OFF_MAX put off in a row
+ * a compaction runs to its end.
  *
  * The interval is short (10 ms): builds are 3-30 ms at 5,000 nodes, so an event that comes just
  * after one is still shown within 50 ms, and the budget, not the interval, is what bounds their
@@ -42,8 +45,9 @@
  * form), ResourceSlices parsed and packed (slice_table.h).
  *
  * Threads: writers (one reflector per kind, the bind handler) call the apply/replace/assume
- * functions from any thread; one mutex guards the maps and is held only for map updates and for
- * taking a snapshot of the maps (never while building, publishing or freeing a generation). */
+ * functions from any thread; one mutex guards the maps and is held only for map updates, for
+ * taking a snapshot of the maps and for a compaction's look at the change count (never while
+ * building, publishing or freeing a generation). */
 #ifndef RF_SERVER_STORE_H
 #define RF_SERVER_STORE_H
 
