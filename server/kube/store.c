@@ -994,7 +994,6 @@ build_and_publish(struct rf_store *s, bool compact)
 		}
 	} else if (compact && r == -ECANCELED) {
 		/* the change first, at once (it has waited already); compacted in the next quiet */
-		s->stats.compactions_put_off++;
 		s->put_off++;
 		s->urgent = true;
 	} else if (compact) {

@@ -164,8 +164,7 @@ struct rf_store_stats {
 	uint64_t incremental; /* of which reused the previous generation's layout */
 	uint64_t patched;     /* of which patched it where a Node, slice or class changed */
 	uint64_t compacted;   /* of which built a worn chain's layout in full in a quiet moment */
-	uint64_t compactions_put_off; /* stopped because a change came (not published) */
-	double last_build_ms;         /* duration of the last snapshot + build */
+	double last_build_ms; /* duration of the last snapshot + build */
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */
 };
