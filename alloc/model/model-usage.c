@@ -472,6 +472,9 @@ rf_model_build_claims(struct rf_cluster *c, const json_t *claims)
 		k.prev->claims[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		void *v;
+		if ((rr = rf_model_stopping(c, i)) < 0)
+			goto out;
+		rr = -ENOMEM;
 		if (reuse_or_parse(c, json_array_get(claims, i), i, parse_claim,
 				   rf_model_relink_claim, st, &v) < 0)
 			goto out;
@@ -688,6 +691,9 @@ rf_model_build_pods(struct rf_cluster *c, const json_t *pods)
 		k.prev->pods[i]->marks.in_prev = k.mark;
 	for (size_t i = 0; i < n; i++) {
 		void *v;
+		if ((r = rf_model_stopping(c, i)) < 0)
+			goto out;
+		r = -ENOMEM;
 		if (reuse_or_parse(c, json_array_get(pods, i), i, parse_pod, rf_model_relink_pod,
 				   st, &v) < 0)
 			goto out;

@@ -539,7 +539,14 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	}
 	/* the sorted claim and pod arrays follow prev's while the table is the same */
 	c->prev = reuse || patched == 1 ? prev : NULL;
+	/* a full build may stop while it relinks too: what it relinked went into its own table,
+	 * which goes with it (prev's is only read) */
+	if (!reuse && !patched && (!prev || c->reuse != prev->reuse)) {
+		c->stop = objs->stop;
+		c->stop_userdata = objs->stop_userdata;
+	}
 	r = build_usage(c);
+	c->stop = NULL;
 	c->prev = NULL;
 	c->relink_from = NULL;
 	rf_model_patch_free(c->patch);

@@ -319,9 +319,9 @@ struct rf_cluster_objects {
 	 * (what a Node, slice or class change cost before; benchmarks and tests; the live store's
 	 * compaction of a worn chain) */
 	bool full_layout;
-	/* may be NULL: asked between the steps of building a layout in full, before any claim
-	 * or pod is relinked to it; when it returns true the build stops, -ECANCELED, leaving
-	 * prev as it was (the live store puts a compaction off when a change comes) */
+	/* may be NULL: asked between the steps of building a layout in full and every 1,024
+	 * claims and pods relinked to it; when it returns true the build stops, -ECANCELED,
+	 * leaving prev as it was (the live store puts a compaction off when a change comes) */
 	bool (*stop)(void *userdata);
 	void *stop_userdata;
 	/* remembered verdicts start a new table where rf_cluster_build_next() would carry the

@@ -56,6 +56,8 @@ Table columns (one row per size and case; the size columns only on its first row
   non2xx    responses that were not 2xx (wrk)
   peer *    the same for test/bench/peer (Go, net/http + encoding/json, first-fit, no tricks),
             built and run only when `go` is on PATH; rf/peer = railfit req/s / peer req/s
+            (both serve the size's snapshot at once; each case runs on railfit, then at once
+            on the peer, so that a slow spell of the machine seldom falls on one side only)
 
 --churn N: instead of the sweep, railfit runs in live mode against the fake kube-apiserver
 (test/fakeapi) serving the same N-node snapshot plus --churn-objects churn pods and claims. It
@@ -77,9 +79,9 @@ burst: a chain worn past 64 patches is built in full in a quiet second (layout="
 when an event reaches its bound; then 540 Node label changes one after another without a
 pause: past the bound of a chain of patched layouts (512 patches), where the layout is built in
 full while an event waits, and the events after that full build (the lines count the builds by
-kind); between them, 3 times, 70 label events (a worn chain), 1 s of quiet, and one more label
-event put 30 ms into the compaction that quiet starts (the compaction stops before it relinks a
-claim, and the event is built at once). The last line gives the peak RSS of each
+kind); between them, 4 times, 70 label events (a worn chain), 1 s of quiet, and one more label
+event put 30, 80, 130 or 180 ms into the compaction that quiet starts (the compaction stops at
+its next step, or at the next 1,024 claims or pods it relinks, and the event is built at once). The last line gives the peak RSS of each
 phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
 (all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
 line above is VmHWM at the end of the run).
@@ -111,7 +113,9 @@ PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NS_JOBS = "ml-train"
 RUN_EVENTS = 540  # churn: layout events in a row, past a chain's bound (512)
 BURSTS, BURST_EVENTS, BURST_QUIET = 4, 40, 2.0  # churn: layout events in bursts, quiet between
-COLLIDES, COLLIDE_AFTER = 3, 0.03  # churn: label events put this long into a compaction
+# churn: label events put this long into a compaction (~200 ms at 5,000 nodes: its layout, then
+# the claims and pods relinked)
+COLLIDE_AFTERS = (0.03, 0.08, 0.13, 0.18)
 
 CASES = [
     # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
@@ -482,36 +486,52 @@ def wrk(url, body_paths, seconds, conns):
             "errors": errors.group(1).strip() if errors else ""}
 
 
-def run_cases(server, cluster, cases, seconds, tmp, tag):
-    rows = {}
-    for cid, verb, claim, names, cache, conns in cases:
-        claims = [claim] if claim != "bench-cold" else [
-            "bench-cold-%d" % k for k in range(COLD_SHAPES)]
-        paths = []
-        for k, cl in enumerate(claims):
-            paths.append(os.path.join(tmp, "body-%s-%d.json" % (cid, k)))
-            if not os.path.exists(paths[-1]):
-                with open(paths[-1], "wb") as f:
-                    f.write(cluster.body(cl, names, cache))
-        path = paths[-1]  # the first request: a shape the wrk run meets last
-        with open(path, "rb") as f:
-            body = f.read()
-        t0 = time.monotonic()
-        status, raw = post(server.url + "/" + verb, body)
-        first_ms = (time.monotonic() - t0) * 1000
-        passing = verdict(verb, raw) if status == 200 else -1
-        log("%s %s: first request %d in %.0f ms, %d pass; wrk %d s" % (
-            tag, cid, status, first_ms, passing, seconds))
-        r = wrk(server.url + "/" + verb, paths, seconds, conns)
-        r["pass"] = passing
-        r["req_nodes"] = len(cluster.names) if names == "all" else len(cluster.names500)
-        if r["errors"]:
-            log("%s %s: wrk socket errors: %s" % (tag, cid, r["errors"]))
-        rows[cid] = r
-    return rows
+def run_case(server, cluster, case, seconds, tmp, tag):
+    cid, verb, claim, names, cache, conns = case
+    claims = [claim] if claim != "bench-cold" else [
+        "bench-cold-%d" % k for k in range(COLD_SHAPES)]
+    paths = []
+    for k, cl in enumerate(claims):
+        paths.append(os.path.join(tmp, "body-%s-%d.json" % (cid, k)))
+        if not os.path.exists(paths[-1]):
+            with open(paths[-1], "wb") as f:
+                f.write(cluster.body(cl, names, cache))
+    path = paths[-1]  # the first request: a shape the wrk run meets last
+    with open(path, "rb") as f:
+        body = f.read()
+    t0 = time.monotonic()
+    status, raw = post(server.url + "/" + verb, body)
+    first_ms = (time.monotonic() - t0) * 1000
+    passing = verdict(verb, raw) if status == 200 else -1
+    log("%s %s: first request %d in %.0f ms, %d pass; wrk %d s" % (
+        tag, cid, status, first_ms, passing, seconds))
+    r = wrk(server.url + "/" + verb, paths, seconds, conns)
+    r["pass"] = passing
+    r["req_nodes"] = len(cluster.names) if names == "all" else len(cluster.names500)
+    if r["errors"]:
+        log("%s %s: wrk socket errors: %s" % (tag, cid, r["errors"]))
+    return r
 
 
 # ---- the Go peer ---------------------------------------------------------------------------
+
+def start_peer(peer, cluster, sdir, res, n, ready_timeout):
+    """The peer serving the size's snapshot beside railfit (None without one, or when it did
+    not start: no peer column for that size)."""
+    if not peer:
+        return None
+    psrv = Server("peer", lambda listen: [peer, "--snapshot", cluster.path, "--listen", listen],
+                  sdir)
+    try:
+        res["peer_start"] = psrv.wait_ready(ready_timeout)
+        res["peer_rss"], _ = psrv.mem()
+        log("size %d: peer ready in %.1f s, RSS %.0f MB" % (n, res["peer_start"],
+                                                           res["peer_rss"]))
+        return psrv
+    except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+        log("size %d: peer failed: %s" % (n, e))
+        psrv.stop()
+        return None
 
 def build_peer(tmp):
     go = shutil.which("go")
@@ -634,11 +654,26 @@ def sweep(a, tmp):
         results.append(res)
         srv = Server("railfit", lambda listen: [a.railfit, "serve", "--snapshot", cluster.path,
                                                 "--listen", listen], sdir)
+        psrv = None
         try:
             res["start"] = srv.wait_ready(a.ready_timeout)
             res["rss"], _ = srv.mem()
             log("size %d: railfit ready in %.1f s, RSS %.0f MB" % (n, res["start"], res["rss"]))
-            res["rows"] = run_cases(srv, cluster, cases, a.seconds, sdir, "railfit %d" % n)
+            psrv = start_peer(peer, cluster, sdir, res, n, a.ready_timeout)
+            # each case on railfit, then at once on the peer: a slow spell of the machine
+            # falls on both sides of a ratio more often than with all of one side first
+            res["peer_rows"] = {}
+            for case in cases:
+                res["rows"][case[0]] = run_case(srv, cluster, case, a.seconds, sdir,
+                                                "railfit %d" % n)
+                if psrv:
+                    try:
+                        res["peer_rows"][case[0]] = run_case(psrv, cluster, case, a.seconds,
+                                                             sdir, "peer %d" % n)
+                    except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
+                        log("size %d: peer failed: %s" % (n, e))
+                        psrv.stop()
+                        psrv = None
             res["rss_end"], res["hwm"] = srv.mem()
             res["unjudged"] = metric(srv.url, "railfit_unjudged_nodes_total")
             if srv.proc.poll() is not None:
@@ -649,25 +684,14 @@ def sweep(a, tmp):
             failed = True
         finally:
             srv.stop()
+            if psrv:
+                psrv.stop()
         if res["rows"]:
             log("size %d: railfit_unjudged_nodes_total %s" % (n, fmt(res["unjudged"], "%.0f")))
             if res["unjudged"] > 0 and n <= 5000 and not a.allow_unjudged:
                 failed = True
             if any(r["non2xx"] for r in res["rows"].values()):
                 failed = True
-        if peer:
-            psrv = Server("peer", lambda listen: [peer, "--snapshot", cluster.path, "--listen",
-                                                  listen], sdir)
-            try:
-                res["peer_start"] = psrv.wait_ready(a.ready_timeout)
-                res["peer_rss"], _ = psrv.mem()
-                log("size %d: peer ready in %.1f s, RSS %.0f MB" % (n, res["peer_start"],
-                                                                   res["peer_rss"]))
-                res["peer_rows"] = run_cases(psrv, cluster, cases, a.seconds, sdir, "peer %d" % n)
-            except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
-                log("size %d: peer failed: %s" % (n, e))
-            finally:
-                psrv.stop()
         if not a.keep:
             os.unlink(cluster.path)
     print_table(results, bool(peer), a)
@@ -1043,19 +1067,21 @@ def churn(a, tmp):
             phase_peak("%d bursts of %d Node label events (compacted in the quiet)" % (
                 BURSTS, BURST_EVENTS))
             # a label event that comes during a compaction: the chain worn again (70 events),
-            # then one more put COLLIDE_AFTER into the compaction the quiet second starts; the
-            # compaction stops before it relinks anything and the event is built at once
+            # then one more put COLLIDE_AFTERS into the compaction the quiet second starts; the
+            # compaction stops at its next step (or every 1,024 claims and pods it relinks) and
+            # the event is built at once
             collide0 = len(build_lags(rf.stderr()))
-            put_off0 = rf.stderr().count("put the compaction of the layout off")
-            collide_lags = []
-            for _ in range(COLLIDES):
+            collides = []  # (offset s, lag s, compactions put off)
+            for after in COLLIDE_AFTERS:
                 for _ in range(70):
                     layout_probe("node")
-                time.sleep(1.0 + COLLIDE_AFTER)
-                collide_lags.append(layout_probe("node"))
+                put_off0 = rf.stderr().count("put the compaction of the layout off")
+                time.sleep(1.0 + after)
+                lag = layout_probe("node")
                 time.sleep(BURST_QUIET)
+                collides.append((after, lag, rf.stderr().count(
+                    "put the compaction of the layout off") - put_off0))
             collide_layouts = build_layouts(rf.stderr())[collide0:]
-            put_off = rf.stderr().count("put the compaction of the layout off") - put_off0
             phase_peak("label events during a compaction")
             # a long run of layout events, past the bound of a chain of patched layouts (512):
             # each waited for, so each is its own build, and none leaves a quiet second
@@ -1199,9 +1225,12 @@ def churn(a, tmp):
               "%d %s" % (burst_layouts.count(k), k) for k in kinds if k in burst_layouts),
                     "; compacted in %s ms" % ", ".join("%.0f" % x for x in compacted_ms)
                     if compacted_ms else ""))
-    print("a Node label event put %.0f ms into a compaction (its chain worn by 70 events, then "
-          "1 s quiet), %d times: shown %s; compactions put off %d, built %d" % (
-              COLLIDE_AFTER * 1000, COLLIDES, lagstr(collide_lags), put_off,
+    print("a Node label event put into a compaction (its chain worn by 70 events, then 1 s "
+          "quiet), %d times: %s; compactions built %d" % (
+              len(collides), ", ".join(
+                  "%.0f ms in: shown in %s%s" % (
+                      1000 * after, "%.0f ms" % (1000 * lag) if lag is not None else "-",
+                      ", put off" if off else ", not put off") for after, lag, off in collides),
               collide_layouts.count("compacted")))
     print("%d Node label events in a row, each put once the last one shows (past the 512 patches "
           "of a chain: one build in full): shown %s; their builds: %s" % (
