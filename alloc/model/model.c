@@ -547,6 +547,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	}
 	r = build_usage(c);
 	c->stop = NULL;
+	c->stop_userdata = NULL;
 	c->prev = NULL;
 	c->relink_from = NULL;
 	rf_model_patch_free(c->patch);

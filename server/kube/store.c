@@ -915,7 +915,8 @@ change_came(void *userdata)
 
 /* Called and returns with the lock held; drops it while building. compact: the last
  * generation's objects again, with the layout built in full (see store.h), put off (stopped
- * between its steps) when a change comes meanwhile. */
+ * between its layout's steps or every 1,024 claims and pods it relinks) when a change comes
+ * meanwhile. */
 static void
 build_and_publish(struct rf_store *s, bool compact)
 {

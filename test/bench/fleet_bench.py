@@ -56,8 +56,9 @@ Table columns (one row per size and case; the size columns only on its first row
   non2xx    responses that were not 2xx (wrk)
   peer *    the same for test/bench/peer (Go, net/http + encoding/json, first-fit, no tricks),
             built and run only when `go` is on PATH; rf/peer = railfit req/s / peer req/s
-            (both serve the size's snapshot at once; each case runs on railfit, then at once
-            on the peer, so that a slow spell of the machine seldom falls on one side only)
+            (both serve the size's snapshot at once, each holding it in memory; each case
+            runs on railfit, then at once on the peer, so that a slow spell of the machine
+            seldom falls on one side only)
 
 --churn N: instead of the sweep, railfit runs in live mode against the fake kube-apiserver
 (test/fakeapi) serving the same N-node snapshot plus --churn-objects churn pods and claims. It
@@ -67,24 +68,24 @@ updated at --churn-rate events/s. The lag is measured from railfit's -v 3 'publi
 generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the same as a gauge)
 and from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
-that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing
-window and the generation build. While idle it also publishes, then deletes, a ResourceSlice
-served by every node (allNodes, a driver no class names): a layout event railfit patches (its
-device is no GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a DeviceTaintRule
-over a whole driver (every GPU), twice: a layout event railfit patches (the pools kept, the
-devices' taints the layout's, the nodes copied; built in full at a chain's bounds; the fake
-serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then Node label
-changes in 4 bursts of 40, each put as soon as the last one shows, 2 s of quiet after each
-burst: a chain worn past 64 patches is built in full in a quiet second (layout="compacted"), not
-when an event reaches its bound; then 540 Node label changes one after another without a
-pause: past the bound of a chain of patched layouts (512 patches), where the layout is built in
-full while an event waits, and the events after that full build (the lines count the builds by
-kind); between them, 4 times, 70 label events (a worn chain), 1 s of quiet, and one more label
-event put 30, 80, 130 or 180 ms into the compaction that quiet starts (the compaction stops at
-its next step, or at the next 1,024 claims or pods it relinks, and the event is built at once). The last line gives the peak RSS of each
-phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU time from exec to ready
-(all its threads, /proc) and its VmHWM at ready (the peak of the start alone; "peak" in the
-line above is VmHWM at the end of the run).
+that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing window
+and the generation build. While idle it also publishes, then deletes, a ResourceSlice served by
+every node (allNodes, a driver no class names): a layout event railfit patches (its device is no
+GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a
+DeviceTaintRule over a whole driver (every GPU), twice: a layout event railfit patches (the pools
+kept, the devices' taints the layout's, the nodes copied; built in full at a chain's bounds; the
+fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then Node label
+changes in 4 bursts of 40, each put as soon as the last one shows, 2 s of quiet after each burst: a
+chain worn past 64 patches is built in full in a quiet second (layout="compacted"), not when an
+event reaches its bound; then 540 Node label changes one after another without a pause: past the
+bound of a chain of patched layouts (512 patches), where the layout is built in full while an event
+waits, and the events after that full build (the lines count the builds by kind); between them, 4
+times, 70 label events (a worn chain), 1 s of quiet, and one more label event put 30, 80, 130 or
+180 ms into the compaction that quiet starts (the compaction stops at its next step, or at the next
+1,024 claims or pods it relinks, and the event is built at once). The last line gives the peak RSS
+of each phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The
+start-up line gives railfit's CPU time from exec to ready (all its threads, /proc) and its VmHWM at
+ready (the peak of the start alone; "peak" in the line above is VmHWM at the end of the run).
 
 Exit status: 1 when a railfit response was not 2xx, or railfit_unjudged_nodes_total > 0 at a size
 <= 5000 (unless --allow-unjudged), or a server failed to start.
@@ -515,14 +516,16 @@ def run_case(server, cluster, case, seconds, tmp, tag):
 
 # ---- the Go peer ---------------------------------------------------------------------------
 
+
 def start_peer(peer, cluster, sdir, res, n, ready_timeout):
     """The peer serving the size's snapshot beside railfit (None without one, or when it did
     not start: no peer column for that size)."""
     if not peer:
         return None
-    psrv = Server("peer", lambda listen: [peer, "--snapshot", cluster.path, "--listen", listen],
-                  sdir)
+    psrv = None
     try:
+        psrv = Server("peer", lambda listen: [peer, "--snapshot", cluster.path, "--listen",
+                                              listen], sdir)
         res["peer_start"] = psrv.wait_ready(ready_timeout)
         res["peer_rss"], _ = psrv.mem()
         log("size %d: peer ready in %.1f s, RSS %.0f MB" % (n, res["peer_start"],
@@ -530,7 +533,8 @@ def start_peer(peer, cluster, sdir, res, n, ready_timeout):
         return psrv
     except (RuntimeError, subprocess.CalledProcessError, OSError) as e:
         log("size %d: peer failed: %s" % (n, e))
-        psrv.stop()
+        if psrv:
+            psrv.stop()
         return None
 
 def build_peer(tmp):
@@ -590,7 +594,7 @@ def print_table(results, peer_on, a):
                 left = left_fmt % (
                     c.n_nodes, c.n_pods, c.n_slices, c.n_claims, fmt(res["start"], "%.1f"),
                     fmt(res["rss"], "%.0f"), fmt(res.get("rss_end"), "%.0f"),
-                    fmt(res["hwm"], "%.0f"), fmt(res["unjudged"], "%.0f"))
+                    fmt(res.get("hwm"), "%.0f"), fmt(res.get("unjudged"), "%.0f"))
             else:
                 left = blank
             us = r["p50"] * 1000.0 / r["req_nodes"] if r["req_nodes"] else float("nan")
@@ -687,8 +691,9 @@ def sweep(a, tmp):
             if psrv:
                 psrv.stop()
         if res["rows"]:
-            log("size %d: railfit_unjudged_nodes_total %s" % (n, fmt(res["unjudged"], "%.0f")))
-            if res["unjudged"] > 0 and n <= 5000 and not a.allow_unjudged:
+            unjudged = res.get("unjudged")  # None: railfit failed before its last case
+            log("size %d: railfit_unjudged_nodes_total %s" % (n, fmt(unjudged, "%.0f")))
+            if unjudged is not None and unjudged > 0 and n <= 5000 and not a.allow_unjudged:
                 failed = True
             if any(r["non2xx"] for r in res["rows"].values()):
                 failed = True

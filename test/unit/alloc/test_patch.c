@@ -3325,6 +3325,9 @@ START_TEST(test_patch_full_build_stops)
 		rf_cluster_unref(prev);
 		prev = g;
 	}
+	/* claims and pods to relink: a stop at the first pod drops a table of relinked claims */
+	ck_assert_uint_gt(json_array_size(w.claims), 0);
+	ck_assert_uint_gt(json_array_size(w.pods), 0);
 	unsigned checks = 0;
 	for (unsigned n = 1;; n++) {
 		struct stop_at k = { .n = n };
