@@ -49,10 +49,11 @@ vec_push(struct vec *v, void *p)
 	return 0;
 }
 
-/* A set of pointers (or of 64-bit keys), open addressing, at most half full. */
+/* A set of pointers (or of 64-bit keys), open addressing, at most half full: sized for what it
+ * will hold (set_init), or grown (set_add_grow) where that is not known. */
 struct set {
 	uint64_t *k;
-	size_t mask;
+	size_t mask, n;
 };
 
 static int
@@ -62,6 +63,7 @@ set_init(struct set *s, size_t n)
 	while (cap < 2 * n + 2)
 		cap *= 2;
 	s->mask = cap - 1;
+	s->n = 0;
 	s->k = calloc(cap, sizeof(*s->k));
 	return s->k ? 0 : -ENOMEM;
 }
@@ -83,7 +85,25 @@ set_add(struct set *s, uint64_t k)
 	if (s->k[i])
 		return false;
 	s->k[i] = k;
+	s->n++;
 	return true;
+}
+
+/* set_add() into a set that doubles when half full. @return 1 added, 0 there, -ENOMEM. */
+static int
+set_add_grow(struct set *s, uint64_t k)
+{
+	if (2 * (s->n + 1) > s->mask + 1) {
+		struct set bigger;
+		if (set_init(&bigger, s->n + 1) < 0)
+			return -ENOMEM;
+		for (size_t i = 0; i <= s->mask; i++)
+			if (s->k[i])
+				set_add(&bigger, s->k[i]);
+		free(s->k);
+		*s = bigger;
+	}
+	return set_add(s, k) ? 1 : 0;
 }
 
 static bool
@@ -401,7 +421,9 @@ work_free(struct pods_work *w)
 	free(w->pool_touched);
 }
 
-/* Pods of both generations that name a claim that changed: their bandwidth and rails move. */
+/* Pods of both generations that name a claim that changed: their bandwidth and rails move (as
+ * many as the changed claims' references: a build of many events, or of a layout patched where
+ * pools many claims hold changed, finds hundreds). */
 static int
 find_affected(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 {
@@ -423,9 +445,12 @@ find_affected(struct rf_cluster *c, struct usage_delta *d, struct pods_work *w)
 			}
 			for (; lo < prev->n_claim_refs && prev->claim_refs[lo].hash == h; lo++) {
 				const struct rf_pod *p = prev->claim_refs[lo].pod;
-				if (set_has(&w->gone, key_of(p)) || !set_add(&seen, key_of(p)))
+				int added = set_has(&w->gone, key_of(p))
+						    ? 0
+						    : set_add_grow(&seen, key_of(p));
+				if (added == 0)
 					continue;
-				if (vec_push(&w->affected, (void *)p) < 0) {
+				if (added < 0 || vec_push(&w->affected, (void *)p) < 0) {
 					free(seen.k);
 					return -ENOMEM;
 				}

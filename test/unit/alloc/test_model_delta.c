@@ -40,12 +40,14 @@ below(struct world *w, size_t n)
 }
 
 static void
-world_init(struct world *w, uint64_t seed)
+world_init_nodes(struct world *w, uint64_t seed, int nodes)
 {
 	memset(w, 0, sizeof(*w));
 	w->rng = seed;
 	fixture_init(&w->f);
-	struct rf_gen_options go = { .nodes = 6, .seed = seed, .used = 0.5, .pods_per_node = 2 };
+	struct rf_gen_options go = {
+		.nodes = nodes, .seed = seed, .used = 0.5, .pods_per_node = 2
+	};
 	json_t *doc = rf_gen_cluster(&go), *it;
 	size_t i;
 	json_decref(w->f.objs.classes);
@@ -58,6 +60,12 @@ world_init(struct world *w, uint64_t seed)
 	json_decref(doc);
 	ck_assert_int_eq(
 		rf_cluster_build_next(NULL, &w->f.objs, &w->f.cfg, w->f.cel, false, &w->gen), 0);
+}
+
+static void
+world_init(struct world *w, uint64_t seed)
+{
+	world_init_nodes(w, seed, 6);
 }
 
 /* A random device of a random node: free ones mostly (a device held twice is a warning, which
@@ -502,6 +510,44 @@ START_TEST(test_delta_label_only)
 }
 END_TEST
 
+/* Many claims changed in one build (a burst of allocations coalesced, a relist), their pods
+ * unchanged: every pod naming one of them is found (the set of those grows: it was sized for
+ * 16 more than the pods gone, and a build with 64 such pods spun forever), and the usage equals
+ * a full build's. */
+START_TEST(test_delta_many_claims_changed)
+{
+	struct world w;
+	world_init_nodes(&w, 11, 300);
+	json_t *claims = json_array();
+	json_array_extend(claims, w.f.objs.claims);
+	size_t changed = 0, n = json_array_size(claims);
+	for (size_t i = 0; i < n && changed < 70; i++) {
+		json_t *o = json_array_get(claims, i);
+		if (!json_object_get(o, "status"))
+			continue;
+		o = json_deep_copy(o);
+		json_object_del(o, "status"); /* deallocated */
+		json_array_set_new(claims, i, o);
+		changed++;
+	}
+	json_decref(w.f.objs.claims);
+	w.f.objs.claims = claims;
+	/* more than 63 pods name them; few enough that the difference is looked at (1/8 of the
+	 * objects, each claim counted gone and new) */
+	ck_assert_uint_eq(changed, 70);
+	ck_assert_uint_le(2 * changed * 8, n + json_array_size(w.f.objs.pods) + 64);
+	struct rf_cluster *next = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next),
+			 0);
+	ck_assert_int_eq(rf_cluster_build(&w.f.objs, &w.f.cfg, w.f.cel, &full), 0);
+	compare(next, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(next);
+	rf_cluster_unref(w.gen);
+	fixture_release(&w.f);
+}
+END_TEST
+
 Suite *
 model_delta_suite(void)
 {
@@ -510,6 +556,7 @@ model_delta_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_delta_equals_walk, 0, 3);
 	tcase_add_test(tc, test_delta_label_only);
+	tcase_add_test(tc, test_delta_many_claims_changed);
 	suite_add_tcase(s, tc);
 	return s;
 }
