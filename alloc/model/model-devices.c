@@ -379,6 +379,9 @@ rf_model_build_pools(struct rf_cluster *c, struct rf_slice *const *slices, size_
 		while (j < k && strcmp(refs[j]->driver, refs[i]->driver) == 0 &&
 		       strcmp(refs[j]->pool, refs[i]->pool) == 0)
 			j++;
+		if ((r = rf_model_stopping(c, c->n_pools + 1)) < 0)
+			goto out;
+		r = -ENOMEM;
 		struct rf_pool *p = rf_model_build_pool(c, refs + i, j - i, c->lend_devices);
 		if (!p)
 			goto out;

@@ -74,6 +74,9 @@ rf_model_build_nodes(struct rf_cluster *c, const json_t *nodes)
 	for (size_t i = 0; i < n; i++) {
 		const json_t *nj = json_array_get(nodes, i);
 		const char *name = json_string_value(rf_jpath(nj, "metadata.name"));
+		int r = rf_model_stopping(c, i + 1);
+		if (r < 0)
+			return r;
 		if (!name || !name[0]) {
 			rf_cluster_warn(c, "node #%zu: no metadata.name; skipped", i);
 			continue;

@@ -296,22 +296,22 @@ struct rf_cluster {
 	bool relinked_into;
 	/* its layout's pools may use their slices' devices in place (rf_model_build_pool) */
 	bool lend_devices;
-	/* while building a layout in full with a new table: rf_cluster_objects.stop, asked every
-	 * RF_STOP_EVERY claims and pods relinked or parsed (rf_model_stopping), else NULL */
+	/* while building a layout in full: rf_cluster_objects.stop, asked between the steps and
+	 * every stop_every pools, nodes, claims and pods (rf_model_stopping), else NULL */
 	bool (*stop)(void *userdata);
 	void *stop_userdata;
+	unsigned stop_every;
 };
 
-/* how many claims or pods a full build relinks between two stop checks (~1-2 ms at 5,000
- * nodes: the check takes the store's lock) */
+/* how many pools, nodes, claims or pods a full build makes or relinks between two stop checks
+ * (a few milliseconds at most at 5,000 nodes; the check takes the store's lock) */
 #define RF_STOP_EVERY 1024
 
-/** -ECANCELED when c is asked to stop at the i-th claim or pod of its loop (every RF_STOP_EVERY
- * from the first), else 0. */
+/** -ECANCELED when c is asked to stop at the i-th item of a loop (every stop_every), else 0. */
 static inline int
 rf_model_stopping(const struct rf_cluster *c, size_t i)
 {
-	return c->stop && i % RF_STOP_EVERY == 0 && c->stop(c->stop_userdata) ? -ECANCELED : 0;
+	return c->stop && i % c->stop_every == 0 && c->stop(c->stop_userdata) ? -ECANCELED : 0;
 }
 
 /** Record a warning (an object skipped and why); bounded to MAX_WARNINGS. */

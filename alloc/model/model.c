@@ -263,7 +263,8 @@ build_layout(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	l->class_memo = c->class_memo;
 	l->node_list = c->nodes;
 	for (size_t i = 0; i < c->n_nodes; i++) {
-		if ((r = rf_model_finish_node(c, c->nodes[i])) < 0)
+		if ((r = rf_model_stopping(c, i + 1)) < 0 ||
+		    (r = rf_model_finish_node(c, c->nodes[i])) < 0)
 			return r;
 		l->n_nodes = i + 1;
 	}
@@ -490,6 +491,14 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 		r = patched;
 		goto fail;
 	}
+	/* a layout built in full may stop between its steps and every RF_STOP_EVERY pools,
+	 * nodes, claims and pods (a stop while it relinks leaves what it relinked in its own
+	 * table, which goes with it: prev's is only read) */
+	if (!reuse && !patched) {
+		c->stop = objs->stop;
+		c->stop_userdata = objs->stop_userdata;
+		c->stop_every = objs->stop_every ? objs->stop_every : RF_STOP_EVERY;
+	}
 	if ((r = reuse     ? share_layout(c, prev)
 		 : patched ? 0
 			   : build_layout(c, objs)) < 0 ||
@@ -539,12 +548,6 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	}
 	/* the sorted claim and pod arrays follow prev's while the table is the same */
 	c->prev = reuse || patched == 1 ? prev : NULL;
-	/* a full build may stop while it relinks too: what it relinked went into its own table,
-	 * which goes with it (prev's is only read) */
-	if (!reuse && !patched && (!prev || c->reuse != prev->reuse)) {
-		c->stop = objs->stop;
-		c->stop_userdata = objs->stop_userdata;
-	}
 	r = build_usage(c);
 	c->stop = NULL;
 	c->stop_userdata = NULL;

@@ -320,10 +320,12 @@ struct rf_cluster_objects {
 	 * compaction of a worn chain) */
 	bool full_layout;
 	/* may be NULL: asked between the steps of building a layout in full and every 1,024
-	 * claims and pods relinked to it; when it returns true the build stops, -ECANCELED,
-	 * leaving prev as it was (the live store puts a compaction off when a change comes) */
+	 * pools, nodes, claims and pods it makes or relinks (stop_every: tests ask at each); when
+	 * it returns true the build stops, -ECANCELED, leaving prev as it was (the live store
+	 * puts a compaction off when a change comes) */
 	bool (*stop)(void *userdata);
 	void *stop_userdata;
+	unsigned stop_every; /* 0: 1,024 */
 	/* remembered verdicts start a new table where rf_cluster_build_next() would carry the
 	 * previous generation's (what the first filter after a slice or Node label change cost
 	 * before; benchmarks) */

@@ -3290,6 +3290,21 @@ START_TEST(test_patch_chain_bounded)
 }
 END_TEST
 
+/* The pools a full build makes of the world's slices: one per driver and pool name. */
+static size_t
+pools_of(const struct world *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->n_recs; i++) {
+		size_t j = 0;
+		while (j < i && (strcmp(w->recs[j]->driver, w->recs[i]->driver) != 0 ||
+				 strcmp(w->recs[j]->pool, w->recs[i]->pool) != 0))
+			j++;
+		n += j == i;
+	}
+	return n;
+}
+
 /* A stop hook that says stop at its n-th call (0: never), counting its calls. */
 struct stop_at {
 	unsigned n, calls;
@@ -3328,44 +3343,57 @@ START_TEST(test_patch_full_build_stops)
 	/* claims and pods to relink: a stop at the first pod drops a table of relinked claims */
 	ck_assert_uint_gt(json_array_size(w.claims), 0);
 	ck_assert_uint_gt(json_array_size(w.pods), 0);
-	unsigned checks = 0;
-	for (unsigned n = 1;; n++) {
-		struct stop_at k = { .n = n };
-		objs = objects(&w);
-		objs.lend_records = true;
-		objs.full_layout = true;
-		objs.stop = stop_at;
-		objs.stop_userdata = &k;
-		int r = rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g);
-		if (r == 0) { /* past its last check: built */
-			ck_assert_uint_eq(k.calls, checks);
-			ck_assert(!rf_cluster_layout_patched(g));
-			rf_cluster_unref(g);
-			break;
+	/* asked between the steps and every 1,024 items (here: the first claim and pod only),
+	 * then at every pool, node, claim and pod */
+	for (unsigned every = 0; every <= 1; every++) {
+		unsigned checks = 0;
+		for (unsigned n = 1;; n++) {
+			struct stop_at k = { .n = n };
+			objs = objects(&w);
+			objs.lend_records = true;
+			objs.full_layout = true;
+			objs.stop = stop_at;
+			objs.stop_userdata = &k;
+			objs.stop_every = every;
+			int r = rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g);
+			if (r == 0) { /* past its last check: built */
+				ck_assert_uint_eq(k.calls, checks);
+				ck_assert(!rf_cluster_layout_patched(g));
+				rf_cluster_unref(g);
+				break;
+			}
+			ck_assert_int_eq(r, -ECANCELED);
+			ck_assert_uint_eq(k.calls, n);
+			checks = n;
+			/* the next event patches prev, its table shared, as if nothing had been
+			 * tried; the records read as published (a full build of the same objects
+			 * borrows them) */
+			char v[16];
+			snprintf(v, sizeof(v), "c%u", n);
+			label_node(&w, 0, false, "network.topology.kubernetes.io/block", v);
+			change_claim(&w);
+			objs = objects(&w);
+			objs.lend_records = true;
+			ck_assert_int_eq(
+				rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+			ck_assert(rf_cluster_layout_patched(g));
+			ck_assert_ptr_eq(g->reuse, prev->reuse);
+			ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+			same_generation(&w, g, full);
+			rf_cluster_unref(full);
+			rf_cluster_unref(prev);
+			prev = g;
 		}
-		ck_assert_int_eq(r, -ECANCELED);
-		ck_assert_uint_eq(k.calls, n);
-		checks = n;
-		/* the next event patches prev, its table shared, as if nothing had been tried; the
-		 * records read as published (a full build of the same objects borrows them) */
-		char v[16];
-		snprintf(v, sizeof(v), "c%u", n);
-		label_node(&w, 0, false, "network.topology.kubernetes.io/block", v);
-		change_claim(&w);
-		objs = objects(&w);
-		objs.lend_records = true;
-		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
-		ck_assert(rf_cluster_layout_patched(g));
-		ck_assert_ptr_eq(g->reuse, prev->reuse);
-		ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
-		same_generation(&w, g, full);
-		rf_cluster_unref(full);
-		rf_cluster_unref(prev);
-		prev = g;
+		/* between the layout's steps, before relinking, at the first claim, at the first
+		 * pod (the claims relinked then); at each item: also at every pool, node (made,
+		 * then finished), claim and pod */
+		if (!every)
+			ck_assert_uint_ge(checks, 6);
+		else
+			ck_assert_uint_eq(checks, 4 + pools_of(&w) + 2 * json_array_size(w.nodes) +
+							  json_array_size(w.claims) +
+							  json_array_size(w.pods));
 	}
-	/* between the layout's steps, before relinking, at the first claim, at the first pod
-	 * (the claims relinked then) */
-	ck_assert_uint_ge(checks, 6);
 	rf_cluster_unref(prev);
 	world_release(&w);
 }
