@@ -915,8 +915,7 @@ change_came(void *userdata)
 
 /* Called and returns with the lock held; drops it while building. compact: the last
  * generation's objects again, with the layout built in full (see store.h), put off (stopped
- * between its layout's steps or every 1,024 claims and pods it relinks) when a change comes
- * meanwhile. */
+ * at its next check: rf_cluster_objects.stop) when a change comes meanwhile. */
 static void
 build_and_publish(struct rf_store *s, bool compact)
 {

@@ -65,27 +65,29 @@ Table columns (one row per size and case; the size columns only on its first row
 reuses test/bench/watch_bench.py's driver: a closed-loop client measures filter latency (the
 pending Job worker, every node name) for --seconds without churn, then while pods and claims are
 updated at --churn-rate events/s. The lag is measured from railfit's -v 3 'published a cache
-generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the same as a gauge)
-and from outside: once a second a new pending pod is created in the fake and
+generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the same as a gauge) and
+from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing window
-and the generation build. While idle it also publishes, then deletes, a ResourceSlice served by
-every node (allNodes, a driver no class names): a layout event railfit patches (its device is no
-GPU, NIC or CPU: only the nodes' pool lists change), twice; then puts, then deletes, a
-DeviceTaintRule over a whole driver (every GPU), twice: a layout event railfit patches (the pools
-kept, the devices' taints the layout's, the nodes copied; built in full at a chain's bounds; the
-fake serves DeviceTaintRules as a 1.35 cluster with the alpha gate on, v1alpha3); then Node label
-changes in 4 bursts of 40, each put as soon as the last one shows, 2 s of quiet after each burst: a
-chain worn past 64 patches is built in full in a quiet second (layout="compacted"), not when an
-event reaches its bound; then 540 Node label changes one after another without a pause: past the
-bound of a chain of patched layouts (512 patches), where the layout is built in full while an event
-waits, and the events after that full build (the lines count the builds by kind); between them, 4
-times, 70 label events (a worn chain), 1 s of quiet, and one more label event put 30, 80, 130 or
-180 ms into the compaction that quiet starts (the compaction stops at its next step, or at the next
-1,024 claims or pods it relinks, and the event is built at once). The last line gives the peak RSS
-of each phase (VmHWM read, then restarted from the current RSS through /proc/PID/clear_refs). The
-start-up line gives railfit's CPU time from exec to ready (all its threads, /proc) and its VmHWM at
-ready (the peak of the start alone; "peak" in the line above is VmHWM at the end of the run).
+and the generation build. During the churn a Node label and a ResourceSlice attribute of the first
+node also change in turn every 0.5 s, each timed until /debug/nodes/{name} shows it. While idle it
+also publishes, then deletes, a ResourceSlice served by every node (allNodes, a driver no class
+names): a layout event railfit patches (its device is no GPU, NIC or CPU: only the nodes' pool
+lists change), twice; then puts, then deletes, a DeviceTaintRule over a whole driver (every GPU),
+twice: a layout event railfit patches (the pools kept, the devices' taints the layout's, the nodes
+copied; built in full at a chain's bounds; the fake serves DeviceTaintRules as a 1.35 cluster with
+the alpha gate on, v1alpha3); then Node label changes in 4 bursts of 40, each put as soon as the
+last one shows, 2 s of quiet after each burst: a chain worn past 64 patches is built in full in a
+quiet second (layout="compacted"), not when an event reaches its bound; then 540 Node label changes
+one after another without a pause: past the bound of a chain of patched layouts (512 patches),
+where the layout is built in full while an event waits, and the events after that full build (the
+lines count the builds by kind); between them, 4 times, 70 label events (a worn chain), 1 s of
+quiet, and one more label event put 30, 80, 130 or 180 ms into the compaction that quiet starts
+(the compaction stops at its next check, between steps or every 1,024 pools, nodes, claims or pods,
+and the event is built at once). The last line gives the peak RSS of each phase (VmHWM read, then
+restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU
+time from exec to ready (all its threads, /proc) and its VmHWM at ready (the peak of the start
+alone; "peak" in the line above is VmHWM at the end of the run).
 
 Exit status: 1 when a railfit response was not 2xx, or railfit_unjudged_nodes_total > 0 at a size
 <= 5000 (unless --allow-unjudged), or a server failed to start.
@@ -783,13 +785,17 @@ def churn(a, tmp):
             client = rf.client(node_cache_capable=True)
             names = cluster.names
 
-            probe_seq = [0]
+            probe_seq, seq_lock = [0], threading.Lock()
+
+            def next_seq():  # (the probers' threads take numbers too)
+                with seq_lock:
+                    probe_seq[0] += 1
+                    return probe_seq[0]
 
             def lag_probe():
                 """Seconds from putting a new pending pod into the fake to railfit's explain
                 knowing it (polled every 10 ms); None after 60 s."""
-                probe_seq[0] += 1
-                name = "lag-probe-%d" % probe_seq[0]
+                name = "lag-probe-%d" % next_seq()
                 p = wb.pod(name, "churn", "none")
                 p["spec"].pop("resourceClaims")
                 p["spec"]["containers"][0].pop("resources")
@@ -840,8 +846,7 @@ def churn(a, tmp):
                 """Seconds from putting a changed ResourceSlice (a device attribute) or Node
                 (its block label) of the first node into the fake to /debug/nodes/{name}
                 showing it (polled every 10 ms); None after 60 s."""
-                probe_seq[0] += 1
-                seq = probe_seq[0]
+                seq = next_seq()
                 if kind == "slice":
                     o = copy.deepcopy(cluster.probe_slice)
                     o["spec"]["devices"][0].setdefault("attributes", {})[
@@ -1119,11 +1124,24 @@ def churn(a, tmp):
             time.sleep(1.0)
             prober = Prober()
             prober.start()
+            # layout events under the churn too: one at a time (they change one Node and
+            # one slice), a Node label and a slice attribute in turn, 0.5 s apart
+            layout_lags_churn, layout_stop = [], threading.Event()
+
+            def layout_prober():
+                k = 0
+                while not layout_stop.wait(0.5):
+                    layout_lags_churn.append(layout_probe("slice" if k % 2 else "node"))
+                    k += 1
+            layout_thread = threading.Thread(target=layout_prober, daemon=True)
+            layout_thread.start()
             h2 = wb.filter_histogram(rf.url)
             busy = wb.measure(client, target, names, a.seconds)
             h3 = wb.filter_histogram(rf.url)
             driver.stop()
             prober.finish()  # the last probes see the churn's tail
+            layout_stop.set()
+            layout_thread.join()
             dt = time.monotonic() - t1
             time.sleep(1.0)
             ingested = (wb.events_total(rf.url) - e0) / dt
@@ -1180,6 +1198,8 @@ def churn(a, tmp):
                                churn_lags[-1]))
     print("put-to-visible lag (new pod in the fake -> railfit's explain finds it): idle %s; "
           "under churn %s" % (lagstr(idle_lags), lagstr(prober.lags)))
+    print("layout events under churn (a Node label and a ResourceSlice attribute in turn, one "
+          "every 0.5 s, put -> /debug/nodes/{name} shows it): %s" % lagstr(layout_lags_churn))
     if idle_store_lags:
         print("of which railfit's part while idle (the probe pod in railfit's store -> published, "
               "lagMs): median %.0f ms, max %.0f ms over %d builds" % (
