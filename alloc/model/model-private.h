@@ -304,7 +304,7 @@ struct rf_cluster {
 };
 
 /* how many pools, nodes, claims or pods a full build makes or relinks between two stop checks
- * (a few milliseconds at most at 5,000 nodes; the check takes the store's lock) */
+ * (the live store's check takes its lock: not at every item) */
 #define RF_STOP_EVERY 1024
 
 /** -ECANCELED when c is asked to stop at the i-th item of a loop (every stop_every), else 0. */

@@ -69,22 +69,23 @@ generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the s
 from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing window
-and the generation build. During the churn a Node label and a ResourceSlice attribute of the first
-node also change in turn every 0.5 s, each timed until /debug/nodes/{name} shows it. While idle it
-also publishes, then deletes, a ResourceSlice served by every node (allNodes, a driver no class
-names): a layout event railfit patches (its device is no GPU, NIC or CPU: only the nodes' pool
-lists change), twice; then puts, then deletes, a DeviceTaintRule over a whole driver (every GPU),
-twice: a layout event railfit patches (the pools kept, the devices' taints the layout's, the nodes
-copied; built in full at a chain's bounds; the fake serves DeviceTaintRules as a 1.35 cluster with
-the alpha gate on, v1alpha3); then Node label changes in 4 bursts of 40, each put as soon as the
-last one shows, 2 s of quiet after each burst: a chain worn past 64 patches is built in full in a
-quiet second (layout="compacted"), not when an event reaches its bound; then 540 Node label changes
-one after another without a pause: past the bound of a chain of patched layouts (512 patches),
-where the layout is built in full while an event waits, and the events after that full build (the
-lines count the builds by kind); between them, 4 times, 70 label events (a worn chain), 1 s of
-quiet, and one more label event put 30, 80, 130 or 180 ms into the compaction that quiet starts
-(the compaction stops at its next check, between steps or every 1,024 pools, nodes, claims or pods,
-and the event is built at once). The last line gives the peak RSS of each phase (VmHWM read, then
+and the generation build. After the filter's measurement under churn, with the churn going on, a
+Node label and a ResourceSlice attribute of the first node also change in turn for 6 s, each 0.5 s
+after the last one showed, each timed until /debug/nodes/{name} shows it. While idle it also
+publishes, then deletes, a ResourceSlice served by every node (allNodes, a driver no class names):
+a layout event railfit patches (its device is no GPU, NIC or CPU: only the nodes' pool lists
+change), twice; then puts, then deletes, a DeviceTaintRule over a whole driver (every GPU), twice:
+a layout event railfit patches (the pools kept, the devices' taints the layout's, the nodes copied;
+built in full at a chain's bounds; the fake serves DeviceTaintRules as a 1.35 cluster with the
+alpha gate on, v1alpha3); then Node label changes in 4 bursts of 40, each put as soon as the last
+one shows, 2 s of quiet after each burst: a chain worn past 64 patches is built in full in a quiet
+second (layout="compacted"), not when an event reaches its bound; then 540 Node label changes one
+after another without a pause: past the bound of a chain of patched layouts (512 patches), where
+the layout is built in full while an event waits, and the events after that full build (the lines
+count the builds by kind); between them, 4 times, 70 label events (a worn chain), 1 s of quiet, and
+one more label event put 30, 80, 130 or 180 ms into the compaction that quiet starts (the
+compaction stops at its next check, between steps or every 1,024 pools, nodes, claims or pods, and
+the event is built at once). The last line gives the peak RSS of each phase (VmHWM read, then
 restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU
 time from exec to ready (all its threads, /proc) and its VmHWM at ready (the peak of the start
 alone; "peak" in the line above is VmHWM at the end of the run).
@@ -115,6 +116,7 @@ JOB_LABEL = "batch.kubernetes.io/job-name"
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
 NS_JOBS = "ml-train"
 RUN_EVENTS = 540  # churn: layout events in a row, past a chain's bound (512)
+LAYOUT_UNDER_CHURN = 6.0  # churn: seconds of layout events after the filter's measurement
 BURSTS, BURST_EVENTS, BURST_QUIET = 4, 40, 2.0  # churn: layout events in bursts, quiet between
 # churn: label events put this long into a compaction (~200 ms at 5,000 nodes: its layout, then
 # the claims and pods relinked)
@@ -1124,25 +1126,24 @@ def churn(a, tmp):
             time.sleep(1.0)
             prober = Prober()
             prober.start()
-            # layout events under the churn too: one at a time (they change one Node and
-            # one slice), a Node label and a slice attribute in turn, 0.5 s apart
-            layout_lags_churn, layout_stop = [], threading.Event()
-
-            def layout_prober():
-                k = 0
-                while not layout_stop.wait(0.5):
-                    layout_lags_churn.append(layout_probe("slice" if k % 2 else "node"))
-                    k += 1
-            layout_thread = threading.Thread(target=layout_prober, daemon=True)
-            layout_thread.start()
             h2 = wb.filter_histogram(rf.url)
             busy = wb.measure(client, target, names, a.seconds)
             h3 = wb.filter_histogram(rf.url)
-            driver.stop()
-            prober.finish()  # the last probes see the churn's tail
-            layout_stop.set()
-            layout_thread.join()
+            prober.finish()  # the last probes see the churn too
+            builds1 = len(build_times(rf.stderr()))  # the builds of pod and claim events
+            # then layout events under the same churn (filter no longer measured): a Node
+            # label and a slice attribute in turn, each 0.5 s after the last one showed
+            layout_lags_churn, lt0 = [], time.monotonic()
+            while time.monotonic() - lt0 < LAYOUT_UNDER_CHURN:
+                try:
+                    lag = layout_probe("slice" if len(layout_lags_churn) % 2 else "node")
+                except (OSError, ValueError) as e:
+                    log("churn: a layout probe failed: %s" % e)
+                    lag = None
+                layout_lags_churn.append(lag)
+                time.sleep(0.5)
             dt = time.monotonic() - t1
+            driver.stop()
             time.sleep(1.0)
             ingested = (wb.events_total(rf.url) - e0) / dt
             sent = driver.sent / dt
@@ -1151,8 +1152,8 @@ def churn(a, tmp):
             hwm = max(peaks.values()) if can_reset else proc_mem_mb(rf.proc.pid)[1]
             alive = rf.alive()
             builds = build_times(rf.stderr())
-            idle_builds, churn_builds = builds[:builds0], builds[builds0:]
-            churn_lags = sorted(build_lags(rf.stderr())[builds0:])
+            idle_builds, churn_builds = builds[:builds0], builds[builds0:builds1]
+            churn_lags = sorted(build_lags(rf.stderr())[builds0:builds1])
 
     def lagstr(xs):
         ok = sorted(x for x in xs if x is not None)
@@ -1184,7 +1185,8 @@ def churn(a, tmp):
             label, len(xs), wb.percentile(xs, 50), wb.percentile(xs, 99), max(xs),
             "<=", wb.server_quantile(ha, hb, 0.5), "<=", wb.server_quantile(ha, hb, 0.99)))
     for label, bs in (("before the churn (start-up, idle probes)", idle_builds),
-                      ("from the churn's start", churn_builds)):
+                      ("during the churn's filter measurement (pod and claim events)",
+                       churn_builds)):
         if bs:
             bs = sorted(bs)
             print("generation builds %s: %d, build time median %.0f ms, max %.0f ms "
@@ -1198,8 +1200,9 @@ def churn(a, tmp):
                                churn_lags[-1]))
     print("put-to-visible lag (new pod in the fake -> railfit's explain finds it): idle %s; "
           "under churn %s" % (lagstr(idle_lags), lagstr(prober.lags)))
-    print("layout events under churn (a Node label and a ResourceSlice attribute in turn, one "
-          "every 0.5 s, put -> /debug/nodes/{name} shows it): %s" % lagstr(layout_lags_churn))
+    print("layout events under churn, after the filter's measurement (a Node label and a "
+          "ResourceSlice attribute in turn, each 0.5 s after the last one showed, put -> "
+          "/debug/nodes/{name} shows it): %s" % lagstr(layout_lags_churn))
     if idle_store_lags:
         print("of which railfit's part while idle (the probe pod in railfit's store -> published, "
               "lagMs): median %.0f ms, max %.0f ms over %d builds" % (

@@ -512,12 +512,12 @@ END_TEST
 
 /* Many claims changed in one build (a burst of allocations coalesced, a relist), their pods
  * unchanged: every pod naming one of them is found (the set of those grows: it was sized for
- * 16 more than the pods gone, and a build with 64 such pods spun forever), and the usage equals
- * a full build's. */
+ * 16 more than the pods gone, and a build with more than 64 such pods spun forever), and usage
+ * by difference equals a full build's. */
 START_TEST(test_delta_many_claims_changed)
 {
 	struct world w;
-	world_init_nodes(&w, 11, 300);
+	world_init_nodes(&w, 11, 500);
 	json_t *claims = json_array();
 	json_array_extend(claims, w.f.objs.claims);
 	size_t changed = 0, n = json_array_size(claims);
@@ -532,13 +532,14 @@ START_TEST(test_delta_many_claims_changed)
 	}
 	json_decref(w.f.objs.claims);
 	w.f.objs.claims = claims;
-	/* more than 63 pods name them; few enough that the difference is looked at (1/8 of the
-	 * objects, each claim counted gone and new) */
+	/* more than 64 pods name them; few enough that usage is taken by difference (1/8 of the
+	 * objects: each claim counted gone and new, then the pods naming them) */
 	ck_assert_uint_eq(changed, 70);
 	ck_assert_uint_le(2 * changed * 8, n + json_array_size(w.f.objs.pods) + 64);
 	struct rf_cluster *next = NULL, *full = NULL;
 	ck_assert_int_eq(rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next),
 			 0);
+	ck_assert(rf_cluster_usage_delta(next));
 	ck_assert_int_eq(rf_cluster_build(&w.f.objs, &w.f.cfg, w.f.cel, &full), 0);
 	compare(next, full);
 	rf_cluster_unref(full);
