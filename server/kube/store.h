@@ -30,7 +30,7 @@
  * inside: the taint rules, classes, the pools' node views, the claims' usage), and the change
  * is built at once (urgent: no spacing, no budget wait): it waits for the stretch under way,
  * not for the rest of the build (fleet_bench --churn: an event 30-180 ms into a compaction
- * shown in 17-41 ms; 146 ms when it waited for the relinking in session 14).
+ * shown in 17-49 ms over two runs; 146 ms when it waited for the relinking in session 14).
  * After PUT_OFF_MAX put off in a row a compaction runs to its end.
  *
  * The interval is short (10 ms): builds are 3-30 ms at 5,000 nodes, so an event that comes just
