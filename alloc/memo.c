@@ -435,6 +435,127 @@ forget: /* out of memory, or lost a race (its room in the arena stays unused) */
 	record_release(r);
 }
 
+/* e's copy in shape s for the node mv says, its picks' devices those of dev_fps (mv->node's
+ * devices' fingerprints); false when one is not there, or on OOM. */
+static bool
+carry_record(struct rf_memo_shape *s, const struct record *e, const struct rf_memo_move *mv,
+	     const uint64_t *dev_fps)
+{
+	struct rf_memo_pick picks[RF_MAX_PICKS];
+	size_t n = e->j.n_picks < RF_MAX_PICKS ? e->j.n_picks : RF_MAX_PICKS;
+	for (size_t i = 0; i < n; i++) {
+		picks[i] = e->picks[i];
+		picks[i].dev = NULL;
+		for (size_t k = 0; k < mv->node->n_devices && !picks[i].dev; k++)
+			if (dev_fps[k] == e->picks[i].fp)
+				picks[i].dev = mv->node->devices[k];
+		if (!picks[i].dev)
+			return false;
+	}
+	pthread_mutex_lock(&s->lock);
+	struct record *r = record_alloc(s, sizeof(*r) + n * sizeof(r->picks[0]));
+	const char *fmsg = r && e->j.filter_msg
+				   ? msg_intern(&s->msgs, e->j.filter_msg, strlen(e->j.filter_msg))
+				   : NULL;
+	pthread_mutex_unlock(&s->lock);
+	if (!r || (e->j.filter_msg && !fmsg))
+		return false;
+	*r = *e;
+	memcpy(r->picks, picks, n * sizeof(r->picks[0]));
+	r->j.picks = r->picks;
+	r->j.n_picks = n;
+	r->j.filter_msg = fmsg;
+	r->j.msg = NULL;
+	r->node_fp = e->node_fp ^ mv->fp_xor;
+	r->node_rev = mv->rev;
+	r->retired_next = NULL;
+	if (e->j.msg && !(r->j.msg = strdup(e->j.msg)))
+		return false;
+	atomic_store_explicit(&s->entries[mv->node->idx], r, memory_order_release);
+	return true;
+}
+
+struct rf_memo *
+rf_memo_carry(struct rf_memo *from, size_t n_nodes, size_t shapes, const struct rf_memo_move *map,
+	      size_t n_map)
+{
+	struct rf_memo *to = rf_memo_new(n_nodes, shapes);
+	struct rf_memo_shape *src[64], *dst[64];
+	size_t n_src = 0;
+	uint64_t *dev_fps = NULL;
+	size_t cap_fps = 0;
+	if (!to)
+		return NULL;
+	/* the shapes, with their identities (records name them by number) */
+	pthread_mutex_lock(&from->lock);
+	for (size_t i = 0; i < from->cap && n_src < 64; i++)
+		if (from->shapes[i]) {
+			atomic_fetch_add(&from->shapes[i]->refs, 1);
+			src[n_src++] = from->shapes[i];
+		}
+	pthread_mutex_unlock(&from->lock);
+	size_t n_dst = 0;
+	for (; n_dst < n_src; n_dst++) {
+		struct rf_memo_shape *s = src[n_dst], *t = rf_memo_shape_get(to, s->shape);
+		if (!t)
+			goto oom;
+		dst[n_dst] = t;
+		pthread_mutex_lock(&s->lock);
+		for (size_t i = 0; i < s->n_idents; i++) {
+			if (!(t->idents[i].text = strdup(s->idents[i].text))) {
+				pthread_mutex_unlock(&s->lock);
+				t->n_idents = i;
+				n_dst++;
+				goto oom;
+			}
+			t->idents[i].id = s->idents[i].id;
+		}
+		t->n_idents = s->n_idents;
+		t->next_ident = s->next_ident;
+		t->ident_clock = s->ident_clock;
+		pthread_mutex_unlock(&s->lock);
+	}
+	/* node by node: its devices' fingerprints once, then its record in every shape */
+	for (size_t i = 0; i < n_map; i++) {
+		const struct rf_memo_move *mv = &map[i];
+		if (!mv->node || mv->node->idx >= to->slots)
+			continue;
+		if (mv->node->n_devices > cap_fps) {
+			uint64_t *v = realloc(dev_fps, mv->node->n_devices * sizeof(*v));
+			if (!v)
+				goto oom;
+			dev_fps = v;
+			cap_fps = mv->node->n_devices;
+		}
+		for (size_t k = 0; k < mv->node->n_devices; k++) {
+			const struct rf_device *d = mv->node->devices[k];
+			dev_fps[k] = rf_fingerprint(d->pool->driver, d->pool->name, d->name);
+		}
+		for (size_t k = 0; k < n_src; k++) {
+			const struct record *e =
+				i < src[k]->n ? atomic_load_explicit(&src[k]->entries[i],
+								     memory_order_acquire)
+					      : NULL;
+			if (e)
+				carry_record(dst[k], e, mv, dev_fps);
+		}
+	}
+	free(dev_fps);
+	for (size_t k = 0; k < n_src; k++) {
+		rf_memo_shape_put(src[k]);
+		rf_memo_shape_put(dst[k]);
+	}
+	return to;
+oom:
+	free(dev_fps);
+	for (size_t k = 0; k < n_src; k++)
+		rf_memo_shape_put(src[k]);
+	for (size_t k = 0; k < n_dst; k++)
+		rf_memo_shape_put(dst[k]);
+	rf_memo_unref(to);
+	return NULL;
+}
+
 /* FNV-1a over the parts joined by '/', then a splitmix64 finaliser so that sums mix well. */
 uint64_t
 rf_fingerprint(const char *a, const char *b, const char *c)

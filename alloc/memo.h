@@ -63,6 +63,23 @@ struct rf_memo *rf_memo_new(size_t n_nodes, size_t shapes);
 size_t rf_memo_slots(const struct rf_memo *m);
 struct rf_memo *rf_memo_ref(struct rf_memo *m);
 void rf_memo_unref(struct rf_memo *m);
+/** Where a node's records go in a generation built in full from the very objects of the one the
+ * table served (rf_memo_carry): same objects, so the same verdicts; only the keys move. */
+struct rf_memo_move {
+	const struct rf_node *node; /* the node there; NULL: its records are not carried */
+	uint64_t fp_xor;            /* its usage fingerprint here ^ there (struct rf_node_use) */
+	uint64_t rev;               /* rf_node_rev() there */
+};
+
+/**
+ * A new table for that generation (n_nodes nodes) with from's shapes, identities and records:
+ * the record of node index i keyed again by map[i] (n_map entries), its predicted devices found
+ * again among map[i].node's devices by their fingerprint (a record whose device is not there is
+ * dropped). NULL on OOM.
+ */
+struct rf_memo *rf_memo_carry(struct rf_memo *from, size_t n_nodes, size_t shapes,
+			      const struct rf_memo_move *map, size_t n_map);
+
 /** Judgements replaced since the table was made (they are kept until it goes). */
 size_t rf_memo_retired(const struct rf_memo *m);
 

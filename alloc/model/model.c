@@ -423,6 +423,64 @@ memo_carries(const struct rf_cluster *c, const struct rf_cluster *prev, int patc
 	return patched == 1 && nodes_fit(c, prev);
 }
 
+/* Whether c was built from the very objects prev was (the same Node, pod, claim, class, template
+ * and rule objects and slice records, in the same order): then every node decides as it did. */
+static bool
+same_objects(const struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	const json_t *a[] = { c->objs.nodes,   c->objs.pods,      c->objs.claims,
+			      c->objs.classes, c->objs.templates, c->objs.taint_rules },
+		     *b[] = { prev->objs.nodes,   prev->objs.pods,      prev->objs.claims,
+			      prev->objs.classes, prev->objs.templates, prev->objs.taint_rules };
+	for (size_t k = 0; k < sizeof(a) / sizeof(a[0]); k++) {
+		size_t n = json_array_size(a[k]);
+		if (n != json_array_size(b[k]))
+			return false;
+		for (size_t i = 0; i < n; i++)
+			if (json_array_get(a[k], i) != json_array_get(b[k], i))
+				return false;
+	}
+	const struct rf_layout *x = c->layout, *y = prev->layout;
+	if (!x->slices || !y->slices || x->n_slices != y->n_slices)
+		return false;
+	for (size_t i = 0; i < x->n_slices; i++)
+		if (x->slices[i] != y->slices[i])
+			return false;
+	return true;
+}
+
+/* A layout built in full from the objects prev was built from (the live store's compaction of a
+ * worn chain): prev's remembered verdicts hold, keyed again for c's nodes (rf_memo_carry), so
+ * that the first filter of each demand shape after it is not cold. Else c keeps its new table.
+ * -ENOMEM only. */
+static int
+carry_memo(struct rf_cluster *c, const struct rf_cluster *prev)
+{
+	if (!same_objects(c, prev))
+		return 0;
+	struct rf_memo_move *map = calloc(prev->n_nodes + 1, sizeof(*map));
+	if (!map)
+		return -ENOMEM;
+	for (size_t i = 0; i < prev->n_nodes; i++) {
+		const struct rf_node *o = prev->nodes[i],
+				     *n = o ? rf_cluster_node(c, o->name) : NULL;
+		if (!n)
+			continue;
+		map[i] = (struct rf_memo_move){
+			.node = n,
+			.fp_xor = rf_node_use(prev, o)->fp ^ rf_node_use(c, n)->fp,
+			.rev = rf_node_rev(c, n),
+		};
+	}
+	struct rf_memo *m = rf_memo_carry(prev->memo, c->n_nodes, MEMO_SHAPES, map, prev->n_nodes);
+	free(map);
+	if (!m)
+		return -ENOMEM;
+	rf_memo_unref(c->memo);
+	c->memo = m;
+	return 0;
+}
+
 bool
 rf_cluster_node_ready(const struct rf_cluster *c, const struct rf_node *n)
 {
@@ -555,7 +613,8 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->relink_from = NULL;
 	rf_model_patch_free(c->patch);
 	c->patch = NULL;
-	if (r < 0)
+	if (r < 0 || (!reuse && !patched && prev && prev->cfg == cfg && prev->cel == cel &&
+		      !objs->fresh_memo && (r = carry_memo(c, prev)) < 0))
 		goto fail;
 	if (patched)
 		rf_model_patch_account(c);

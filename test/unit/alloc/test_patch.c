@@ -1787,6 +1787,60 @@ START_TEST(test_memo_across_patched_layouts)
 }
 END_TEST
 
+/* A layout built in full from the very objects of the previous generation (the live store's
+ * compaction of a worn chain) carries its remembered verdicts, keyed again for its own nodes:
+ * every node judged before is remembered at once, and decides as a fresh evaluation does; a
+ * full build from other objects starts a new table. */
+START_TEST(test_memo_carried_across_compaction)
+{
+	struct world w;
+	world_init_nodes(&w, 71 + (uint64_t)_i, 8);
+	json_t *pg = group_pod(&w, SPEC_GPU_NIC_ALIGNED);
+	json_t *egress = fixture_pod("pe", "pend-1", "\"kubernetes.io/egress-bandwidth\":\"150G\"");
+	json_t *pods[] = { w.pending[0], w.pending[1], w.pending[2], pg, egress };
+	size_t n_pods = sizeof(pods) / sizeof(pods[0]);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *prev = NULL, *g = NULL;
+	struct memo_counts before = { 0 }, after = { 0 }, other = { 0 };
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &prev), 0);
+	/* a chain: its indexes and revs not a full build's (no claim changed: an allocated claim's
+	 * devices are named in its shape with their pool's rev, which a full build renews, so a
+	 * pod with one is judged again after it) */
+	for (int step = 0; step < 8; step++) {
+		bool layout = step % 3 ? change_node(&w) : change_slice(&w, step);
+		objs = objects(&w);
+		ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, !layout, &g), 0);
+		rf_cluster_unref(prev);
+		prev = g;
+	}
+	for (size_t k = 0; k < n_pods; k++)
+		judge_all(prev, NULL, prev, pods[k], &before, NULL);
+	objs = objects(&w);
+	objs.full_layout = true;
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+	ck_assert(!rf_cluster_layout_patched(g));
+	ck_assert_ptr_ne(rf_cluster_memo(g), rf_cluster_memo(prev));
+	for (size_t k = 0; k < n_pods; k++)
+		judge_all(g, NULL, g, pods[k], &after, NULL);
+	ck_assert_uint_gt(after.judged, 0);
+	ck_assert_uint_eq(after.remembered, after.judged);
+	/* other objects (a Node changed): nothing carried */
+	change_node(&w);
+	objs = objects(&w);
+	objs.full_layout = true;
+	rf_cluster_unref(prev);
+	prev = g;
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+	judge_all(g, NULL, g, pods[0], &other, NULL);
+	ck_assert_uint_eq(other.remembered, 0);
+	rf_cluster_unref(g);
+	rf_cluster_unref(prev);
+	json_decref(pg);
+	json_decref(egress);
+	world_release(&w);
+}
+END_TEST
+
 /* Nodes joining and leaving (change_node_set), with DeviceClass, slice and claim changes between:
  * the table carries across them (nodes added take the next indexes, removed ones leave holes),
  * and on every generation every node judged through it decides as a fresh evaluation and a
@@ -4219,6 +4273,7 @@ patch_suite(void)
 	tcase_set_timeout(memo, 120);
 	tcase_add_loop_test(memo, test_memo_patch_judges_touched_node_again, 0, 6);
 	tcase_add_loop_test(memo, test_memo_across_patched_layouts, 0, 3);
+	tcase_add_loop_test(memo, test_memo_carried_across_compaction, 0, 3);
 	tcase_add_loop_test(memo, test_memo_across_node_set_changes, 0, 3);
 	suite_add_tcase(s, memo);
 	TCase *classes = tcase_create("classes");
