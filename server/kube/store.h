@@ -23,7 +23,9 @@
  * chain: only an event that comes during that build may wait for it (below). Quiet means no change
  * of any kind (a pod's too): a cluster whose events never pause for a second meets the bound every
  * 512 layout events, where it waits as it did; one that pauses never does. The compacted generation
- * remembers no verdict (a new layout: the first filter of each demand shape judges every node).
+ * is built from the very objects of the one it replaces, so it carries that one's remembered
+ * verdicts (keyed again for its nodes, rf_cluster_build_next): the first filter after it is not
+ * cold, but for demands naming an allocated device (their shape names its pool's layout).
  * A compaction that fails is not tried again until another generation is built. One during
  * which a change comes stops at its next check (between the steps of building its layout, and
  * every 1,024 pools, nodes, claims or pods it makes or relinks; a few steps have no check
