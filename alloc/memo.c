@@ -443,6 +443,8 @@ carry_record(struct rf_memo_shape *s, const struct record *e, const struct rf_me
 {
 	struct rf_memo_pick picks[RF_MAX_PICKS];
 	size_t n = e->j.n_picks < RF_MAX_PICKS ? e->j.n_picks : RF_MAX_PICKS;
+	if (e->node_rev != mv->old_rev)
+		return false; /* judged before a patch rebuilt the node or retainted its devices */
 	for (size_t i = 0; i < n; i++) {
 		picks[i] = e->picks[i];
 		picks[i].dev = NULL;
@@ -542,6 +544,16 @@ rf_memo_carry(struct rf_memo *from, size_t n_nodes, size_t shapes, const struct 
 	}
 	free(dev_fps);
 	for (size_t k = 0; k < n_src; k++) {
+		/* identities a request added to `from` while this ran may name records carried:
+		 * the new table's next ones come after them (a record naming one no identity
+		 * text maps to never matches) */
+		pthread_mutex_lock(&src[k]->lock);
+		uint64_t clock = src[k]->ident_clock;
+		pthread_mutex_unlock(&src[k]->lock);
+		pthread_mutex_lock(&dst[k]->lock);
+		if (clock > dst[k]->ident_clock)
+			dst[k]->ident_clock = clock;
+		pthread_mutex_unlock(&dst[k]->lock);
 		rf_memo_shape_put(src[k]);
 		rf_memo_shape_put(dst[k]);
 	}

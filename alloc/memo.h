@@ -68,14 +68,17 @@ void rf_memo_unref(struct rf_memo *m);
 struct rf_memo_move {
 	const struct rf_node *node; /* the node there; NULL: its records are not carried */
 	uint64_t fp_xor;            /* its usage fingerprint here ^ there (struct rf_node_use) */
+	uint64_t old_rev;           /* rf_node_rev() here: records of an older rev are stale */
 	uint64_t rev;               /* rf_node_rev() there */
 };
 
 /**
  * A new table for that generation (n_nodes nodes) with from's shapes, identities and records:
- * the record of node index i keyed again by map[i] (n_map entries), its predicted devices found
- * again among map[i].node's devices by their fingerprint (a record whose device is not there is
- * dropped). NULL on OOM.
+ * the record of node index i keyed again by map[i] (n_map entries) when it is current (its rev
+ * map[i].old_rev: a record the chain's patches made stale would match again under the new rev;
+ * its usage fingerprint needs no check, the XOR keeps a stale one stale), its predicted devices
+ * found again among map[i].node's devices by their fingerprint (a record whose device is not
+ * there is dropped). NULL on OOM.
  */
 struct rf_memo *rf_memo_carry(struct rf_memo *from, size_t n_nodes, size_t shapes,
 			      const struct rf_memo_move *map, size_t n_map);

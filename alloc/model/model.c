@@ -452,7 +452,7 @@ same_objects(const struct rf_cluster *c, const struct rf_cluster *prev)
 /* A layout built in full from the objects prev was built from (the live store's compaction of a
  * worn chain): prev's remembered verdicts hold, keyed again for c's nodes (rf_memo_carry), so
  * that the first filter of each demand shape after it is not cold. Else c keeps its new table.
- * -ENOMEM only. */
+ * -ENOMEM only (for the map; a table that cannot be carried is not). */
 static int
 carry_memo(struct rf_cluster *c, const struct rf_cluster *prev)
 {
@@ -469,13 +469,14 @@ carry_memo(struct rf_cluster *c, const struct rf_cluster *prev)
 		map[i] = (struct rf_memo_move){
 			.node = n,
 			.fp_xor = rf_node_use(prev, o)->fp ^ rf_node_use(c, n)->fp,
+			.old_rev = rf_node_rev(prev, o),
 			.rev = rf_node_rev(c, n),
 		};
 	}
 	struct rf_memo *m = rf_memo_carry(prev->memo, c->n_nodes, MEMO_SHAPES, map, prev->n_nodes);
 	free(map);
 	if (!m)
-		return -ENOMEM;
+		return 0; /* out of memory: c keeps its new table (a speed-up, not a need) */
 	rf_memo_unref(c->memo);
 	c->memo = m;
 	return 0;

@@ -1787,6 +1787,9 @@ START_TEST(test_memo_across_patched_layouts)
 }
 END_TEST
 
+static void add_rule(struct world *w, bool front, const char *name, const char *selector,
+		     const char *key, const char *effect);
+
 /* A layout built in full from the very objects of the previous generation (the live store's
  * compaction of a worn chain) carries its remembered verdicts, keyed again for its own nodes:
  * every node judged before is remembered at once, and decides as a fresh evaluation does; a
@@ -1824,6 +1827,27 @@ START_TEST(test_memo_carried_across_compaction)
 		judge_all(g, NULL, g, pods[k], &after, NULL);
 	ck_assert_uint_gt(after.judged, 0);
 	ck_assert_uint_eq(after.remembered, after.judged);
+	/* a patch that retaints every GPU (a NoSchedule rule over the driver: the nodes' revs
+	 * move, their usage does not), no request after it, then a compaction: the records made
+	 * before the patch are stale and must not be carried (they would say pass) */
+	rf_cluster_unref(prev);
+	prev = g;
+	add_rule(&w, false, "drain", "\"driver\":\"gpu.nvidia.com\"", "test.railfit.io/drain",
+		 "NoSchedule");
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+	ck_assert(rf_cluster_layout_patched(g));
+	rf_cluster_unref(prev);
+	prev = g;
+	objs = objects(&w);
+	objs.full_layout = true;
+	ck_assert_int_eq(rf_cluster_build_next(prev, &objs, &w.cfg, w.cel, false, &g), 0);
+	struct memo_counts stale = { 0 };
+	for (size_t k = 0; k < n_pods; k++)
+		judge_all(g, NULL, g, pods[k], &stale, NULL);
+	/* (judge_all asserts each judgement equals a fresh evaluation: a stale record carried
+	 * fails it; nodes without a GPU kept their rev, and their verdicts) */
+	ck_assert_uint_lt(stale.remembered, stale.judged);
 	/* other objects (a Node changed): nothing carried */
 	change_node(&w);
 	objs = objects(&w);
