@@ -1732,6 +1732,26 @@ group_pod(struct world *w, const char *spec)
 	return p;
 }
 
+/* The pending pods the memo tests judge: the world's three, a group's worker and one with an
+ * egress annotation (the last two owned). */
+#define MEMO_PODS 5
+static void
+memo_pods(struct world *w, json_t *pods[MEMO_PODS])
+{
+	pods[0] = w->pending[0];
+	pods[1] = w->pending[1];
+	pods[2] = w->pending[2];
+	pods[3] = group_pod(w, SPEC_GPU_NIC_ALIGNED);
+	pods[4] = fixture_pod("pe", "pend-1", "\"kubernetes.io/egress-bandwidth\":\"150G\"");
+}
+
+static void
+memo_pods_release(json_t *pods[MEMO_PODS])
+{
+	json_decref(pods[3]);
+	json_decref(pods[4]);
+}
+
 /* Random slice, Node and DeviceClass changes and claim events: on every generation every node
  * is judged through the memo (carried across patched layouts) for pending pods, a group's
  * among them, and must decide as a fresh evaluation and a full build do. */
@@ -1739,9 +1759,8 @@ START_TEST(test_memo_across_patched_layouts)
 {
 	struct world w;
 	world_init_nodes(&w, 31 + (uint64_t)_i, 8);
-	json_t *pg = group_pod(&w, SPEC_GPU_NIC_ALIGNED);
-	json_t *egress = fixture_pod("pe", "pend-1", "\"kubernetes.io/egress-bandwidth\":\"150G\"");
-	json_t *pods[] = { w.pending[0], w.pending[1], w.pending[2], pg, egress };
+	json_t *pods[MEMO_PODS];
+	memo_pods(&w, pods);
 	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *prev = NULL, *g = NULL, *full = NULL;
 	struct memo_counts cnt = { 0 };
@@ -1781,8 +1800,7 @@ START_TEST(test_memo_across_patched_layouts)
 	ck_assert_msg(cnt.carried_kept > 0 && cnt.rebuilt > 0, "kept %u, rebuilt %u",
 		      cnt.carried_kept, cnt.rebuilt);
 	rf_cluster_unref(prev);
-	json_decref(pg);
-	json_decref(egress);
+	memo_pods_release(pods);
 	world_release(&w);
 }
 END_TEST
@@ -1798,10 +1816,9 @@ START_TEST(test_memo_carried_across_compaction)
 {
 	struct world w;
 	world_init_nodes(&w, 71 + (uint64_t)_i, 8);
-	json_t *pg = group_pod(&w, SPEC_GPU_NIC_ALIGNED);
-	json_t *egress = fixture_pod("pe", "pend-1", "\"kubernetes.io/egress-bandwidth\":\"150G\"");
-	json_t *pods[] = { w.pending[0], w.pending[1], w.pending[2], pg, egress };
-	size_t n_pods = sizeof(pods) / sizeof(pods[0]);
+	json_t *pods[MEMO_PODS];
+	memo_pods(&w, pods);
+	size_t n_pods = MEMO_PODS;
 	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *prev = NULL, *g = NULL;
 	struct memo_counts before = { 0 }, after = { 0 }, other = { 0 };
@@ -1859,8 +1876,7 @@ START_TEST(test_memo_carried_across_compaction)
 	ck_assert_uint_eq(other.remembered, 0);
 	rf_cluster_unref(g);
 	rf_cluster_unref(prev);
-	json_decref(pg);
-	json_decref(egress);
+	memo_pods_release(pods);
 	world_release(&w);
 }
 END_TEST
