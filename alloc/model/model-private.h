@@ -230,8 +230,9 @@ struct rf_cluster {
 	/* the allocations warned (a device held twice, a consumedCapacity not understood) or held
 	 * a quantity too large to take back exactly: the next generation walks every claim */
 	bool usage_inexact;
-	bool usage_delta; /* usage was computed from the previous generation's */
-	bool walk_usage;  /* rf_cluster_objects.walk_usage */
+	bool usage_delta;   /* usage was computed from the previous generation's */
+	bool walk_usage;    /* rf_cluster_objects.walk_usage */
+	bool arrays_frozen; /* rf_cluster_objects.arrays_frozen */
 	/* what each element of objs.claims and objs.pods is (the claim or pod, NULL when skipped),
 	 * and whether one of them was warned about: the next build compares its arrays with these
 	 * by position (model-walk.c) */

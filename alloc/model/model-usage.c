@@ -386,9 +386,10 @@ walk_by_position(struct rf_cluster *c, const json_t *arr, bool pod, struct rf_st
 		return 0;
 	void *const *pv = pod ? prev->pod_vals : prev->claim_vals;
 	const json_t *prev_arr = pod ? prev->objs.pods : prev->objs.claims;
-	/* the very same array (changed in place, as some tests do) or one that changed length
-	 * since: positions say nothing */
-	if (!pv || (pod ? prev->pods_warned : prev->claims_warned) || prev_arr == arr ||
+	/* the very same array changed in place (as some tests do; the store never does:
+	 * arrays_frozen) or one that changed length since: positions say nothing */
+	if (!pv || (pod ? prev->pods_warned : prev->claims_warned) ||
+	    (prev_arr == arr && !c->arrays_frozen) ||
 	    json_array_size(prev_arr) != (pod ? prev->n_pod_vals : prev->n_claim_vals))
 		return 0;
 	struct get_arg ga = { pod, st };

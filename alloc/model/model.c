@@ -530,6 +530,7 @@ rf_cluster_build_next(const struct rf_cluster *prev, const struct rf_cluster_obj
 	c->expand = objs->expand;
 	c->expand_userdata = objs->expand_userdata;
 	c->walk_usage = objs->walk_usage;
+	c->arrays_frozen = objs->arrays_frozen;
 	c->lend_devices = !objs->slice_recs || objs->lend_records;
 	if (hold_objects(c, objs) < 0)
 		goto fail;

@@ -335,6 +335,11 @@ struct rf_cluster_objects {
 	 * (alloc/model/slice.h, `lent`) instead of copying them. Records parsed by the build itself
 	 * (no slice_recs) are its own: lent whatever this says. */
 	bool lend_records;
+	/* the caller never changes an array once it handed it over (the live store copies one
+	 * before changing it): an array that is the previous generation's very array holds the
+	 * very same objects. Otherwise (tests change arrays in place) such an array is read anew.
+	 */
+	bool arrays_frozen;
 };
 
 struct rf_cluster;

@@ -148,3 +148,42 @@ rf_slice_table_release(struct rf_slice_table *t)
 	free(t->v);
 	memset(t, 0, sizeof(*t));
 }
+
+struct rf_slice_view *
+rf_slice_view_new(const struct rf_slice_table *t)
+{
+	struct rf_slice_view *v = calloc(1, sizeof(*v) + (t->n + 1) * sizeof(v->recs[0]));
+	if (!v)
+		return NULL;
+	atomic_init(&v->refs, 1);
+	if (!(v->blobs = json_array()))
+		goto oom;
+	for (size_t i = 0; i < t->n; i++) {
+		if (json_array_append(v->blobs, t->v[i].blob) < 0)
+			goto oom;
+		v->recs[i] = rf_slice_ref(t->v[i].rec);
+		v->n = i + 1;
+	}
+	return v;
+oom:
+	rf_slice_view_unref(v);
+	return NULL;
+}
+
+struct rf_slice_view *
+rf_slice_view_ref(struct rf_slice_view *v)
+{
+	atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+	return v;
+}
+
+void
+rf_slice_view_unref(struct rf_slice_view *v)
+{
+	if (!v || atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (size_t i = 0; i < v->n; i++)
+		rf_slice_unref(v->recs[i]);
+	json_decref(v->blobs);
+	free(v);
+}

@@ -9,6 +9,7 @@
 #ifndef RF_SERVER_SLICE_TABLE_H
 #define RF_SERVER_SLICE_TABLE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -59,5 +60,22 @@ int rf_slice_table_from(struct rf_slice_entry *v, size_t n, struct rf_slice_tabl
 
 /** Release every entry and the table's memory. */
 void rf_slice_table_release(struct rf_slice_table *t);
+
+/* The table's slices as builds take them (rf_cluster_objects.slice_recs and .slices): the
+ * records in key order (references) and the blobs in a JSON array, both never changed, kept by
+ * the store from one build to the next while no slice changes (a Node or pod event does not
+ * copy 10,000 of each) and held by a build while the table changes. */
+struct rf_slice_view {
+	atomic_int refs;
+	json_t *blobs;
+	size_t n;
+	struct rf_slice *recs[];
+};
+
+/** A view of t (one reference). @return NULL on OOM. */
+struct rf_slice_view *rf_slice_view_new(const struct rf_slice_table *t);
+struct rf_slice_view *rf_slice_view_ref(struct rf_slice_view *v);
+/** Drop a reference (NULL is fine); the last one releases the records and blobs. */
+void rf_slice_view_unref(struct rf_slice_view *v);
 
 #endif

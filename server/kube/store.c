@@ -4,7 +4,8 @@
  * assumed /bind placements, two private copies of the configuration (1.34 and 1.35 DRA rules, so
  * that a version detected later never changes a configuration a generation already uses), and the
  * publisher thread. Lock: `lock` guards everything mutable here; the publisher holds it only while
- * it copies the maps into arrays (increfs), never while building, publishing or freeing. Old maps
+ * it takes the arrays of the objects (kept from build to build, kept_array.h: copied only by the
+ * first change after a build took them), never while building, publishing or freeing. Old maps
  * and replaced objects are released outside the lock. No other lock is taken while it is held
  * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
  * scarce, the HTTP threads answering kube-scheduler go first. */
@@ -27,6 +28,7 @@
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 #include "server/kube/build_budget.h"
+#include "server/kube/kept_array.h"
 #include "server/kube/kube.h"
 #include "server/kube/slice_table.h"
 #include "server/snapshot/slim.h"
@@ -47,6 +49,10 @@ struct rf_store {
 	pthread_cond_t published;    /* rf_store_wait_published's */
 	json_t *maps[RF_KIND_COUNT]; /* but ResourceSlices: */
 	struct rf_slice_table slices;
+	/* what the builds take, kept from one to the next (kept_array.h, slice_table.h): the
+	 * maps' values as arrays, the slices' view (NULL: made again at the next build) */
+	struct rf_kept_array arrays[RF_KIND_COUNT];
+	struct rf_slice_view *slice_view;
 	/* entries rf_store_slim() made for a list of slices in progress, found again by their
 	 * blob in rf_store_replace_slim() (the references held keep the addresses unique) */
 	struct rf_slice_entry *staged;
@@ -406,9 +412,14 @@ replace_slices(struct rf_store *s, json_t *items, bool slim_already)
 	old = s->slices;
 	s->slices = t;
 	r = (int)t.n;
-	if (!unchanged)
+	struct rf_slice_view *view = NULL;
+	if (!unchanged) {
 		changed_locked(s, RF_KIND_SLICES, true);
+		view = s->slice_view;
+		s->slice_view = NULL;
+	}
 	pthread_mutex_unlock(&s->lock);
+	rf_slice_view_unref(view);
 	rf_slice_table_release(&old); /* outside the lock: may free many */
 out:
 	for (size_t i = 0; i < k; i++)
@@ -474,12 +485,13 @@ replace(struct rf_store *s, enum rf_kind kind, json_t *items, bool slim_already)
 	pthread_mutex_lock(&s->lock);
 	unchanged = unchanged && s->listed[kind]; /* the first list is news even when empty */
 	s->listed[kind] = true;
-	json_t *old = s->maps[kind];
+	json_t *old = s->maps[kind], *arr = rf_kept_array_drop(&s->arrays[kind]);
 	s->maps[kind] = m;
 	if (!unchanged || old != cur)
 		changed_locked(s, kind, layout || json_object_size(cur) != (size_t)kept);
 	pthread_mutex_unlock(&s->lock);
 	json_decref(cur);
+	json_decref(arr);
 	json_decref(old);        /* outside the lock: may free many objects */
 	prune_interner(s, kind); /* values only the old objects used */
 	return kept;
@@ -504,9 +516,14 @@ apply_slice(struct rf_store *s, enum rf_watch_type type, json_t *obj, const char
 	} else {
 		changed = 1;
 	}
-	if (changed > 0)
+	struct rf_slice_view *view = NULL;
+	if (changed > 0) {
 		changed_locked(s, RF_KIND_SLICES, true);
+		view = s->slice_view;
+		s->slice_view = NULL;
+	}
 	pthread_mutex_unlock(&s->lock);
+	rf_slice_view_unref(view);
 	rf_slice_entry_release(&old);
 	rf_slice_entry_release(&e);
 	return changed;
@@ -532,7 +549,7 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 			return -ENOMEM;
 	}
 	pthread_mutex_lock(&s->lock);
-	json_t *m = s->maps[kind];
+	json_t *m = s->maps[kind], *arr = NULL;
 	old = json_incref(json_object_get(m, key));
 	if (type == RF_WATCH_DELETED) {
 		changed = old ? (json_object_del(m, key) == 0) : 0;
@@ -547,11 +564,16 @@ rf_store_apply(struct rf_store *s, enum rf_kind kind, enum rf_watch_type type, j
 	} else {
 		changed = 1;
 	}
-	if (changed)
+	if (changed) {
+		/* (the map holds slim: the pointer stays valid under the lock) */
+		arr = rf_kept_array_follow(&s->arrays[kind], old,
+					   type == RF_WATCH_DELETED ? NULL : slim);
 		changed_locked(
 			s, kind,
 			!(kind == RF_KIND_NODES && old && slim && node_status_only(old, slim)));
+	}
 	pthread_mutex_unlock(&s->lock);
+	json_decref(arr);
 	/* a claim that just got its allocation: tell the owner (prediction bookkeeping) */
 	if (kind == RF_KIND_CLAIMS && type != RF_WATCH_DELETED && changed &&
 	    s->opts.on_claim_allocated &&
@@ -817,13 +839,11 @@ slot(struct rf_cluster_objects *o, enum rf_kind k)
 	}
 }
 
+/* view: the slices' the objects borrow their records from (snapshot()). */
 static void
-objects_release(struct rf_cluster_objects *o)
+objects_release(struct rf_cluster_objects *o, struct rf_slice_view *view)
 {
-	struct rf_slice **recs = (struct rf_slice **)o->slice_recs;
-	for (size_t i = 0; i < o->n_slice_recs; i++)
-		rf_slice_unref(recs[i]);
-	free(recs);
+	rf_slice_view_unref(view);
 	json_decref(o->nodes);
 	json_decref(o->pods);
 	json_decref(o->slices);
@@ -834,46 +854,51 @@ objects_release(struct rf_cluster_objects *o)
 	memset(o, 0, sizeof(*o));
 }
 
-/* Under the lock: the slices' records for the model, their blobs for /debug/snapshot. */
-static int
-slices_snapshot(struct rf_store *s, struct rf_cluster_objects *o)
+/* Under the lock: the pods with the assumed placements in subst instead of theirs. */
+static json_t *
+pods_assumed(const struct rf_store *s, const json_t *subst)
 {
-	struct rf_slice **recs = calloc(s->slices.n ? s->slices.n : 1, sizeof(*recs));
-	if (!recs)
-		return -ENOMEM;
-	o->slice_recs = recs;
-	o->lend_records = true; /* the publisher is the only builder */
-	for (size_t i = 0; i < s->slices.n; i++) {
-		if (json_array_append(o->slices, s->slices.v[i].blob) < 0)
-			return -ENOMEM;
-		recs[i] = rf_slice_ref(s->slices.v[i].rec);
-		o->n_slice_recs = i + 1;
+	json_t *arr = json_array(), *v;
+	const char *key;
+	if (!arr)
+		return NULL;
+	json_object_foreach (s->maps[RF_KIND_PODS], key, v) {
+		json_t *sub = json_object_get(subst, key);
+		if (json_array_append(arr, sub ? sub : v) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
 	}
-	return 0;
+	return arr;
 }
 
-/* Under the lock: arrays of the current objects. */
+/* Under the lock: arrays of the current objects, and in *ret_view the slices' view the
+ * objects borrow their records from (a reference, for objects_release). The arrays and the
+ * view are the ones the last build got where nothing changed since. */
 static int
-snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
+snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret,
+	 struct rf_slice_view **ret_view)
 {
 	struct rf_cluster_objects o = { 0 };
 	json_t *subst = NULL;
+	*ret_view = NULL;
 	if (resolve_assumed(s, now, &subst) < 0)
 		return -ENOMEM;
+	if (!s->slice_view && !(s->slice_view = rf_slice_view_new(&s->slices)))
+		goto oom;
+	*ret_view = rf_slice_view_ref(s->slice_view);
+	o.slice_recs = s->slice_view->recs;
+	o.n_slice_recs = s->slice_view->n;
+	o.lend_records = true;  /* the publisher is the only builder */
+	o.arrays_frozen = true; /* rf_kept_array copies an array a build holds */
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
-		json_t *arr = json_array(), *v;
-		const char *key;
+		json_t *arr = k == RF_KIND_SLICES ? json_incref(s->slice_view->blobs)
+			      : k == RF_KIND_PODS && subst
+				      ? pods_assumed(s, subst)
+				      : rf_kept_array_hand(&s->arrays[k], s->maps[k]);
 		*slot(&o, k) = arr;
 		if (!arr)
 			goto oom;
-		if (k == RF_KIND_SLICES && slices_snapshot(s, &o) < 0)
-			goto oom;
-		json_object_foreach (s->maps[k], key, v) {
-			json_t *sub =
-				k == RF_KIND_PODS && subst ? json_object_get(subst, key) : NULL;
-			if (json_array_append(arr, sub ? sub : v) < 0)
-				goto oom;
-		}
 	}
 	json_decref(subst);
 	o.expand = rf_snapshot_expand;
@@ -881,7 +906,8 @@ snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret)
 	return 0;
 oom:
 	json_decref(subst);
-	objects_release(&o);
+	objects_release(&o, *ret_view);
+	*ret_view = NULL;
 	return -ENOMEM;
 }
 
@@ -926,7 +952,8 @@ build_and_publish(struct rf_store *s, bool compact)
 	bool same_layout = !s->layout_dirty && !compact;
 	s->urgent = false;
 	s->layout_dirty = false;
-	int r = snapshot(s, t0, &objs);
+	struct rf_slice_view *view = NULL;
+	int r = snapshot(s, t0, &objs, &view);
 	struct compaction k = { .s = s, .seq = seq };
 	if (compact) {
 		objs.full_layout = true;
@@ -945,7 +972,7 @@ build_and_publish(struct rf_store *s, bool compact)
 		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
 	if (r == 0)
 		patched = !same_layout && rf_cluster_layout_patched(gen);
-	objects_release(&objs);
+	objects_release(&objs, view);
 	if (r == 0) {
 		rf_cluster_unref(s->last);
 		s->last = rf_cluster_ref(gen);
@@ -1172,8 +1199,11 @@ rf_store_free(struct rf_store *s)
 		rf_cache_publish(s->cache, NULL); /* generations use cfgs[] */
 	}
 	rf_cluster_unref(s->last);
-	for (int k = 0; k < RF_KIND_COUNT; k++)
+	for (int k = 0; k < RF_KIND_COUNT; k++) {
+		json_decref(rf_kept_array_drop(&s->arrays[k]));
 		json_decref(s->maps[k]);
+	}
+	rf_slice_view_unref(s->slice_view);
 	rf_slice_table_release(&s->slices);
 	for (size_t i = 0; i < s->n_staged; i++)
 		rf_slice_entry_release(&s->staged[i]);

@@ -25,9 +25,11 @@ Suite *auth_suite(void);
 Suite *predictions_suite(void);
 Suite *bufpool_suite(void);
 Suite *build_budget_suite(void);
+Suite *kept_array_suite(void);
 
 RF_CHECK_MAIN(extender_suite(), extender_fast_suite(), metrics_suite(), metric_table_suite(),
 	      escape_suite(), http_suite(), parallel_suite(), gen_cluster_suite(), gen_oom_suite(),
 	      kube_suite(), slim_suite(), snapshot_load_suite(), bind_suite(), routes_suite(),
 	      reflector_suite(), slice_table_suite(), list_stream_suite(), log_suite(),
-	      auth_suite(), predictions_suite(), bufpool_suite(), build_budget_suite())
+	      auth_suite(), predictions_suite(), bufpool_suite(), build_budget_suite(),
+	      kept_array_suite())
