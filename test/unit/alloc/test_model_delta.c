@@ -510,6 +510,33 @@ START_TEST(test_delta_label_only)
 }
 END_TEST
 
+/* The live store hands a build the previous one's very arrays where nothing of a kind changed
+ * (server/kube/kept_array.h) and never changes an array once handed over (arrays_frozen): such a
+ * build reads them as unchanged, every claim and pod the previous generation's struct, usage by
+ * difference, as reading them anew gives. (Without the promise the same array is read anew:
+ * tests change arrays in place.) */
+START_TEST(test_delta_same_arrays_frozen)
+{
+	struct world w;
+	world_init(&w, 9);
+	w.f.objs.arrays_frozen = true;
+	struct rf_cluster *next = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next),
+			 0);
+	ck_assert(rf_cluster_usage_delta(next));
+	ck_assert_uint_eq(rf_cluster_n_pods(next), rf_cluster_n_pods(w.gen));
+	for (size_t i = 0; i < rf_cluster_n_pods(next); i++)
+		ck_assert_ptr_eq(rf_cluster_pod_at(next, i), rf_cluster_pod_at(w.gen, i));
+	for (size_t i = 0; i < rf_cluster_n_nodes(next); i++) {
+		const struct rf_node *n = rf_cluster_node_at(next, i);
+		ck_assert(rf_node_use(w.gen, n)->fp == rf_node_use(next, n)->fp);
+	}
+	rf_cluster_unref(next);
+	rf_cluster_unref(w.gen);
+	fixture_release(&w.f);
+}
+END_TEST
+
 /* Many claims changed in one build (a burst of allocations coalesced, a relist), their pods
  * unchanged: every pod naming one of them is found (the set of those grows: it was sized for
  * 16 more than the pods gone, and a build with more than 64 such pods spun forever), and usage
@@ -557,6 +584,7 @@ model_delta_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_delta_equals_walk, 0, 3);
 	tcase_add_test(tc, test_delta_label_only);
+	tcase_add_test(tc, test_delta_same_arrays_frozen);
 	tcase_add_test(tc, test_delta_many_claims_changed);
 	suite_add_tcase(s, tc);
 	return s;

@@ -805,6 +805,86 @@ START_TEST(test_store_builds_only_what_changed)
 }
 END_TEST
 
+/* The names of a generation's pods, in the order of the array it was built from. */
+static void
+pod_order_is(const struct rf_cluster *g, const char *want)
+{
+	const json_t *arr = rf_cluster_objects(g)->pods;
+	char got[256] = "";
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *o = rf_snapshot_expand(json_array_get(arr, i), NULL);
+		const char *name =
+			json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+		strncat(got, i ? " " : "", sizeof(got) - strlen(got) - 1);
+		strncat(got, name ? name : "?", sizeof(got) - strlen(got) - 1);
+		json_decref(o);
+	}
+	ck_assert_str_eq(got, want);
+}
+
+/* The arrays a build takes are kept to the next build where nothing of their kind changed, and
+ * changed in place where something did (store.c, kept_array.h), in the order a map of the
+ * objects keeps (a new one last, a changed one at its place, a deleted one gone); a generation's
+ * arrays never change after it was built. */
+START_TEST(test_store_keeps_the_arrays_builds_take)
+{
+	struct store_fixture f;
+	store_setup(&f);
+	json_t *nodes = json_pack("[{s:{s:s}}]", "metadata", "name", "n1");
+	json_t *pods = json_pack("[o, o, o]", pod("a", "p1", "u1", NULL),
+				 pod("a", "p2", "u2", NULL), pod("a", "p3", "u3", NULL));
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 1);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 3);
+	struct rf_cluster *g1 = settled(&f);
+	pod_order_is(g1, "p1 p2 p3");
+	const json_t *g1_pods = rf_cluster_objects(g1)->pods;
+	json_t *was[3];
+	for (size_t i = 0; i < 3; i++)
+		was[i] = json_array_get(g1_pods, i);
+
+	/* a Node event: the next build gets the very same pods array */
+	json_t *n1 = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", "n1", "labels", "a", "b");
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, n1), 1);
+	struct rf_cluster *g2 = settled(&f);
+	ck_assert_ptr_eq(rf_cluster_objects(g2)->pods, g1_pods);
+	ck_assert_ptr_ne(rf_cluster_objects(g2)->nodes, rf_cluster_objects(g1)->nodes);
+
+	/* pod events: p2 changes at its place, p4 comes last, p1 goes; g1's array stays */
+	json_t *p2 = pod("a", "p2", "u2", "n1"), *p4 = pod("a", "p4", "u4", NULL),
+	       *p1 = pod("a", "p1", "u1", NULL);
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_MODIFIED, p2), 1);
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_ADDED, p4), 1);
+	ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_PODS, RF_WATCH_DELETED, p1), 1);
+	struct rf_cluster *g3 = settled(&f);
+	pod_order_is(g3, "p2 p3 p4");
+	ck_assert_str_eq(rf_cluster_pod(g3, "a", "p2")->node_name, "n1");
+	ck_assert_ptr_eq(json_array_get(rf_cluster_objects(g3)->pods, 1), was[2]);
+	pod_order_is(g1, "p1 p2 p3");
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_ptr_eq(json_array_get(g1_pods, i), was[i]);
+
+	/* a relist: made again from what it lists, in its order */
+	json_t *relist = json_pack("[O, O]", p4, p2);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, relist), 2);
+	struct rf_cluster *g4 = settled(&f);
+	pod_order_is(g4, "p4 p2");
+	pod_order_is(g3, "p2 p3 p4");
+
+	rf_cluster_unref(g1);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g3);
+	rf_cluster_unref(g4);
+	json_decref(relist);
+	json_decref(p1);
+	json_decref(p2);
+	json_decref(p4);
+	json_decref(n1);
+	json_decref(nodes);
+	json_decref(pods);
+	store_teardown(&f);
+}
+END_TEST
+
 /* Node n's label rack=r<i>, as a watch event, and the generation that shows it. */
 static void
 relabel(struct store_fixture *f, const char *node, int i)
@@ -1401,6 +1481,7 @@ kube_suite(void)
 	tcase_add_test(tc, test_store_compacts_worn_layouts_when_quiet);
 	tcase_add_test(tc, test_store_assumed_placements);
 	tcase_add_test(tc, test_store_builds_only_what_changed);
+	tcase_add_test(tc, test_store_keeps_the_arrays_builds_take);
 	tcase_add_test(tc, test_store_coalesces_bursts);
 	suite_add_tcase(s, tc);
 	return s;
