@@ -725,6 +725,23 @@ def build_layouts(log_text):
     return re.findall(r'published a cache generation.*?\blayout="?(\w+)', log_text)
 
 
+def patched_lags(log_text, since):
+    """lagMs of the builds from the since-th on that patched the layout: railfit's part of a
+    layout event's lag (its first change in the store -> the generation published), coalesced
+    pod and claim events included."""
+    return sorted(lag for lag, kind in zip(build_lags(log_text)[since:],
+                                           build_layouts(log_text)[since:])
+                  if kind == "patched")
+
+
+def ownstr(lags):
+    """railfit's part, for the lines of layout events."""
+    if not lags:
+        return "railfit's part: no patched build"
+    return "railfit's part (lagMs of the %d builds that patched the layout) median %.0f ms, " \
+           "max %.0f ms" % (len(lags), lags[len(lags) // 2], lags[-1])
+
+
 # ---- churn ----------------------------------------------------------------------------------
 
 def churn(a, tmp):
@@ -1074,6 +1091,7 @@ def churn(a, tmp):
                 burst_lags += [layout_probe("node") for _ in range(BURST_EVENTS)]
                 time.sleep(BURST_QUIET)
             burst_layouts = build_layouts(rf.stderr())[burst0:]
+            burst_own = patched_lags(rf.stderr(), burst0)
             compacted_ms = sorted(ms for ms, kind in zip(build_times(rf.stderr())[burst0:],
                                                          burst_layouts) if kind == "compacted")
             phase_peak("%d bursts of %d Node label events (compacted in the quiet)" % (
@@ -1142,6 +1160,7 @@ def churn(a, tmp):
                     lag = None
                 layout_lags_churn.append(lag)
                 time.sleep(0.5)
+            layout_own_churn = patched_lags(rf.stderr(), builds1)
             dt = time.monotonic() - t1
             driver.stop()
             time.sleep(1.0)
@@ -1202,7 +1221,8 @@ def churn(a, tmp):
           "under churn %s" % (lagstr(idle_lags), lagstr(prober.lags)))
     print("layout events under churn, after the filter's measurement (a Node label and a "
           "ResourceSlice attribute in turn, each 0.5 s after the last one showed, put -> "
-          "/debug/nodes/{name} shows it): %s" % lagstr(layout_lags_churn))
+          "/debug/nodes/{name} shows it): %s; %s" % (lagstr(layout_lags_churn),
+                                                      ownstr(layout_own_churn)))
     if idle_store_lags:
         print("of which railfit's part while idle (the probe pod in railfit's store -> published, "
               "lagMs): median %.0f ms, max %.0f ms over %d builds" % (
@@ -1248,8 +1268,9 @@ def churn(a, tmp):
                                          rule_build_ms[-1], len(rule_build_ms),
                                          rule_layouts.count("rebuilt")))
     kinds = ("patched", "compacted", "rebuilt", "reused")
-    print("%d bursts of %d Node label events, %.1f s quiet after each: shown %s; their builds: "
-          "%s%s" % (BURSTS, BURST_EVENTS, BURST_QUIET, lagstr(burst_lags), ", ".join(
+    print("%d bursts of %d Node label events, %.1f s quiet after each: shown %s; %s; their "
+          "builds: %s%s" % (BURSTS, BURST_EVENTS, BURST_QUIET, lagstr(burst_lags),
+                            ownstr(burst_own), ", ".join(
               "%d %s" % (burst_layouts.count(k), k) for k in kinds if k in burst_layouts),
                     "; compacted in %s ms" % ", ".join("%.0f" % x for x in compacted_ms)
                     if compacted_ms else ""))
