@@ -22,7 +22,7 @@
  * ResourceSlice changed (an attribute of a device), one Node label changed (its block), one
  * DeviceClass changed (its selector), and (last) one DeviceTaintRule on one GPU of one node
  * (replacing the previous round's: two pools rebuilt). Slices are handed over parsed, and claims
- * and pods as new arrays of the same objects, as the live store does.
+ * and pods as the same arrays when they did not change, as the live store keeps them.
  *
  * Then a node leaving and joining again, as a fleet sees it, one node per round (20 nodes, the
  * same in each step): its ResourceSlices deleted (its pools go), its Node object deleted with
@@ -448,21 +448,6 @@ shared_node_event(struct world *w, enum layout_event ev, size_t r)
 	return 0;
 }
 
-/* The store hands over new arrays of every kind, of the same objects. */
-static int
-new_arrays(struct world *w)
-{
-	json_t **same[] = { &w->objs.claims, &w->objs.pods };
-	for (size_t k = 0; k < 2; k++) {
-		json_t *copy = json_array();
-		if (!copy || json_array_extend(copy, *same[k]) < 0)
-			return -ENOMEM;
-		json_decref(*same[k]);
-		*same[k] = copy;
-	}
-	return 0;
-}
-
 /* A DeviceTaintRule on one GPU of a GPU pool chosen by round r (replacing the previous one). */
 static int
 rule_event(struct world *w, size_t r)
@@ -516,33 +501,34 @@ driver_rule_event(struct world *w, size_t r)
 	return 0;
 }
 
-/* The objects after one layout event of kind ev (round r): new arrays, one object new. */
+/* The objects after one layout event of kind ev (round r): a new array of the kind it changed,
+ * one object new; the other kinds' arrays as they were (the store keeps them: arrays_frozen). */
 static int
 layout_event(struct world *w, enum layout_event ev, size_t r)
 {
 	if (ev == EV_RULE) {
 		int e = rule_event(w, r);
-		return e < 0 ? e : new_arrays(w);
+		return e;
 	}
 	if (ev == EV_RULE_DRIVER) {
 		int e = driver_rule_event(w, r);
-		return e < 0 ? e : new_arrays(w);
+		return e;
 	}
 	if (ev == EV_SHARED_ADD || ev == EV_SHARED_REPLACE) {
 		int e = shared_slice(w, ev == EV_SHARED_ADD ? (r % 2 == 0) : r + 2);
-		return e < 0 ? e : new_arrays(w);
+		return e;
 	}
 	if (ev >= EV_SHARED_NODE_GOES) {
 		int e = shared_node_event(w, ev, r);
-		return e < 0 ? e : new_arrays(w);
+		return e;
 	}
 	if (ev >= EV_OBJ_GOES) {
 		int e = real_event(w, ev, r);
-		return e < 0 ? e : new_arrays(w);
+		return e;
 	}
 	if (ev >= EV_POOLS_GO) {
 		int e = node_event(w, ev, r);
-		return e < 0 ? e : new_arrays(w);
+		return e;
 	}
 	json_t **arr = ev == EV_SLICE  ? &w->objs.slices
 		       : ev == EV_NODE ? &w->objs.nodes
@@ -591,7 +577,7 @@ layout_event(struct world *w, enum layout_event ev, size_t r)
 	json_t *next = with(*arr, i, o);
 	json_decref(*arr);
 	*arr = next;
-	return new_arrays(w);
+	return 0;
 }
 
 /* Resident memory of this process, in MB. */
@@ -685,6 +671,9 @@ main(int argc, char **argv)
 		return 1;
 	objs.slice_recs = w.recs;
 	objs.n_slice_recs = n_slices;
+	/* an array is never changed once handed over: a kind that did not change is handed over
+	 * as the same array, as the live store keeps it (server/kube/kept_array.h) */
+	objs.arrays_frozen = true;
 
 	double t0 = now_ms();
 	struct rf_cluster *gen = NULL;
@@ -712,7 +701,8 @@ main(int argc, char **argv)
 	size_t n_delta = 0;
 	json_t *claims = objs.claims, *pods = objs.pods;
 	for (size_t i = 0; ms && cpu && i < events; i++) {
-		/* the store hands over new arrays of the same objects, but the one that changed */
+		/* a new array of the kind that changed: the same objects, but the one that changed
+		 */
 		objs.claims = json_array();
 		objs.pods = json_array();
 		json_array_extend(objs.claims, claims);
