@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -50,23 +49,11 @@ def main():
         cluster = fleet_bench.Cluster(a.railfit, a.nodes, 2.4, os.path.join(tmp, "snap.json"))
         with FakeAPI(snapshot=cluster.path, config={"bookmarkInterval": 5.0},
                      startup_timeout=600) as api:
-            kc = os.path.join(tmp, "kubeconfig")
-            with open(kc, "w") as f:
-                f.write("apiVersion: v1\nclusters:\n- name: fake\n  cluster:\n    server: %s\n"
-                        "contexts:\n- name: fake\n  context: {cluster: fake}\n"
-                        "current-context: fake\n" % api.url)
+            kc = wb.kubeconfig(os.path.join(tmp, "kubeconfig"), api.url)
             cfg = "kube: {watchTimeout: 60s, staleAfter: 120s, qps: 1000}\n"
             with Railfit(demo=False, config=cfg, args=["--kubeconfig", kc, "-v", "3"],
                          binary=a.railfit, ready_timeout=600) as rf:
-                end = time.monotonic() + 600
-                while time.monotonic() < end:
-                    try:
-                        with urllib.request.urlopen(rf.url + "/readyz", timeout=5) as r:
-                            if r.status == 200:
-                                break
-                    except OSError:
-                        pass
-                    time.sleep(0.1)
+                wb.wait_ready(rf, 600)
                 time.sleep(3.0)  # the start-up's builds out of the build budget's way
                 n0 = len(builds(rf.stderr()))
                 perf = None

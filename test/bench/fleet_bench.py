@@ -767,11 +767,7 @@ def churn(a, tmp):
             churn_objs += [wb.claim("churn-%d" % i, "churn"),
                            wb.pod("churn-%d" % i, "churn", "churn-%d" % i)]
         api.put(*churn_objs)
-        kc = os.path.join(tmp, "kubeconfig")
-        with open(kc, "w") as f:
-            f.write("apiVersion: v1\nclusters:\n- name: fake\n  cluster:\n    server: %s\n"
-                    "contexts:\n- name: fake\n  context: {cluster: fake}\n"
-                    "current-context: fake\n" % api.url)
+        kc = wb.kubeconfig(os.path.join(tmp, "kubeconfig"), api.url)
         cfg = "kube: {watchTimeout: 60s, staleAfter: 120s, qps: 1000}\n"
         t0 = time.monotonic()
         with Railfit(demo=False, config=cfg, args=["--kubeconfig", kc, "-v", "3"], binary=a.railfit,

@@ -45,7 +45,7 @@ sys.path.insert(0, HERE)
 
 from fakeapi import FakeAPI  # noqa: E402
 from schedclient import Railfit, free_port  # noqa: E402
-from watch_bench import Churn, claim, pod  # noqa: E402
+from watch_bench import Churn, claim, kubeconfig, pod  # noqa: E402
 
 
 def rss_fds_threads(pid):
@@ -140,11 +140,7 @@ def main():
             api.put(*churn_objs)
             target = pod("soak-pod", "soak", "soak-gpu-nic")
             api.put(claim("soak-gpu-nic", "soak"), target)
-            kc = os.path.join(tmp, "kubeconfig")
-            with open(kc, "w") as f:
-                f.write("apiVersion: v1\nclusters:\n- name: fake\n  cluster:\n    server: %s\n"
-                        "contexts:\n- name: fake\n  context: {cluster: fake}\n"
-                        "current-context: fake\n" % api.url)
+            kc = kubeconfig(os.path.join(tmp, "kubeconfig"), api.url)
             probe_port = free_port()
             cfg = ("kube: {watchTimeout: 60s, staleAfter: 30s, qps: 1000}\n"
                    "server: {probeListen: \"127.0.0.1:%d\", requestTimeout: 5s}\n" % probe_port)

@@ -59,6 +59,30 @@ def pod(name, ns, claim_name):
             "status": {"phase": "Pending"}}
 
 
+def kubeconfig(path, url):
+    """A kubeconfig for the fake API server at url, written to path (returned)."""
+    with open(path, "w") as f:
+        f.write("apiVersion: v1\nclusters:\n- name: fake\n  cluster:\n    server: %s\n"
+                "contexts:\n- name: fake\n  context: {cluster: fake}\n"
+                "current-context: fake\n" % url)
+    return path
+
+
+def wait_ready(rf, seconds):
+    """Until railfit's /readyz answers 200; SystemExit with its log's end after seconds."""
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(rf.url + "/readyz", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > end:
+            raise SystemExit("railfit did not become ready:\n" + rf.stderr()[-3000:])
+        time.sleep(0.1)
+
+
 def percentile(xs, p):
     if not xs:
         return float("nan")
@@ -170,11 +194,7 @@ def main():
             target_claim = claim("bench-gpu-nic", "bench")
             target = pod("bench-pod", "bench", "bench-gpu-nic")
             api.put(target_claim, target)
-            kc = os.path.join(tmp, "kubeconfig")
-            with open(kc, "w") as f:
-                f.write("apiVersion: v1\nclusters:\n- name: fake\n  cluster:\n    server: %s\n"
-                        "contexts:\n- name: fake\n  context: {cluster: fake}\n"
-                        "current-context: fake\n" % api.url)
+            kc = kubeconfig(os.path.join(tmp, "kubeconfig"), api.url)
             cfg = "kube: {watchTimeout: 60s, staleAfter: 30s, qps: 1000}\n"
             with Railfit(demo=False, config=cfg, args=["--kubeconfig", kc],
                          binary=a.railfit) as rf:
@@ -189,17 +209,7 @@ def main():
                     os.sched_setaffinity(0, set(cpus[:-1]))
                 client = rf.client(node_cache_capable=True)
                 nodes = ["hgx-%03d" % (i + 1) for i in range(a.nodes)]
-                end = time.monotonic() + 30
-                while True:  # ready, and the target claim is in the cache
-                    try:
-                        with urllib.request.urlopen(rf.url + "/readyz", timeout=5) as r:
-                            if r.status == 200:
-                                break
-                    except Exception:
-                        pass
-                    if time.monotonic() > end:
-                        raise SystemExit("railfit did not become ready:\n" + rf.stderr()[-3000:])
-                    time.sleep(0.1)
+                wait_ready(rf, 30)
                 measure(client, target, nodes, 1.0)  # warm up
                 h0 = filter_histogram(rf.url)
                 idle = measure(client, target, nodes, a.seconds)

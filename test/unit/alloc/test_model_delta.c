@@ -483,6 +483,22 @@ START_TEST(test_delta_equals_walk)
 }
 END_TEST
 
+/* The generation after w's from w's objects, same layout: built by difference, every node's
+ * usage fingerprint kept. */
+static struct rf_cluster *
+usage_kept(struct world *w)
+{
+	struct rf_cluster *next = NULL;
+	ck_assert_int_eq(
+		rf_cluster_build_next(w->gen, &w->f.objs, &w->f.cfg, w->f.cel, true, &next), 0);
+	ck_assert(rf_cluster_usage_delta(next));
+	for (size_t i = 0; i < rf_cluster_n_nodes(next); i++) {
+		const struct rf_node *n = rf_cluster_node_at(next, i);
+		ck_assert(rf_node_use(w->gen, n)->fp == rf_node_use(next, n)->fp);
+	}
+	return next;
+}
+
 /* A generation whose usage did not change at all keeps every fingerprint, and is built by
  * difference (the memo keeps every verdict). */
 START_TEST(test_delta_label_only)
@@ -496,14 +512,7 @@ START_TEST(test_delta_label_only)
 	json_array_set_new(pods, 0, o);
 	json_decref(w.f.objs.pods);
 	w.f.objs.pods = pods;
-	struct rf_cluster *next = NULL;
-	ck_assert_int_eq(rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next),
-			 0);
-	ck_assert(rf_cluster_usage_delta(next));
-	for (size_t i = 0; i < rf_cluster_n_nodes(next); i++) {
-		const struct rf_node *n = rf_cluster_node_at(next, i);
-		ck_assert(rf_node_use(w.gen, n)->fp == rf_node_use(next, n)->fp);
-	}
+	struct rf_cluster *next = usage_kept(&w);
 	rf_cluster_unref(next);
 	rf_cluster_unref(w.gen);
 	fixture_release(&w.f);
@@ -520,17 +529,10 @@ START_TEST(test_delta_same_arrays_frozen)
 	struct world w;
 	world_init(&w, 9);
 	w.f.objs.arrays_frozen = true;
-	struct rf_cluster *next = NULL;
-	ck_assert_int_eq(rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next),
-			 0);
-	ck_assert(rf_cluster_usage_delta(next));
+	struct rf_cluster *next = usage_kept(&w);
 	ck_assert_uint_eq(rf_cluster_n_pods(next), rf_cluster_n_pods(w.gen));
 	for (size_t i = 0; i < rf_cluster_n_pods(next); i++)
 		ck_assert_ptr_eq(rf_cluster_pod_at(next, i), rf_cluster_pod_at(w.gen, i));
-	for (size_t i = 0; i < rf_cluster_n_nodes(next); i++) {
-		const struct rf_node *n = rf_cluster_node_at(next, i);
-		ck_assert(rf_node_use(w.gen, n)->fp == rf_node_use(next, n)->fp);
-	}
 	rf_cluster_unref(next);
 	rf_cluster_unref(w.gen);
 	fixture_release(&w.f);
