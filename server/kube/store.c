@@ -839,7 +839,7 @@ slot(struct rf_cluster_objects *o, enum rf_kind k)
 	}
 }
 
-/* view: the slices' the objects borrow their records from (snapshot()). */
+/* view: the slices' view the objects borrow their records from (snapshot()). */
 static void
 objects_release(struct rf_cluster_objects *o, struct rf_slice_view *view)
 {
