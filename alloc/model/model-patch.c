@@ -940,17 +940,24 @@ new_layout(struct rf_cluster *c, const struct rf_cluster *prev,
 	l->nodes = json_incref(c->objs.nodes);
 	l->classes = json_incref(c->objs.classes);
 	l->templates = json_incref(c->objs.templates);
-	if (!(l->slices = calloc(objs->n_slice_recs + 1, sizeof(*l->slices))) ||
-	    !(l->slice_keys = calloc(objs->n_slice_recs + 1, sizeof(*l->slice_keys))))
-		return -ENOMEM;
 	/* the store hands the slices over in the same order: the keys of those at their place
-	 * are the previous layout's */
-	bool aligned = objs->n_slice_recs == pl->n_slices && pl->slice_keys;
-	for (size_t i = 0; i < objs->n_slice_recs; i++) {
-		struct rf_slice *s = objs->slice_recs[i];
-		l->slice_keys[i] =
-			aligned && pl->slices[i] == s ? pl->slice_keys[i] : rf_model_slice_key(s);
-		l->slices[l->n_slices++] = rf_slice_ref(s);
+	 * are the previous layout's, and when all are (no slice changed) so are the arrays */
+	bool aligned = objs->n_slice_recs == pl->n_slices && pl->slice_arrays;
+	size_t same = 0;
+	while (aligned && same < pl->n_slices && pl->slices[same] == objs->slice_recs[same])
+		same++;
+	if (aligned && same == pl->n_slices) {
+		rf_model_slice_arrays_share(l, pl);
+	} else {
+		if (rf_model_slice_arrays_new(l, objs->n_slice_recs) < 0)
+			return -ENOMEM;
+		for (size_t i = 0; i < objs->n_slice_recs; i++) {
+			struct rf_slice *s = objs->slice_recs[i];
+			l->slice_keys[i] = aligned && pl->slices[i] == s ? pl->slice_keys[i]
+									 : rf_model_slice_key(s);
+			l->slices[i] = rf_slice_ref(s);
+			l->slice_arrays->n = l->n_slices = i + 1;
+		}
 	}
 	c->warnings = rf_arena_calloc(c->arena, MAX_WARNINGS, sizeof(char *));
 	return c->warnings ? 0 : -ENOMEM;

@@ -61,6 +61,22 @@ struct group_index { /* struct rf_group of model.h */
 	uint64_t any, multi;
 };
 
+struct rf_layout;
+
+/* A layout's ResourceSlices (references) and their keys (rf_layout.slice_arrays), reference
+ * counted (atomically: layouts go on any thread). */
+struct rf_slice_arrays {
+	atomic_int refs;
+	struct rf_slice **slices;
+	uint64_t *keys;
+	size_t n; /* of slices, referenced */
+};
+
+/* Room for n slices, set as l's (one reference). @return 0 or -ENOMEM. */
+int rf_model_slice_arrays_new(struct rf_layout *l, size_t n);
+/* l shares from's (the same records in the same order). */
+void rf_model_slice_arrays_share(struct rf_layout *l, const struct rf_layout *from);
+
 /* What the generations built from the same nodes, slices, classes (and configuration) share:
  * nodes, pools, devices, classes and everything derived from them alone. Built once by a full
  * build, then only read; the generations that use it hold a reference. Its arrays are copied
@@ -75,7 +91,11 @@ struct rf_layout {
 	json_t *nodes, *classes, *templates;
 	struct rf_slice **slices; /* the ResourceSlices its pools were made of */
 	size_t n_slices;
-	uint64_t *slice_keys;       /* of each of slices: rf_model_slice_key() */
+	uint64_t *slice_keys; /* of each of slices: rf_model_slice_key() */
+	/* owns slices and slice_keys: shared by the layouts patched from one another while the
+	 * slices stay the same records (a Node label or class event referenced and copied all
+	 * 10,000 of them at 5,000 nodes) */
+	struct rf_slice_arrays *slice_arrays;
 	struct rf_node **node_list; /* to free the decoded annotations */
 	size_t n_nodes;
 	atomic_uchar *class_memo;

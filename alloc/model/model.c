@@ -113,15 +113,50 @@ hold_objects(struct rf_cluster *c, const struct rf_cluster_objects *objs)
 	return 0;
 }
 
+int
+rf_model_slice_arrays_new(struct rf_layout *l, size_t n)
+{
+	struct rf_slice_arrays *a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	atomic_init(&a->refs, 1);
+	l->slice_arrays = a;
+	l->n_slices = 0;
+	if (!(a->slices = l->slices = calloc(n + 1, sizeof(*a->slices))) ||
+	    !(a->keys = l->slice_keys = calloc(n + 1, sizeof(*a->keys))))
+		return -ENOMEM;
+	return 0;
+}
+
+void
+rf_model_slice_arrays_share(struct rf_layout *l, const struct rf_layout *from)
+{
+	atomic_fetch_add_explicit(&from->slice_arrays->refs, 1, memory_order_relaxed);
+	l->slice_arrays = from->slice_arrays;
+	l->slices = from->slices;
+	l->slice_keys = from->slice_keys;
+	l->n_slices = from->n_slices;
+}
+
+static void
+slice_arrays_unref(struct rf_slice_arrays *a)
+{
+	if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	for (size_t i = 0; i < a->n; i++)
+		rf_slice_unref(a->slices[i]);
+	free(a->slices);
+	free(a->keys);
+	free(a);
+}
+
 /* What only the generations using the layout read: once none does, a layout that later layouts
  * were patched from keeps only the pieces they share (its arena). */
 static void
 layout_drop_arrays(struct rf_layout *l)
 {
-	for (size_t i = 0; i < l->n_slices; i++)
-		rf_slice_unref(l->slices[i]);
-	free(l->slices);
-	free(l->slice_keys);
+	slice_arrays_unref(l->slice_arrays);
+	l->slice_arrays = NULL;
 	l->slices = NULL;
 	l->slice_keys = NULL;
 	l->n_slices = 0;
@@ -200,8 +235,7 @@ static int
 hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_cluster_objects *objs)
 {
 	size_t n = objs->slice_recs ? objs->n_slice_recs : json_array_size(c->objs.slices);
-	if (!(l->slices = calloc(n ? n : 1, sizeof(*l->slices))) ||
-	    !(l->slice_keys = calloc(n ? n : 1, sizeof(*l->slice_keys))))
+	if (rf_model_slice_arrays_new(l, n) < 0)
 		return -ENOMEM;
 	l->from_recs = objs->slice_recs != NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -211,7 +245,7 @@ hold_slices(struct rf_layout *l, const struct rf_cluster *c, const struct rf_clu
 			 0)
 			return -ENOMEM;
 		l->slice_keys[i] = rf_model_slice_key(l->slices[i]);
-		l->n_slices = i + 1;
+		l->slice_arrays->n = l->n_slices = i + 1;
 	}
 	return 0;
 }
