@@ -74,7 +74,8 @@ struct rf_slice_arrays {
 
 /* Room for n slices, set as l's (one reference). @return 0 or -ENOMEM. */
 int rf_model_slice_arrays_new(struct rf_layout *l, size_t n);
-/* l shares from's (the same records in the same order). */
+/* l shares from's (the same records in the same order): takes a reference on from's arrays,
+ * which from only points to. */
 void rf_model_slice_arrays_share(struct rf_layout *l, const struct rf_layout *from);
 
 /* What the generations built from the same nodes, slices, classes (and configuration) share:
@@ -92,9 +93,9 @@ struct rf_layout {
 	struct rf_slice **slices; /* the ResourceSlices its pools were made of */
 	size_t n_slices;
 	uint64_t *slice_keys; /* of each of slices: rf_model_slice_key() */
-	/* owns slices and slice_keys: shared by the layouts patched from one another while the
-	 * slices stay the same records (a Node label or class event referenced and copied all
-	 * 10,000 of them at 5,000 nodes) */
+	/* owns slices and slice_keys (read only: another layout may share them): shared by the
+	 * layouts patched from one another while the slices stay the same records (a Node label
+	 * or class event referenced and copied all 10,000 of them at 5,000 nodes) */
 	struct rf_slice_arrays *slice_arrays;
 	struct rf_node **node_list; /* to free the decoded annotations */
 	size_t n_nodes;

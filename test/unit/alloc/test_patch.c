@@ -1963,6 +1963,48 @@ node_object(struct world *w, const char *name)
 	return 0;
 }
 
+/* A Node label event changes no slice: the patched layout shares its base's slice references
+ * and keys (struct rf_slice_arrays), which stay while it uses them after the base's last
+ * generation went; a slice event gives the next layout arrays of its own. */
+START_TEST(test_patch_shares_slice_arrays)
+{
+	struct world w;
+	world_init(&w, 7);
+	struct rf_cluster_objects objs = objects(&w);
+	struct rf_cluster *g1 = NULL, *g2 = NULL, *g3 = NULL, *full = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
+	label_node(&w, 0, false, "network.topology.kubernetes.io/block", "b9");
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g1, &objs, &w.cfg, w.cel, false, &g2), 0);
+	ck_assert(rf_cluster_layout_patched(g2));
+	ck_assert_ptr_nonnull(g2->layout->slice_arrays);
+	ck_assert_ptr_eq(g2->layout->slice_arrays, g1->layout->slice_arrays);
+	ck_assert_ptr_eq(g2->layout->slices, g1->layout->slices);
+	rf_cluster_unref(g1); /* its layout drops its arrays: g2's stay */
+	ck_assert_uint_eq(g2->layout->n_slices, w.n_recs);
+	for (size_t i = 0; i < g2->layout->n_slices; i++) {
+		ck_assert_ptr_eq(g2->layout->slices[i], w.recs[i]);
+		ck_assert(g2->layout->slice_keys[i] == rf_model_slice_key(w.recs[i]));
+	}
+	json_t *s = copy_at(w.slices, 0);
+	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
+	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
+			    json_pack("{s:i}", "int", 1));
+	put_slice(&w, 0, s);
+	objs = objects(&w);
+	ck_assert_int_eq(rf_cluster_build_next(g2, &objs, &w.cfg, w.cel, false, &g3), 0);
+	ck_assert(rf_cluster_layout_patched(g3));
+	ck_assert_ptr_ne(g3->layout->slice_arrays, g2->layout->slice_arrays);
+	ck_assert_ptr_eq(g3->layout->slices[0], w.recs[0]);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &full), 0);
+	same_generation(&w, g3, full);
+	rf_cluster_unref(full);
+	rf_cluster_unref(g2);
+	rf_cluster_unref(g3);
+	world_release(&w);
+}
+END_TEST
+
 /* No claim holds a device of the pool any more (their allocations dropped). */
 static void
 release_pool(struct world *w, const char *driver, const char *pool)
@@ -4264,6 +4306,7 @@ patch_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_patched_layout_equals_full_build, 0, 5);
 	tcase_add_loop_test(tc, test_patch_shares_what_did_not_change, 0, 2);
+	tcase_add_test(tc, test_patch_shares_slice_arrays);
 	tcase_add_test(tc, test_patch_again_from_the_same_generation);
 	tcase_add_test(tc, test_full_build_shares_equal_requests);
 	tcase_add_test(tc, test_shared_requests_only_when_equal);
