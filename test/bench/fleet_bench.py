@@ -1166,6 +1166,9 @@ def churn(a, tmp):
             phase_peak("filter with and without churn")
             hwm = max(peaks.values()) if can_reset else proc_mem_mb(rf.proc.pid)[1]
             alive = rf.alive()
+            if a.keep:  # railfit's -v 3 log, every build's line with it
+                with open(os.path.join(tmp, "railfit-churn.log"), "w") as f:
+                    f.write(rf.stderr())
             builds = build_times(rf.stderr())
             idle_builds, churn_builds = builds[:builds0], builds[builds0:builds1]
             churn_lags = sorted(build_lags(rf.stderr())[builds0:builds1])
