@@ -1171,6 +1171,13 @@ def churn(a, tmp):
                     f.write(rf.stderr())
             builds = build_times(rf.stderr())
             idle_builds, churn_builds = builds[:builds0], builds[builds0:builds1]
+            # the two builds after each full one after the start (a compaction, a chain's
+            # bound): the publisher gives the freed heap back then (malloc_trim), and they
+            # fault it in again
+            all_layouts = build_layouts(rf.stderr())
+            after_full = [(builds[i + 1], builds[i + 2]) for i in range(1, len(builds) - 2)
+                          if all_layouts[i] in ("compacted", "rebuilt")]
+            patched_ms = sorted(ms for ms, k in zip(builds, all_layouts) if k == "patched")
             churn_lags = sorted(build_lags(rf.stderr())[builds0:builds1])
 
     def lagstr(xs):
@@ -1284,6 +1291,11 @@ def churn(a, tmp):
           "of a chain: one build in full): shown %s; their builds: %s" % (
               RUN_EVENTS, lagstr(run_lags), ", ".join(
                   "%d %s" % (run_layouts.count(k), k) for k in kinds if k in run_layouts)))
+    if after_full and patched_ms:
+        print("the two builds after each of the %d full builds (the heap trimmed after them): "
+              "%s ms; patched builds median %.1f ms over %d" % (
+                  len(after_full), ", ".join("%.0f/%.0f" % x for x in after_full),
+                  patched_ms[len(patched_ms) // 2], len(patched_ms)))
     if can_reset:
         print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
             "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)
