@@ -221,6 +221,17 @@ copy_at(const json_t *arr, size_t i)
 	return v;
 }
 
+/* The slice at i changes: its first device's attribute test.railfit.io/x becomes value. */
+static void
+slice_attr_changed(struct world *w, size_t i, int value)
+{
+	json_t *s = copy_at(w->slices, i);
+	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
+	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
+			    json_pack("{s:i}", "int", value));
+	put_slice(w, i, s);
+}
+
 /* A new pool on a node that has a Node object: a copy of a slice (its driver's devices), of a
  * pool name sorting before or after the node's others, the slice of that pool alone. */
 static void
@@ -877,11 +888,7 @@ START_TEST(test_patch_shares_what_did_not_change)
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
 	/* an attribute of the first slice's first device */
 	const char *node = w.recs[0]->node;
-	json_t *s = copy_at(w.slices, 0);
-	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
-	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
-			    json_pack("{s:i}", "int", 1));
-	put_slice(&w, 0, s);
+	slice_attr_changed(&w, 0, 1);
 	if (_i == 1) {
 		set_array(&w.claims, json_copy(w.claims));
 		set_array(&w.pods, json_copy(w.pods));
@@ -1137,11 +1144,7 @@ START_TEST(test_patch_again_from_the_same_generation)
 	struct rf_cluster_objects objs = objects(&w);
 	struct rf_cluster *g1 = NULL, *g2 = NULL, *g3 = NULL, *full = NULL;
 	ck_assert_int_eq(rf_cluster_build_next(NULL, &objs, &w.cfg, w.cel, false, &g1), 0);
-	json_t *s = copy_at(w.slices, 0);
-	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
-	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
-			    json_pack("{s:i}", "int", 1));
-	put_slice(&w, 0, s);
+	slice_attr_changed(&w, 0, 1);
 	set_array(&w.claims, json_copy(w.claims));
 	set_array(&w.pods, json_copy(w.pods));
 	objs = objects(&w);
@@ -1986,11 +1989,7 @@ START_TEST(test_patch_shares_slice_arrays)
 		ck_assert_ptr_eq(g2->layout->slices[i], w.recs[i]);
 		ck_assert(g2->layout->slice_keys[i] == rf_model_slice_key(w.recs[i]));
 	}
-	json_t *s = copy_at(w.slices, 0);
-	json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
-	json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
-			    json_pack("{s:i}", "int", 1));
-	put_slice(&w, 0, s);
+	slice_attr_changed(&w, 0, 1);
 	objs = objects(&w);
 	ck_assert_int_eq(rf_cluster_build_next(g2, &objs, &w.cfg, w.cel, false, &g3), 0);
 	ck_assert(rf_cluster_layout_patched(g3));
@@ -4037,11 +4036,7 @@ touch_driver_slice(struct world *w, const char *driver, int step)
 	for (size_t i = 0; i < w->n_recs; i++) {
 		if (w->recs[i]->skip || strcmp(w->recs[i]->driver, driver) != 0)
 			continue;
-		json_t *s = copy_at(w->slices, i);
-		json_t *dev = json_array_get(rf_jpath(s, "spec.devices"), 0);
-		json_object_set_new(json_object_get(dev, "attributes"), "test.railfit.io/x",
-				    json_pack("{s:i}", "int", step));
-		put_slice(w, i, s);
+		slice_attr_changed(w, i, step);
 		return w->recs[i]->pool;
 	}
 	ck_abort_msg("no slice of %s", driver);
