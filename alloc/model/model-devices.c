@@ -236,7 +236,7 @@ borrow_devices(struct rf_layout *l, struct rf_slice *s)
 }
 
 /* One pool from its slices (refs[0..n), one driver and pool, sorted by slice_cmp: newest
- * generation first); its devices are the slices' own when lend_ok (one builder thread uses the
+ * generation first); its devices are the slices' own when lend_ok (one build at a time uses the
  * records: rf_cluster_objects.lend_records) and no other layout uses them (borrow_devices: the
  * live store keeps a slice's record across layouts, and two of them exist at once while a
  * layout is built in full), else copies. NULL on OOM. */

@@ -321,8 +321,13 @@ struct rf_cluster_objects {
 	bool full_layout;
 	/* may be NULL: asked between the steps of building a layout in full and every 1,024
 	 * pools, nodes, claims and pods it makes or relinks (stop_every: tests ask at each); when
-	 * it returns true the build stops, -ECANCELED, leaving prev as it was (the live store
-	 * puts a compaction off when a change comes) */
+	 * it returns true the build stops, -ECANCELED, leaving prev as it was. It may block while
+	 * the caller builds other generations from prev or its successors (never at the same
+	 * time: the live store's compaction takes turns with its publisher this way): a full build
+	 * reads of prev only its table of claims and pods, whose parsed values such builds only
+	 * add to (in an arena that only grows), and keeps no pointer to its slots across a check;
+	 * after its last check it reads prev's remembered verdicts to carry them (carried only
+	 * when it was built from prev's very objects), which only request threads write. */
 	bool (*stop)(void *userdata);
 	void *stop_userdata;
 	unsigned stop_every; /* 0: 1,024 */
@@ -330,8 +335,9 @@ struct rf_cluster_objects {
 	 * previous generation's (what the first filter after a slice or Node label change cost
 	 * before; benchmarks) */
 	bool fresh_memo;
-	/* the caller builds generations from slice_recs on one thread at a time (the live store's
-	 * publisher, a snapshot's one build): a layout may then use a record's devices in place
+	/* the caller builds generations from slice_recs one at a time (the live store's publisher
+	 * and its compaction, which take turns under its lock; a snapshot's one build), never two
+	 * at once: a layout may then use a record's devices in place
 	 * (alloc/model/slice.h, `lent`) instead of copying them. Records parsed by the build itself
 	 * (no slice_recs) are its own: lent whatever this says. */
 	bool lend_records;

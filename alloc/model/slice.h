@@ -48,7 +48,7 @@ struct rf_slice {
 	 * DeviceTaintRules' taints, NUMA inherited from a NIC, rails. One layout at a time holds
 	 * the loan (until its arena goes); the others copy. rf_model_device_as_published() undoes
 	 * those facts: what a copy and the next loan start from. Lent and copied only by the one
-	 * thread building generations from these records. */
+	 * build at a time that uses these records (rf_cluster_objects.lend_records). */
 	atomic_bool lent;
 	/* each device's taints as published (the rules' replace a lent device's), or NULL when
 	 * none has any */

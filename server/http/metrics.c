@@ -684,7 +684,8 @@ static const struct metric_def metric_defs[RF_METRIC__COUNT] = {
 		.name = "railfit_cache_builds_total",
 		.type = RF_METRIC_COUNTER,
 		.help = "Cache generations published in live mode, by what became of the layout: "
-			"reused, patched, compacted (a worn chain built in full in a quiet second) "
+			"reused, patched, compacted (a worn chain built in full beside the others, "
+			"published as it was built) "
 			"or rebuilt (built in full while events waited).",
 		.labels = { "layout" },
 	},

@@ -23,6 +23,14 @@ rf_build_budget_spend(struct rf_build_budget *b, double dur, double now)
 	b->at = now;
 }
 
+void
+rf_build_budget_spend_spare(struct rf_build_budget *b, double dur, double now)
+{
+	double had = tokens_at(b, now), t = had - (dur > 0 ? dur : 0);
+	b->tokens = had < 0 ? had : t < 0 ? 0 : t;
+	b->at = now;
+}
+
 double
 rf_build_budget_ready_at(const struct rf_build_budget *b, double now)
 {

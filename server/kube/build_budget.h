@@ -24,6 +24,11 @@ void rf_build_budget_init(struct rf_build_budget *b, double share, double burst,
  * it, and owes at most burst). */
 void rf_build_budget_spend(struct rf_build_budget *b, double dur, double now);
 
+/** Work that may use the bucket's spare time only (a compaction, which no event waits for): dur
+ * seconds ended at now spent from what the bucket holds, never making it owe (the builds of
+ * events after it do not wait for it). */
+void rf_build_budget_spend_spare(struct rf_build_budget *b, double dur, double now);
+
 /** When the next build may start, at or after now: once the bucket owes nothing. */
 double rf_build_budget_ready_at(const struct rf_build_budget *b, double now);
 

@@ -2,10 +2,11 @@
  *
  * Owns: one jansson object per kind used as a hash map key -> object (references), the list of
  * assumed /bind placements, two private copies of the configuration (1.34 and 1.35 DRA rules, so
- * that a version detected later never changes a configuration a generation already uses), and the
- * publisher thread. Lock: `lock` guards everything mutable here; the publisher holds it only while
- * it takes the arrays of the objects (kept from build to build, kept_array.h: copied only by the
- * first change after a build took them), never while building, publishing or freeing. Old maps
+ * that a version detected later never changes a configuration a generation already uses), the
+ * publisher thread and the compaction's (one at a time). Lock: `lock` guards everything mutable
+ * here; the publisher holds it only while it takes the arrays of the objects (kept from build to
+ * build, kept_array.h: copied only by the first change after a build took them) and while it
+ * passes turns with the compaction, never while building, publishing or freeing. Old maps
  * and replaced objects are released outside the lock. No other lock is taken while it is held
  * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
  * scarce, the HTTP threads answering kube-scheduler go first. */
@@ -78,11 +79,14 @@ struct rf_store {
 	struct rf_cache *cache;
 	struct rf_cel_cache *cel;
 	double min_interval;
-	double quiet; /* seconds without a change after which a worn layout is compacted */
 	/* the generation a compaction of failed: not tried again until another one is built */
 	const struct rf_cluster *no_compact;
+	struct compaction *compaction; /* the one under way (the publisher's), or NULL */
+	pthread_cond_t turns;          /* the compaction's and the publisher's turns */
+	/* the chain moved onto a compacted generation built from older objects: the next build
+	 * patches it with the changes since (even when they are all in the published one) */
+	bool rebase;
 	unsigned failures; /* builds failed in a row: the next waits longer (backoff()) */
-	unsigned put_off;  /* compactions put off in a row (PUT_OFF_MAX) */
 	double last_build_end;
 	struct rf_build_budget budget; /* the publisher's */
 	double last_trim;              /* when freed heap was last given back to the system */
@@ -889,7 +893,8 @@ snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret,
 	*ret_view = rf_slice_view_ref(s->slice_view);
 	o.slice_recs = s->slice_view->recs;
 	o.n_slice_recs = s->slice_view->n;
-	o.lend_records = true;  /* the publisher is the only builder */
+	/* one build at a time: the publisher's, or the compaction's in its turn */
+	o.lend_records = true;
 	o.arrays_frozen = true; /* rf_kept_array copies an array a build holds */
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		json_t *arr = k == RF_KIND_SLICES ? json_incref(s->slice_view->blobs)
@@ -919,122 +924,6 @@ build_config(const struct rf_store *s)
 
 #define TRIM_INTERVAL 30.0 /* seconds */
 
-/* A compaction's stop hook (rf_cluster_objects.stop): a change came since it started. */
-struct compaction {
-	struct rf_store *s;
-	int64_t seq;
-};
-
-static bool
-change_came(void *userdata)
-{
-	const struct compaction *k = userdata;
-	pthread_mutex_lock(&k->s->lock);
-	bool came = k->s->seq != k->seq || k->s->stop; /* (nor does rf_store_free wait) */
-	pthread_mutex_unlock(&k->s->lock);
-	return came;
-}
-
-/* put off this many times in a row, a compaction runs to its end: events a little more than a
- * quiet second apart would otherwise start and throw one away each time */
-#define PUT_OFF_MAX 2
-
-/* Called and returns with the lock held; drops it while building. compact: the last
- * generation's objects again, with the layout built in full (see store.h), put off (stopped
- * at its next check: rf_cluster_objects.stop) when a change comes meanwhile. */
-static void
-build_and_publish(struct rf_store *s, bool compact)
-{
-	struct rf_cluster_objects objs = { 0 }; /* (released even when snapshot() failed) */
-	double t0 = rf_kube_now();
-	int64_t seq = s->seq;
-	double since = s->pending_since;
-	bool same_layout = !s->layout_dirty && !compact;
-	s->urgent = false;
-	s->layout_dirty = false;
-	struct rf_slice_view *view = NULL;
-	int r = snapshot(s, t0, &objs, &view);
-	struct compaction k = { .s = s, .seq = seq };
-	if (compact) {
-		objs.full_layout = true;
-		if (s->put_off < PUT_OFF_MAX) {
-			objs.stop = change_came;
-			objs.stop_userdata = &k;
-		}
-	}
-	const struct rf_config *cfg = build_config(s);
-	pthread_mutex_unlock(&s->lock);
-
-	/* the publisher is the only builder: s->last is read and replaced on this thread only */
-	struct rf_cluster *gen = NULL;
-	bool patched = false; /* the layout patched where it changed (alloc/model/model-patch.c) */
-	if (r == 0)
-		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
-	if (r == 0)
-		patched = !same_layout && rf_cluster_layout_patched(gen);
-	objects_release(&objs, view);
-	if (r == 0) {
-		rf_cluster_unref(s->last);
-		s->last = rf_cluster_ref(gen);
-		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
-		/* a replaced layout (or a while of replaced generations) leaves tens of megabytes
-		 * of freed heap that glibc keeps; give it back, as the reflectors do after lists */
-		double now = rf_kube_now();
-		if ((!same_layout && !patched) || now - s->last_trim > TRIM_INTERVAL) {
-			malloc_trim(0);
-			s->last_trim = now;
-		}
-	} else if (r == -ECANCELED) {
-		rf_v(3, "put the compaction of the layout off: a change came");
-	} else {
-		rf_errorf("cannot build a cache generation: %s", strerror(-r));
-	}
-	double t1 = rf_kube_now();
-
-	pthread_mutex_lock(&s->lock);
-	s->last_build_end = t1;
-	rf_build_budget_spend(&s->budget, t1 - t0, t1);
-	if (r == 0) {
-		s->built_seq = seq;
-		s->stats.builds++;
-		s->stats.incremental += same_layout && s->stats.builds > 1;
-		s->stats.patched += patched;
-		s->stats.compacted += compact;
-		s->stats.last_build_ms = (t1 - t0) * 1000.0;
-		/* changes that came while building wait for the next one */
-		s->pending_since = s->seq != seq ? t0 : 0;
-		rf_cache_set_pending(s->cache, s->pending_since);
-		pthread_cond_broadcast(&s->published);
-		const char *layout = same_layout ? "reused"
-				     : patched   ? "patched"
-				     : compact   ? "compacted"
-						 : "rebuilt";
-		char l[64];
-		if (rf_metric_labels(l, sizeof(l), RF_METRIC_CACHE_BUILDS_TOTAL, layout, NULL) >= 0)
-			rf_metric_add(RF_METRIC_CACHE_BUILDS_TOTAL, l, 1);
-		if (rf_log_verbosity() >= 3) {
-			char ms[32], lag[32];
-			snprintf(ms, sizeof(ms), "%.3f", (t1 - t0) * 1000.0);
-			snprintf(lag, sizeof(lag), "%.3f", since ? (t1 - since) * 1000.0 : 0.0);
-			rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag, "layout",
-			     layout);
-		}
-	} else if (compact && r == -ECANCELED) {
-		/* the change first, at once (it has waited already); compacted in the next quiet */
-		s->put_off++;
-		s->urgent = true;
-	} else if (compact) {
-		s->no_compact = s->last; /* s->last still holds it: the pointer stays unique */
-	} else {
-		s->layout_dirty = true; /* the next try starts from the last good generation */
-	}
-	if (r == 0)
-		s->no_compact = NULL; /* (its address may come back with another generation) */
-	if (r == 0 && compact)
-		s->put_off = 0;
-	s->failures = r == 0 || r == -ECANCELED ? 0 : s->failures + 1;
-}
-
 /* After failed builds, the spacing doubles with each one, up to a second: an error that
  * repeats (no memory) is not tried, and logged, a hundred times a second. */
 static double
@@ -1060,6 +949,307 @@ timed_wait(struct rf_store *s, double until)
 	if (ts.tv_nsec >= 1000000000L)
 		ts.tv_nsec = 999999999L;
 	pthread_cond_timedwait(&s->wake, &s->lock, &ts);
+}
+
+/* When the build of a waiting change may start: builds spaced by min_interval (longer after
+ * failures), and at most a third of a core for rebuilding over time, however big the cluster
+ * (build_budget.h); at once when urgent. */
+static double
+build_ready_at(const struct rf_store *s, double now)
+{
+	if (s->urgent)
+		return now;
+	double ready_at = s->last_build_end + backoff(s),
+	       budget_at = rf_build_budget_ready_at(&s->budget, now);
+	return budget_at > ready_at ? budget_at : ready_at;
+}
+
+/* Under the lock: a change waits (or the chain moved onto a compaction) and may be built now. */
+static bool
+build_due(const struct rf_store *s, double now)
+{
+	return (s->seq != s->built_seq || s->rebase) && !s->defer_first &&
+	       now >= build_ready_at(s, now);
+}
+
+/* Under the lock: a generation was published (layout: how it was built; dur and lag in seconds,
+ * lag 0 when not known). */
+static void
+published(struct rf_store *s, const char *layout, double dur, double lag)
+{
+	char l[64];
+	if (rf_metric_labels(l, sizeof(l), RF_METRIC_CACHE_BUILDS_TOTAL, layout, NULL) >= 0)
+		rf_metric_add(RF_METRIC_CACHE_BUILDS_TOTAL, l, 1);
+	if (rf_log_verbosity() >= 3) {
+		char ms[32], lag_ms[32];
+		snprintf(ms, sizeof(ms), "%.3f", dur * 1000.0);
+		snprintf(lag_ms, sizeof(lag_ms), "%.3f", lag * 1000.0);
+		rf_v(3, "published a cache generation", "ms", ms, "lagMs", lag_ms, "layout",
+		     layout);
+	}
+}
+
+/* Called and returns with the lock held; drops it while building: the current objects, as a
+ * generation following the last one. */
+static void
+build_and_publish(struct rf_store *s)
+{
+	struct rf_cluster_objects objs = { 0 }; /* (released even when snapshot() failed) */
+	double t0 = rf_kube_now();
+	int64_t seq = s->seq;
+	double since = s->pending_since;
+	bool same_layout = !s->layout_dirty, rebase = s->rebase;
+	s->urgent = false;
+	s->rebase = false;
+	s->layout_dirty = false;
+	struct rf_slice_view *view = NULL;
+	int r = snapshot(s, t0, &objs, &view);
+	const struct rf_config *cfg = build_config(s);
+	pthread_mutex_unlock(&s->lock);
+
+	/* the publisher builds the chain: s->last is read and replaced on this thread only (a
+	 * compaction, on its own thread, runs only while this one waits for it) */
+	struct rf_cluster *gen = NULL;
+	bool patched = false; /* the layout patched where it changed (alloc/model/model-patch.c) */
+	if (r == 0)
+		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
+	if (r == 0)
+		patched = !same_layout && rf_cluster_layout_patched(gen);
+	objects_release(&objs, view);
+	if (r == 0) {
+		rf_cluster_unref(s->last);
+		s->last = rf_cluster_ref(gen);
+		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
+		/* a replaced layout (or a while of replaced generations) leaves tens of megabytes
+		 * of freed heap that glibc keeps; give it back, as the reflectors do after lists */
+		double now = rf_kube_now();
+		/* not after the move onto a compaction (rebase): the trim itself took 23-103 ms
+		 * there (madvise, a TLB shootdown each) and the next two or three builds faulted
+		 * the pages back in, 1,500-1,900 each at ~20 us on this VM (35-82 ms builds instead
+		 * of 3-4 ms); the 30 s trim gives the old chain's heap back */
+		if ((!same_layout && !patched) || now - s->last_trim > TRIM_INTERVAL) {
+			malloc_trim(0);
+			s->last_trim = now;
+		}
+	} else {
+		rf_errorf("cannot build a cache generation: %s", strerror(-r));
+	}
+	double t1 = rf_kube_now();
+
+	pthread_mutex_lock(&s->lock);
+	s->last_build_end = t1;
+	rf_build_budget_spend(&s->budget, t1 - t0, t1);
+	if (r == 0) {
+		s->built_seq = seq;
+		s->stats.builds++;
+		s->stats.incremental += same_layout && s->stats.builds > 1;
+		s->stats.patched += patched;
+		s->stats.last_build_ms = (t1 - t0) * 1000.0;
+		/* changes that came while building wait for the next one */
+		s->pending_since = s->seq != seq ? t0 : 0;
+		rf_cache_set_pending(s->cache, s->pending_since);
+		pthread_cond_broadcast(&s->published);
+		published(s,
+			  same_layout ? "reused"
+			  : patched   ? "patched"
+				      : "rebuilt",
+			  t1 - t0, since ? t1 - since : 0.0);
+		s->no_compact = NULL; /* (its address may come back with another generation) */
+	} else {
+		s->layout_dirty = true; /* the next try starts from the last good generation */
+		s->rebase = rebase;
+	}
+	s->failures = r == 0 ? 0 : s->failures + 1;
+}
+
+/* A compaction (store.h): the objects of one moment built in full, layout and claim table, on a
+ * thread of its own that takes turns with the publisher (`turn`, under the lock): one of the
+ * two runs at a time, so the chain keeps one builder (the full build reads the chain's claim
+ * table, which the publisher's patches write) and every change that comes meanwhile is built
+ * on the chain as usual, the compaction paused at its next check (rf_cluster_objects.stop). */
+struct compaction {
+	struct rf_store *s;
+	pthread_t thread;
+	struct rf_cluster *from;        /* the chain's generation it relinks from (held) */
+	struct rf_cluster_objects objs; /* the objects as of seq (held) */
+	struct rf_slice_view *view;     /* the slices' view objs borrows records from (held) */
+	const struct rf_config *cfg;
+	int64_t seq;
+	bool turn; /* the compactor's turn: the publisher waits for it to end */
+	bool done; /* it has finished: r and gen are set */
+	int r;
+	struct rf_cluster *gen;
+	double yield_at;   /* the publisher's next timer (an assumed placement expiring) */
+	double turn_start; /* when its turn began */
+	double ran;        /* seconds it ran: its turns */
+	double longest;    /* its longest turn: what a change's build may have waited for */
+	unsigned turns;    /* times it let the publisher build */
+};
+
+/* Under the lock, on the compactor: its turn ends, and it waits for the next. */
+static void
+yield_turn(struct compaction *k)
+{
+	struct rf_store *s = k->s;
+	double run = rf_kube_now() - k->turn_start;
+	k->ran += run;
+	k->longest = run > k->longest ? run : k->longest;
+	k->turns++;
+	k->turn = false;
+	pthread_cond_broadcast(&s->turns);
+	while (!k->turn)
+		pthread_cond_wait(&s->turns, &s->lock);
+	k->turn_start = rf_kube_now();
+}
+
+/* The compaction's stop hook, asked between the steps of its build: it lets the publisher build
+ * a change whose build is due (or act on its timer) and goes on; true only at shutdown. */
+static bool
+compaction_check(void *userdata)
+{
+	struct compaction *k = userdata;
+	struct rf_store *s = k->s;
+	pthread_mutex_lock(&s->lock);
+	double now = rf_kube_now();
+	if (!s->stop && (now >= k->yield_at || build_due(s, now)))
+		yield_turn(k);
+	bool stop = s->stop;
+	pthread_mutex_unlock(&s->lock);
+	return stop;
+}
+
+static void *
+compactor(void *arg)
+{
+	struct compaction *k = arg;
+	struct rf_store *s = k->s;
+	/* as the publisher: the request threads go first */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
+		rf_v(2, "cannot lower the priority of the layout compaction");
+	pthread_mutex_lock(&s->lock);
+	while (!k->turn)
+		pthread_cond_wait(&s->turns, &s->lock);
+	k->turn_start = rf_kube_now();
+	pthread_mutex_unlock(&s->lock);
+	struct rf_cluster *gen = NULL;
+	int r = rf_cluster_build_next(k->from, &k->objs, k->cfg, s->cel, false, &gen);
+	pthread_mutex_lock(&s->lock);
+	double run = rf_kube_now() - k->turn_start;
+	k->ran += run;
+	k->longest = run > k->longest ? run : k->longest;
+	k->r = r;
+	k->gen = gen;
+	k->done = true;
+	k->turn = false;
+	pthread_cond_broadcast(&s->turns);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Under the lock, on the publisher: a compaction of the chain's worn layout from the current
+ * objects, started (s->compaction), waiting for its first turn. */
+static void
+start_compaction(struct rf_store *s, double now)
+{
+	struct compaction *k = calloc(1, sizeof(*k));
+	int r = -ENOMEM;
+	if (!k || (r = snapshot(s, now, &k->objs, &k->view)) < 0)
+		goto fail;
+	k->s = s;
+	k->seq = s->seq;
+	k->cfg = build_config(s);
+	k->from = rf_cluster_ref(s->last);
+	k->objs.full_layout = true;
+	k->objs.stop = compaction_check;
+	k->objs.stop_userdata = k;
+	k->yield_at = INFINITY;
+	if ((r = -pthread_create(&k->thread, NULL, compactor, k)) < 0)
+		goto fail;
+	s->compaction = k;
+	return;
+fail:
+	rf_errorf("cannot start compacting the cache's layout: %s", strerror(-r));
+	s->no_compact = s->last; /* not again until another generation is built */
+	if (k) {
+		/* (the store holds the arrays and the view too: not freed under the lock) */
+		objects_release(&k->objs, k->view);
+		rf_cluster_unref(k->from); /* s->last holds it too: not freed under the lock */
+		free(k);
+	}
+}
+
+/* Under the lock, on the publisher: the finished compaction joined. Its generation becomes the
+ * chain's start: published as it is when nothing changed since its objects, else the next build
+ * (at once) patches it with what did. */
+static void
+finish_compaction(struct rf_store *s)
+{
+	struct compaction *k = s->compaction;
+	s->compaction = NULL;
+	pthread_join(k->thread, NULL); /* (it has no lock left to take) */
+	double now = rf_kube_now();
+	/* its time from what the builds of events left spare: none of them waits for it */
+	rf_build_budget_spend_spare(&s->budget, k->ran, now);
+	s->last_build_end = now;
+	struct rf_cluster *gen = NULL, *old = NULL;
+	bool use = k->r == 0 && !s->stop && build_config(s) == k->cfg;
+	bool as_is = use && s->seq == k->seq && !s->rebase;
+	if (use) {
+		gen = k->gen;
+		old = s->last;
+		s->last = rf_cluster_ref(gen);
+		s->stats.compacted++;
+		if (!as_is) {
+			s->stats.caught_up++;
+			s->rebase = true; /* the changes since its objects, built on it at once */
+			s->layout_dirty = true;
+			s->urgent = true;
+		}
+	} else if (k->r != 0 && k->r != -ECANCELED) {
+		rf_errorf("cannot compact the cache's layout: %s", strerror(-k->r));
+		s->no_compact = s->last; /* not again until another generation is built */
+	}
+	pthread_mutex_unlock(&s->lock);
+	objects_release(&k->objs, k->view);
+	rf_cluster_unref(k->from);
+	rf_cluster_unref(old);
+	if (!use)
+		rf_cluster_unref(k->gen);
+	if (as_is) {
+		rf_cache_publish(s->cache, gen); /* (steals the build's reference) */
+		malloc_trim(0);                  /* the chain's layouts went */
+	} else {
+		rf_cluster_unref(gen); /* (s->last holds it) */
+	}
+	pthread_mutex_lock(&s->lock);
+	if (use && rf_log_verbosity() >= 3) {
+		char ms[32], turns[16], longest[32];
+		snprintf(ms, sizeof(ms), "%.3f", k->ran * 1000.0);
+		snprintf(turns, sizeof(turns), "%u", k->turns);
+		snprintf(longest, sizeof(longest), "%.3f", k->longest * 1000.0);
+		rf_v(3, "compacted the layout", "ms", ms, "turnsGiven", turns, "longestTurnMs",
+		     longest, "caughtUp", as_is ? "false" : "true");
+	}
+	if (as_is) {
+		s->stats.builds++;
+		s->stats.last_build_ms = k->ran * 1000.0;
+		pthread_cond_broadcast(&s->published);
+		published(s, "compacted", k->ran, 0.0);
+	}
+	free(k);
+}
+
+/* Under the lock, on the publisher: the compactor runs until a change's build is due, the
+ * publisher's timer (wake_at), shutdown or its end. */
+static void
+give_turn(struct rf_store *s, double wake_at)
+{
+	struct compaction *k = s->compaction;
+	k->yield_at = wake_at;
+	k->turn = true;
+	pthread_cond_broadcast(&s->turns);
+	while (k->turn)
+		pthread_cond_wait(&s->turns, &s->lock);
 }
 
 static void *
@@ -1088,15 +1278,12 @@ publisher(void *arg)
 				s->urgent = true;
 			}
 		}
-		if (s->seq != s->built_seq && !s->defer_first) {
-			/* builds spaced by min_interval, and at most a third of a core for
-			 * rebuilding over time, however big the cluster (build_budget.h) */
-			double ready_at = s->last_build_end + backoff(s),
-			       budget_at = rf_build_budget_ready_at(&s->budget, now);
-			if (budget_at > ready_at)
-				ready_at = budget_at;
-			if (s->urgent)
-				ready_at = now;
+		if (s->compaction && s->compaction->done) {
+			finish_compaction(s);
+			continue;
+		}
+		if ((s->seq != s->built_seq || s->rebase) && !s->defer_first) {
+			double ready_at = build_ready_at(s, now);
 			if (now >= ready_at) {
 				/* under CPU contention the request threads go first: rebuilding can
 				 * wait a little; not before the cache is first ready, though (no
@@ -1108,27 +1295,32 @@ publisher(void *arg)
 						rf_v(2, "cannot lower the priority of the cache "
 							"publisher");
 				}
-				build_and_publish(s, false);
-				continue;
-			}
-			if (ready_at < wake_at)
-				wake_at = ready_at;
-		} else if (s->last && s->last != s->no_compact && !s->defer_first &&
-			   rf_cluster_layout_worn(s->last)) {
-			/* nothing to build: a worn chain is built in full once it has been quiet
-			 * (s->last is replaced by this thread only) */
-			double ready_at = s->last_build_end + s->quiet,
-			       budget_at = rf_build_budget_ready_at(&s->budget, now);
-			if (budget_at > ready_at)
-				ready_at = budget_at;
-			if (now >= ready_at) {
-				build_and_publish(s, true);
+				build_and_publish(s);
 				continue;
 			}
 			if (ready_at < wake_at)
 				wake_at = ready_at;
 		}
+		/* nothing to build now: a worn chain is compacted meanwhile (s->last is replaced
+		 * by this thread only) */
+		if (!s->compaction && s->last && s->last != s->no_compact && !s->defer_first &&
+		    rf_cluster_layout_worn(s->last)) {
+			double budget_at = rf_build_budget_ready_at(&s->budget, now);
+			if (now >= budget_at)
+				start_compaction(s, now);
+			else if (budget_at < wake_at)
+				wake_at = budget_at;
+		}
+		if (s->compaction) {
+			give_turn(s, wake_at);
+			continue;
+		}
 		timed_wait(s, wake_at);
+	}
+	if (s->compaction) { /* it stops at its next check */
+		if (!s->compaction->done)
+			give_turn(s, INFINITY);
+		finish_compaction(s);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
@@ -1147,6 +1339,7 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_cond_init(&s->published, &ca);
+	pthread_cond_init(&s->turns, NULL);
 	pthread_condattr_destroy(&ca);
 	s->opts = *o;
 	s->cache = o->cache;
@@ -1154,7 +1347,6 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->min_interval =
 		(double)(o->min_interval_ms > 0 ? o->min_interval_ms : RF_STORE_MIN_INTERVAL_MS) /
 		1000.0;
-	s->quiet = (double)(o->quiet_ms > 0 ? o->quiet_ms : RF_STORE_QUIET_MS) / 1000.0;
 	rf_build_budget_init(&s->budget, RF_BUILD_SHARE, RF_BUILD_BURST, rf_kube_now());
 	for (int k = 0; k < RF_KIND_COUNT; k++)
 		pthread_mutex_init(&s->interns[k].lock, NULL);
@@ -1219,6 +1411,7 @@ rf_store_free(struct rf_store *s)
 		rf_config_release(&s->cfgs[i]);
 	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->published);
+	pthread_cond_destroy(&s->turns);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

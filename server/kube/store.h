@@ -13,27 +13,34 @@
  * sooner than min_interval after the previous build, and only while rebuilding stays within a
  * third of a core over time (build_budget.h: a long build is paid for by the builds after it only
  * once they would exceed that), so bursts of events cost one rebuild per interval. An urgent
- * change (a /bind placement, a change that stopped a compaction) skips the wait.
+ * change (a /bind placement, the changes since a compaction's objects) skips the wait.
  *
  * Compaction: a layout patched event after event forms a chain that must be built in full at
  * its bound (alloc/model/model-patch.c: 512 patches, or what it keeps for replaced pieces), and
  * the event that reaches it waits for that build (0.2-0.3 s at 5,000 nodes). Once the chain is
- * worn (rf_cluster_layout_worn: 64 patches, or halfway to a bound) and no change came for
- * quiet_ms, the publisher builds the same objects in full, so that the next events patch a new
- * chain: only an event that comes during that build may wait for it (below). Quiet means no change
- * of any kind (a pod's too): a cluster whose events never pause for a second meets the bound every
- * 512 layout events, where it waits as it did; one that pauses never does. The compacted generation
- * is built from the very objects of the one it replaces, so it carries that one's remembered
- * verdicts (keyed again for its nodes, rf_cluster_build_next): the first filter after it is not
- * cold, but for demands naming an allocated device (their shape names its pool's layout).
- * A compaction that fails is not tried again until another generation is built. One during
- * which a change comes stops at its next check (between the steps of building its layout, and
- * every 1,024 pools, nodes, claims or pods it makes or relinks; a few steps have no check
- * inside: the taint rules, classes, the pools' node views, the claims' usage), and the change
- * is built at once (urgent: no spacing, no budget wait): it waits for the stretch under way,
- * not for the rest of the build (fleet_bench --churn: an event 30-180 ms into a compaction
- * shown in 17-49 ms over two runs; 146 ms when it waited for the relinking in session 14).
- * After PUT_OFF_MAX put off in a row a compaction runs to its end.
+ * worn (rf_cluster_layout_worn: 64 patches, or halfway to a bound), the objects of that moment
+ * are built in full, layout and claim table, on a thread of its own that takes turns with the
+ * publisher: one of the two builds at a time. The compaction asks at its checks (between the
+ * steps of its layout, and every 1,024 pools, nodes, claims or pods it makes or relinks;
+ * rf_cluster_objects.stop) whether a change's build is due (or the publisher's timer); if so it
+ * waits while the publisher builds that change on the chain as usual, then goes on. When it
+ * ends, its generation starts the chain: published as it is when nothing changed since its
+ * objects, else patched at once with what did (one build, "caught up"). So an event waits for
+ * no full build but for the stretch of one under way (a few steps have no check inside: the
+ * taint rules, classes, the pools' node views, the claims' usage), however busy the cluster;
+ * only a chain that reaches its bound during a compaction (the rest of its 512 layout events)
+ * is built in full on the publisher. No quiet moment is needed and none is thrown away.
+ *
+ * A compaction starts when the build budget owes nothing, and is charged its turns' time from
+ * the budget's spare only (rf_build_budget_spend_spare): no event's build waits for it. A
+ * compaction that fails is not tried again until another generation is built.
+ *
+ * Remembered verdicts: a compaction that started when the chain's last generation was built
+ * from the objects of that moment (no change waiting) carries that generation's verdicts, keyed
+ * again for its nodes (rf_cluster_build_next): the first filter after it is not cold, but for
+ * demands naming an allocated device (their shape names its pool's layout). One that started
+ * with a change waiting starts a new table. The build that catches it up patches it, keeping
+ * its table as any patch does. Either way a verdict is only ever found for what it judged.
  *
  * The interval is short (10 ms): builds are 3-30 ms at 5,000 nodes, so an event that comes just
  * after one is still shown within 50 ms, and the budget, not the interval, is what bounds their
@@ -50,8 +57,9 @@
  *
  * Threads: writers (one reflector per kind, the bind handler) call the apply/replace/assume
  * functions from any thread; one mutex guards the maps and is held only for map updates, for
- * taking a snapshot of the maps and for a compaction's look at the change count (never while
- * building, publishing or freeing a generation). */
+ * taking a snapshot of the maps and for passing turns between the publisher and a compaction
+ * (never while building, publishing or freeing a generation). The publisher and the compaction
+ * thread build; every other thread only reads published generations. */
 #ifndef RF_SERVER_STORE_H
 #define RF_SERVER_STORE_H
 
@@ -66,15 +74,12 @@
 #include "server/kube/watch_stream.h"
 
 #define RF_STORE_MIN_INTERVAL_MS 10
-/* a patched layout well along its chain is built in full once no event came for this long */
-#define RF_STORE_QUIET_MS 1000
 
 struct rf_store_options {
 	struct rf_cache *cache;      /* where generations are published; outlives the store */
 	const struct rf_config *cfg; /* copied (twice: for 1.34 and 1.35 rules) */
 	struct rf_cel_cache *cel;    /* outlives the store */
 	long min_interval_ms;        /* 0 = RF_STORE_MIN_INTERVAL_MS */
-	long quiet_ms;               /* 0 = RF_STORE_QUIET_MS */
 	/* called on the writer's thread when a claim gets its allocation (a watch event), with
 	 * the claim as the API server sent it; may be NULL */
 	void (*on_claim_allocated)(const json_t *claim, void *userdata);
@@ -167,7 +172,8 @@ struct rf_store_stats {
 	uint64_t builds;      /* generations published */
 	uint64_t incremental; /* of which reused the previous generation's layout */
 	uint64_t patched;     /* of which patched it where a Node, slice or class changed */
-	uint64_t compacted;   /* of which built a worn chain's layout in full in a quiet moment */
+	uint64_t compacted;   /* worn chains built in full beside them (store.h: compaction) */
+	uint64_t caught_up;   /* of which the next build patched with the changes since */
 	double last_build_ms; /* duration of the last snapshot + build */
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */

@@ -3534,6 +3534,107 @@ START_TEST(test_patch_full_build_stops)
 }
 END_TEST
 
+/* The live store's compaction: a layout built in full from the objects of one moment while, at
+ * each of its checks, the chain goes on with a patch (a Node label, a claim, a slice; a new pool
+ * once), as the publisher builds the events that come meanwhile. The full build reads the
+ * chain's claim table as the patches write it. The chain's next build then starts from the full
+ * one and patches it with everything since its objects: equal to a full build of the objects
+ * of now, and so is the chain. */
+struct interleave {
+	struct world *w;
+	struct rf_cluster *chain;
+	unsigned calls;
+};
+
+static bool
+interleave_patch(void *userdata)
+{
+	struct interleave *k = userdata;
+	struct world *w = k->w;
+	k->calls++;
+	label_node(w, k->calls % json_array_size(w->nodes), false,
+		   "network.topology.kubernetes.io/block", k->calls % 2 ? "b1" : "b2");
+	change_claim(w);
+	if (k->calls == 2)
+		new_pool(w, 100);
+	else
+		change_slice(w, (int)k->calls + 100);
+	struct rf_cluster_objects objs = objects(w);
+	objs.lend_records = true;
+	objs.arrays_frozen = true;
+	struct rf_cluster *g = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(k->chain, &objs, &w->cfg, w->cel, false, &g), 0);
+	rf_cluster_unref(k->chain);
+	k->chain = g;
+	return false;
+}
+
+START_TEST(test_patch_full_build_interleaved)
+{
+	struct world w;
+	struct rf_cluster_objects objs;
+	struct interleave k = { .w = &w, .chain = chain_start(&w, 61, 6, &objs) };
+	for (unsigned step = 1; step <= 3; step++) { /* a chain with a table of its own */
+		label_node(&w, step, false, "network.topology.kubernetes.io/block", "b0");
+		change_claim(&w);
+		objs = objects(&w);
+		objs.lend_records = true;
+		objs.arrays_frozen = true; /* (the world replaces its arrays, as the store) */
+		struct rf_cluster *g = NULL;
+		ck_assert_int_eq(rf_cluster_build_next(k.chain, &objs, &w.cfg, w.cel, false, &g),
+				 0);
+		ck_assert(rf_cluster_layout_patched(g));
+		rf_cluster_unref(k.chain);
+		k.chain = g;
+	}
+	/* the objects of this moment, held: the world's arrays and records are replaced as the
+	 * chain goes on */
+	objs = objects(&w);
+	struct rf_slice **recs = malloc((w.n_recs + 1) * sizeof(*recs));
+	ck_assert_ptr_nonnull(recs);
+	for (size_t i = 0; i < w.n_recs; i++)
+		recs[i] = rf_slice_ref(w.recs[i]);
+	objs.slice_recs = recs;
+	json_t *held[] = { json_incref(objs.nodes),      json_incref(objs.pods),
+			   json_incref(objs.slices),     json_incref(objs.claims),
+			   json_incref(objs.classes),    json_incref(objs.templates),
+			   json_incref(objs.taint_rules) };
+	objs.lend_records = true;
+	objs.arrays_frozen = true;
+	objs.full_layout = true;
+	objs.stop = interleave_patch;
+	objs.stop_userdata = &k;
+	objs.stop_every = 1;
+	struct rf_cluster *from = rf_cluster_ref(k.chain), *full = NULL, *g = NULL, *now = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(from, &objs, &w.cfg, w.cel, false, &full), 0);
+	ck_assert(!rf_cluster_layout_patched(full));
+	/* the chain went on at every check: each pool, node, claim and pod */
+	ck_assert_uint_ge(k.calls, json_array_size(w.claims) + json_array_size(w.pods));
+	ck_assert_ptr_ne(full->reuse, k.chain->reuse);
+	rf_cluster_unref(from);
+	for (size_t i = 0; i < objs.n_slice_recs; i++)
+		rf_slice_unref(recs[i]);
+	free(recs);
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		json_decref(held[i]);
+	/* the chain moves onto it: one build with everything since (a patch, or in full where
+	 * a change is one a patch does not compose) */
+	objs = objects(&w);
+	objs.lend_records = true;
+	objs.arrays_frozen = true;
+	ck_assert_int_eq(rf_cluster_build_next(full, &objs, &w.cfg, w.cel, false, &g), 0);
+	ck_assert_uint_le(rf_cluster_layout_chain(g, NULL), 1);
+	ck_assert_int_eq(rf_cluster_build(&objs, &w.cfg, w.cel, &now), 0);
+	same_generation(&w, g, now);
+	same_generation(&w, k.chain, now);
+	rf_cluster_unref(now);
+	rf_cluster_unref(g);
+	rf_cluster_unref(full);
+	rf_cluster_unref(k.chain);
+	world_release(&w);
+}
+END_TEST
+
 /* Worn before 64 patches: 3 of 16 nodes leaving in one event (Node objects and slices) leave
  * holes in the node, pool and device indexes past an eighth (a quarter builds in full). */
 START_TEST(test_patch_worn_by_holes)
@@ -4330,6 +4431,7 @@ patch_suite(void)
 	tcase_add_test(shared, test_patch_chain_depth_bound);
 	tcase_add_test(shared, test_patch_worn_by_holes);
 	tcase_add_test(shared, test_patch_full_build_stops);
+	tcase_add_test(shared, test_patch_full_build_interleaved);
 	tcase_add_test(shared, test_patch_chain_bytes_bounded);
 	tcase_add_test(shared, test_patch_status_keeps_no_object);
 	tcase_add_test(shared, test_patch_node_named_by_a_pool_of_two);

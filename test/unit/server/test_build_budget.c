@@ -50,6 +50,29 @@ START_TEST(test_build_budget_share_over_time)
 }
 END_TEST
 
+START_TEST(test_build_budget_spare_time)
+{
+	/* a compaction's 0.7 s from a bucket holding 0.5: empty, not owing; the next build of an
+	 * event starts at once */
+	struct rf_build_budget b;
+	rf_build_budget_init(&b, 1.0 / 3, 1.0, 0.0);
+	rf_build_budget_spend(&b, 0.5, 0.0);
+	rf_build_budget_spend_spare(&b, 0.7, 0.0);
+	ck_assert(fabs(rf_build_budget_ready_at(&b, 0.0) - 0.0) < EPS);
+	ck_assert(fabs(b.tokens) < EPS);
+	/* with less it leaves the rest */
+	rf_build_budget_init(&b, 1.0 / 3, 1.0, 0.0);
+	rf_build_budget_spend_spare(&b, 0.25, 0.0);
+	ck_assert(fabs(b.tokens - 0.75) < EPS);
+	/* a bucket already owing stays as it was (the debt is the events' builds') */
+	rf_build_budget_init(&b, 1.0 / 3, 1.0, 0.0);
+	rf_build_budget_spend(&b, 1.5, 0.0);
+	rf_build_budget_spend_spare(&b, 0.2, 0.0);
+	ck_assert(fabs(b.tokens + 0.5) < EPS);
+	ck_assert(fabs(rf_build_budget_ready_at(&b, 0.0) - 1.5) < 1e-6);
+}
+END_TEST
+
 START_TEST(test_build_budget_debt_bounded)
 {
 	/* a start-up build of 10 s owes at most the bucket: the next waits 3 s, not 20 */
@@ -74,6 +97,7 @@ build_budget_suite(void)
 	tcase_add_test(tc, test_build_budget_long_build_then_cheap_ones);
 	tcase_add_test(tc, test_build_budget_share_over_time);
 	tcase_add_test(tc, test_build_budget_debt_bounded);
+	tcase_add_test(tc, test_build_budget_spare_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
