@@ -37,3 +37,12 @@ rf_build_budget_ready_at(const struct rf_build_budget *b, double now)
 	double t = tokens_at(b, now);
 	return t >= 0 ? now : now - t / b->share;
 }
+
+double
+rf_build_budget_ready_for(const struct rf_build_budget *b, double need, double now)
+{
+	if (need > b->burst)
+		need = b->burst;
+	double t = tokens_at(b, now);
+	return t >= need ? now : now + (need - t) / b->share;
+}

@@ -29,6 +29,11 @@ void rf_build_budget_spend(struct rf_build_budget *b, double dur, double now);
  * events after it do not wait for it). */
 void rf_build_budget_spend_spare(struct rf_build_budget *b, double dur, double now);
 
+/** When the bucket will hold need seconds (at most its burst), at or after now: work paid from
+ * the spare only (a compaction) starts then, so that it leaves the builds of events after it
+ * what they need. */
+double rf_build_budget_ready_for(const struct rf_build_budget *b, double need, double now);
+
 /** When the next build may start, at or after now: once the bucket owes nothing. */
 double rf_build_budget_ready_at(const struct rf_build_budget *b, double now);
 

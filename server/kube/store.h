@@ -31,9 +31,11 @@
  * only a chain that reaches its bound during a compaction (the rest of its 512 layout events)
  * is built in full on the publisher. No quiet moment is needed and none is thrown away.
  *
- * A compaction starts when the build budget owes nothing, and is charged its turns' time from
- * the budget's spare only (rf_build_budget_spend_spare): no event's build waits for it. A
- * compaction that fails is not tried again until another generation is built.
+ * A compaction starts when the build budget holds what the last one cost (its thread's CPU
+ * time, not its turns' wall time, which counts the request threads that preempted it) plus
+ * 0.2 s for the events after it, and is charged its CPU from the budget's spare only
+ * (rf_build_budget_spend_spare): no event's build waits for it. A compaction that fails is not
+ * tried again until another generation is built.
  *
  * Remembered verdicts: a compaction that started when the chain's last generation was built
  * from the objects of that moment (no change waiting) carries that generation's verdicts, keyed

@@ -73,6 +73,23 @@ START_TEST(test_build_budget_spare_time)
 }
 END_TEST
 
+START_TEST(test_build_budget_ready_for)
+{
+	/* a compaction of 0.3 s with 0.2 s kept for the events after it: from an empty bucket,
+	 * 1.5 s at a third of a core; from a full one at once; never more than the burst */
+	struct rf_build_budget b;
+	rf_build_budget_init(&b, 1.0 / 3, 1.0, 0.0);
+	ck_assert(fabs(rf_build_budget_ready_for(&b, 0.5, 0.0) - 0.0) < EPS);
+	rf_build_budget_spend(&b, 1.0, 0.0);
+	ck_assert(fabs(rf_build_budget_ready_for(&b, 0.5, 0.0) - 1.5) < 1e-6);
+	ck_assert(fabs(rf_build_budget_ready_for(&b, 0.5, 1.0) - 1.5) < 1e-6);
+	ck_assert(fabs(rf_build_budget_ready_for(&b, 5.0, 0.0) - 3.0) < 1e-6);
+	/* owing: the debt first */
+	rf_build_budget_spend(&b, 0.5, 0.0);
+	ck_assert(fabs(rf_build_budget_ready_for(&b, 0.5, 0.0) - 3.0) < 1e-6);
+}
+END_TEST
+
 START_TEST(test_build_budget_debt_bounded)
 {
 	/* a start-up build of 10 s owes at most the bucket: the next waits 3 s, not 20 */
@@ -98,6 +115,7 @@ build_budget_suite(void)
 	tcase_add_test(tc, test_build_budget_share_over_time);
 	tcase_add_test(tc, test_build_budget_debt_bounded);
 	tcase_add_test(tc, test_build_budget_spare_time);
+	tcase_add_test(tc, test_build_budget_ready_for);
 	suite_add_tcase(s, tc);
 	return s;
 }
