@@ -48,11 +48,26 @@
  * ResourceSlice attribute changed in turn, on 64 nodes and 64 slices in turn, each built
  * from the last generation only, as the live store builds them. Every 32 events: the process's
  * resident memory, the chain's depth and the bytes its layouts that no generation uses still
- * keep, the full builds so far, and the median and max thread CPU of the builds. */
+ * keep, the full builds so far, and the median and max thread CPU of the builds.
+ *
+ *   build/test/bench/build_bench SNAPSHOT.json 0 CHAIN compact
+ *
+ * With EVENTS 0 the long chain alone; with `compact` then a compaction as the live store runs
+ * it (server/kube/store.c): the chain's objects built in full while, at each of its checks, the
+ * chain goes on with a layout event, then the chain moved onto it with one build of the events
+ * since, then 8 more events on the new chain (thread CPU, wall time and minor faults of each:
+ * what the first builds after the move cost). BB_THREAD=1 builds the compaction on a thread of
+ * its own, taking turns with the events on the main thread, as the store does (its allocations
+ * then go to another malloc arena); BB_TRIM=1 trims the heap after the old chain went, as the
+ * store did then (the next builds fault the pages back in). */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "alloc/cel/cel.h"
@@ -634,6 +649,216 @@ chain_events(struct world *w, struct rf_cluster **gen, struct rf_cel_cache *cel,
 	return 0;
 }
 
+/* A compaction as the live store runs it (server/kube/store.c): the objects of one moment built
+ * in full while, at each of its checks, the chain goes on with a layout event (a Node label and
+ * a ResourceSlice attribute in turn), then the chain moved onto it with one build of everything
+ * since, then more events on the new chain. Each build's CPU time. */
+struct compaction {
+	struct world *w;
+	struct rf_cluster **chain;
+	struct rf_cel_cache *cel;
+	size_t events;
+	double cpu[4096];
+	int r;
+};
+
+static bool
+compaction_event(void *userdata)
+{
+	struct compaction *k = userdata;
+	if (k->r < 0 || k->events >= sizeof(k->cpu) / sizeof(k->cpu[0]))
+		return false;
+	size_t i = k->events;
+	struct rf_cluster *next = NULL;
+	if ((k->r = layout_event(k->w, i % 2 ? EV_SLICE : EV_NODE, 5000 + i / 2)) < 0)
+		return false;
+	double c0 = cpu_ms();
+	k->r = rf_cluster_build_next(*k->chain, &k->w->objs, k->w->cfg, k->cel, false, &next);
+	k->cpu[k->events++] = cpu_ms() - c0;
+	if (k->r == 0) {
+		rf_cluster_unref(*k->chain);
+		*k->chain = next;
+	}
+	return false;
+}
+
+/* BB_THREAD: the compaction on a thread of its own, the events at its checks on the main thread
+ * (as the live store: the compaction and the publisher take turns) */
+static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
+static int baton_want, baton_done;
+
+static bool
+baton_event(void *userdata)
+{
+	(void)userdata;
+	pthread_mutex_lock(&baton_lock);
+	baton_want = 1;
+	pthread_cond_broadcast(&baton_cond);
+	while (baton_want)
+		pthread_cond_wait(&baton_cond, &baton_lock);
+	pthread_mutex_unlock(&baton_lock);
+	return false;
+}
+
+struct bthread {
+	const struct rf_cluster *from;
+	struct rf_cluster_objects *objs;
+	const struct rf_config *cfg;
+	struct rf_cel_cache *cel;
+	struct rf_cluster *full;
+	int r;
+	double cpu;
+};
+
+static void *
+baton_thread(void *arg)
+{
+	struct bthread *b = arg;
+	double c0 = cpu_ms();
+	b->r = rf_cluster_build_next(b->from, b->objs, b->cfg, b->cel, false, &b->full);
+	b->cpu = cpu_ms() - c0;
+	pthread_mutex_lock(&baton_lock);
+	baton_done = 1;
+	pthread_cond_broadcast(&baton_cond);
+	pthread_mutex_unlock(&baton_lock);
+	return NULL;
+}
+
+static long
+minflt(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+static int
+interleaved_compaction(struct world *w, struct rf_cluster **gen, struct rf_cel_cache *cel)
+{
+	struct compaction *k = calloc(1, sizeof(*k));
+	struct rf_cluster_objects objs = w->objs;
+	struct rf_slice **recs = malloc((objs.n_slice_recs + 1) * sizeof(*recs));
+	struct rf_cluster *full = NULL, *from = rf_cluster_ref(*gen), *next = NULL;
+	json_t *held[] = { objs.nodes, objs.pods, objs.slices, objs.claims, objs.classes };
+	if (!k || !recs) {
+		free(k);
+		free(recs);
+		rf_cluster_unref(from);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < objs.n_slice_recs; i++)
+		recs[i] = rf_slice_ref(w->recs[i]);
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		json_incref(held[i]);
+	objs.slice_recs = recs;
+	objs.full_layout = true;
+	objs.lend_records = true;
+	objs.stop = compaction_event;
+	objs.stop_userdata = k;
+	*k = (struct compaction){ .w = w, .chain = gen, .cel = cel };
+	double c0 = cpu_ms(), rss0 = rss_mb();
+	int r;
+	double full_cpu;
+	if (getenv("BB_THREAD")) {
+		objs.stop = baton_event;
+		struct bthread b = { .from = from, .objs = &objs, .cfg = w->cfg, .cel = cel };
+		pthread_t t;
+		baton_done = baton_want = 0;
+		pthread_create(&t, NULL, baton_thread, &b);
+		pthread_mutex_lock(&baton_lock);
+		while (!baton_done) {
+			if (baton_want) {
+				pthread_mutex_unlock(&baton_lock);
+				compaction_event(k);
+				pthread_mutex_lock(&baton_lock);
+				baton_want = 0;
+				pthread_cond_broadcast(&baton_cond);
+				continue;
+			}
+			pthread_cond_wait(&baton_cond, &baton_lock);
+		}
+		pthread_mutex_unlock(&baton_lock);
+		pthread_join(t, NULL);
+		r = b.r;
+		full = b.full;
+		full_cpu = b.cpu;
+		printf("compaction: on a thread of its own\n");
+	} else {
+		r = rf_cluster_build_next(from, &objs, w->cfg, cel, false, &full);
+		full_cpu = cpu_ms() - c0;
+		for (size_t i = 0; i < k->events; i++)
+			full_cpu -= k->cpu[i];
+	}
+	double rss1 = rss_mb();
+	for (size_t i = 0; i < objs.n_slice_recs; i++)
+		rf_slice_unref(recs[i]);
+	free(recs);
+	for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		json_decref(held[i]);
+	rf_cluster_unref(from);
+	if (r < 0 || k->r < 0) {
+		int e = r < 0 ? r : k->r;
+		fprintf(stderr, "compaction: %s\n", strerror(-e));
+		free(k);
+		return e;
+	}
+	double mx = 0;
+	for (size_t i = 0; i < k->events; i++)
+		mx = k->cpu[i] > mx ? k->cpu[i] : mx;
+	printf("compaction: built in full in %.1f ms CPU (RSS %.1f -> %.1f MB), %zu events built "
+	       "on the chain at its checks (CPU max %.2f ms)\n",
+	       full_cpu, rss0, rss1, k->events, mx);
+	c0 = cpu_ms();
+	r = rf_cluster_build_next(full, &w->objs, w->cfg, cel, false, &next);
+	printf("compaction: the chain moved onto it, the %zu events since in one build: %.2f ms CPU "
+	       "(%s)\n",
+	       k->events, cpu_ms() - c0,
+	       r < 0                             ? strerror(-r)
+	       : rf_cluster_layout_patched(next) ? "patched"
+						 : "in full");
+	rf_cluster_unref(full);
+	if (r < 0) {
+		free(k);
+		return r;
+	}
+	c0 = cpu_ms();
+	long f0 = minflt();
+	rf_cluster_unref(*gen);
+	printf("compaction: the old chain freed in %.2f ms CPU, RSS %.1f MB, %ld faults\n",
+	       cpu_ms() - c0, rss_mb(), minflt() - f0);
+	if (getenv("BB_TRIM")) {
+		c0 = cpu_ms();
+		f0 = minflt();
+		malloc_trim(0);
+		printf("compaction: malloc_trim(0) %.2f ms CPU, RSS %.1f MB, %ld faults\n",
+		       cpu_ms() - c0, rss_mb(), minflt() - f0);
+	}
+	*gen = next;
+	for (size_t i = 0; i < 8; i++) {
+		struct rf_cluster *n2 = NULL;
+		if ((r = layout_event(w, i % 2 ? EV_SLICE : EV_NODE, 9000 + i / 2)) < 0)
+			break;
+		c0 = cpu_ms();
+		double wl0 = now_ms();
+		f0 = minflt();
+		r = rf_cluster_build_next(*gen, &w->objs, w->cfg, cel, false, &n2);
+		printf("compaction: event %zu after it: %.2f ms CPU %.2f wall %ld faults (%s), RSS "
+		       "%.1f MB\n",
+		       i + 1, cpu_ms() - c0, now_ms() - wl0, minflt() - f0,
+		       r < 0                           ? strerror(-r)
+		       : rf_cluster_layout_patched(n2) ? "patched"
+						       : "in full",
+		       rss_mb());
+		if (r < 0)
+			break;
+		rf_cluster_unref(*gen);
+		*gen = n2;
+	}
+	free(k);
+	return r < 0 ? r : 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -684,6 +909,8 @@ main(int argc, char **argv)
 	if (!events) { /* the chain alone, from the first generation */
 		struct world cw = { .cfg = &cfg, .objs = objs, .recs = w.recs };
 		int r = chain_events(&cw, &gen, cel, chain);
+		if (r == 0 && argc > 4 && strcmp(argv[4], "compact") == 0)
+			r = interleaved_compaction(&cw, &gen, cel);
 		rf_cluster_unref(gen);
 		objs = cw.objs;
 		for (size_t i = 0; i < objs.n_slice_recs; i++)
