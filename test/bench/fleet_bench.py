@@ -78,14 +78,12 @@ change), twice; then puts, then deletes, a DeviceTaintRule over a whole driver (
 a layout event railfit patches (the pools kept, the devices' taints the layout's, the nodes copied;
 built in full at a chain's bounds; the fake serves DeviceTaintRules as a 1.35 cluster with the
 alpha gate on, v1alpha3); then Node label changes in 4 bursts of 40, each put as soon as the last
-one shows, 2 s of quiet after each burst: a chain worn past 64 patches is built in full in a quiet
-second (layout="compacted"), not when an event reaches its bound; then 540 Node label changes one
-after another without a pause: past the bound of a chain of patched layouts (512 patches), where
-the layout is built in full while an event waits, and the events after that full build (the lines
-count the builds by kind); between them, 4 times, 70 label events (a worn chain), 1 s of quiet, and
-one more label event put 30, 80, 130 or 180 ms into the compaction that quiet starts (the
-compaction stops at its next check, between steps or every 1,024 pools, nodes, claims or pods, and
-the event is built at once). The last line gives the peak RSS of each phase (VmHWM read, then
+one shows, 2 s of quiet after each burst, then 540 Node label changes one after another without a
+pause (past the bound of a chain of patched layouts, 512 patches): a chain worn past 64 patches is
+compacted, built in full on railfit's compaction thread taking turns with the events' builds (the
+lines count the builds by kind, and the compactions: published as they were, layout="compacted",
+or caught up with the events that came meanwhile in one more patch). The last line gives the peak
+RSS of each phase (VmHWM read, then
 restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU
 time from exec to ready (all its threads, /proc) and its VmHWM at ready (the peak of the start
 alone; "peak" in the line above is VmHWM at the end of the run).
@@ -118,9 +116,6 @@ NS_JOBS = "ml-train"
 RUN_EVENTS = 540  # churn: layout events in a row, past a chain's bound (512)
 LAYOUT_UNDER_CHURN = 6.0  # churn: seconds of layout events after the filter's measurement
 BURSTS, BURST_EVENTS, BURST_QUIET = 4, 40, 2.0  # churn: layout events in bursts, quiet between
-# churn: label events put this long into a compaction (~200 ms at 5,000 nodes: its layout, then
-# the claims and pods relinked)
-COLLIDE_AFTERS = (0.03, 0.08, 0.13, 0.18)
 
 CASES = [
     # id, verb, claim, names ("all" or 500), nodeCacheCapable, connections
@@ -713,6 +708,26 @@ def build_times(log_text):
         r'published a cache generation.*?\bms="?([\d.]+)', log_text)]
 
 
+def compactions(log_text):
+    """(ms, longest turn ms, caught up) of every compaction in railfit's -v 3 log ('compacted
+    the layout'): its build time on its thread, the longest it ran without letting the
+    publisher build (what an event may have waited for), and whether it was patched at once
+    with the changes that came while it ran (else published as it was)."""
+    return [(float(a), float(b), c == "true") for a, b, c in re.findall(
+        r'compacted the layout.*?\bms="?([\d.]+)"?.*?longestTurnMs="?([\d.]+)"?'
+        r'.*?caughtUp="?(true|false)', log_text)]
+
+
+def compactionstr(cs):
+    if not cs:
+        return "no compaction"
+    return ("%d compacted beside them (%d caught up with the events that came meanwhile): "
+            "build time %s ms, longest turn %s ms" % (
+                len(cs), sum(1 for c in cs if c[2]),
+                ", ".join("%.0f" % c[0] for c in sorted(cs)),
+                ", ".join("%.0f" % c[1] for c in sorted(cs))))
+
+
 def build_lags(log_text):
     """lagMs of every 'published a cache generation' line: from the first change a generation
     includes reaching railfit's store to the generation's publication."""
@@ -1080,44 +1095,28 @@ def churn(a, tmp):
             rule_build_ms = sorted(build_times(rf.stderr())[rules0:])
             phase_peak("a DeviceTaintRule over a driver put and deleted")
             # layout events in bursts (a rollout relabelling nodes): the chain wears past 64
-            # patches during the second burst and is built in full in the quiet after it
+            # patches during the second burst and is compacted beside the events
             burst0 = len(build_lags(rf.stderr()))
+            burst_text0 = len(rf.stderr())
             burst_lags = []
             for _ in range(BURSTS):
                 burst_lags += [layout_probe("node") for _ in range(BURST_EVENTS)]
                 time.sleep(BURST_QUIET)
             burst_layouts = build_layouts(rf.stderr())[burst0:]
             burst_own = patched_lags(rf.stderr(), burst0)
-            compacted_ms = sorted(ms for ms, kind in zip(build_times(rf.stderr())[burst0:],
-                                                         burst_layouts) if kind == "compacted")
-            phase_peak("%d bursts of %d Node label events (compacted in the quiet)" % (
-                BURSTS, BURST_EVENTS))
-            # a label event that comes during a compaction: the chain worn again (70 events),
-            # then one more put COLLIDE_AFTERS into the compaction the quiet second starts; the
-            # compaction stops at its next step (or every 1,024 claims and pods it relinks) and
-            # the event is built at once
-            collide0 = len(build_lags(rf.stderr()))
-            collides = []  # (offset s, lag s, compactions put off)
-            for after in COLLIDE_AFTERS:
-                for _ in range(70):
-                    layout_probe("node")
-                put_off0 = rf.stderr().count("put the compaction of the layout off")
-                time.sleep(1.0 + after)
-                lag = layout_probe("node")
-                time.sleep(BURST_QUIET)
-                collides.append((after, lag, rf.stderr().count(
-                    "put the compaction of the layout off") - put_off0))
-            collide_layouts = build_layouts(rf.stderr())[collide0:]
-            phase_peak("label events during a compaction")
+            burst_compactions = compactions(rf.stderr()[burst_text0:])
+            phase_peak("%d bursts of %d Node label events" % (BURSTS, BURST_EVENTS))
             # a long run of layout events, past the bound of a chain of patched layouts (512):
-            # each waited for, so each is its own build, and none leaves a quiet second
+            # each waited for, so each is its own build; the chain is compacted beside them
             run0 = len(build_lags(rf.stderr()))
+            run_text0 = len(rf.stderr())
             run_lags = [layout_probe("node") for _ in range(RUN_EVENTS)]
             # the chain the run leaves may be worn: its compaction comes in this quiet, not
             # during the filter measured next (whose first request per shape is then cold:
             # warmed up below)
             time.sleep(BURST_QUIET)
             run_layouts = build_layouts(rf.stderr())[run0:]
+            run_compactions = compactions(rf.stderr()[run_text0:])
             phase_peak("%d Node label events in a row (a chain's bound passed)" % RUN_EVENTS)
             layout_store = build_lags(rf.stderr())[layout_builds0:layout_builds1]
             layout_build_ms = sorted(build_times(rf.stderr())[layout_builds0:layout_builds1])
@@ -1275,22 +1274,15 @@ def churn(a, tmp):
                                          rule_layouts.count("rebuilt")))
     kinds = ("patched", "compacted", "rebuilt", "reused")
     print("%d bursts of %d Node label events, %.1f s quiet after each: shown %s; %s; their "
-          "builds: %s%s" % (BURSTS, BURST_EVENTS, BURST_QUIET, lagstr(burst_lags),
-                            ownstr(burst_own), ", ".join(
+          "builds: %s; %s" % (BURSTS, BURST_EVENTS, BURST_QUIET, lagstr(burst_lags),
+                              ownstr(burst_own), ", ".join(
               "%d %s" % (burst_layouts.count(k), k) for k in kinds if k in burst_layouts),
-                    "; compacted in %s ms" % ", ".join("%.0f" % x for x in compacted_ms)
-                    if compacted_ms else ""))
-    print("a Node label event put into a compaction (its chain worn by 70 events, then 1 s "
-          "quiet), %d times: %s; compactions built %d" % (
-              len(collides), ", ".join(
-                  "%.0f ms in: shown in %s%s" % (
-                      1000 * after, "%.0f ms" % (1000 * lag) if lag is not None else "-",
-                      ", put off" if off else ", not put off") for after, lag, off in collides),
-              collide_layouts.count("compacted")))
-    print("%d Node label events in a row, each put once the last one shows (past the 512 patches "
-          "of a chain: one build in full): shown %s; their builds: %s" % (
+                      compactionstr(burst_compactions)))
+    print("%d Node label events in a row, each put once the last one shows (a chain's bound is "
+          "512 patches): shown %s; their builds: %s; %s" % (
               RUN_EVENTS, lagstr(run_lags), ", ".join(
-                  "%d %s" % (run_layouts.count(k), k) for k in kinds if k in run_layouts)))
+                  "%d %s" % (run_layouts.count(k), k) for k in kinds if k in run_layouts),
+              compactionstr(run_compactions)))
     if after_full and patched_ms:
         print("the two builds after each of the %d full builds (the heap trimmed after them): "
               "%s ms; patched builds median %.1f ms over %d" % (
