@@ -64,6 +64,12 @@ struct rf_store {
 	bool layout_dirty;    /* a node, slice or class changed since the last build */
 	bool listed[RF_KIND_COUNT];
 	struct rf_cluster *last; /* the last generation built: the next one starts from it */
+	/* the objects last was built from (held; the publisher's only, as last): a compaction
+	 * builds them again, so that it carries last's remembered verdicts (rf_cluster_build_next),
+	 * and the changes since follow in the build that catches it up */
+	struct rf_cluster_objects last_objs;
+	struct rf_slice_view *last_view;
+	int64_t last_seq; /* the change count they are as of */
 	struct rf_store_options opts;
 	bool urgent;
 	bool defer_first; /* rf_store_defer_until_listed() */
@@ -859,6 +865,22 @@ objects_release(struct rf_cluster_objects *o, struct rf_slice_view *view)
 	memset(o, 0, sizeof(*o));
 }
 
+/* *o the same objects as from (references taken), with view's reference. */
+static void
+objects_hold(struct rf_cluster_objects *o, const struct rf_cluster_objects *from,
+	     struct rf_slice_view *view)
+{
+	*o = *from;
+	json_incref(o->nodes);
+	json_incref(o->pods);
+	json_incref(o->slices);
+	json_incref(o->claims);
+	json_incref(o->classes);
+	json_incref(o->templates);
+	json_incref(o->taint_rules);
+	rf_slice_view_ref(view);
+}
+
 /* Under the lock: the pods with the assumed placements in subst instead of theirs. */
 static json_t *
 pods_assumed(const struct rf_store *s, const json_t *subst)
@@ -1020,6 +1042,15 @@ build_and_publish(struct rf_store *s)
 		r = rf_cluster_build_next(s->last, &objs, cfg, s->cel, same_layout, &gen);
 	if (r == 0)
 		patched = !same_layout && rf_cluster_layout_patched(gen);
+	if (r == 0) { /* (swapped: the ones released are the older generation's) */
+		struct rf_cluster_objects o = s->last_objs;
+		struct rf_slice_view *v = s->last_view;
+		s->last_objs = objs;
+		s->last_view = view;
+		s->last_seq = seq;
+		objs = o;
+		view = v;
+	}
 	objects_release(&objs, view);
 	if (r == 0) {
 		rf_cluster_unref(s->last);
@@ -1173,10 +1204,14 @@ start_compaction(struct rf_store *s, double now)
 {
 	struct compaction *k = calloc(1, sizeof(*k));
 	int r = -ENOMEM;
-	if (!k || (r = snapshot(s, now, &k->objs, &k->view)) < 0)
+	if (!k)
 		goto fail;
+	/* the very objects of the last generation: it carries that one's remembered verdicts (a
+	 * new snapshot would differ from them whenever a change waits) */
+	objects_hold(&k->objs, &s->last_objs, s->last_view);
+	k->view = s->last_view;
 	k->s = s;
-	k->seq = s->seq;
+	k->seq = s->last_seq;
 	k->cfg = build_config(s);
 	k->from = rf_cluster_ref(s->last);
 	k->objs.full_layout = true;
@@ -1191,7 +1226,7 @@ fail:
 	rf_errorf("cannot start compacting the cache's layout: %s", strerror(-r));
 	s->no_compact = s->last; /* not again until another generation is built */
 	if (k) {
-		/* (the store holds the arrays and the view too: not freed under the lock) */
+		/* (last_objs hold them too: not freed under the lock) */
 		objects_release(&k->objs, k->view);
 		rf_cluster_unref(k->from); /* s->last holds it too: not freed under the lock */
 		free(k);
@@ -1220,6 +1255,17 @@ finish_compaction(struct rf_store *s)
 		gen = k->gen;
 		old = s->last;
 		s->last = rf_cluster_ref(gen);
+		/* its objects are last's now (the older ones released with k's below) */
+		struct rf_cluster_objects o = s->last_objs;
+		struct rf_slice_view *v = s->last_view;
+		s->last_objs = k->objs;
+		s->last_objs.full_layout = false;
+		s->last_objs.stop = NULL;
+		s->last_objs.stop_userdata = NULL;
+		s->last_view = k->view;
+		s->last_seq = k->seq;
+		k->objs = o;
+		k->view = v;
 		s->stats.compacted++;
 		if (!as_is) {
 			s->stats.caught_up++;
@@ -1419,6 +1465,7 @@ rf_store_free(struct rf_store *s)
 		rf_cache_publish(s->cache, NULL); /* generations use cfgs[] */
 	}
 	rf_cluster_unref(s->last);
+	objects_release(&s->last_objs, s->last_view);
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
 		json_decref(rf_kept_array_drop(&s->arrays[k]));
 		json_decref(s->maps[k]);

@@ -18,18 +18,18 @@
  * Compaction: a layout patched event after event forms a chain that must be built in full at
  * its bound (alloc/model/model-patch.c: 512 patches, or what it keeps for replaced pieces), and
  * the event that reaches it waits for that build (0.2-0.3 s at 5,000 nodes). Once the chain is
- * worn (rf_cluster_layout_worn: 64 patches, or halfway to a bound), the objects of that moment
- * are built in full, layout and claim table, on a thread of its own that takes turns with the
- * publisher: one of the two builds at a time. The compaction asks at its checks (between the
- * steps of its layout, and every 1,024 pools, nodes, claims or pods it makes or relinks;
- * rf_cluster_objects.stop) whether a change's build is due (or the publisher's timer); if so it
- * waits while the publisher builds that change on the chain as usual, then goes on. When it
- * ends, its generation starts the chain: published as it is when nothing changed since its
- * objects, else patched at once with what did (one build, "caught up"). So an event waits for
- * no full build but for the stretch of one under way (a few steps have no check inside: the
- * taint rules, classes, the pools' node views, the claims' usage), however busy the cluster;
- * only a chain that reaches its bound during a compaction (the rest of its 512 layout events)
- * is built in full on the publisher. No quiet moment is needed and none is thrown away.
+ * worn (rf_cluster_layout_worn: 64 patches, or halfway to a bound), the objects of the chain's
+ * last generation (the publisher keeps them) are built in full, layout and claim table, on a
+ * thread of its own that takes turns with the publisher: one of the two builds at a time. The
+ * compaction asks at its checks (between the steps of its layout, and every 1,024 pools, nodes,
+ * claims or pods it makes or relinks; rf_cluster_objects.stop) whether a change's build is due (or
+ * the publisher's timer); if so it waits while the publisher builds that change on the chain as
+ * usual, then goes on. When it ends, its generation starts the chain: published as it is when
+ * nothing changed since its objects, else patched at once with what did (one build, "caught up").
+ * So an event waits for no full build but for the stretch of one under way (a few steps have no
+ * check inside: the taint rules, classes, the pools' node views, the claims' usage), however busy
+ * the cluster; only a chain that reaches its bound during a compaction (the rest of its 512 layout
+ * events) is built in full on the publisher. No quiet moment is needed and none is thrown away.
  *
  * A compaction starts when the build budget holds what the last one cost (its thread's CPU
  * time, not its turns' wall time, which counts the request threads that preempted it) plus
@@ -37,12 +37,12 @@
  * (rf_build_budget_spend_spare): no event's build waits for it. A compaction that fails is not
  * tried again until another generation is built.
  *
- * Remembered verdicts: a compaction that started when the chain's last generation was built
- * from the objects of that moment (no change waiting) carries that generation's verdicts, keyed
- * again for its nodes (rf_cluster_build_next): the first filter after it is not cold, but for
- * demands naming an allocated device (their shape names its pool's layout). One that started
- * with a change waiting starts a new table. The build that catches it up patches it, keeping
- * its table as any patch does. Either way a verdict is only ever found for what it judged.
+ * Remembered verdicts: built from the very objects of the generation it relinks from, a
+ * compaction carries that generation's verdicts, keyed again for its nodes
+ * (rf_cluster_build_next): the first filter after it is not cold, but for demands naming an
+ * allocated device (their shape names its pool's layout). The build that catches it up patches
+ * it, keeping its table as any patch does (a node whose usage or layout changed since is judged
+ * again: its fingerprint or rev differs). A verdict is only ever found for what it judged.
  *
  * The interval is short (10 ms): builds are 3-30 ms at 5,000 nodes, so an event that comes just
  * after one is still shown within 50 ms, and the budget, not the interval, is what bounds their

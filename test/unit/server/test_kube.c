@@ -22,6 +22,8 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+#include "alloc/demand.h"
+#include "alloc/memo.h"
 #include "config/kubeconfig.h"
 #include "server/http/metrics.h"
 #include "server/kube/bind.h"
@@ -970,6 +972,25 @@ START_TEST(test_store_compacts_worn_layouts)
 }
 END_TEST
 
+/* Whether g's judgement of node for pod (filter) was remembered (judged now otherwise). */
+static bool
+judged_remembered(const struct rf_cluster *g, const json_t *pod, const char *node,
+		  struct rf_judge_scratch *scratch)
+{
+	struct rf_demand d;
+	struct rf_judge_ctx ctx;
+	struct rf_judgement j;
+	ck_assert_int_eq(rf_demand_resolve(g, pod, &d), 0);
+	ck_assert_int_eq(d.kind, RF_DEMAND_KNOWN);
+	ck_assert_int_eq(rf_judge_begin(g, &d, &ctx), 0);
+	ck_assert_ptr_nonnull(ctx.shape);
+	ck_assert_int_eq(rf_judge_node(&ctx, node, true, scratch, &j), 0);
+	bool hit = j.picks != scratch->picks; /* the memo's, not the scratch's */
+	rf_judge_end(&ctx);
+	rf_demand_release(&d);
+	return hit;
+}
+
 /* Events that keep coming while a worn chain is compacted are built on the chain, the compaction
  * taking turns with them; its generation then takes the changes since its objects in one patch.
  * Label events 3 ms apart (builds 10 ms apart: worn after 64 of them; 6,000 pods to relink) until
@@ -1042,6 +1063,86 @@ START_TEST(test_store_compacts_under_events)
 	ck_assert_uint_lt(rf_cluster_layout_chain(g, NULL), st.patched);
 	ck_assert_uint_ge(st.compacted, 1);
 	rf_cluster_unref(g);
+	store_teardown(&f);
+}
+END_TEST
+
+/* A verdict remembered on a worn chain for a node no event touches (n3) is still remembered
+ * after the chain moved onto its compaction, although changes waited when the compaction
+ * started (label events one after another, builds 10 ms apart: some always waits when a build
+ * ends, where a compaction starts): the compaction builds the objects of
+ * the generation it relinks from, so it carries that one's verdicts (a snapshot of that moment
+ * holds other objects: a new table). */
+START_TEST(test_store_compaction_carries_verdicts)
+{
+	struct store_fixture f;
+	struct rf_store_stats st;
+	rf_config_init(&f.cfg);
+	f.cache = rf_cache_new();
+	f.cel = rf_cel_cache_new();
+	struct rf_store_options o = {
+		.cache = f.cache, .cfg = &f.cfg, .cel = f.cel, .min_interval_ms = 10
+	};
+	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
+	json_t *nodes = json_array();
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
+						       name, "labels", "rack", "r0"));
+	}
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
+	json_decref(nodes);
+	json_t *pods = json_array();
+	for (int i = 0; i < 400; i++) {
+		char name[16], uid[16], node[16];
+		snprintf(name, sizeof(name), "p%d", i);
+		snprintf(uid, sizeof(uid), "u%d", i);
+		snprintf(node, sizeof(node), "n%d", i % 4);
+		json_array_append_new(pods, pod("a", name, uid, node));
+	}
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 400);
+	json_decref(pods);
+	/* a pending pod railfit judges (an egress bandwidth): remembered once judged */
+	json_t *pending = pod("a", "pending", "u-pending", NULL);
+	json_object_set_new(json_object_get(pending, "metadata"), "annotations",
+			    json_pack("{s:s}", "kubernetes.io/egress-bandwidth", "1G"));
+	struct rf_judge_scratch *scratch = malloc(sizeof(*scratch));
+	ck_assert_ptr_nonnull(scratch);
+	struct rf_cluster *g = settled(&f);
+	ck_assert(!judged_remembered(g, pending, "n3", scratch));
+	ck_assert(judged_remembered(g, pending, "n3", scratch));
+	rf_cluster_unref(g);
+	unsigned judged = 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 1;; i++) {
+		char rack[16];
+		snprintf(rack, sizeof(rack), "r%d", i);
+		json_t *n = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", i % 2 ? "n1" : "n2",
+				      "labels", "rack", rack);
+		ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, n), 1);
+		json_decref(n);
+		/* judged on the chain: a generation published before any compaction ended */
+		g = rf_cache_get(f.cache);
+		rf_store_stats(f.store, &st);
+		if (!st.compacted) {
+			judged_remembered(g, pending, "n3", scratch);
+			judged++;
+		}
+		rf_cluster_unref(g);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (st.caught_up || t.tv_sec - t0.tv_sec > 20)
+			break;
+	}
+	ck_assert_uint_gt(st.caught_up, 0);
+	ck_assert_uint_gt(judged, 0);
+	/* carried across the compaction, and kept by the patch that caught it up */
+	g = settled(&f);
+	ck_assert(judged_remembered(g, pending, "n3", scratch));
+	rf_cluster_unref(g);
+	free(scratch);
+	json_decref(pending);
 	store_teardown(&f);
 }
 END_TEST
@@ -1556,6 +1657,7 @@ kube_suite(void)
 	tcase_add_test(tc, test_store_events_like_client_go);
 	tcase_add_test(tc, test_store_compacts_worn_layouts);
 	tcase_add_test(tc, test_store_compacts_under_events);
+	tcase_add_test(tc, test_store_compaction_carries_verdicts);
 	tcase_add_test(tc, test_store_assumed_placements);
 	tcase_add_test(tc, test_store_builds_only_what_changed);
 	tcase_add_test(tc, test_store_keeps_the_arrays_builds_take);
