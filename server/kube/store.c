@@ -2,11 +2,11 @@
  *
  * Owns: one jansson object per kind used as a hash map key -> object (references), the list of
  * assumed /bind placements, two private copies of the configuration (1.34 and 1.35 DRA rules, so
- * that a version detected later never changes a configuration a generation already uses), the
- * publisher thread and the compaction's (one at a time). Lock: `lock` guards everything mutable
- * here; the publisher holds it only while it takes the arrays of the objects (kept from build to
- * build, kept_array.h: copied only by the first change after a build took them) and while it
- * passes turns with the compaction, never while building, publishing or freeing. Old maps
+ * that a version detected later never changes a configuration a generation already uses) and the
+ * publisher thread, which builds the generations and compactions. Lock: `lock` guards everything
+ * mutable here; the publisher holds it only while it takes the arrays of the objects (kept from
+ * build to build, kept_array.h: copied only by the first change after a build took them), never
+ * while building, publishing or freeing. Old maps
  * and replaced objects are released outside the lock. No other lock is taken while it is held
  * (rf_cache_publish is called without it). The publisher runs at nice 10 so that, when CPUs are
  * scarce, the HTTP threads answering kube-scheduler go first. */
@@ -87,8 +87,6 @@ struct rf_store {
 	double min_interval;
 	/* the generation a compaction of failed: not tried again until another one is built */
 	const struct rf_cluster *no_compact;
-	struct compaction *compaction; /* the one under way (the publisher's), or NULL */
-	pthread_cond_t turns;          /* the compaction's and the publisher's turns */
 	/* the chain moved onto a compacted generation built from older objects: the next build
 	 * patches it with the changes since (even when they are all in the published one) */
 	bool rebase;
@@ -97,6 +95,8 @@ struct rf_store {
 	double last_build_end;
 	struct rf_build_budget budget; /* the publisher's */
 	double last_trim;              /* when freed heap was last given back to the system */
+	bool trim_owed;                /* a full build or a while of builds freed heap since */
+	double trim_idle;              /* seconds without a build before it is given back */
 	struct rf_store_stats stats;
 	pthread_t thread;
 	bool thread_started;
@@ -1034,8 +1034,8 @@ build_and_publish(struct rf_store *s)
 	const struct rf_config *cfg = build_config(s);
 	pthread_mutex_unlock(&s->lock);
 
-	/* the publisher builds the chain: s->last is read and replaced on this thread only (a
-	 * compaction, on its own thread, runs only while this one waits for it) */
+	/* the publisher builds the chain: s->last is read and replaced on this thread only (also
+	 * from within a compaction's check, compaction_check()) */
 	struct rf_cluster *gen = NULL;
 	bool patched = false; /* the layout patched where it changed (alloc/model/model-patch.c) */
 	if (r == 0)
@@ -1056,17 +1056,6 @@ build_and_publish(struct rf_store *s)
 		rf_cluster_unref(s->last);
 		s->last = rf_cluster_ref(gen);
 		rf_cache_publish(s->cache, gen); /* drops the old generation outside any lock */
-		/* a replaced layout (or a while of replaced generations) leaves tens of megabytes
-		 * of freed heap that glibc keeps; give it back, as the reflectors do after lists */
-		double now = rf_kube_now();
-		/* not after the move onto a compaction (rebase): the trim itself took 23-103 ms
-		 * there (madvise, a TLB shootdown each) and the next two or three builds faulted
-		 * the pages back in, 1,500-1,900 each at ~20 us on this VM (35-82 ms builds instead
-		 * of 3-4 ms); the 30 s trim gives the old chain's heap back */
-		if ((!same_layout && !patched) || now - s->last_trim > TRIM_INTERVAL) {
-			malloc_trim(0);
-			s->last_trim = now;
-		}
 	} else {
 		rf_errorf("cannot build a cache generation: %s", strerror(-r));
 	}
@@ -1081,6 +1070,10 @@ build_and_publish(struct rf_store *s)
 		s->stats.incremental += same_layout && s->stats.builds > 1;
 		s->stats.patched += patched;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
+		/* a replaced layout (or a while of replaced generations) left tens of megabytes of
+		 * freed heap: given back when the publisher is idle (trim_when_idle()) */
+		if ((!same_layout && !patched) || t1 - s->last_trim > TRIM_INTERVAL)
+			s->trim_owed = true;
 		/* changes that came while building wait for the next one */
 		s->pending_since = s->seq != seq ? t0 : 0;
 		rf_cache_set_pending(s->cache, s->pending_since);
@@ -1098,62 +1091,25 @@ build_and_publish(struct rf_store *s)
 	s->failures = r == 0 ? 0 : s->failures + 1;
 }
 
-/* A compaction (store.h): the objects of one moment built in full, layout and claim table, on a
- * thread of its own that takes turns with the publisher (`turn`, under the lock): one of the
- * two runs at a time, so the chain keeps one builder (the full build reads the chain's claim
- * table, which the publisher's patches write) and every change that comes meanwhile is built
- * on the chain as usual, the compaction paused at its next check (rf_cluster_objects.stop). */
+/* A compaction (store.h): the objects of the last generation built again in full, layout and
+ * claim table, on the publisher thread. At each of its checks (rf_cluster_objects.stop) a change
+ * whose build is due is built on the chain and published as usual, from within the check, and
+ * the compaction goes on: the chain has one builder at a time (the full build reads the chain's
+ * claim table, which the patches write; it keeps no pointer into it across a check), and all of
+ * it is allocated on one thread (a compactor thread of its own, its own malloc arena, held 13-56
+ * MB more at the peak of fleet_bench --churn). */
 struct compaction {
 	struct rf_store *s;
-	pthread_t thread;
-	struct rf_cluster *from;        /* the chain's generation it relinks from (held) */
-	struct rf_cluster_objects objs; /* the objects as of seq (held) */
-	struct rf_slice_view *view;     /* the slices' view objs borrows records from (held) */
-	const struct rf_config *cfg;
-	int64_t seq;
-	bool turn; /* the compactor's turn: the publisher waits for it to end */
-	bool done; /* it has finished: r and gen are set */
-	int r;
-	struct rf_cluster *gen;
-	double yield_at;   /* the publisher's next timer (an assumed placement expiring) */
-	double turn_start; /* when its turn began */
-	double ran;        /* seconds it ran: its turns */
-	double longest;    /* its longest turn: what a change's build may have waited for */
-	double cpu;        /* its thread's CPU time: what the build budget is charged */
-	unsigned turns;    /* times it let the publisher build */
+	struct rf_cluster *from;          /* the chain's generation it relinks from (held) */
+	struct rf_cluster_objects objs;   /* the objects of from (held) */
+	struct rf_slice_view *view;       /* the slices' view objs borrows records from (held) */
+	int64_t seq;                      /* the change count they are as of */
+	double stretch_wall, stretch_cpu; /* when its current stretch began */
+	double ran;                       /* wall seconds of its own stretches */
+	double longest; /* its longest stretch: what a change's build may have waited for */
+	double cpu;     /* thread CPU of its own stretches: what the build budget is charged */
+	unsigned turns; /* changes built from within it */
 };
-
-/* Under the lock, on the compactor: its turn ends, and it waits for the next. */
-static void
-yield_turn(struct compaction *k)
-{
-	struct rf_store *s = k->s;
-	double run = rf_kube_now() - k->turn_start;
-	k->ran += run;
-	k->longest = run > k->longest ? run : k->longest;
-	k->turns++;
-	k->turn = false;
-	pthread_cond_broadcast(&s->turns);
-	while (!k->turn)
-		pthread_cond_wait(&s->turns, &s->lock);
-	k->turn_start = rf_kube_now();
-}
-
-/* The compaction's stop hook, asked between the steps of its build: it lets the publisher build
- * a change whose build is due (or act on its timer) and goes on; true only at shutdown. */
-static bool
-compaction_check(void *userdata)
-{
-	struct compaction *k = userdata;
-	struct rf_store *s = k->s;
-	pthread_mutex_lock(&s->lock);
-	double now = rf_kube_now();
-	if (!s->stop && (now >= k->yield_at || build_due(s, now)))
-		yield_turn(k);
-	bool stop = s->stop;
-	pthread_mutex_unlock(&s->lock);
-	return stop;
-}
 
 /* This thread's CPU seconds. */
 static double
@@ -1165,159 +1121,171 @@ thread_cpu(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void *
-compactor(void *arg)
+static void
+stretch_begin(struct compaction *k)
 {
-	struct compaction *k = arg;
-	struct rf_store *s = k->s;
-	/* as the publisher: the request threads go first */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 10) != 0)
-		rf_v(2, "cannot lower the priority of the layout compaction");
-	pthread_mutex_lock(&s->lock);
-	while (!k->turn)
-		pthread_cond_wait(&s->turns, &s->lock);
-	k->turn_start = rf_kube_now();
-	pthread_mutex_unlock(&s->lock);
-	struct rf_cluster *gen = NULL;
-	double cpu0 = thread_cpu();
-	int r = rf_cluster_build_next(k->from, &k->objs, k->cfg, s->cel, false, &gen);
-	/* (its turns' wall time counts the request threads that preempted it: 1.4 s for 0.58 s
-	 * of CPU in a churn run) */
-	k->cpu = thread_cpu() - cpu0;
-	pthread_mutex_lock(&s->lock);
-	double run = rf_kube_now() - k->turn_start;
+	k->stretch_wall = rf_kube_now();
+	k->stretch_cpu = thread_cpu();
+}
+
+static void
+stretch_end(struct compaction *k)
+{
+	double run = rf_kube_now() - k->stretch_wall;
 	k->ran += run;
 	k->longest = run > k->longest ? run : k->longest;
-	k->r = r;
-	k->gen = gen;
-	k->done = true;
-	k->turn = false;
-	pthread_cond_broadcast(&s->turns);
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	/* (not wall time: that counts the request threads that preempted it, 1.4 s for 0.58 s of
+	 * CPU in a churn run) */
+	k->cpu += thread_cpu() - k->stretch_cpu;
 }
 
-/* Under the lock, on the publisher: a compaction of the chain's worn layout from the current
- * objects, started (s->compaction), waiting for its first turn. */
+/* Under the lock: assumed placements that expired are a change (the next build drops them);
+ * *wake_at is brought forward to the next expiry. */
 static void
-start_compaction(struct rf_store *s, double now)
+expire_assumed(struct rf_store *s, double now, double *wake_at)
 {
-	struct compaction *k = calloc(1, sizeof(*k));
-	int r = -ENOMEM;
-	if (!k)
-		goto fail;
+	bool expired = false;
+	for (size_t i = 0; i < s->n_assumed; i++) {
+		if (s->assumed[i].expires <= now)
+			expired = true;
+		else if (s->assumed[i].expires < *wake_at)
+			*wake_at = s->assumed[i].expires;
+	}
+	if (expired)
+		s->seq++;
+}
+
+/* The compaction's stop hook, asked between the steps of its build: a change whose build is due
+ * is built and published now, then the compaction goes on; true only at shutdown. */
+static bool
+compaction_check(void *userdata)
+{
+	struct compaction *k = userdata;
+	struct rf_store *s = k->s;
+	stretch_end(k);
+	pthread_mutex_lock(&k->s->lock);
+	double now = rf_kube_now(), wake_at = INFINITY;
+	expire_assumed(s, now, &wake_at);
+	if (!s->stop && build_due(s, now)) {
+		build_and_publish(s);
+		k->turns++;
+	}
+	bool stop = s->stop;
+	pthread_mutex_unlock(&s->lock);
+	stretch_begin(k);
+	return stop;
+}
+
+/* Under the lock, on the publisher (returns with it held): the chain's worn layout compacted.
+ * Its generation becomes the chain's start: published as it is when nothing changed since its
+ * objects, else the next build (at once) patches it with what did. */
+static void
+compact(struct rf_store *s)
+{
 	/* the very objects of the last generation: it carries that one's remembered verdicts (a
 	 * new snapshot would differ from them whenever a change waits) */
-	objects_hold(&k->objs, &s->last_objs, s->last_view);
-	k->view = s->last_view;
-	k->s = s;
-	k->seq = s->last_seq;
-	k->cfg = build_config(s);
-	k->from = rf_cluster_ref(s->last);
-	k->objs.full_layout = true;
-	k->objs.stop = compaction_check;
-	k->objs.stop_userdata = k;
-	k->yield_at = INFINITY;
-	if ((r = -pthread_create(&k->thread, NULL, compactor, k)) < 0)
-		goto fail;
-	s->compaction = k;
-	return;
-fail:
-	rf_errorf("cannot start compacting the cache's layout: %s", strerror(-r));
-	s->no_compact = s->last; /* not again until another generation is built */
-	if (k) {
-		/* (last_objs hold them too: not freed under the lock) */
-		objects_release(&k->objs, k->view);
-		rf_cluster_unref(k->from); /* s->last holds it too: not freed under the lock */
-		free(k);
-	}
-}
+	struct compaction k = { .s = s, .view = s->last_view, .seq = s->last_seq };
+	objects_hold(&k.objs, &s->last_objs, s->last_view);
+	const struct rf_config *cfg = build_config(s);
+	k.from = rf_cluster_ref(s->last);
+	k.objs.full_layout = true;
+	k.objs.stop = compaction_check;
+	k.objs.stop_userdata = &k;
+	pthread_mutex_unlock(&s->lock);
 
-/* Under the lock, on the publisher: the finished compaction joined. Its generation becomes the
- * chain's start: published as it is when nothing changed since its objects, else the next build
- * (at once) patches it with what did. */
-static void
-finish_compaction(struct rf_store *s)
-{
-	struct compaction *k = s->compaction;
-	s->compaction = NULL;
-	pthread_join(k->thread, NULL); /* (it has no lock left to take) */
+	struct rf_cluster *gen = NULL;
+	stretch_begin(&k);
+	int r = rf_cluster_build_next(k.from, &k.objs, cfg, s->cel, false, &gen);
+	stretch_end(&k);
+
+	pthread_mutex_lock(&s->lock);
 	double now = rf_kube_now();
 	/* its time from what the builds of events left spare: none of them waits for it */
-	rf_build_budget_spend_spare(&s->budget, k->cpu, now);
-	if (k->r == 0)
-		s->compaction_cpu = k->cpu;
+	rf_build_budget_spend_spare(&s->budget, k.cpu, now);
+	if (r == 0)
+		s->compaction_cpu = k.cpu;
 	s->last_build_end = now;
-	struct rf_cluster *gen = NULL, *old = NULL;
-	bool use = k->r == 0 && !s->stop && build_config(s) == k->cfg;
-	bool as_is = use && s->seq == k->seq && !s->rebase;
+	struct rf_cluster *old = NULL;
+	bool use = r == 0 && !s->stop && build_config(s) == cfg;
+	bool as_is = use && s->seq == k.seq && !s->rebase;
 	if (use) {
-		gen = k->gen;
 		old = s->last;
 		s->last = rf_cluster_ref(gen);
 		/* its objects are last's now (the older ones released with k's below) */
 		struct rf_cluster_objects o = s->last_objs;
 		struct rf_slice_view *v = s->last_view;
-		s->last_objs = k->objs;
+		s->last_objs = k.objs;
 		s->last_objs.full_layout = false;
 		s->last_objs.stop = NULL;
 		s->last_objs.stop_userdata = NULL;
-		s->last_view = k->view;
-		s->last_seq = k->seq;
-		k->objs = o;
-		k->view = v;
+		s->last_view = k.view;
+		s->last_seq = k.seq;
+		k.objs = o;
+		k.view = v;
 		s->stats.compacted++;
+		s->trim_owed = true; /* the old chain's layouts go */
 		if (!as_is) {
 			s->stats.caught_up++;
 			s->rebase = true; /* the changes since its objects, built on it at once */
 			s->layout_dirty = true;
 			s->urgent = true;
 		}
-	} else if (k->r != 0 && k->r != -ECANCELED) {
-		rf_errorf("cannot compact the cache's layout: %s", strerror(-k->r));
+	} else if (r != 0 && r != -ECANCELED) {
+		rf_errorf("cannot compact the cache's layout: %s", strerror(-r));
 		s->no_compact = s->last; /* not again until another generation is built */
 	}
 	pthread_mutex_unlock(&s->lock);
-	objects_release(&k->objs, k->view);
-	rf_cluster_unref(k->from);
+	objects_release(&k.objs, k.view);
+	rf_cluster_unref(k.from);
 	rf_cluster_unref(old);
-	if (!use)
-		rf_cluster_unref(k->gen);
-	if (as_is) {
+	if (as_is)
 		rf_cache_publish(s->cache, gen); /* (steals the build's reference) */
-		malloc_trim(0);                  /* the chain's layouts went */
-	} else {
-		rf_cluster_unref(gen); /* (s->last holds it) */
-	}
+	else
+		rf_cluster_unref(gen); /* (s->last holds it when used) */
 	pthread_mutex_lock(&s->lock);
 	if (use && rf_log_verbosity() >= 3) {
 		char ms[32], turns[16], longest[32];
-		snprintf(ms, sizeof(ms), "%.3f", k->ran * 1000.0);
-		snprintf(turns, sizeof(turns), "%u", k->turns);
-		snprintf(longest, sizeof(longest), "%.3f", k->longest * 1000.0);
+		snprintf(ms, sizeof(ms), "%.3f", k.ran * 1000.0);
+		snprintf(turns, sizeof(turns), "%u", k.turns);
+		snprintf(longest, sizeof(longest), "%.3f", k.longest * 1000.0);
 		rf_v(3, "compacted the layout", "ms", ms, "turnsGiven", turns, "longestTurnMs",
 		     longest, "caughtUp", as_is ? "false" : "true");
 	}
 	if (as_is) {
 		s->stats.builds++;
-		s->stats.last_build_ms = k->ran * 1000.0;
+		s->stats.last_build_ms = k.ran * 1000.0;
 		pthread_cond_broadcast(&s->published);
-		published(s, "compacted", k->ran, 0.0);
+		published(s, "compacted", k.ran, 0.0);
 	}
-	free(k);
 }
 
-/* Under the lock, on the publisher: the compactor runs until a change's build is due, the
- * publisher's timer (wake_at), shutdown or its end. */
-static void
-give_turn(struct rf_store *s, double wake_at)
+/* Under the lock, with nothing to build now: the freed heap owed back is given back once
+ * nothing was built for trim_idle (store.h: what is given back, the next builds fault in
+ * again); true when it was, else *wake_at is brought forward to when it may be. */
+static bool
+trim_when_idle(struct rf_store *s, double now, double *wake_at)
 {
-	struct compaction *k = s->compaction;
-	k->yield_at = wake_at;
-	k->turn = true;
-	pthread_cond_broadcast(&s->turns);
-	while (k->turn)
-		pthread_cond_wait(&s->turns, &s->lock);
+	if (!s->trim_owed || s->seq != s->built_seq || s->rebase)
+		return false;
+	double at = s->last_build_end + s->trim_idle;
+	if (now < at) {
+		if (at < *wake_at)
+			*wake_at = at;
+		return false;
+	}
+	s->trim_owed = false;
+	pthread_mutex_unlock(&s->lock);
+	malloc_trim(0);
+	double t1 = rf_kube_now();
+	pthread_mutex_lock(&s->lock);
+	s->last_trim = t1;
+	s->stats.trims++;
+	if (rf_log_verbosity() >= 3) {
+		char ms[32];
+		snprintf(ms, sizeof(ms), "%.3f", (t1 - now) * 1000.0);
+		rf_v(3, "gave the freed heap back", "ms", ms);
+	}
+	return true;
 }
 
 static void *
@@ -1328,15 +1296,7 @@ publisher(void *arg)
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop) {
 		double now = rf_kube_now(), wake_at = INFINITY;
-		bool expired = false;
-		for (size_t i = 0; i < s->n_assumed; i++) {
-			if (s->assumed[i].expires <= now)
-				expired = true;
-			else if (s->assumed[i].expires < wake_at)
-				wake_at = s->assumed[i].expires;
-		}
-		if (expired)
-			s->seq++; /* the next build drops them */
+		expire_assumed(s, now, &wake_at);
 		if (s->defer_first) {
 			bool all = true;
 			for (int k = 0; k < RF_KIND_COUNT; k++)
@@ -1345,10 +1305,6 @@ publisher(void *arg)
 				s->defer_first = false;
 				s->urgent = true;
 			}
-		}
-		if (s->compaction && s->compaction->done) {
-			finish_compaction(s);
-			continue;
 		}
 		if ((s->seq != s->built_seq || s->rebase) && !s->defer_first) {
 			double ready_at = build_ready_at(s, now);
@@ -1371,7 +1327,7 @@ publisher(void *arg)
 		}
 		/* nothing to build now: a worn chain is compacted meanwhile (s->last is replaced
 		 * by this thread only) */
-		if (!s->compaction && s->last && s->last != s->no_compact && !s->defer_first &&
+		if (s->last && s->last != s->no_compact && !s->defer_first &&
 		    rf_cluster_layout_worn(s->last)) {
 			/* when the bucket holds what it will cost and a reserve for the events
 			 * after it: charged to an empty bucket, every build after the move waited
@@ -1379,21 +1335,16 @@ publisher(void *arg)
 			 * phase */
 			double budget_at = rf_build_budget_ready_for(
 				&s->budget, s->compaction_cpu + COMPACTION_RESERVE, now);
-			if (now >= budget_at)
-				start_compaction(s, now);
-			else if (budget_at < wake_at)
+			if (now >= budget_at) {
+				compact(s);
+				continue;
+			}
+			if (budget_at < wake_at)
 				wake_at = budget_at;
 		}
-		if (s->compaction) {
-			give_turn(s, wake_at);
+		if (trim_when_idle(s, now, &wake_at))
 			continue;
-		}
 		timed_wait(s, wake_at);
-	}
-	if (s->compaction) { /* it stops at its next check */
-		if (!s->compaction->done)
-			give_turn(s, INFINITY);
-		finish_compaction(s);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
@@ -1412,7 +1363,6 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&s->wake, &ca);
 	pthread_cond_init(&s->published, &ca);
-	pthread_cond_init(&s->turns, NULL);
 	pthread_condattr_destroy(&ca);
 	s->opts = *o;
 	s->cache = o->cache;
@@ -1420,6 +1370,8 @@ rf_store_new(const struct rf_store_options *o, struct rf_store **ret)
 	s->min_interval =
 		(double)(o->min_interval_ms > 0 ? o->min_interval_ms : RF_STORE_MIN_INTERVAL_MS) /
 		1000.0;
+	s->trim_idle =
+		(double)(o->trim_idle_ms > 0 ? o->trim_idle_ms : RF_STORE_TRIM_IDLE_MS) / 1000.0;
 	rf_build_budget_init(&s->budget, RF_BUILD_SHARE, RF_BUILD_BURST, rf_kube_now());
 	s->compaction_cpu = COMPACTION_CPU_GUESS;
 	for (int k = 0; k < RF_KIND_COUNT; k++)
@@ -1486,7 +1438,6 @@ rf_store_free(struct rf_store *s)
 		rf_config_release(&s->cfgs[i]);
 	pthread_cond_destroy(&s->wake);
 	pthread_cond_destroy(&s->published);
-	pthread_cond_destroy(&s->turns);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

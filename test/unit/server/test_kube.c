@@ -1147,6 +1147,54 @@ START_TEST(test_store_compaction_carries_verdicts)
 }
 END_TEST
 
+/* The heap a full build freed is given back once nothing was built for trim_idle_ms, not while
+ * changes keep coming (the builds after a trim fault in again what it gave back), and only once
+ * for one full build. */
+START_TEST(test_store_trims_when_idle)
+{
+	struct store_fixture f;
+	struct rf_store_stats st;
+	rf_config_init(&f.cfg);
+	f.cache = rf_cache_new();
+	f.cel = rf_cel_cache_new();
+	struct rf_store_options o = { .cache = f.cache,
+				      .cfg = &f.cfg,
+				      .cel = f.cel,
+				      .min_interval_ms = 10,
+				      .trim_idle_ms = 300 };
+	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
+	json_t *nodes = json_array();
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
+						       name, "labels", "rack", "r0"));
+	}
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
+	json_decref(nodes);
+	rf_cluster_unref(settled(&f)); /* the first build: in full */
+	/* a change every 50 ms for 0.6 s: never idle for 0.3 s, nothing given back */
+	for (int i = 1; i <= 12; i++) {
+		relabel(&f, "n1", i);
+		nanosleep(&(struct timespec){ 0, 50 * 1000 * 1000 }, NULL);
+	}
+	rf_store_stats(f.store, &st);
+	ck_assert_uint_eq(st.trims, 0);
+	/* then idle: given back once (polled: 5 s at most) */
+	for (int k = 0; k < 500 && st.trims == 0; k++) {
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		rf_store_stats(f.store, &st);
+	}
+	ck_assert_uint_eq(st.trims, 1);
+	/* not again: nothing was freed since (a patched build owes nothing) */
+	relabel(&f, "n2", 13);
+	nanosleep(&(struct timespec){ 0, 700 * 1000 * 1000 }, NULL);
+	rf_store_stats(f.store, &st);
+	ck_assert_uint_eq(st.trims, 1);
+	store_teardown(&f);
+}
+END_TEST
+
 START_TEST(test_store_assumed_placements)
 {
 	struct store_fixture f;
@@ -1658,6 +1706,7 @@ kube_suite(void)
 	tcase_add_test(tc, test_store_compacts_worn_layouts);
 	tcase_add_test(tc, test_store_compacts_under_events);
 	tcase_add_test(tc, test_store_compaction_carries_verdicts);
+	tcase_add_test(tc, test_store_trims_when_idle);
 	tcase_add_test(tc, test_store_assumed_placements);
 	tcase_add_test(tc, test_store_builds_only_what_changed);
 	tcase_add_test(tc, test_store_keeps_the_arrays_builds_take);
