@@ -80,11 +80,13 @@ built in full at a chain's bounds; the fake serves DeviceTaintRules as a 1.35 cl
 alpha gate on, v1alpha3); then Node label changes in 4 bursts of 40, each put as soon as the last
 one shows, 2 s of quiet after each burst, then 540 Node label changes one after another without a
 pause (past the bound of a chain of patched layouts, 512 patches): a chain worn past 64 patches is
-compacted, built in full on railfit's compaction thread taking turns with the events' builds (the
-lines count the builds by kind, and the compactions: published as they were, layout="compacted",
-or caught up with the events that came meanwhile in one more patch). The last line gives the peak
-RSS of each phase (VmHWM read, then
-restarted from the current RSS through /proc/PID/clear_refs). The start-up line gives railfit's CPU
+compacted, built in full by railfit's publisher with the events' builds done from within its
+checks (the lines count the builds by kind, and the compactions: published as they were,
+layout="compacted", or caught up with the events that came meanwhile in one more patch). The last
+line gives the peak RSS of each phase (VmHWM read, then restarted from the current RSS through
+/proc/PID/clear_refs), the line before it what railfit held over each phase (VmRSS read every 0.2
+s: min, median, max, last) and the times it gave its freed heap back (malloc_trim, once idle for
+2 s) with the two builds after each. The start-up line gives railfit's CPU
 time from exec to ready (all its threads, /proc) and its VmHWM at ready (the peak of the start
 alone; "peak" in the line above is VmHWM at the end of the run).
 
@@ -352,6 +354,48 @@ def proc_mem_mb(pid):
     except OSError:
         pass
     return out.get("VmRSS", float("nan")), out.get("VmHWM", float("nan"))
+
+
+class RssSampler(threading.Thread):
+    """VmRSS every 0.2 s, with the phase it belongs to (mark() starts the next one)."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.samples, self.phase, self.done = pid, [], 0, threading.Event()
+
+    def run(self):
+        while not self.done.wait(0.2):
+            self.samples.append((self.phase, proc_mem_mb(self.pid)[0]))
+
+    def mark(self):
+        self.phase += 1
+
+    def phases(self):
+        """per phase: (min, median, max, last) MB, None where it has no sample"""
+        out = []
+        for k in range(self.phase + 1):
+            xs = [mb for ph, mb in self.samples if ph == k]
+            s = sorted(xs)
+            out.append((s[0], s[len(s) // 2], s[-1], xs[-1]) if xs else None)
+        return out
+
+
+def builds_after_trims(log_text):
+    """ms of the two builds after each 'gave the freed heap back' line of the -v 3 log, and the
+    trims' own ms."""
+    out, trims, want = [], [], 0
+    for line in log_text.splitlines():
+        m = re.search(r'gave the freed heap back.*?\bms="?([\d.]+)', line)
+        if m:
+            trims.append(float(m.group(1)))
+            out.append([])
+            want = 2
+            continue
+        m = re.search(r'published a cache generation.*?\bms="?([\d.]+)', line)
+        if m and want:
+            out[-1].append(float(m.group(1)))
+            want -= 1
+    return trims, out
 
 
 def reset_peak(pid):
@@ -1058,10 +1102,13 @@ def churn(a, tmp):
             # the peak of each phase: VmHWM read, then started again from the current RSS
             peaks = {"start-up": hwm_ready}
             can_reset = reset_peak(rf.proc.pid)
+            rss_sampler = RssSampler(rf.proc.pid)
+            rss_sampler.start()
 
             def phase_peak(label):
                 peaks[label] = proc_mem_mb(rf.proc.pid)[1]
                 reset_peak(rf.proc.pid)
+                rss_sampler.mark()
 
             layout_builds0 = len(build_lags(rf.stderr()))
             slice_lags, node_lags = [], []
@@ -1164,6 +1211,10 @@ def churn(a, tmp):
             unjudged = metric(rf.url, "railfit_unjudged_nodes_total")
             phase_peak("filter with and without churn")
             hwm = max(peaks.values()) if can_reset else proc_mem_mb(rf.proc.pid)[1]
+            rss_sampler.done.set()
+            rss_sampler.join()
+            rss_phases = rss_sampler.phases()
+            trim_ms, after_trim = builds_after_trims(rf.stderr())
             alive = rf.alive()
             if a.keep:  # railfit's -v 3 log, every build's line with it
                 with open(os.path.join(tmp, "railfit-churn.log"), "w") as f:
@@ -1284,10 +1335,16 @@ def churn(a, tmp):
                   "%d %s" % (run_layouts.count(k), k) for k in kinds if k in run_layouts),
               compactionstr(run_compactions)))
     if after_full and patched_ms:
-        print("the two builds after each of the %d full builds (the heap trimmed after them): "
+        print("the two builds after each of the %d full builds: "
               "%s ms; patched builds median %.1f ms over %d" % (
                   len(after_full), ", ".join("%.0f/%.0f" % x for x in after_full),
                   patched_ms[len(patched_ms) // 2], len(patched_ms)))
+    print("resident (VmRSS every 0.2 s) by phase, in order, min/median/max/last MB: " + "; ".join(
+        "%s %s" % (label, "%.0f/%.0f/%.0f/%.0f" % r if r else "-")
+        for label, r in zip(list(peaks)[1:], rss_phases)))
+    print("freed heap given back %d times (%s ms); the two builds after each: %s ms" % (
+        len(trim_ms), ", ".join("%.0f" % x for x in trim_ms) or "-",
+        ", ".join("/".join("%.0f" % x for x in bs) for bs in after_trim) or "-"))
     if can_reset:
         print("peak RSS (VmHWM) by phase, in order: " + "; ".join(
             "%s %.0f MB" % kv for kv in peaks.items()) + "; the run's peak %.0f MB" % hwm)
