@@ -1757,18 +1757,29 @@ chain_objs_max(const struct rf_layout *l)
 	return l->n_node_objs > CHAIN_OBJS_MIN ? l->n_node_objs : CHAIN_OBJS_MIN;
 }
 
+/* past `depth` patches, or halfway to any other bound rf_model_patch_layout keeps */
+static bool
+worn_past(const struct rf_cluster *c, unsigned depth)
+{
+	const struct rf_layout *l = c->layout;
+	return l->patched && (l->depth >= depth || l->chain_kept > chain_kept_max(l) / 2 ||
+			      l->chain_objs > chain_objs_max(l) / 2 ||
+			      (l->holes && l->holes * 8 > c->n_devices) ||
+			      (l->pool_holes && l->pool_holes * 8 > c->n_pools) ||
+			      (l->node_holes && l->node_holes * 8 > c->n_nodes) ||
+			      l->relisted * 2 > RELIST_MAX * c->n_nodes + 64);
+}
+
 bool
 rf_cluster_layout_worn(const struct rf_cluster *c)
 {
-	const struct rf_layout *l = c->layout;
-	/* past PATCH_DEPTH_WORN, or halfway to any other bound rf_model_patch_layout keeps */
-	return l->patched &&
-	       (l->depth >= PATCH_DEPTH_WORN || l->chain_kept > chain_kept_max(l) / 2 ||
-		l->chain_objs > chain_objs_max(l) / 2 ||
-		(l->holes && l->holes * 8 > c->n_devices) ||
-		(l->pool_holes && l->pool_holes * 8 > c->n_pools) ||
-		(l->node_holes && l->node_holes * 8 > c->n_nodes) ||
-		l->relisted * 2 > RELIST_MAX * c->n_nodes + 64);
+	return worn_past(c, PATCH_DEPTH_WORN);
+}
+
+bool
+rf_cluster_layout_halfway(const struct rf_cluster *c)
+{
+	return worn_past(c, PATCH_DEPTH_MAX / 2);
 }
 
 int

@@ -386,6 +386,9 @@ bool rf_cluster_layout_patched(const struct rf_cluster *c);
  * (rf_cluster_objects.full_layout), so that no event waits behind that build at the bound.
  */
 bool rf_cluster_layout_worn(const struct rf_cluster *c);
+/** Worn and halfway to every bound (256 patches, or the others' halves): a full build that
+ * waits longer may meet the bound (the live store compacts it whatever its build budget). */
+bool rf_cluster_layout_halfway(const struct rf_cluster *c);
 
 /** The generation's layout in its chain of patches: how many patches since the chain's full
  * build (the return value), and in *kept (may be NULL) the bytes the chain keeps for pieces its

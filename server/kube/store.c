@@ -91,6 +91,7 @@ struct rf_store {
 	 * patches it with the changes since (even when they are all in the published one) */
 	bool rebase;
 	double compaction_cpu; /* the last compaction's CPU seconds (the next one's estimate) */
+	uint64_t full_builds;  /* layouts built in full by builds of changes (a new chain each) */
 	unsigned failures;     /* builds failed in a row: the next waits longer (backoff()) */
 	double last_build_end;
 	struct rf_build_budget budget; /* the publisher's */
@@ -1070,6 +1071,7 @@ build_and_publish(struct rf_store *s)
 		s->stats.incremental += same_layout && s->stats.builds > 1;
 		s->stats.patched += patched;
 		s->stats.last_build_ms = (t1 - t0) * 1000.0;
+		s->full_builds += !same_layout && !patched;
 		/* a replaced layout (or a while of replaced generations) left tens of megabytes of
 		 * freed heap: given back when the publisher is idle (trim_when_idle()) */
 		if ((!same_layout && !patched) || t1 - s->last_trim > TRIM_INTERVAL)
@@ -1104,6 +1106,7 @@ struct compaction {
 	struct rf_cluster_objects objs;   /* the objects of from (held) */
 	struct rf_slice_view *view;       /* the slices' view objs borrows records from (held) */
 	int64_t seq;                      /* the change count they are as of */
+	uint64_t full_builds;             /* s->full_builds when it began */
 	double stretch_wall, stretch_cpu; /* when its current stretch began */
 	double ran;                       /* wall seconds of its own stretches */
 	double longest; /* its longest stretch: what a change's build may have waited for */
@@ -1169,8 +1172,11 @@ compaction_check(void *userdata)
 	if (!s->stop && build_due(s, now)) {
 		build_and_publish(s);
 		k->turns++;
+		s->stats.built_in_compaction++;
 	}
-	bool stop = s->stop;
+	/* a change built in full started a new chain: the compaction's would be older, and the
+	 * build catching it up a full one again */
+	bool stop = s->stop || s->full_builds != k->full_builds;
 	pthread_mutex_unlock(&s->lock);
 	stretch_begin(k);
 	return stop;
@@ -1184,7 +1190,9 @@ compact(struct rf_store *s)
 {
 	/* the very objects of the last generation: it carries that one's remembered verdicts (a
 	 * new snapshot would differ from them whenever a change waits) */
-	struct compaction k = { .s = s, .view = s->last_view, .seq = s->last_seq };
+	struct compaction k = {
+		.s = s, .view = s->last_view, .seq = s->last_seq, .full_builds = s->full_builds
+	};
 	objects_hold(&k.objs, &s->last_objs, s->last_view);
 	const struct rf_config *cfg = build_config(s);
 	k.from = rf_cluster_ref(s->last);
@@ -1206,7 +1214,7 @@ compact(struct rf_store *s)
 		s->compaction_cpu = k.cpu;
 	s->last_build_end = now;
 	struct rf_cluster *old = NULL;
-	bool use = r == 0 && !s->stop && build_config(s) == cfg;
+	bool use = r == 0 && !s->stop && build_config(s) == cfg && s->full_builds == k.full_builds;
 	bool as_is = use && s->seq == k.seq && !s->rebase;
 	if (use) {
 		old = s->last;
@@ -1230,7 +1238,10 @@ compact(struct rf_store *s)
 			s->layout_dirty = true;
 			s->urgent = true;
 		}
-	} else if (r != 0 && r != -ECANCELED) {
+	} else if (r == -ECANCELED || r == 0) {
+		rf_v(3,
+		     "dropped the compaction of the layout: a change was built in full meanwhile");
+	} else {
 		rf_errorf("cannot compact the cache's layout: %s", strerror(-r));
 		s->no_compact = s->last; /* not again until another generation is built */
 	}
@@ -1332,9 +1343,15 @@ publisher(void *arg)
 			/* when the bucket holds what it will cost and a reserve for the events
 			 * after it: charged to an empty bucket, every build after the move waited
 			 * twice its own time (a third of a core), 0.2-0.5 s for the rest of a churn
-			 * phase */
-			double budget_at = rf_build_budget_ready_for(
-				&s->budget, s->compaction_cpu + COMPACTION_RESERVE, now);
+			 * phase. Halfway to the bound, at once: builds of events that keep the
+			 * bucket low (a third of a core) would otherwise put it off until an event
+			 * meets the bound and waits for a full build */
+			double budget_at =
+				rf_cluster_layout_halfway(s->last)
+					? now
+					: rf_build_budget_ready_for(
+						  &s->budget,
+						  s->compaction_cpu + COMPACTION_RESERVE, now);
 			if (now >= budget_at) {
 				compact(s);
 				continue;

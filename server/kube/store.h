@@ -186,8 +186,9 @@ struct rf_store_stats {
 	uint64_t patched;     /* of which patched it where a Node, slice or class changed */
 	uint64_t compacted;   /* worn chains built in full beside them (store.h: compaction) */
 	uint64_t caught_up;   /* of which the next build patched with the changes since */
-	double last_build_ms; /* duration of the last snapshot + build */
-	uint64_t trims;       /* times freed heap was given back (malloc_trim) */
+	uint64_t built_in_compaction; /* changes built from within a compaction's checks */
+	double last_build_ms;         /* duration of the last snapshot + build */
+	uint64_t trims;               /* times freed heap was given back (malloc_trim) */
 	size_t objects[RF_KIND_COUNT];
 	size_t assumed; /* placements not yet confirmed */
 };

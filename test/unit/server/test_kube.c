@@ -991,10 +991,11 @@ judged_remembered(const struct rf_cluster *g, const json_t *pod, const char *nod
 	return hit;
 }
 
-/* Events that keep coming while a worn chain is compacted are built on the chain, the compaction
- * taking turns with them; its generation then takes the changes since its objects in one patch.
- * Label events 3 ms apart (builds 10 ms apart: worn after 64 of them; 6,000 pods to relink) until
- * a compaction was caught up, 100 at least: every event shown, the chain started again. */
+/* Events that keep coming while a worn chain is compacted are built on the chain from within the
+ * compaction's checks; its generation then takes the changes since its objects in one patch.
+ * Label events 3 ms apart (builds 1 ms apart at least: worn after 64 of them; 6,000 pods to
+ * relink, ~10 ms, checked every 1,024) until a compaction was caught up, 100 at least: every
+ * event shown, the chain started again. */
 START_TEST(test_store_compacts_under_events)
 {
 	struct store_fixture f;
@@ -1003,7 +1004,7 @@ START_TEST(test_store_compacts_under_events)
 	f.cache = rf_cache_new();
 	f.cel = rf_cel_cache_new();
 	struct rf_store_options o = {
-		.cache = f.cache, .cfg = &f.cfg, .cel = f.cel, .min_interval_ms = 10
+		.cache = f.cache, .cfg = &f.cfg, .cel = f.cel, .min_interval_ms = 1
 	};
 	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
 	json_t *nodes = json_array();
@@ -1047,8 +1048,11 @@ START_TEST(test_store_compacts_under_events)
 			break;
 	}
 	int last_put = i;
-	/* a compaction with changes after its objects (caught up) happened amid the events */
+	/* a compaction with changes after its objects (caught up) happened amid the events, and
+	 * built some of them from within its checks */
 	ck_assert_uint_gt(compacted_at_1, 0);
+	rf_store_stats(f.store, &st);
+	ck_assert_uint_gt(st.built_in_compaction, 0);
 	struct rf_cluster *g = settled(&f);
 	int last = 0;
 	for (int k = 0; k < 2; k++) {
@@ -1068,9 +1072,9 @@ START_TEST(test_store_compacts_under_events)
 END_TEST
 
 /* A verdict remembered on a worn chain for a node no event touches (n3) is still remembered
- * after the chain moved onto its compaction, although changes waited when the compaction
- * started (label events one after another, builds 10 ms apart: some always waits when a build
- * ends, where a compaction starts): the compaction builds the objects of
+ * after the chain moved onto its compaction, although changes came meanwhile (label events one
+ * after another, builds 10 ms apart; 6,000 pods, so that the compaction takes ~10 ms and some
+ * come during it, however the threads are scheduled): the compaction builds the objects of
  * the generation it relinks from, so it carries that one's verdicts (a snapshot of that moment
  * holds other objects: a new table). */
 START_TEST(test_store_compaction_carries_verdicts)
@@ -1094,14 +1098,14 @@ START_TEST(test_store_compaction_carries_verdicts)
 	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
 	json_decref(nodes);
 	json_t *pods = json_array();
-	for (int i = 0; i < 400; i++) {
+	for (int i = 0; i < 6000; i++) {
 		char name[16], uid[16], node[16];
 		snprintf(name, sizeof(name), "p%d", i);
 		snprintf(uid, sizeof(uid), "u%d", i);
 		snprintf(node, sizeof(node), "n%d", i % 4);
 		json_array_append_new(pods, pod("a", name, uid, node));
 	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 400);
+	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 6000);
 	json_decref(pods);
 	/* a pending pod railfit judges (an egress bandwidth): remembered once judged */
 	json_t *pending = pod("a", "pending", "u-pending", NULL);
