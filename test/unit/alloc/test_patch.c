@@ -3362,7 +3362,8 @@ chain_start(struct world *w, uint64_t seed, int nodes, struct rf_cluster_objects
 /* A chain of patches, each a Node's label and a claim changed: its depth grows by one a patch
  * up to a bound, where a full build starts a new chain: here the Node objects the chain keeps
  * (one a label change: at most CHAIN_OBJS_MIN, 256, in a cluster of fewer nodes). It is worn
- * (rf_cluster_layout_worn: a caller may build it in full early) from 64 patches on. A layout no
+ * (rf_cluster_layout_worn: a caller may build it in full early) from 64 patches on, halfway
+ * (rf_cluster_layout_halfway) past 128 Node objects kept. A layout no
  * generation uses keeps neither the array of every Node object it was built from (only the
  * objects its own nodes point into) nor its table of the nodes that see each pool. */
 START_TEST(test_patch_chain_bounded)
@@ -3398,6 +3399,8 @@ START_TEST(test_patch_chain_bounded)
 				ck_assert_uint_gt(kept, 0);
 			}
 			ck_assert_int_eq(rf_cluster_layout_worn(g), depth >= 64);
+			/* halfway: the Node objects kept (one a patch) past half their bound */
+			ck_assert_int_eq(rf_cluster_layout_halfway(g), depth > 128);
 			if (k == 0) { /* the next build replaces it: its layout stays (the chain
 				       * holds it), its arrays go */
 				arr = json_incref(w.nodes);
