@@ -321,9 +321,10 @@ struct rf_cluster_objects {
 	bool full_layout;
 	/* may be NULL: asked between the steps of building a layout in full and every 1,024
 	 * pools, nodes, claims and pods it makes or relinks (stop_every: tests ask at each); when
-	 * it returns true the build stops, -ECANCELED, leaving prev as it was. It may block while
-	 * the caller builds other generations from prev or its successors (never at the same
-	 * time: the live store's compaction takes turns with its publisher this way): a full build
+	 * it returns true the build stops, -ECANCELED, leaving prev as it was. It may itself build
+	 * other generations from prev or its successors, on the same thread (the live store's
+	 * compaction builds the changes that came meanwhile this way), so no lock is held across
+	 * a check (the nested build takes them: it would deadlock): a full build
 	 * reads of prev only its table of claims and pods, whose parsed values such builds only
 	 * add to (in an arena that only grows), and keeps no pointer to its slots across a check;
 	 * after its last check it reads prev's remembered verdicts to carry them (carried only
@@ -335,9 +336,9 @@ struct rf_cluster_objects {
 	 * previous generation's (what the first filter after a slice or Node label change cost
 	 * before; benchmarks) */
 	bool fresh_memo;
-	/* the caller builds generations from slice_recs one at a time (the live store's publisher
-	 * and its compaction, which take turns under its lock; a snapshot's one build), never two
-	 * at once: a layout may then use a record's devices in place
+	/* the caller builds generations from slice_recs one at a time (the live store's publisher,
+	 * its compaction's checks building the changes nested in it; a snapshot's one build), never
+	 * two at once: a layout may then use a record's devices in place
 	 * (alloc/model/slice.h, `lent`) instead of copying them. Records parsed by the build itself
 	 * (no slice_recs) are its own: lent whatever this says. */
 	bool lend_records;
@@ -386,8 +387,9 @@ bool rf_cluster_layout_patched(const struct rf_cluster *c);
  * (rf_cluster_objects.full_layout), so that no event waits behind that build at the bound.
  */
 bool rf_cluster_layout_worn(const struct rf_cluster *c);
-/** Worn and halfway to every bound (256 patches, or the others' halves): a full build that
- * waits longer may meet the bound (the live store compacts it whatever its build budget). */
+/** Worn and halfway to a bound: 256 patches, or half of any other bound (those are worn already):
+ * a full build that waits longer may meet the bound (the live store compacts it whatever its
+ * build budget). */
 bool rf_cluster_layout_halfway(const struct rf_cluster *c);
 
 /** The generation's layout in its chain of patches: how many patches since the chain's full

@@ -917,7 +917,7 @@ snapshot(struct rf_store *s, double now, struct rf_cluster_objects *ret,
 	*ret_view = rf_slice_view_ref(s->slice_view);
 	o.slice_recs = s->slice_view->recs;
 	o.n_slice_recs = s->slice_view->n;
-	/* one build at a time: the publisher's, or the compaction's in its turn */
+	/* one build at a time: the publisher's (a compaction's nested ones included) */
 	o.lend_records = true;
 	o.arrays_frozen = true; /* rf_kept_array copies an array a build holds */
 	for (int k = 0; k < RF_KIND_COUNT; k++) {
@@ -1098,8 +1098,8 @@ build_and_publish(struct rf_store *s)
  * whose build is due is built on the chain and published as usual, from within the check, and
  * the compaction goes on: the chain has one builder at a time (the full build reads the chain's
  * claim table, which the patches write; it keeps no pointer into it across a check), and all of
- * it is allocated on one thread (a compactor thread of its own, its own malloc arena, held 13-56
- * MB more at the peak of fleet_bench --churn). */
+ * it is allocated on one thread (on a compactor thread of its own, in another malloc arena, it
+ * held 13-56 MB more at the peak of fleet_bench --churn). */
 struct compaction {
 	struct rf_store *s;
 	struct rf_cluster *from;          /* the chain's generation it relinks from (held) */
@@ -1239,8 +1239,10 @@ compact(struct rf_store *s)
 			s->urgent = true;
 		}
 	} else if (r == -ECANCELED || r == 0) {
-		rf_v(3,
-		     "dropped the compaction of the layout: a change was built in full meanwhile");
+		rf_v(3, "dropped the compaction of the layout", "why",
+		     s->stop                            ? "stopping"
+		     : r == 0 && build_config(s) != cfg ? "new DRA rules"
+							: "a change was built in full meanwhile");
 	} else {
 		rf_errorf("cannot compact the cache's layout: %s", strerror(-r));
 		s->no_compact = s->last; /* not again until another generation is built */

@@ -30,14 +30,18 @@
  * nothing changed since its objects, else patched at once with what did (one build, "caught up").
  * So an event waits for no full build but for the stretch of one under way (a few steps have no
  * check inside: the taint rules, classes, the pools' node views, the claims' usage), however busy
- * the cluster; only a chain that reaches its bound during a compaction (the rest of its 512 layout
- * events) is built in full on the publisher. No quiet moment is needed and none is thrown away.
+ * the cluster. A change that must be built in full (a chain's bound, shared pools) is built so
+ * from within a check as anywhere else, and the compaction, older than that new chain, stops
+ * there. No quiet moment is needed.
  *
  * A compaction starts when the build budget holds what the last one cost (the CPU time of its own
  * stretches, not their wall time, which counts the request threads that preempted it) plus
  * 0.2 s for the events after it, and is charged its CPU from the budget's spare only
- * (rf_build_budget_spend_spare): no event's build waits for it. A compaction that fails is not
- * tried again until another generation is built.
+ * (rf_build_budget_spend_spare): no event's build waits for it. Once the chain is halfway to a
+ * bound (rf_cluster_layout_halfway) it starts whatever the budget holds: builds of events that
+ * keep the bucket low would otherwise put it off until an event meets the bound; what it costs
+ * beyond the spare is then not charged. A compaction that fails is not tried again until another
+ * generation is built.
  *
  * Remembered verdicts: built from the very objects of the generation it relinks from, a
  * compaction carries that generation's verdicts, keyed again for its nodes

@@ -56,10 +56,11 @@
  * it (server/kube/store.c): the chain's objects built in full while, at each of its checks, the
  * chain goes on with a layout event, then the chain moved onto it with one build of the events
  * since, then 8 more events on the new chain (thread CPU, wall time and minor faults of each:
- * what the first builds after the move cost). BB_THREAD=1 builds the compaction on a thread of
- * its own, taking turns with the events on the main thread, as the store does (its allocations
- * then go to another malloc arena); BB_TRIM=1 trims the heap after the old chain went, as the
- * store did then (the next builds fault the pages back in). */
+ * what the first builds after the move cost), as the store builds them, on one thread.
+ * BB_THREAD=1 builds the compaction on a thread of its own, taking turns with the events on the
+ * main thread, as the store did in session 17's first try (its allocations then go to another
+ * malloc arena); BB_TRIM=1 trims the heap after the old chain went, as the store did then (the
+ * next builds fault the pages back in). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <malloc.h>
@@ -683,7 +684,7 @@ compaction_event(void *userdata)
 }
 
 /* BB_THREAD: the compaction on a thread of its own, the events at its checks on the main thread
- * (as the live store: the compaction and the publisher take turns) */
+ * (taking turns, as the live store did in session 17's first try) */
 static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
 static int baton_want, baton_done;
