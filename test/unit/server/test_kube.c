@@ -888,8 +888,46 @@ START_TEST(test_store_keeps_the_arrays_builds_take)
 END_TEST
 
 /* Node n's label rack=r<i>, as a watch event, and the generation that shows it. */
+/* A store of 4 nodes n0..n3 (label rack=r0) and n_pods pods bound to them in turn, with these
+ * options (the fixture's cache, configuration and CEL cache filled in), its first generation out.
+ */
 static void
-relabel(struct store_fixture *f, const char *node, int i)
+store_world(struct store_fixture *f, struct rf_store_options o, int n_pods)
+{
+	rf_config_init(&f->cfg);
+	f->cache = rf_cache_new();
+	f->cel = rf_cel_cache_new();
+	o.cache = f->cache;
+	o.cfg = &f->cfg;
+	o.cel = f->cel;
+	ck_assert_int_eq(rf_store_new(&o, &f->store), 0);
+	json_t *nodes = json_array();
+	for (int i = 0; i < 4; i++) {
+		char name[16];
+		snprintf(name, sizeof(name), "n%d", i);
+		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
+						       name, "labels", "rack", "r0"));
+	}
+	ck_assert_int_eq(rf_store_replace(f->store, RF_KIND_NODES, nodes), 4);
+	json_decref(nodes);
+	if (n_pods) {
+		json_t *pods = json_array();
+		for (int i = 0; i < n_pods; i++) {
+			char name[16], uid[16], node[16];
+			snprintf(name, sizeof(name), "p%d", i);
+			snprintf(uid, sizeof(uid), "u%d", i);
+			snprintf(node, sizeof(node), "n%d", i % 4);
+			json_array_append_new(pods, pod("a", name, uid, node));
+		}
+		ck_assert_int_eq(rf_store_replace(f->store, RF_KIND_PODS, pods), n_pods);
+		json_decref(pods);
+	}
+	rf_cluster_unref(settled(f));
+}
+
+/* Node `node` labelled rack=r<i> (a watch event). */
+static void
+put_label(struct store_fixture *f, const char *node, int i)
 {
 	char rack[16];
 	snprintf(rack, sizeof(rack), "r%d", i);
@@ -897,6 +935,15 @@ relabel(struct store_fixture *f, const char *node, int i)
 		json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", node, "labels", "rack", rack);
 	ck_assert_int_eq(rf_store_apply(f->store, RF_KIND_NODES, RF_WATCH_MODIFIED, n), 1);
 	json_decref(n);
+}
+
+/* The same, waited for until published. */
+static void
+relabel(struct store_fixture *f, const char *node, int i)
+{
+	char rack[16];
+	snprintf(rack, sizeof(rack), "r%d", i);
+	put_label(f, node, i);
 	struct rf_cluster *g = settled(f);
 	const struct rf_node *rn = rf_cluster_node(g, node);
 	ck_assert_str_eq(json_string_value(json_object_get(rn->labels, "rack")), rack);
@@ -913,23 +960,7 @@ START_TEST(test_store_compacts_worn_layouts)
 	struct rf_store_stats st;
 	rf_metrics_reset();
 	rf_metrics_declare_railfit("t", "c");
-	rf_config_init(&f.cfg);
-	f.cache = rf_cache_new();
-	f.cel = rf_cel_cache_new();
-	struct rf_store_options o = {
-		.cache = f.cache, .cfg = &f.cfg, .cel = f.cel, .min_interval_ms = 10
-	};
-	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
-	json_t *nodes = json_array();
-	for (int i = 0; i < 4; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "n%d", i);
-		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
-						       name, "labels", "rack", "r0"));
-	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
-	json_decref(nodes);
-	rf_cluster_unref(settled(&f));
+	store_world(&f, (struct rf_store_options){ .min_interval_ms = 10 }, 0);
 	/* 40 patches, then a while: not worn, nothing built again */
 	for (int i = 1; i <= 40; i++)
 		relabel(&f, i % 2 ? "n1" : "n2", i);
@@ -1000,45 +1031,14 @@ START_TEST(test_store_compacts_under_events)
 {
 	struct store_fixture f;
 	struct rf_store_stats st;
-	rf_config_init(&f.cfg);
-	f.cache = rf_cache_new();
-	f.cel = rf_cel_cache_new();
-	struct rf_store_options o = {
-		.cache = f.cache, .cfg = &f.cfg, .cel = f.cel, .min_interval_ms = 1
-	};
-	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
-	json_t *nodes = json_array();
-	for (int i = 0; i < 4; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "n%d", i);
-		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
-						       name, "labels", "rack", "r0"));
-	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
-	json_decref(nodes);
 	/* pods enough for a compaction to take a while: it asks every 1,024 it relinks */
-	json_t *pods = json_array();
-	for (int i = 0; i < 6000; i++) {
-		char name[16], uid[16], node[16];
-		snprintf(name, sizeof(name), "p%d", i);
-		snprintf(uid, sizeof(uid), "u%d", i);
-		snprintf(node, sizeof(node), "n%d", i % 4);
-		json_array_append_new(pods, pod("a", name, uid, node));
-	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 6000);
-	json_decref(pods);
-	rf_cluster_unref(settled(&f));
+	store_world(&f, (struct rf_store_options){ .min_interval_ms = 1 }, 6000);
 	unsigned compacted_at_1 = 0;
 	int i; /* (bounded by time: builds are slower under valgrind, and 64 of them come first) */
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 1;; i++) {
-		char rack[16];
-		snprintf(rack, sizeof(rack), "r%d", i);
-		json_t *n = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", i % 2 ? "n1" : "n2",
-				      "labels", "rack", rack);
-		ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, n), 1);
-		json_decref(n);
+		put_label(&f, i % 2 ? "n1" : "n2", i);
 		nanosleep(&(struct timespec){ 0, 3 * 1000 * 1000 }, NULL);
 		rf_store_stats(f.store, &st);
 		if (st.caught_up && !compacted_at_1)
@@ -1082,32 +1082,7 @@ START_TEST(test_store_compaction_carries_verdicts)
 {
 	struct store_fixture f;
 	struct rf_store_stats st;
-	rf_config_init(&f.cfg);
-	f.cache = rf_cache_new();
-	f.cel = rf_cel_cache_new();
-	struct rf_store_options o = {
-		.cache = f.cache, .cfg = &f.cfg, .cel = f.cel, .min_interval_ms = 10
-	};
-	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
-	json_t *nodes = json_array();
-	for (int i = 0; i < 4; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "n%d", i);
-		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
-						       name, "labels", "rack", "r0"));
-	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
-	json_decref(nodes);
-	json_t *pods = json_array();
-	for (int i = 0; i < 6000; i++) {
-		char name[16], uid[16], node[16];
-		snprintf(name, sizeof(name), "p%d", i);
-		snprintf(uid, sizeof(uid), "u%d", i);
-		snprintf(node, sizeof(node), "n%d", i % 4);
-		json_array_append_new(pods, pod("a", name, uid, node));
-	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_PODS, pods), 6000);
-	json_decref(pods);
+	store_world(&f, (struct rf_store_options){ .min_interval_ms = 10 }, 6000);
 	/* a pending pod railfit judges (an egress bandwidth): remembered once judged */
 	json_t *pending = pod("a", "pending", "u-pending", NULL);
 	json_object_set_new(json_object_get(pending, "metadata"), "annotations",
@@ -1122,12 +1097,7 @@ START_TEST(test_store_compaction_carries_verdicts)
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 1;; i++) {
-		char rack[16];
-		snprintf(rack, sizeof(rack), "r%d", i);
-		json_t *n = json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name", i % 2 ? "n1" : "n2",
-				      "labels", "rack", rack);
-		ck_assert_int_eq(rf_store_apply(f.store, RF_KIND_NODES, RF_WATCH_MODIFIED, n), 1);
-		json_decref(n);
+		put_label(&f, i % 2 ? "n1" : "n2", i);
 		/* judged on the chain: a generation published before any compaction ended */
 		g = rf_cache_get(f.cache);
 		rf_store_stats(f.store, &st);
@@ -1159,25 +1129,9 @@ START_TEST(test_store_trims_when_idle)
 {
 	struct store_fixture f;
 	struct rf_store_stats st;
-	rf_config_init(&f.cfg);
-	f.cache = rf_cache_new();
-	f.cel = rf_cel_cache_new();
-	struct rf_store_options o = { .cache = f.cache,
-				      .cfg = &f.cfg,
-				      .cel = f.cel,
-				      .min_interval_ms = 10,
-				      .trim_idle_ms = 1000 };
-	ck_assert_int_eq(rf_store_new(&o, &f.store), 0);
-	json_t *nodes = json_array();
-	for (int i = 0; i < 4; i++) {
-		char name[16];
-		snprintf(name, sizeof(name), "n%d", i);
-		json_array_append_new(nodes, json_pack("{s:{s:s, s:{s:s}}}", "metadata", "name",
-						       name, "labels", "rack", "r0"));
-	}
-	ck_assert_int_eq(rf_store_replace(f.store, RF_KIND_NODES, nodes), 4);
-	json_decref(nodes);
-	rf_cluster_unref(settled(&f)); /* the first build: in full */
+	/* its first build: in full */
+	store_world(&f, (struct rf_store_options){ .min_interval_ms = 10, .trim_idle_ms = 1000 },
+		    0);
 	/* a change every 50 ms for 0.6 s: never idle for 1 s, nothing given back */
 	for (int i = 1; i <= 12; i++) {
 		relabel(&f, "n1", i);
