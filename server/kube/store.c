@@ -1166,7 +1166,7 @@ compaction_check(void *userdata)
 	struct compaction *k = userdata;
 	struct rf_store *s = k->s;
 	stretch_end(k);
-	pthread_mutex_lock(&k->s->lock);
+	pthread_mutex_lock(&s->lock);
 	double now = rf_kube_now(), wake_at = INFINITY;
 	expire_assumed(s, now, &wake_at);
 	if (!s->stop && build_due(s, now)) {
