@@ -213,8 +213,8 @@ apply_claim(struct rf_cluster *c, const struct rf_claim *cl, int sign, struct ve
 		const struct rf_alloc_result *ar = &cl->results[r];
 		if (!ar->dev || ar->admin_access)
 			continue;
-		struct rf_dev_use *u = &c->dev_use[ar->gidx];
-		if (vec_push(touched, (void *)(uintptr_t)ar->gidx) < 0)
+		struct rf_dev_use *u = rf_model_use_w(c, ar->gidx);
+		if (!u || vec_push(touched, (void *)(uintptr_t)ar->gidx) < 0)
 			return -ENOMEM;
 		if (!ar->share_id) {
 			if (sign > 0 && !u->holder)
@@ -232,60 +232,17 @@ apply_claim(struct rf_cluster *c, const struct rf_claim *cl, int sign, struct ve
 				return 0;
 			if (apply_consumed(u, d, ar, sign) == 0)
 				return 0;
-			if (--u->n_shares == 0) {
-				u->consumed = NULL;
-				u->n_consumed = 0;
-			}
+			if (--u->n_shares == 0)
+				rf_model_use_unconsume(u);
 			continue;
 		}
 		u->n_shares++;
-		if (!u->consumed && d->n_caps) {
-			u->consumed = rf_arena_calloc(c->arena, d->n_caps, sizeof(*u->consumed));
-			if (!u->consumed)
-				return -ENOMEM;
-			u->n_consumed = (unsigned)d->n_caps;
-		}
+		if (rf_model_use_consume(u, d->n_caps) < 0)
+			return -ENOMEM;
 		if (apply_consumed(u, d, ar, sign) == 0)
 			return 0;
 	}
 	return 1;
-}
-
-static int
-gidx_cmp(const void *a, const void *b)
-{
-	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
-	return (x > y) - (x < y);
-}
-
-/* The devices with consumed capacity after the claims changed: those before, those touched. */
-static int
-shared_list(struct rf_cluster *c, const struct vec *had, const struct vec *touched)
-{
-	struct vec all = { 0 };
-	if (rf_grow(&all.v, &all.cap, had->n + touched->n + 1, sizeof(*all.v)) < 0)
-		return -ENOMEM;
-	if (had->n)
-		memcpy(all.v, had->v, had->n * sizeof(*all.v));
-	if (touched->n)
-		memcpy(all.v + had->n, touched->v, touched->n * sizeof(*all.v));
-	all.n = had->n + touched->n;
-	qsort(all.v, all.n, sizeof(*all.v), gidx_cmp);
-	unsigned *out = rf_arena_alloc(c->arena, (all.n + 1) * sizeof(*out));
-	if (!out) {
-		free(all.v);
-		return -ENOMEM;
-	}
-	size_t n = 0;
-	for (size_t i = 0; i < all.n; i++) {
-		unsigned g = (unsigned)(uintptr_t)all.v[i];
-		if (c->dev_use[g].consumed && (!n || out[n - 1] != g))
-			out[n++] = g;
-	}
-	free(all.v);
-	c->shared_gidx = out;
-	c->n_shared_gidx = n;
-	return 0;
 }
 
 int
@@ -297,43 +254,20 @@ rf_model_delta_claims(struct rf_cluster *c)
 	    too_many(c, d->claims_gone.n + d->claims_new.n + d->pods_gone.n + d->pods_new.n))
 		return 0;
 	/* a patched layout keeps every device's gidx but those of replaced pools that grew or
-	 * shrank, which moved to the end: the array grows, their old range is a hole whose usage
-	 * the claims relinked away from it take back (model-patch.c) */
-	/* (every element written below: zeroing 3 MB first at 5,000 nodes cost as much again) */
-	struct rf_dev_use *use = rf_arena_alloc_raw(c->arena, (c->n_devices + 1) * sizeof(*use));
-	if (!use)
-		return -ENOMEM;
-	memcpy(use, prev->dev_use, prev->n_devices * sizeof(*use));
-	memset(use + prev->n_devices, 0, (c->n_devices + 1 - prev->n_devices) * sizeof(*use));
-	/* the previous generation's consumed arrays, into this generation's arena: those of its
-	 * list, or of every device when it has none (built by a walk) */
-	struct vec had = { 0 };
-	const unsigned *list = prev->shared_gidx;
-	size_t n_list = list ? prev->n_shared_gidx : prev->n_devices;
-	for (size_t k = 0; k < n_list; k++) {
-		struct rf_dev_use *u = &use[list ? list[k] : k];
-		if (!u->consumed)
-			continue;
-		struct rf_quantity *q = rf_arena_alloc(c->arena, u->n_consumed * sizeof(*q));
-		if (!q || vec_push(&had, (void *)(uintptr_t)(list ? list[k] : k)) < 0) {
-			free(had.v);
-			return -ENOMEM;
-		}
-		memcpy(q, u->consumed, u->n_consumed * sizeof(*q));
-		u->consumed = q;
-	}
-	c->dev_use = use;
+	 * shrank, which moved to the end: the usage grows, their old range is a hole whose usage
+	 * the claims relinked away from it take back (model-patch.c). The previous generation's
+	 * blocks, copied where written (model-use.c) */
+	int r = rf_model_use_share(c, prev);
+	if (r < 0)
+		return r;
 	/* taken back first: a claim replaced by its next version frees what it held */
-	int r = 1;
+	r = 1;
 	for (size_t i = 0; r > 0 && i < d->claims_gone.n; i++)
 		r = apply_claim(c, d->claims_gone.v[i], -1, &d->touched);
 	for (size_t i = 0; r > 0 && i < d->claims_new.n; i++)
 		r = apply_claim(c, d->claims_new.v[i], 1, &d->touched);
-	if (r > 0 && (r = shared_list(c, &had, &d->touched)) == 0)
-		r = 1;
-	free(had.v);
 	if (r <= 0)
-		c->dev_use = NULL; /* rf_model_account_usage starts afresh */
+		rf_model_use_release(c); /* rf_model_account_usage starts afresh */
 	return r;
 }
 
@@ -369,7 +303,11 @@ apply_pod(struct rf_cluster *c, struct rf_pod *p, int sign, struct vec *touched,
 			if (!ar->dev || !ar->nic || ar->admin_access)
 				continue;
 			if (p->has_nic_bw) {
-				struct rf_dev_use *u = &c->dev_use[ar->gidx];
+				struct rf_dev_use *u = rf_model_use_w(c, ar->gidx);
+				if (!u) {
+					*ok = -ENOMEM;
+					continue;
+				}
 				u->annotated_bw =
 					sign > 0 ? rf_quantity_add(u->annotated_bw, p->nic_bw)
 						 : rf_quantity_sub(u->annotated_bw, p->nic_bw);
@@ -787,8 +725,15 @@ rf_model_delta_pods(struct rf_cluster *c)
 	c->n_group_rails = c->n_group_nodes = c->n_claim_refs = c->n_groups = 0;
 	c->groups = NULL;
 	c->pool_fp = NULL;
-	for (size_t g = 0; g < c->n_devices; g++)
-		c->dev_use[g].annotated_bw = (struct rf_quantity){ 0 };
+	for (size_t g = 0; g < c->n_devices; g++) {
+		const struct rf_dev_use *u = rf_model_use(c, (unsigned)g);
+		if (rf_quantity_cmp(u->annotated_bw, (struct rf_quantity){ 0 }) == 0)
+			continue; /* (its block stays shared) */
+		struct rf_dev_use *wu = rf_model_use_w(c, (unsigned)g);
+		if (!wu)
+			return -ENOMEM;
+		wu->annotated_bw = (struct rf_quantity){ 0 };
+	}
 	return r;
 }
 

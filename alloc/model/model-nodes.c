@@ -605,7 +605,7 @@ rf_claim_consumed(const struct rf_claim *cl, const struct rf_device *d,
 const struct rf_dev_use *
 rf_dev_use(const struct rf_cluster *c, const struct rf_device *d)
 {
-	return &c->dev_use[d->gidx];
+	return rf_model_use(c, d->gidx);
 }
 
 const struct rf_node_use *
@@ -617,7 +617,7 @@ rf_node_use(const struct rf_cluster *c, const struct rf_node *n)
 bool
 rf_device_is_free(const struct rf_cluster *c, const struct rf_device *d)
 {
-	return c->dev_use[d->gidx].holder == NULL;
+	return rf_model_use(c, d->gidx)->holder == NULL;
 }
 
 struct rf_quantity
@@ -637,7 +637,7 @@ rf_device_bw_capacity(const struct rf_device *d, const struct rf_config *cfg,
 struct rf_quantity
 rf_device_bw_used(const struct rf_cluster *c, const struct rf_device *d)
 {
-	const struct rf_dev_use *u = &c->dev_use[d->gidx];
+	const struct rf_dev_use *u = rf_model_use(c, d->gidx);
 	struct rf_quantity used = u->annotated_bw;
 	if (d->bandwidth && u->consumed)
 		used = rf_quantity_add(used, u->consumed[d->bandwidth - d->caps]);

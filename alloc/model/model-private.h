@@ -239,13 +239,14 @@ struct rf_cluster {
 	} * claim_slots;
 	size_t claim_mask;
 
-	struct rf_dev_use *dev_use;   /* by device gidx */
+	/* by device gidx: blocks of RF_USE_BLOCK entries, shared with the generation this one was
+	 * built from until written (model-use.c); read rf_model_use(), write rf_model_use_w() */
+	struct rf_use_block **use;
+	size_t n_use;
 	struct rf_node_use *node_use; /* by node idx */
 
 	/* usage from the previous generation's plus what changed (model-delta.c) */
-	uint64_t *pool_fp;     /* usage fingerprint of each pool, by pool idx */
-	unsigned *shared_gidx; /* devices whose consumed is set; NULL: not known */
-	size_t n_shared_gidx;
+	uint64_t *pool_fp;            /* usage fingerprint of each pool, by pool idx */
 	struct claim_ref *claim_refs; /* of the running pods, sorted */
 	size_t n_claim_refs;
 	/* the allocations warned (a device held twice, a consumedCapacity not understood) or held
@@ -549,5 +550,35 @@ void rf_model_patch_free(struct rf_patch *p);
 bool rf_reuse_stale(const struct rf_reuse *r);
 /** No build will follow: drop the references to the objects (their claims and pods stay). */
 void rf_reuse_seal(struct rf_reuse *r);
+
+/* ---- usage by device, copy on write (model-use.c) ---- */
+
+#define RF_USE_BLOCK 128 /* devices a block of usage holds (5 KB) */
+struct rf_use_block {
+	atomic_uint refs;
+	struct rf_dev_use u[RF_USE_BLOCK];
+};
+
+/** What the generation's claims and pods use of device g. */
+static inline const struct rf_dev_use *
+rf_model_use(const struct rf_cluster *c, unsigned g)
+{
+	return &c->use[g / RF_USE_BLOCK]->u[g % RF_USE_BLOCK];
+}
+/** Device g's usage to write: its block copied first when another generation holds it too.
+ * NULL on OOM. */
+struct rf_dev_use *rf_model_use_w(struct rf_cluster *c, unsigned g);
+/** Usage of c->n_devices devices, all zero. -ENOMEM (rf_model_use_release frees what was made). */
+int rf_model_use_fresh(struct rf_cluster *c);
+/** Usage of c->n_devices devices as prev's: its blocks shared, zero ones past them. */
+int rf_model_use_share(struct rf_cluster *c, const struct rf_cluster *prev);
+/** c's references to its blocks dropped. */
+void rf_model_use_release(struct rf_cluster *c);
+/** u->consumed for a device of n_caps capacities (zero), when it has none yet. */
+int rf_model_use_consume(struct rf_dev_use *u, size_t n_caps);
+/** u->consumed freed: no share consumes the device any more. */
+void rf_model_use_unconsume(struct rf_dev_use *u);
+/** Blocks c and other share (tests). */
+size_t rf_model_use_shared_blocks(const struct rf_cluster *c, const struct rf_cluster *other);
 
 #endif

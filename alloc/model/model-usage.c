@@ -504,16 +504,18 @@ out:
 int
 rf_model_account_usage(struct rf_cluster *c)
 {
-	c->dev_use = rf_arena_calloc(c->arena, c->n_devices + 1, sizeof(*c->dev_use));
-	if (!c->dev_use)
-		return -ENOMEM;
+	int e = rf_model_use_fresh(c);
+	if (e < 0)
+		return e;
 	for (size_t i = 0; i < c->n_claims; i++) {
 		struct rf_claim *cl = c->claims[i];
 		for (size_t r = 0; r < cl->n_results; r++) {
 			struct rf_alloc_result *ar = &cl->results[r];
 			if (!ar->dev || ar->admin_access)
 				continue;
-			struct rf_dev_use *u = &c->dev_use[ar->gidx];
+			struct rf_dev_use *u = rf_model_use_w(c, ar->gidx);
+			if (!u)
+				return -ENOMEM;
 			if (!ar->share_id) {
 				if (!u->holder) {
 					u->holder = cl;
@@ -534,13 +536,8 @@ rf_model_account_usage(struct rf_cluster *c)
 			struct rf_device *d = ar->dev;
 			{
 				u->n_shares++;
-				if (!u->consumed && d->n_caps) {
-					u->consumed = rf_arena_calloc(c->arena, d->n_caps,
-								      sizeof(*u->consumed));
-					if (!u->consumed)
-						return -ENOMEM;
-					u->n_consumed = (unsigned)d->n_caps;
-				}
+				if (rf_model_use_consume(u, d->n_caps) < 0)
+					return -ENOMEM;
 				const char *k;
 				json_t *v;
 				json_object_foreach ((json_t *)ar->consumed, k, v) {
@@ -945,10 +942,12 @@ rf_model_place_pods(struct rf_cluster *c)
 						continue;
 					c->usage_inexact |= p->has_nic_bw &&
 							    p->nic_bw.nano > RF_DELTA_QUANTITY_MAX;
-					if (p->has_nic_bw)
-						c->dev_use[ar->gidx].annotated_bw = rf_quantity_add(
-							c->dev_use[ar->gidx].annotated_bw,
-							p->nic_bw);
+					struct rf_dev_use *u = NULL;
+					if (p->has_nic_bw && !(u = rf_model_use_w(c, ar->gidx)))
+						return -ENOMEM;
+					if (u)
+						u->annotated_bw =
+							rf_quantity_add(u->annotated_bw, p->nic_bw);
 					if (ar->rail >= 0)
 						rails |= UINT64_C(1) << ar->rail;
 				}
@@ -1013,7 +1012,7 @@ rf_model_pool_fp(const struct rf_cluster *c, const struct rf_pool *p)
 	uint64_t h = 0;
 	for (size_t i = 0; i < p->n_devices; i++) {
 		unsigned g = p->first_gidx + (unsigned)i;
-		const struct rf_dev_use *u = &c->dev_use[g];
+		const struct rf_dev_use *u = rf_model_use(c, g);
 		if (!u->holder && !u->n_shares && rf_quantity_cmp(u->annotated_bw, zero) == 0)
 			continue;
 		h = mix(h, g);
@@ -1035,9 +1034,9 @@ rf_model_node_fp(struct rf_cluster *c, const struct rf_node *n)
 	uint64_t h = 0x5bd1e995;
 	nu->n_gpus_free = nu->n_nics_free = 0;
 	for (size_t i = 0; i < n->n_gpus; i++)
-		nu->n_gpus_free += c->dev_use[n->counted[i]].holder == NULL;
+		nu->n_gpus_free += rf_model_use(c, n->counted[i])->holder == NULL;
 	for (size_t i = n->n_gpus; i < n->n_gpus + n->n_nics; i++)
-		nu->n_nics_free += c->dev_use[n->counted[i]].holder == NULL;
+		nu->n_nics_free += rf_model_use(c, n->counted[i])->holder == NULL;
 	for (size_t i = 0; i < n->n_pools; i++)
 		h = mix(h, c->pool_fp[n->pools[i]->idx]);
 	h = mix_q(h, nu->fe_egress_used);

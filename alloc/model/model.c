@@ -713,6 +713,7 @@ rf_cluster_unref(struct rf_cluster *c)
 	rf_memo_unref(c->memo);
 	rf_reuse_unref(c->reuse);
 	rf_model_patch_free(c->patch);
+	rf_model_use_release(c);
 	if (!c->layout || c->arena != c->layout->arena)
 		rf_arena_free(c->arena);
 	rf_model_layout_release(c->layout);

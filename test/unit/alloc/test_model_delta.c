@@ -11,6 +11,7 @@
 #include <check.h>
 
 #include "alloc/gen/gen_cluster.h"
+#include "alloc/model/model-private.h"
 #include "test/unit/alloc/alloc_fixture.h"
 
 Suite *model_delta_suite(void);
@@ -578,6 +579,57 @@ START_TEST(test_delta_many_claims_changed)
 }
 END_TEST
 
+/* Usage by difference shares the previous generation's usage blocks but those it writes
+ * (alloc/model/model-use.c): one claim deallocated on a 500-node cluster copies the block(s)
+ * of its devices only, and the previous generation, which readers may still hold, keeps its
+ * own usage (the device still held there). A walk shares none. */
+START_TEST(test_delta_shares_usage_blocks)
+{
+	struct world w;
+	world_init_nodes(&w, 13, 500);
+	ck_assert_uint_gt(w.gen->n_use, 40);
+	json_t *claims = json_array();
+	json_array_extend(claims, w.f.objs.claims);
+	const struct rf_claim *gone = NULL;
+	for (size_t i = 0; i < json_array_size(claims) && !gone; i++) {
+		json_t *o = json_array_get(claims, i);
+		const char *ns = json_string_value(
+			json_object_get(json_object_get(o, "metadata"), "namespace"));
+		const char *name =
+			json_string_value(json_object_get(json_object_get(o, "metadata"), "name"));
+		const struct rf_claim *cl = rf_cluster_claim(w.gen, ns ? ns : "", name ? name : "");
+		if (!cl || !cl->n_results || !cl->results[0].dev)
+			continue;
+		gone = cl;
+		o = json_deep_copy(o);
+		json_object_del(o, "status"); /* deallocated */
+		json_array_set_new(claims, i, o);
+	}
+	ck_assert_ptr_nonnull(gone);
+	const struct rf_device *d = gone->results[0].dev;
+	ck_assert_ptr_eq(rf_dev_use(w.gen, d)->holder, gone);
+	json_decref(w.f.objs.claims);
+	w.f.objs.claims = claims;
+	struct rf_cluster *next = NULL, *walked = NULL;
+	ck_assert_int_eq(rf_cluster_build_next(w.gen, &w.f.objs, &w.f.cfg, w.f.cel, true, &next),
+			 0);
+	ck_assert(rf_cluster_usage_delta(next));
+	ck_assert_ptr_null(rf_dev_use(next, d)->holder);
+	ck_assert_ptr_eq(rf_dev_use(w.gen, d)->holder, gone); /* the previous one's unchanged */
+	size_t shared = rf_model_use_shared_blocks(next, w.gen);
+	ck_assert_uint_ge(shared, next->n_use - 2);
+	ck_assert_uint_lt(shared, next->n_use);
+	struct rf_cluster_objects wo = w.f.objs;
+	wo.walk_usage = true;
+	ck_assert_int_eq(rf_cluster_build_next(next, &wo, &w.f.cfg, w.f.cel, true, &walked), 0);
+	ck_assert_uint_eq(rf_model_use_shared_blocks(walked, next), 0);
+	rf_cluster_unref(walked);
+	rf_cluster_unref(next);
+	rf_cluster_unref(w.gen);
+	fixture_release(&w.f);
+}
+END_TEST
+
 Suite *
 model_delta_suite(void)
 {
@@ -588,6 +640,7 @@ model_delta_suite(void)
 	tcase_add_test(tc, test_delta_label_only);
 	tcase_add_test(tc, test_delta_same_arrays_frozen);
 	tcase_add_test(tc, test_delta_many_claims_changed);
+	tcase_add_test(tc, test_delta_shares_usage_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }
