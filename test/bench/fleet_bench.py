@@ -64,7 +64,10 @@ Table columns (one row per size and case; the size columns only on its first row
 (test/fakeapi) serving the same N-node snapshot plus --churn-objects churn pods and claims. It
 reuses test/bench/watch_bench.py's driver: a closed-loop client measures filter latency (the
 pending Job worker, every node name) for --seconds without churn, then while pods and claims are
-updated at --churn-rate events/s. The lag is measured from railfit's -v 3 'published a cache
+updated at --churn-rate events/s; after each, wrk (-t1 -c1, one request at a time as
+kube-scheduler's scheduling cycle sends them, the body byte-for-byte as it does) for --seconds
+more: the client-side latency without Python's own cost in it (wrk shares the other CPU with the
+fake and the churn driver under --pin), the churn still going on for the second. The lag is measured from railfit's -v 3 'published a cache
 generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the same as a gauge) and
 from outside: once a second a new pending pod is created in the fake and
 /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
@@ -496,7 +499,7 @@ def metric(url, name):
     return sum(vals) if vals else float("nan")
 
 
-def wrk(url, body_paths, seconds, conns):
+def wrk(url, body_paths, seconds, conns, threads=2):
     """wrk posting the bodies in turn (one body: the same request every time)."""
     lua = body_paths[0] + ".lua"
     with open(lua, "w") as f:
@@ -511,7 +514,7 @@ def wrk(url, body_paths, seconds, conns):
                 'local i = nil\n'
                 'request = function()\n  i = ((i or start or 0) % #bodies) + 1\n'
                 '  return wrk.format(nil, nil, nil, bodies[i])\nend\n')
-    out = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % seconds, "--timeout", "30s",
+    out = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % seconds, "--timeout", "30s",
                           "--latency", "-s", lua, url],
                          capture_output=True, text=True, check=True).stdout
 
@@ -1178,6 +1181,13 @@ def churn(a, tmp):
             h0 = wb.filter_histogram(rf.url)
             idle = wb.measure(client, target, names, a.seconds)
             h1 = wb.filter_histogram(rf.url)
+            # and with wrk, one request at a time as kube-scheduler's scheduling cycle sends
+            # them, the body byte-for-byte as it does (the client's own cost in C, not Python)
+            body_path = os.path.join(tmp, "body-churn-filter.json")
+            with open(body_path, "wb") as f:
+                f.write(cluster.body("bench-aligned", "all", True))
+            idle_wrk = wrk(rf.url + "/filter", [body_path], a.seconds, 1, threads=1)
+            h1w = wb.filter_histogram(rf.url)
             e0 = wb.events_total(rf.url)
             builds0 = len(build_times(rf.stderr()))
             driver = wb.Churn(api, churn_objs, a.churn_rate)
@@ -1189,6 +1199,8 @@ def churn(a, tmp):
             h2 = wb.filter_histogram(rf.url)
             busy = wb.measure(client, target, names, a.seconds)
             h3 = wb.filter_histogram(rf.url)
+            busy_wrk = wrk(rf.url + "/filter", [body_path], a.seconds, 1, threads=1)
+            h3w = wb.filter_histogram(rf.url)
             prober.finish()  # the last probes see the churn too
             builds1 = len(build_times(rf.stderr()))  # the builds of pod and claim events
             # then layout events under the same churn (filter no longer measured): a Node
@@ -1258,6 +1270,15 @@ def churn(a, tmp):
                               ("churn %.0f ev/s" % ingested, busy, h2, h3)):
         print("%-20s %9d %8.1f %8.1f %8.1f %9s %.1f %9s %.1f" % (
             label, len(xs), wb.percentile(xs, 50), wb.percentile(xs, 99), max(xs),
+            "<=", wb.server_quantile(ha, hb, 0.5), "<=", wb.server_quantile(ha, hb, 0.99)))
+    print("the same with wrk -t1 -c1 -d%ds --latency (one request at a time, as kube-scheduler's "
+          "scheduling cycle sends them; the same body):" % a.seconds)
+    print("%-20s %9s %8s %8s %8s %12s %12s" % ("phase", "req/s", "p50 ms", "p99 ms", "non-2xx",
+                                              "server p50", "server p99"))
+    for label, r, ha, hb in (("no churn", idle_wrk, h1, h1w),
+                             ("churn %.0f ev/s" % ingested, busy_wrk, h3, h3w)):
+        print("%-20s %9.0f %8.2f %8.2f %8d %9s %.1f %9s %.1f" % (
+            label, r["rps"], r["p50"], r["p99"], r["non2xx"],
             "<=", wb.server_quantile(ha, hb, 0.5), "<=", wb.server_quantile(ha, hb, 0.99)))
     for label, bs in (("before the churn (start-up, idle probes)", idle_builds),
                       ("during the churn's filter measurement (pod and claim events)",
@@ -1382,7 +1403,7 @@ def main():
         a.sizes, a.seconds = "500,2000", 2
     if not os.access(a.railfit, os.X_OK):
         raise SystemExit("railfit binary not found: %s (--railfit PATH)" % a.railfit)
-    if not a.churn and not shutil.which("wrk"):
+    if not shutil.which("wrk"):
         raise SystemExit("wrk not found (apt-get install wrk)")
     if a.keep:
         os.makedirs(a.keep, exist_ok=True)
