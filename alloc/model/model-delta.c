@@ -14,9 +14,9 @@
  * and, across patched layouts, test_patch.c compare them after random changes): sums of
  * quantities are exact integers, and whatever a
  * walk would decide by the order of claims (a device allocated twice, a consumedCapacity that
- * cannot be read: both warnings) makes this decline and the walk run. The flat usage arrays
- * are copied from the previous generation (a generation owns all it points to, and the previous
- * one may go first): a memcpy of ~50 bytes per device, far below the walk. */
+ * cannot be read: both warnings) makes this decline and the walk run. The device usage is the
+ * previous generation's blocks, shared until written (model-use.c: each block holds a count, as
+ * the previous generation may go first); the node usage array is copied. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -138,8 +138,8 @@ rf_model_delta_begin(struct rf_cluster *c)
 	    (prev->layout != c->layout && !rf_model_patched_from(c, prev)) || !prev->pool_fp ||
 	    !prev->claim_refs || prev->usage_inexact || prev->claim_dups)
 		return 0;
-	/* the usage arrays are copied by index: a patch keeps node, pool and device indexes and
-	 * adds after them */
+	/* usage is taken over by index: a patch keeps node, pool and device indexes and adds
+	 * after them (model-use.c relies on it: device usage never shrinks along blocks shared) */
 	if (c->n_nodes < prev->n_nodes || c->n_pools < prev->n_pools ||
 	    c->n_devices < prev->n_devices)
 		return 0;
@@ -213,7 +213,7 @@ apply_claim(struct rf_cluster *c, const struct rf_claim *cl, int sign, struct ve
 		const struct rf_alloc_result *ar = &cl->results[r];
 		if (!ar->dev || ar->admin_access)
 			continue;
-		struct rf_dev_use *u = rf_model_use_w(c, ar->gidx);
+		struct rf_dev_use *u = rf_model_use_write(c, ar->gidx);
 		if (!u || vec_push(touched, (void *)(uintptr_t)ar->gidx) < 0)
 			return -ENOMEM;
 		if (!ar->share_id) {
@@ -236,6 +236,9 @@ apply_claim(struct rf_cluster *c, const struct rf_claim *cl, int sign, struct ve
 				rf_model_use_unconsume(u);
 			continue;
 		}
+		if (u->consumed && u->n_consumed != d->n_caps)
+			return 0; /* shares of a device of another shape not all taken back: the
+				     walk */
 		u->n_shares++;
 		if (rf_model_use_consume(u, d->n_caps) < 0)
 			return -ENOMEM;
@@ -303,7 +306,7 @@ apply_pod(struct rf_cluster *c, struct rf_pod *p, int sign, struct vec *touched,
 			if (!ar->dev || !ar->nic || ar->admin_access)
 				continue;
 			if (p->has_nic_bw) {
-				struct rf_dev_use *u = rf_model_use_w(c, ar->gidx);
+				struct rf_dev_use *u = rf_model_use_write(c, ar->gidx);
 				if (!u) {
 					*ok = -ENOMEM;
 					continue;
@@ -725,11 +728,13 @@ rf_model_delta_pods(struct rf_cluster *c)
 	c->n_group_rails = c->n_group_nodes = c->n_claim_refs = c->n_groups = 0;
 	c->groups = NULL;
 	c->pool_fp = NULL;
+	if (r < 0)
+		return r;
 	for (size_t g = 0; g < c->n_devices; g++) {
 		const struct rf_dev_use *u = rf_model_use(c, (unsigned)g);
 		if (rf_quantity_cmp(u->annotated_bw, (struct rf_quantity){ 0 }) == 0)
 			continue; /* (its block stays shared) */
-		struct rf_dev_use *wu = rf_model_use_w(c, (unsigned)g);
+		struct rf_dev_use *wu = rf_model_use_write(c, (unsigned)g);
 		if (!wu)
 			return -ENOMEM;
 		wu->annotated_bw = (struct rf_quantity){ 0 };

@@ -240,7 +240,8 @@ struct rf_cluster {
 	size_t claim_mask;
 
 	/* by device gidx: blocks of RF_USE_BLOCK entries, shared with the generation this one was
-	 * built from until written (model-use.c); read rf_model_use(), write rf_model_use_w() */
+	 * built from until written (model-use.c); read rf_model_use(), write rf_model_use_write()
+	 */
 	struct rf_use_block **use;
 	size_t n_use;
 	struct rf_node_use *node_use; /* by node idx */
@@ -441,7 +442,7 @@ int rf_model_delta_note(struct rf_cluster *c, bool pod, bool removed, void *v);
  * rf_model_account_usage), -ENOMEM. */
 int rf_model_delta_claims(struct rf_cluster *c);
 /** Node usage, groups and fingerprints from prev's and the changed pods (after a done
- * rf_model_delta_claims). @return 1 done, 0 declined (then dev_use's annotated bandwidth is
+ * rf_model_delta_claims). @return 1 done, 0 declined (then the devices' annotated bandwidth is
  * cleared: run rf_model_place_pods and rf_model_node_usage), -ENOMEM. */
 int rf_model_delta_pods(struct rf_cluster *c);
 void rf_model_pool_nodes_free(struct pool_nodes *pn);
@@ -567,10 +568,11 @@ rf_model_use(const struct rf_cluster *c, unsigned g)
 }
 /** Device g's usage to write: its block copied first when another generation holds it too.
  * NULL on OOM. */
-struct rf_dev_use *rf_model_use_w(struct rf_cluster *c, unsigned g);
+struct rf_dev_use *rf_model_use_write(struct rf_cluster *c, unsigned g);
 /** Usage of c->n_devices devices, all zero. -ENOMEM (rf_model_use_release frees what was made). */
 int rf_model_use_fresh(struct rf_cluster *c);
-/** Usage of c->n_devices devices as prev's: its blocks shared, zero ones past them. */
+/** Usage of c->n_devices devices (no fewer than prev's) as prev's: its blocks shared, zero
+ * ones past them. */
 int rf_model_use_share(struct rf_cluster *c, const struct rf_cluster *prev);
 /** c's references to its blocks dropped. */
 void rf_model_use_release(struct rf_cluster *c);

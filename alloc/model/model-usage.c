@@ -513,7 +513,7 @@ rf_model_account_usage(struct rf_cluster *c)
 			struct rf_alloc_result *ar = &cl->results[r];
 			if (!ar->dev || ar->admin_access)
 				continue;
-			struct rf_dev_use *u = rf_model_use_w(c, ar->gidx);
+			struct rf_dev_use *u = rf_model_use_write(c, ar->gidx);
 			if (!u)
 				return -ENOMEM;
 			if (!ar->share_id) {
@@ -943,7 +943,7 @@ rf_model_place_pods(struct rf_cluster *c)
 					c->usage_inexact |= p->has_nic_bw &&
 							    p->nic_bw.nano > RF_DELTA_QUANTITY_MAX;
 					struct rf_dev_use *u = NULL;
-					if (p->has_nic_bw && !(u = rf_model_use_w(c, ar->gidx)))
+					if (p->has_nic_bw && !(u = rf_model_use_write(c, ar->gidx)))
 						return -ENOMEM;
 					if (u)
 						u->annotated_bw =

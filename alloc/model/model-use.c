@@ -6,10 +6,11 @@
  * entries; every generation a reader or a compaction still held kept its own copy. Blocks of
  * RF_USE_BLOCK entries with a reference count each: a generation built by difference takes
  * the previous one's blocks (a pointer and a reference each: ~700 of them) and copies only
- * those it writes (rf_model_use_w). A block is written in place only while this generation
- * alone holds it: the publisher builds one generation at a time, and a published one is never
- * written again, so a count of 1 read by the builder cannot grow behind its back (another
- * generation takes a reference only when built from this one, after it is done).
+ * those it writes (rf_model_use_write). A block is written in place only while this generation
+ * alone holds it: blocks are taken only from the generation a build follows (c->prev), and a
+ * generation is followed only once its own build returned, so a count of 1 read by the builder
+ * cannot grow behind its back (a count read as 2 that another thread has just dropped to 1
+ * only costs a copy).
  *
  * A block owns the consumed-capacity arrays of its entries (malloc'd: a block outlives the
  * generation that wrote it, whose arena held them before). */
@@ -23,7 +24,7 @@
 static size_t
 blocks_for(size_t n_devices)
 {
-	return n_devices / RF_USE_BLOCK + 1; /* (+1: the array always has an entry past the last) */
+	return n_devices / RF_USE_BLOCK + 1; /* (at least one: n_devices may be 0) */
 }
 
 static struct rf_use_block *
@@ -79,7 +80,6 @@ rf_model_use_share(struct rf_cluster *c, const struct rf_cluster *prev)
 	if (!c->use)
 		return -ENOMEM;
 	c->n_use = n;
-	/* entries past prev's last device are zero in its blocks: nothing names them there */
 	for (size_t i = 0; i < n && i < prev->n_use; i++) {
 		atomic_fetch_add_explicit(&prev->use[i]->refs, 1, memory_order_relaxed);
 		c->use[i] = prev->use[i];
@@ -87,11 +87,26 @@ rf_model_use_share(struct rf_cluster *c, const struct rf_cluster *prev)
 	for (size_t i = prev->n_use; i < n; i++)
 		if (!(c->use[i] = block_new()))
 			return -ENOMEM;
+	/* c's devices past prev's last one start unused. Zero in prev's last block as long as
+	 * usage never shrinks along a chain of shared blocks (rf_model_delta_begin declines a
+	 * generation with fewer devices); cleared here should that ever change */
+	size_t end = prev->n_use * RF_USE_BLOCK < c->n_devices ? prev->n_use * RF_USE_BLOCK
+							       : c->n_devices;
+	const struct rf_dev_use zero = { 0 };
+	for (size_t g = prev->n_devices; g < end; g++) {
+		if (memcmp(rf_model_use(c, (unsigned)g), &zero, sizeof(zero)) == 0)
+			continue;
+		struct rf_dev_use *u = rf_model_use_write(c, (unsigned)g);
+		if (!u)
+			return -ENOMEM;
+		rf_model_use_unconsume(u);
+		*u = zero;
+	}
 	return 0;
 }
 
 struct rf_dev_use *
-rf_model_use_w(struct rf_cluster *c, unsigned g)
+rf_model_use_write(struct rf_cluster *c, unsigned g)
 {
 	struct rf_use_block **slot = &c->use[g / RF_USE_BLOCK];
 	struct rf_use_block *b = *slot;

@@ -87,9 +87,9 @@ const struct rf_taint *rf_device_taints(const struct rf_cluster *c, const struct
 
 /** What a generation's claims and pods use of a device. Devices, pools and nodes are shared by
  * the generations built from the same nodes, slices and classes; usage is each generation's. */
-/* 8-byte aligned: 40 bytes instead of 48 (one per device, in each generation that computed
- * usage); annotated_bw is read and written through the struct, which the compiler knows is
- * packed */
+/* 8-byte aligned: 40 bytes instead of 48 (one per device, in blocks a generation shares with the
+ * one it was built from until it writes them: alloc/model/model-use.c); annotated_bw is read and
+ * written through the struct, which the compiler knows is packed */
 #pragma pack(push, 8)
 struct rf_dev_use {
 	const struct rf_claim *holder;   /* exclusive allocation, NULL = not exclusively held */
