@@ -56,37 +56,39 @@ rf_model_use_release(struct rf_cluster *c)
 	c->n_use = 0;
 }
 
-int
-rf_model_use_fresh(struct rf_cluster *c)
+/* c's blocks for c->n_devices: prev's shared as far as they go (prev NULL: none), new zero
+ * ones after them. -ENOMEM (rf_model_use_release frees what was made). */
+static int
+take_blocks(struct rf_cluster *c, const struct rf_cluster *prev)
 {
 	rf_model_use_release(c);
-	size_t n = blocks_for(c->n_devices);
+	size_t n = blocks_for(c->n_devices), shared = prev ? prev->n_use : 0;
 	c->use = calloc(n, sizeof(*c->use));
 	if (!c->use)
 		return -ENOMEM;
 	c->n_use = n;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && i < shared; i++) {
+		atomic_fetch_add_explicit(&prev->use[i]->refs, 1, memory_order_relaxed);
+		c->use[i] = prev->use[i];
+	}
+	for (size_t i = shared; i < n; i++)
 		if (!(c->use[i] = block_new()))
-			return -ENOMEM; /* (the caller's unref releases those made) */
+			return -ENOMEM;
 	return 0;
+}
+
+int
+rf_model_use_fresh(struct rf_cluster *c)
+{
+	return take_blocks(c, NULL);
 }
 
 int
 rf_model_use_share(struct rf_cluster *c, const struct rf_cluster *prev)
 {
-	rf_model_use_release(c);
-	size_t n = blocks_for(c->n_devices);
-	c->use = calloc(n, sizeof(*c->use));
-	if (!c->use)
-		return -ENOMEM;
-	c->n_use = n;
-	for (size_t i = 0; i < n && i < prev->n_use; i++) {
-		atomic_fetch_add_explicit(&prev->use[i]->refs, 1, memory_order_relaxed);
-		c->use[i] = prev->use[i];
-	}
-	for (size_t i = prev->n_use; i < n; i++)
-		if (!(c->use[i] = block_new()))
-			return -ENOMEM;
+	int r = take_blocks(c, prev);
+	if (r < 0)
+		return r;
 	/* c's devices past prev's last one start unused. Zero in prev's last block as long as
 	 * usage never shrinks along a chain of shared blocks (rf_model_delta_begin declines a
 	 * generation with fewer devices); cleared here should that ever change */
