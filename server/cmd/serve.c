@@ -21,6 +21,7 @@
 #include "server/cmd/commands.h"
 #include "server/debug_routes.h"
 #include "server/http/bufpool.h"
+#include "server/http/heap.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 #include "server/http/tls.h"
@@ -54,7 +55,7 @@ static void *
 free_objects(void *arg)
 {
 	json_decref(arg);
-	malloc_trim(0); /* give the pages back */
+	rf_heap_trim(); /* give the pages back */
 	return NULL;
 }
 

@@ -11,7 +11,6 @@
 #include "server/kube/reflector.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/http/heap.h"
 #include "server/http/jscan.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
@@ -640,7 +640,7 @@ do_list(struct reflector *r)
 		r->paginated_before = true;
 	int n = rf_store_replace_slim(r->set->store, r->kind, items);
 	json_decref(items);
-	malloc_trim(0); /* the pages' parse trees are gone: give their memory back */
+	rf_heap_trim(); /* the pages' parse trees are gone: give their memory back */
 	if (n < 0) {
 		failed(r, "error", -1, "list %s: out of memory", r->resource);
 		return -1;

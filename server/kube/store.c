@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "config/grow.h"
+#include "server/http/heap.h"
 #include "server/http/log.h"
 #include "server/http/metrics.h"
 #include "server/kube/build_budget.h"
@@ -1288,7 +1288,7 @@ trim_when_idle(struct rf_store *s, double now, double *wake_at)
 	}
 	s->trim_owed = false;
 	pthread_mutex_unlock(&s->lock);
-	malloc_trim(0);
+	rf_heap_trim();
 	double t1 = rf_kube_now();
 	pthread_mutex_lock(&s->lock);
 	s->last_trim = t1;

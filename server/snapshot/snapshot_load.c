@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,6 +20,7 @@
 
 #include "alloc/model/slice.h"
 #include "config/grow.h"
+#include "server/http/heap.h"
 #include "server/snapshot/snapshot.h"
 
 #define MAX_SNAPSHOT_BYTES ((size_t)2 << 30)
@@ -708,7 +708,7 @@ load_path(const char *path, const struct rf_slim_options *opts, const struct rf_
 	posix_madvise((void *)buf, len, POSIX_MADV_SEQUENTIAL);
 	int r = load_buffer(path, buf, len, true, opts, keep, ret, ret_skipped, err, errlen);
 	munmap((void *)buf, len);
-	malloc_trim(0); /* the parse trees were freed: give their pages back */
+	rf_heap_trim(); /* the parse trees were freed: give their pages back */
 	return r;
 }
 
