@@ -67,10 +67,11 @@ pending Job worker, every node name) for --seconds without churn, then while pod
 updated at --churn-rate events/s; after each, wrk (-t1 -c1, one request at a time as
 kube-scheduler's scheduling cycle sends them, the body byte-for-byte as it does) for --seconds
 more: the client-side latency without Python's own cost in it (wrk shares the other CPU with the
-fake and the churn driver under --pin), the churn still going on for the second. The lag is measured from railfit's -v 3 'published a cache
-generation' lines (lagMs: store to published; railfit_cache_lag_seconds is the same as a gauge) and
-from outside: once a second a new pending pod is created in the fake and
-/debug/explain/churn/<pod>?node=<first node> is polled every 10 ms until it stops answering 404;
+fake and the churn driver under --pin), the churn still going on for the second. The lag is
+measured from railfit's -v 3 'published a cache generation' lines (lagMs: store to published;
+railfit_cache_lag_seconds is the same as a gauge) and from outside: once a second a new pending
+pod is created in the fake and /debug/explain/churn/<pod>?node=<first node> is polled every 10 ms
+until it stops answering 404;
 that put-to-visible time includes the (Python) fake's watch delivery, railfit's coalescing window
 and the generation build. After the filter's measurement under churn, with the churn going on, a
 Node label and a ResourceSlice attribute of the first node also change in turn for 6 s, each 0.5 s
@@ -93,8 +94,9 @@ s: min, median, max, last) and the times it gave its freed heap back (malloc_tri
 time from exec to ready (all its threads, /proc) and its VmHWM at ready (the peak of the start
 alone; "peak" in the line above is VmHWM at the end of the run).
 
-Exit status: 1 when a railfit response was not 2xx, or railfit_unjudged_nodes_total > 0 at a size
-<= 5000 (unless --allow-unjudged), or a server failed to start.
+Exit status: 1 when a railfit response was not 2xx (churn: wrk's filter answers), or
+railfit_unjudged_nodes_total > 0 at a size <= 5000 (unless --allow-unjudged), or a server failed
+to start.
 """
 import argparse
 import copy
@@ -514,8 +516,8 @@ def wrk(url, body_paths, seconds, conns, threads=2):
                 'local i = nil\n'
                 'request = function()\n  i = ((i or start or 0) % #bodies) + 1\n'
                 '  return wrk.format(nil, nil, nil, bodies[i])\nend\n')
-    out = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % seconds, "--timeout", "30s",
-                          "--latency", "-s", lua, url],
+    out = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d%ds" % seconds,
+                          "--timeout", "30s", "--latency", "-s", lua, url],
                          capture_output=True, text=True, check=True).stdout
 
     def lat(label):
@@ -1373,6 +1375,9 @@ def churn(a, tmp):
         print("peak RSS by phase: not available (/proc/PID/clear_refs not writable)")
     if not alive:
         print("railfit exited during the run")
+        return 1
+    if idle_wrk["non2xx"] or busy_wrk["non2xx"]:
+        print("railfit answered a filter with a status other than 2xx")
         return 1
     return 1 if unjudged > 0 and n <= 5000 and not a.allow_unjudged else 0
 
